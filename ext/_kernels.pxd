@@ -1,0 +1,1 @@
+cdef double _placeholder__kernels(double x) noexcept nogil

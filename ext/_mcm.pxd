@@ -1,0 +1,1 @@
+cdef double _placeholder__mcm(double x) noexcept nogil

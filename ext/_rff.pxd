@@ -1,0 +1,1 @@
+cdef double _placeholder__rff(double x) noexcept nogil

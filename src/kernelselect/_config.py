@@ -1,0 +1,101 @@
+"""Build and runtime configuration report."""
+
+import platform
+import sys
+
+__all__ = ["show_config"]
+
+
+class _ConfigReport(dict):
+    """A dict whose printed form is an aligned two-column table."""
+
+    def _lines(self, mapping=None, indent=""):
+        mapping = self if mapping is None else mapping
+        width = max((len(str(k)) for k in mapping), default=0)
+        lines = []
+        for key, value in mapping.items():
+            if isinstance(value, dict):
+                lines.append(f"{indent}{key}:")
+                lines.extend(self._lines(value, indent + "  "))
+            elif isinstance(value, list):
+                lines.append(f"{indent}{key}:")
+                for item in value:
+                    if isinstance(item, dict):
+                        lines.append(f"{indent}  -")
+                        lines.extend(self._lines(item, indent + "    "))
+                    else:
+                        lines.append(f"{indent}  - {item}")
+            else:
+                lines.append(f"{indent}{str(key).ljust(width)} : {value}")
+        return lines
+
+    def __str__(self):
+        return "\n".join(self._lines())
+
+    __repr__ = __str__
+
+
+def _blas_info():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return "unknown (install threadpoolctl)"
+    import numpy  # noqa: F401  (load numpy's BLAS so that it is listed)
+    import scipy.linalg  # noqa: F401
+
+    pools = []
+    for info in threadpool_info():
+        pools.append(
+            {
+                "api": info.get("user_api"),
+                "library": info.get("internal_api"),
+                "version": info.get("version"),
+                "threads": info.get("num_threads"),
+                "file": info.get("filepath"),
+            }
+        )
+    return pools
+
+
+def show_config():
+    """Report how kernelselect was built and what it will use at run time.
+
+    Returns
+    -------
+    config : dict
+        ``version``, ``python``, ``platform``, ``openmp`` (bool: the compiled
+        kernels were built with OpenMP), ``omp_max_threads`` (OpenMP's default team
+        size, honouring ``OMP_NUM_THREADS``), ``omp_num_procs``, ``fft_backend``
+        (``"pyfftw"`` or ``"scipy"``), ``fft_threads``, ``numpy``, ``scipy`` and
+        ``blas`` (the thread pools threadpoolctl finds). Printing the dict gives an
+        aligned table.
+
+    Examples
+    --------
+    >>> import kernelselect
+    >>> cfg = kernelselect.show_config()
+    >>> isinstance(cfg["openmp"], bool)
+    True
+    """
+    import numpy
+    import scipy
+
+    from . import fft
+    from ._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
+    from ._version import __version__
+
+    fft_info = fft.backend_info()
+    return _ConfigReport(
+        version=__version__,
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        openmp=bool(openmp_enabled()),
+        omp_max_threads=int(omp_max_threads()),
+        omp_num_procs=int(omp_num_procs()),
+        fft_backend=fft_info["backend"],
+        fft_threads=fft_info["threads"],
+        pyfftw=fft_info.get("pyfftw_version"),
+        numpy=numpy.__version__,
+        scipy=scipy.__version__,
+        blas=_blas_info(),
+    )

@@ -1,0 +1,156 @@
+"""Input checks shared by every public entry point.
+
+Each check either returns a clean array/value or raises ``ValueError`` (``TypeError``
+for a wrong kind of object) whose message names the argument and says how to fix it.
+Non-contiguous or other-dtype input is converted, never refused.
+"""
+
+import numbers
+import os
+
+import numpy as np
+
+__all__ = [
+    "KNOWN_KERNELS",
+    "check_kernel",
+    "check_matrix",
+    "check_vector",
+    "check_positive",
+    "check_positive_int",
+    "check_workers",
+    "check_random_state",
+    "float_dtype",
+]
+
+KNOWN_KERNELS = ("gaussian", "laplacian")
+KERNEL_CODES = {"gaussian": 0, "laplacian": 1}
+
+
+def check_kernel(kernel):
+    """Canonical kernel name; raises listing the known kernels."""
+    if isinstance(kernel, str):
+        name = kernel.strip().lower()
+        if name == "rbf":
+            name = "gaussian"
+        if name in KNOWN_KERNELS:
+            return name
+    raise ValueError(
+        f"kernel={kernel!r} is not a known kernel; use one of {', '.join(KNOWN_KERNELS)}."
+    )
+
+
+def float_dtype(*arrays):
+    """float32 when every array is float32, else float64 (the default)."""
+    if arrays and all(np.asarray(a).dtype == np.float32 for a in arrays):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+def _finite(arr, name):
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "inf"
+        raise ValueError(
+            f"{name} contains {bad} values; remove or impute them before calling."
+        )
+
+
+def check_matrix(X, name="X", dtype=None, min_rows=1, min_cols=1):
+    """A finite, C-contiguous 2-D float array (float64 unless ``dtype`` says)."""
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} must be array-like: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got dtype {arr.dtype}.")
+    if arr.ndim == 1 and name.lower().startswith("x"):
+        raise ValueError(
+            f"{name} must be 2-D of shape (n_samples, n_features), got 1-D shape {arr.shape}; "
+            f"use {name}.reshape(-1, 1) for a single feature."
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, got shape {arr.shape}.")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} row(s), got shape {arr.shape}.")
+    if arr.shape[1] < min_cols:
+        raise ValueError(f"{name} needs at least {min_cols} column(s), got shape {arr.shape}.")
+    dt = np.dtype(dtype) if dtype is not None else float_dtype(arr)
+    arr = np.ascontiguousarray(arr, dtype=dt)
+    _finite(arr, name)
+    return arr
+
+
+def check_vector(y, name="y", n=None, dtype=np.float64, allow_none=False):
+    """A finite, contiguous 1-D float array of length ``n`` (when given)."""
+    if y is None:
+        if allow_none:
+            return None
+        raise ValueError(f"{name} is required.")
+    arr = np.asarray(y)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    if arr.ndim == 2 and 1 in arr.shape:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}.")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(
+            f"{name} has {arr.shape[0]} entries but X has {n} rows; they must match."
+        )
+    arr = np.ascontiguousarray(arr, dtype=dtype)
+    _finite(arr, name)
+    return arr
+
+
+def check_positive(value, name, allow_zero=False):
+    """A finite positive float (or ≥ 0 with ``allow_zero``)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}.")
+    v = float(value)
+    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        bound = "≥ 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}.")
+    return v
+
+
+def check_positive_int(value, name, minimum=1):
+    """An int ≥ ``minimum``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}.")
+    v = int(value)
+    if v < minimum:
+        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}.")
+    return v
+
+
+def check_workers(workers):
+    """Thread count: None → OpenMP's default (OMP_NUM_THREADS or all cores);
+    -1 → all cores; a positive int as given."""
+    if workers is None:
+        from ._openmp_info import omp_max_threads
+
+        return max(1, int(omp_max_threads()))
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"workers must be an integer or None, got {workers!r}.")
+    w = int(workers)
+    if w == -1:
+        return max(1, os.cpu_count() or 1)
+    if w < 1:
+        raise ValueError(f"workers must be a positive integer, -1 (all cores) or None, got {workers!r}.")
+    return w
+
+
+def check_random_state(random_state):
+    """A numpy Generator from None, an int seed, a SeedSequence or a Generator."""
+    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
+        if isinstance(random_state, numbers.Integral) and int(random_state) < 0:
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}.")
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(0, 2**31 - 1))
+    raise TypeError(
+        f"random_state must be None, an int or a numpy Generator, got {random_state!r}."
+    )

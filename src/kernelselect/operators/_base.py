@@ -1,0 +1,186 @@
+"""The operator protocol every kernel-matrix stand-in implements.
+
+An operator ``A`` stands in for the kernel matrix ``K`` of one kernel (one γ) on
+the training points. Criteria are written once over two capabilities:
+
+*Power moments* (every operator, the streaming exact one included)
+    ``power_quadratic(r, P)`` = Pᵀ A^r P for probe columns P, ``power_trace(r)`` =
+    tr A^r and ``diagonal()`` = diag A. KTA, CKTA, FSM, MMD and SM (φ(t) = t^r) need
+    nothing else.
+
+*Spectral forms* (operators that know an eigendecomposition)
+    With eigenvalues λ_i, orthonormal eigenvectors q_i (i < rank) and the
+    complement of the eigenvectors at eigenvalue 0 (DESIGN.md, "spectral
+    calculus"):
+
+    - aᵀ g(A) b = Σ_i g(λ_i) ⟨a, q_i⟩⟨q_i, b⟩ + g(0)(aᵀb − Σ_i ⟨a, q_i⟩⟨q_i, b⟩)
+    - tr h(A)   = Σ_i h(λ_i) + (n − rank) h(0)
+    - diag g(A) = Σ_i g(λ_i) q_i² + g(0)(1 − Σ_i q_i²)
+    - g(A) b    = Σ_i g(λ_i) q_i ⟨q_i, b⟩ + g(0)(b − Σ_i q_i ⟨q_i, b⟩)
+
+    A scalar function ``g`` maps an array of eigenvalues of shape (r,) to shape
+    (r,) or, for a whole α path at once, (r, L); results then gain a trailing
+    axis of length L.
+
+Operators that use only part of the data (the Song–Xu grid uses n′ ≤ n points)
+expose ``indices``: the original rows they act on, in operator order. Probes are
+given in the original order and pass through :meth:`KernelOperator.restrict`.
+"""
+
+import numpy as np
+
+__all__ = ["KernelOperator", "ExplicitBasisOperator", "evaluate_at"]
+
+
+def evaluate_at(g, lam):
+    """g evaluated at eigenvalues ``lam`` as a float array of shape (r,) or (r, L)."""
+    return np.asarray(g(np.asarray(lam, dtype=np.float64)), dtype=np.float64)
+
+
+class KernelOperator:
+    """Base class: a stand-in for the kernel matrix of one kernel on n points.
+
+    Attributes
+    ----------
+    n : int
+        Number of points the operator acts on (n′ ≤ n for grid operators).
+    indices : ndarray of int or None
+        Original rows used, in operator order; ``None`` means all, unpermuted.
+    spectral : bool
+        Whether the spectral capability is available.
+    details : dict
+        Facts a result should report (landmarks, rank, n′, D, h, ...).
+    """
+
+    name = "operator"
+    spectral = False
+
+    def __init__(self, n, indices=None):
+        self.n = int(n)
+        self.indices = None if indices is None else np.asarray(indices, dtype=np.intp)
+        self.details = {}
+
+    # -- probes ---------------------------------------------------------------
+    def restrict(self, v):
+        """Probe(s) in the original order → the operator's order (rows)."""
+        v = np.asarray(v, dtype=np.float64)
+        return v if self.indices is None else v[self.indices]
+
+    # -- power moments ----------------------------------------------------------
+    def power_quadratic(self, r, P):
+        """Pᵀ A^r P for probe columns ``P`` of shape (n, m) (operator order)."""
+        raise NotImplementedError
+
+    def power_trace(self, r):
+        """tr A^r for a non-negative integer r."""
+        raise NotImplementedError
+
+    def diagonal(self):
+        """diag A, shape (n,)."""
+        raise NotImplementedError
+
+    # -- spectral forms ---------------------------------------------------------
+    @property
+    def eigenvalues(self):
+        """Eigenvalues with (possibly) non-zero weight, shape (rank,)."""
+        raise NotImplementedError
+
+    def project(self, P):
+        """Coefficients ⟨q_i, p⟩ of probe columns P (n, m) → (rank, m), maybe complex."""
+        raise NotImplementedError
+
+    def quadratic(self, g, P, Q=None):
+        """Pᵀ g(A) Q, shape (m_P, m_Q) or (m_P, m_Q, L)."""
+        Q = P if Q is None else Q
+        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
+        Q = np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
+        cp = self.project(P)
+        cq = cp if Q is P else self.project(Q)
+        lam = self.eigenvalues
+        gl = evaluate_at(g, lam)
+        g0 = evaluate_at(g, np.zeros(1))[0]
+        inner = np.real(np.conj(cp).T @ cq)                   # Σ ⟨p, q_i⟩⟨q_i, q⟩
+        gram = P.T @ Q
+        if gl.ndim == 1:
+            weighted = np.real(np.einsum("i,ia,ib->ab", gl, np.conj(cp), cq))
+            return weighted + g0 * (gram - inner)
+        weighted = np.real(np.einsum("il,ia,ib->abl", gl, np.conj(cp), cq))
+        return weighted + (gram - inner)[:, :, None] * g0[None, None, :]
+
+    def trace(self, h):
+        """tr h(A): a float, or shape (L,)."""
+        lam = self.eigenvalues
+        hl = evaluate_at(h, lam)
+        h0 = evaluate_at(h, np.zeros(1))[0]
+        return hl.sum(axis=0) + (self.n - lam.shape[0]) * h0
+
+    def diagonal_function(self, g):
+        """diag g(A), shape (n,) or (n, L)."""
+        raise NotImplementedError
+
+    def apply_function(self, g, B):
+        """g(A) B for columns B (n, m) → (n, m) or (n, m, L)."""
+        raise NotImplementedError
+
+    # -- power moments from the spectrum (used by spectral operators) -----------
+    def _spectral_power_quadratic(self, r, P):
+        return self.quadratic(lambda lam: lam ** r, P)
+
+    def _spectral_power_trace(self, r):
+        return float(self.trace(lambda lam: lam ** r))
+
+
+class ExplicitBasisOperator(KernelOperator):
+    """An operator given by eigenvalues λ (r,) and an orthonormal basis Q (n, r).
+
+    Dense (Q square), Nyström and random-feature operators are of this kind; the
+    complement of span(Q) carries eigenvalue 0.
+    """
+
+    spectral = True
+
+    def __init__(self, eigenvalues, basis, indices=None):
+        basis = np.asarray(basis, dtype=np.float64)
+        super().__init__(basis.shape[0], indices)
+        self._lam = np.asarray(eigenvalues, dtype=np.float64)
+        self._q = basis
+
+    @property
+    def eigenvalues(self):
+        return self._lam
+
+    @property
+    def basis(self):
+        return self._q
+
+    def project(self, P):
+        return self._q.T @ np.asarray(P, dtype=np.float64).reshape(self.n, -1)
+
+    def power_quadratic(self, r, P):
+        return self._spectral_power_quadratic(r, P)
+
+    def power_trace(self, r):
+        return self._spectral_power_trace(r)
+
+    def diagonal(self):
+        return (self._q ** 2) @ self._lam
+
+    def diagonal_function(self, g):
+        gl = evaluate_at(g, self._lam)
+        g0 = evaluate_at(g, np.zeros(1))[0]
+        q2 = self._q ** 2
+        rest = 1.0 - q2.sum(axis=1)
+        if gl.ndim == 1:
+            return q2 @ gl + g0 * rest
+        return q2 @ gl + rest[:, None] * g0[None, :]
+
+    def apply_function(self, g, B):
+        B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
+        c = self._q.T @ B                                   # (r, m)
+        gl = evaluate_at(g, self._lam)
+        g0 = evaluate_at(g, np.zeros(1))[0]
+        resid = B - self._q @ c
+        if gl.ndim == 1:
+            return self._q @ (gl[:, None] * c) + g0 * resid
+        out = np.einsum("ir,rl,rm->iml", self._q, gl, c)
+        return out + resid[:, :, None] * g0[None, None, :]
