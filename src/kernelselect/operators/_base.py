@@ -29,7 +29,7 @@ given in the original order and pass through :meth:`KernelOperator.restrict`.
 
 import numpy as np
 
-__all__ = ["KernelOperator", "ExplicitBasisOperator", "evaluate_at"]
+__all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "evaluate_at"]
 
 
 def evaluate_at(g, lam):
@@ -184,3 +184,32 @@ class ExplicitBasisOperator(KernelOperator):
             return self._q @ (gl[:, None] * c) + g0 * resid
         out = np.einsum("ir,rl,rm->iml", self._q, gl, c)
         return out + resid[:, :, None] * g0[None, None, :]
+
+
+class Approximation:
+    """A recipe that builds a :class:`KernelOperator` for one kernel.
+
+    Subclasses (``Exact``, ``Nystroem``, ``RFF``, ``MCM``, ``RandomMCM``, ...) hold
+    scikit-learn style parameters (plain attributes set in ``__init__``) and
+    implement :meth:`build`. Randomised recipes should draw their randomness once
+    per ``prepare`` call (e.g. standard-normal frequencies, landmark indices) and
+    reuse it for every γ, so that a criterion curve over γ is smooth (common random
+    numbers) and reproducible for a fixed ``random_state``.
+    """
+
+    name = "approximation"
+
+    def prepare(self, X, y, *, kernel, random_state, workers):
+        """Draw whatever is shared by every γ; returns an opaque state (or None)."""
+        return None
+
+    def build(self, X, y, gamma, *, kernel, state, workers):
+        """The operator for kernel parameter ``gamma`` (``state`` from :meth:`prepare`)."""
+        raise NotImplementedError
+
+    def get_params(self):
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def __repr__(self):
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"

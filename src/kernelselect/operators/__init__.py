@@ -1,0 +1,1 @@
+"""Stand-ins for the kernel matrix, one module per approximation."""
