@@ -273,3 +273,20 @@ def test_bad_inputs():
         MCM(levels=1).prepare(np.ones((8, 2)), None)
     with pytest.raises(ValueError, match="rows"):
         grid_order(X, (3, 3))
+
+
+def test_clipped_operator_is_the_psd_projection():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3))
+    y = rng.normal(size=30)
+    A = MCM(levels=2, clip_negative=True)
+    op = A.build(X, y, 0.05, state=A.prepare(X, y, random_state=0))
+    U = ref.multilevel_circulant(ref.song_xu_column(op.details["m"], op.details["h"], 0.05))
+    w, V = np.linalg.eigh(U)
+    assert w.min() < -1e-3 and op.details["min_eigenvalue"] == pytest.approx(w.min())
+    Up = (V * np.maximum(w, 0)) @ V.T
+    P = op.restrict(y)[:, None]
+    g = lambda lam: 1.0 / (lam + 0.5)
+    _close(op.quadratic(g, P), P.T @ ((V / (np.maximum(w, 0) + 0.5)) @ V.T) @ P)
+    _close(op.power_quadratic(1, P), P.T @ Up @ P)
+    _close(op.diagonal(), np.diag(Up))
