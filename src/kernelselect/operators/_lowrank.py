@@ -1,9 +1,33 @@
 """Eigenpairs of VVᵀ for a tall factor V (n × k, n ≫ k)."""
 
+import contextlib
+
 import numpy as np
 import scipy.linalg
 
-__all__ = ["factor_spectrum"]
+__all__ = ["factor_spectrum", "small_blas"]
+
+_CONTROLLER = None
+SMALL_FLOPS = 2e7
+
+
+def small_blas(flops):
+    """Run BLAS/LAPACK on one thread for problems below ~2·10⁷ flops.
+
+    Threaded BLAS gains nothing there, and on a busy machine its spinning threads
+    made an 80×200 SVD take seconds instead of milliseconds (measured).
+    """
+    global _CONTROLLER
+    if flops >= SMALL_FLOPS:
+        return contextlib.nullcontext()
+    try:
+        if _CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER = ThreadpoolController()
+        return _CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # pragma: no cover - threadpoolctl missing or unusable
+        return contextlib.nullcontext()
 
 
 def _cholesky_qr2(V):
@@ -36,9 +60,21 @@ def factor_spectrum(V):
     ill-conditioned for Cholesky QR.
     """
     V = np.asarray(V, dtype=np.float64)
-    if V.shape[1] == 0:
+    n, k = V.shape
+    if k == 0:
         return np.zeros(0), V
-    qr = _cholesky_qr2(V) if V.shape[0] >= V.shape[1] else None
+    with small_blas(float(n) * k * min(n, k)):
+        return _factor_spectrum(V)
+
+
+def _factor_spectrum(V):
+    n, k = V.shape
+    if n <= k:
+        # wide factor: VVᵀ is the small matrix; its eigh is exact enough (no squaring)
+        lam, Q = scipy.linalg.eigh(V @ V.T, driver="evd")
+        order = np.argsort(lam)[::-1]
+        return np.clip(lam[order], 0.0, None), Q[:, order]
+    qr = _cholesky_qr2(V)
     if qr is None:
         Q, s, _ = scipy.linalg.svd(V, full_matrices=False, lapack_driver="gesdd")
         return s ** 2, Q
