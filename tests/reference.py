@@ -295,7 +295,7 @@ def random_eloo_dense(unlabeled, y, alpha, loss):
 
     Targets y_L = y ⊗ 1_D; P = [[Â + αI, 1], [1ᵀ, 0]] inverted explicitly;
     e = a / diag(P⁻¹); returns the per-point residuals (checked equal on the D
-    slots) and the loss: mean e² or mean [y(y − e) ≤ 0].
+    slots) and the loss: mean e² ("squared") or mean [y(y − e) ≤ 0] (otherwise).
     """
     n, D = unlabeled.shape
     A = np.real(lifted_gram(unlabeled))

@@ -90,7 +90,7 @@ def test_paper_criteria_match_dense(seed, n, D, kernel):
        regression=st.booleans())
 def test_random_eloo_matches_dense_lssvm_on_lifted_points(seed, n, D, regression):
     X, y, A, state, op = _problem(seed, n, D, regression=regression)
-    loss = "squared" if regression else "error"
+    loss = "squared" if regression else "error_rate"
     got = RC.random_eloo(op, y, ALPHAS)                      # loss="auto"
     expected, lo, hi = [], [], []
     for a in ALPHAS:
@@ -198,6 +198,6 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="loss"):
         RC.random_eloo(op, y, [1.0], loss="hinge")
     with pytest.raises(ValueError, match="±1"):
-        RC.random_eloo(op, np.arange(8.0), [1.0], loss="error")
+        RC.random_eloo(op, np.arange(8.0), [1.0], loss="error_rate")
     with pytest.raises(ValueError, match="NaN"):
         RandomMCM().prepare(np.full((4, 2), np.nan), None)

@@ -132,11 +132,11 @@ def random_mmd(op, y, alphas):
 def _loss_kind(y, loss):
     if loss == "auto":
         vals = np.unique(y)
-        return "error" if vals.size == 2 and set(vals.tolist()) == {-1.0, 1.0} else "squared"
-    if loss not in ("squared", "error"):
-        raise ValueError(f"loss={loss!r} is not known; use 'auto', 'squared' or 'error'.")
-    if loss == "error" and not set(np.unique(y).tolist()) <= {-1.0, 1.0}:
-        raise ValueError("loss='error' needs labels in {-1, +1}; map the classes to ±1 first.")
+        return "error_rate" if vals.size == 2 and set(vals.tolist()) == {-1.0, 1.0} else "squared"
+    if loss not in ("squared", "error_rate"):
+        raise ValueError(f"loss={loss!r} is not known; use 'auto', 'squared' or 'error_rate'.")
+    if loss == "error_rate" and not set(np.unique(y).tolist()) <= {-1.0, 1.0}:
+        raise ValueError("loss='error_rate' needs labels in {-1, +1}; map the classes to ±1 first.")
     return loss
 
 
@@ -166,9 +166,10 @@ def random_eloo(op, y, alphas, loss="auto"):
 
     So e_i = a_i / d(α) with d(α) = (1/Π) Σ_{j≠0} 1/(ŝ_j + α), identical on a
     point's D slots, and the criterion is the mean over points of e_i²
-    (``loss='squared'``, regression) or of [y_i (y_i − e_i) ≤ 0] (``'error'``,
-    classification with ±1 labels; y_i − e_i is the LOO prediction).
-    ``loss='auto'`` picks 'error' for ±1 labels, else 'squared'. Cost: one FFT₂
+    (``loss='squared'``, regression) or of [y_i (y_i − e_i) ≤ 0]
+    (``'error_rate'``, classification with ±1 labels; y_i − e_i is the LOO
+    prediction), as the exact ``eloo``. ``loss='auto'`` picks 'error_rate' for ±1
+    labels, else 'squared'. Cost: one FFT₂
     of û and one FFT_n per α.
     """
     a_ = _alphas(alphas)
@@ -282,6 +283,18 @@ def random_c1_rff(op, y, alphas, sigma=None):
     return (a ** 2 / n) * quad + (sigma ** 2 / n) * tr
 
 
+_SPECS = {  # name → (labels, alpha_dependent, default params, one-line description)
+    "random_c1": ("any", True, {}, "Π/(s₀+α)² + Σ s_j/(s_j+α) (paper 000 eq. 4)"),
+    "random_kta": ("any", False, {}, "s₀ / (Π Σ s_j) (paper 000 eq. 5)"),
+    "random_mmd": ("binary", False, {}, "s̄₀ with class-weighted ȳ (paper 000)"),
+    "random_eloo": ("any", True, {"loss": "auto"},
+                    "LSSVM ELOO with ÛÛᴴ on the nD lifted points (built on paper 000 eq. 6)"),
+    "random_kta_row": ("any", False, {}, "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
+    "random_kta_row_2g": ("any", False, {}, "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
+    "random_mmd_row": ("binary", False, {}, "‖Z̃ᵀȳ‖²: zero row of s̄"),
+    "random_c1_rff": ("any", True, {"sigma": None}, "C1 of Z̃Z̃ᵀ by thin SVD"),
+}
+
 RANDOM_CRITERIA = {
     "random_c1": random_c1,
     "random_kta": random_kta,
@@ -293,3 +306,20 @@ RANDOM_CRITERIA = {
     "random_c1_rff": random_c1_rff,
 }
 """Name → criterion function (each has ``.direction``)."""
+
+
+def _register():
+    """Add every criterion above to the registry of :mod:`kernelselect.criteria`."""
+    from .criteria import CRITERIA, Criterion, register_criterion
+
+    for name, func in RANDOM_CRITERIA.items():
+        if name in CRITERIA:
+            continue
+        labels, alpha_dependent, params, description = _SPECS[name]
+        register_criterion(Criterion(
+            name=name, direction=func.direction, needs="random_mcm", labels=labels,
+            alpha_dependent=alpha_dependent, func=func, params=params, description=description,
+        ))
+
+
+_register()

@@ -172,6 +172,7 @@ class RandomMCM(Approximation):
     """
 
     name = "random_mcm"
+    provides = frozenset({"random_mcm"})
 
     def __init__(self, n_features=100, random_state=None):
         self.n_features = n_features
