@@ -169,7 +169,7 @@ def _setup(seed, n=37, d=4, levels=2, kernel="gaussian", gamma=0.2):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     y = np.where(rng.normal(size=n) > 0, 1.0, -1.0)
-    A = MCM(levels=levels)
+    A = MCM(levels=levels, clip_negative=False)
     state = A.prepare(X, y, kernel=kernel, random_state=seed)
     op = A.build(X, y, gamma, kernel=kernel, state=state)
     U = ref.multilevel_circulant(ref.song_xu_column(op.details["m"], op.details["h"], gamma, kernel))
@@ -279,7 +279,7 @@ def test_clipped_operator_is_the_psd_projection():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(30, 3))
     y = rng.normal(size=30)
-    A = MCM(levels=2, clip_negative=True)
+    A = MCM(levels=2)                          # clipping is the default
     op = A.build(X, y, 0.05, state=A.prepare(X, y, random_state=0))
     U = ref.multilevel_circulant(ref.song_xu_column(op.details["m"], op.details["h"], 0.05))
     w, V = np.linalg.eigh(U)

@@ -155,14 +155,15 @@ class MCM(Approximation):
         against the torus distance min(k_s, m_s − k_s) (True).
     spacing : array-like of shape (p,), optional
         Use this h instead of fitting one.
-    clip_negative : bool, default False
+    clip_negative : bool, default True
         Zero the negative eigenvalues of U (its nearest positive semi-definite
-        circulant). The Song–Xu column sums only the images {i_s, m_s − i_s},
+        circulant); False keeps Alg. 1's U exactly. The Song–Xu column sums only the images {i_s, m_s − i_s},
         so U is indefinite whenever the kernel has not decayed within half the
         grid (small γ): on standardised real data its most negative eigenvalue
         reaches −10² … −10³ at γ = γ_median/8, and criteria with 1/(λ + α)
-        then change sign or blow up. ``details["min_eigenvalue"]`` reports the
-        unclipped minimum either way.
+        then change sign or blow up (C_ree < 0 was seen on heart). Clipping
+        keeps every criterion well defined. ``details["min_eigenvalue"]``
+        reports the unclipped minimum either way.
 
     Notes
     -----
@@ -175,7 +176,7 @@ class MCM(Approximation):
     name = "mcm"
 
     def __init__(self, levels=None, max_ratio=2.0, n_pairs=4096, periodic=False, spacing=None,
-                 clip_negative=False):
+                 clip_negative=True):
         self.levels = levels
         self.clip_negative = clip_negative
         self.max_ratio = max_ratio
