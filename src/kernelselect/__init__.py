@@ -9,7 +9,9 @@ from ._config import show_config
 from ._version import __version__
 from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
 from .operators.dense import Exact
+from .operators.mcm import MCM
 from .operators.nystrom import Nystroem
+from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
 from .selection import SelectionResult, select_kernel
 
@@ -21,6 +23,8 @@ __all__ = [
     "Exact",
     "Nystroem",
     "RFF",
+    "MCM",
+    "RandomMCM",
     "Criterion",
     "CRITERIA",
     "get_criterion",
