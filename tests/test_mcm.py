@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kernelselect._grid import _principal_directions, choose_grid, fit_spacing, grid_index_differences, grid_order
-from kernelselect.operators.mcm import MCM, MCMOperator, _song_xu_column_numpy
+from kernelselect.operators.mcm import MCM
 
 
 def _load_reference():
@@ -147,19 +147,6 @@ def test_grid_index_differences():
     b = np.ravel_multi_index((np.array([4, 0]), np.array([1, 0])), m)
     np.testing.assert_array_equal(grid_index_differences(a, b, m), [[4, 1], [4, 3]])
     np.testing.assert_array_equal(grid_index_differences(a, b, m, periodic=True), [[1, 1], [1, 1]])
-
-
-# -- column --------------------------------------------------------------------------
-
-
-@FAST
-@given(m=st.lists(st.integers(1, 7), min_size=1, max_size=3),
-       h=st.lists(st.floats(0.05, 2.0), min_size=3, max_size=3),
-       gamma=st.floats(0.01, 5.0), kernel=st.sampled_from(["gaussian", "laplacian"]))
-def test_separable_column_matches_reference(m, h, gamma, kernel):
-    h = np.array(h[: len(m)])
-    np.testing.assert_allclose(_song_xu_column_numpy(m, h, gamma, kernel),
-                               ref.song_xu_column(m, h, gamma, kernel), rtol=1e-12, atol=1e-300)
 
 
 # -- operator vs the explicit U --------------------------------------------------------

@@ -201,3 +201,42 @@ def test_bad_inputs():
         RC.random_eloo(op, np.arange(8.0), [1.0], loss="error_rate")
     with pytest.raises(ValueError, match="NaN"):
         RandomMCM().prepare(np.full((4, 2), np.nan), None)
+
+
+# -- registry and the driver ------------------------------------------------------------------
+
+
+def test_registered_with_directions_and_requirement():
+    from kernelselect.criteria import approximations_for, criterion_names, get_criterion
+
+    names = set(criterion_names())
+    assert set(RC.RANDOM_CRITERIA) <= names
+    for name, func in RC.RANDOM_CRITERIA.items():
+        crit = get_criterion(name)
+        assert crit.direction == func.direction and crit.needs == "random_mcm"
+        assert approximations_for(name) == ["random_mcm"]
+    assert get_criterion("random_mmd").labels == "binary"
+
+
+def test_select_kernel_runs_random_mcm_and_mcm():
+    import kernelselect as ks
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=60) > 0, 1.0, -1.0)
+    names = list(RC.RANDOM_CRITERIA)
+    r1 = ks.select_kernel(X, y, criterion=names, approximation=ks.RandomMCM(n_features=16),
+                          alphas=(0.5, 2.0), random_state=3)
+    r2 = ks.select_kernel(X, y, criterion=names, approximation="random_mcm", alphas=(0.5, 2.0),
+                          random_state=3)
+    for name in names:
+        assert r1.curves[name].shape == (15, 2) and np.all(np.isfinite(r1.curves[name]))
+    assert r2.details["operators"][0]["n_features"] == 100
+    r3 = ks.select_kernel(X, y, criterion=["ree", "kta", "eloo"], approximation=ks.MCM(levels=2),
+                          random_state=0)
+    assert r3.details["operators"][0]["m"] == (10, 6)
+    assert np.all(r3.curves["ree"] > 0)                    # clipped U: no negative training error
+    with pytest.raises(ValueError, match="random_mcm"):
+        ks.select_kernel(X, y, criterion="random_kta", approximation="rff")
+    with pytest.raises(ValueError, match="mcm"):
+        ks.select_kernel(X, y, criterion="kta", approximation="random_mcm")

@@ -14,43 +14,12 @@ points, recursive principal splits, least-squares spacing).
 import numpy as np
 import scipy.fft
 
+from .._columns import song_xu_column
 from .._grid import choose_grid, fit_spacing, grid_order
 from .._validation import check_kernel, check_matrix, check_positive, check_positive_int, check_random_state
 from ._base import Approximation, KernelOperator, evaluate_at
 
 __all__ = ["MCM", "MCMOperator"]
-
-
-def _song_xu_column(m, h, gamma, kernel, workers):
-    try:
-        from ..lowlevel import song_xu_column
-    except ImportError:  # compiled column not built: separable numpy form
-        return _song_xu_column_numpy(m, h, gamma, kernel)
-    return song_xu_column(m, h, gamma, kernel=kernel, workers=workers)
-
-
-def _song_xu_column_numpy(m, h, gamma, kernel):
-    """The Song–Xu column as an outer product of per-level columns.
-
-    Both kernels factor over levels (Gaussian: exp(−γ Σ_s (j_s h_s)²);
-    Laplacian, ℓ1 distance: exp(−γ Σ_s |j_s h_s|)), and so does the sum over
-    D_i = D_{i,0} × … × D_{i,p−1}; hence u = ⊗_s c_s with
-    c_s[i] = Σ_{j ∈ D_{i,s}} κ_1(j h_s).
-    """
-    out = np.ones(())
-    for ms, hs in zip(m, h):
-        i = np.arange(ms, dtype=np.float64)
-        mirror = ms - i
-        if kernel == "gaussian":
-            near = np.exp(-gamma * (i * hs) ** 2)
-            far = np.exp(-gamma * (mirror * hs) ** 2)
-        else:
-            near = np.exp(-gamma * i * hs)
-            far = np.exp(-gamma * mirror * hs)
-        # D_{i,s} is a set: i = 0 has {0}; i = m/2 has one element
-        far[(i == 0) | (mirror == i)] = 0.0
-        out = np.multiply.outer(out, near + far)
-    return np.ascontiguousarray(out, dtype=np.float64)
 
 
 class MCMOperator(KernelOperator):
@@ -218,7 +187,7 @@ class MCM(Approximation):
         gamma = check_positive(gamma, "gamma")
         if state is None:
             state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
-        u = _song_xu_column(state["m"], state["h"], gamma, kernel, workers)
+        u = song_xu_column(state["m"], state["h"], gamma, kernel=kernel, workers=workers)
         op = MCMOperator(u, indices=state["order"], workers=workers,
                          clip_negative=bool(self.clip_negative))
         op.details = {

@@ -20,6 +20,7 @@ In terms of the random Fourier features z̃_ik = √(2/D) cos(x_iᵀw_k + b_k)
 import numpy as np
 import scipy.fft
 
+from .._columns import labeled_rff_column
 from .._validation import (
     check_kernel,
     check_matrix,
@@ -31,16 +32,6 @@ from .._validation import (
 from ._base import Approximation, KernelOperator
 
 __all__ = ["RandomMCM", "RandomMCMOperator"]
-
-
-def _labeled_rff_column(X, y, W, b, workers):
-    try:
-        from ..lowlevel import labeled_rff_column
-    except ImportError:  # compiled column not built: plain numpy
-        D = W.shape[1]
-        out = (np.sqrt(2.0) / D) * np.cos(X @ W + b)
-        return out if y is None else out * y[:, None]
-    return labeled_rff_column(X, y, W, b, workers=workers)
 
 
 def scaled_frequencies(W0, gamma, kernel):
@@ -139,7 +130,7 @@ class RandomMCMOperator(KernelOperator):
             if self._X is None:
                 raise ValueError("this operator was built without X; the doubled-γ features are unavailable.")
             W = scaled_frequencies(self._W0, 2.0 * self.gamma, self.kernel)
-            self._cache["doubled"] = _labeled_rff_column(self._X, None, W, self._b, self._workers)
+            self._cache["doubled"] = labeled_rff_column(self._X, None, W, self._b, workers=self._workers)
         return self._cache["doubled"]
 
     # -- protocol ----------------------------------------------------------------
@@ -203,7 +194,7 @@ class RandomMCM(Approximation):
                 f"call prepare again with kernel={kernel!r}."
             )
         W = scaled_frequencies(state["W0"], gamma, kernel)
-        u_hat = _labeled_rff_column(X, None, W, state["b"], workers)
+        u_hat = labeled_rff_column(X, None, W, state["b"], workers=workers)
         op = RandomMCMOperator(u_hat, X=X, W0=state["W0"], b=state["b"], gamma=gamma,
                                kernel=kernel, workers=workers)
         op.details = {"n_features": op.n_features, "size": op.size}
