@@ -240,3 +240,14 @@ def test_select_kernel_runs_random_mcm_and_mcm():
         ks.select_kernel(X, y, criterion="random_kta", approximation="rff")
     with pytest.raises(ValueError, match="mcm"):
         ks.select_kernel(X, y, criterion="kta", approximation="random_mcm")
+
+
+@pytest.mark.parametrize("D", [1, 2, 5, 6])
+def test_half_spectrum_carries_the_whole_spectrum(D):
+    X, y, A, state, op = _problem(2, 7, D)
+    s = op.spectrum(y)
+    for f in (lambda t: t, lambda t: 1.0 / (t + 0.3), np.sqrt):
+        _rel(op.spectral_sum(f, y), np.sum(f(s)))
+    s_half, weight = op.half_spectrum(y)
+    _rel(s_half, s[:, : D // 2 + 1])
+    assert weight.sum() == D

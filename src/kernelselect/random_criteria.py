@@ -93,13 +93,15 @@ def random_c1(op, y, alphas):
     α = μl; since Φ1 = Π e₀ the first term is Π/(s₀ + α)². In matrix form it is
     1ᵀ(A + αI)⁻²1 + tr(A(A + αI)⁻¹) for A = UUᴴ on the Π grid points, the
     labelled analogue of C1(K) = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹) with
-    the weights α² and σ² dropped as in the paper. Needs the full FFT₂.
+    the weights α² and σ² dropped as in the paper. Needs the spectrum: one real
+    FFT₂ (half spectrum, see ``RandomMCMOperator.half_spectrum``), then O(nD)
+    per α.
     """
     a = _alphas(alphas)
-    s = op.spectrum(_labels(op, y)).ravel()
-    s0 = s[0]
+    ell = _labels(op, y)
+    s0 = op.half_spectrum(ell)[0][0, 0]
     bias = op.size / (s0 + a) ** 2
-    dof = np.sum(s[:, None] / (s[:, None] + a[None, :]), axis=0)
+    dof = np.array([op.spectral_sum(lambda s, al=al: s / (s + al), ell) for al in a])
     return bias + dof
 
 
@@ -169,17 +171,18 @@ def random_eloo(op, y, alphas, loss="auto"):
     (``loss='squared'``, regression) or of [y_i (y_i − e_i) ≤ 0]
     (``'error_rate'``, classification with ±1 labels; y_i − e_i is the LOO
     prediction), as the exact ``eloo``. ``loss='auto'`` picks 'error_rate' for ±1
-    labels, else 'squared'. Cost: one FFT₂
-    of û and one FFT_n per α.
+    labels, else 'squared'. Cost: one real FFT₂ of û, then O(nD) and one FFT_n
+    per α.
     """
     a_ = _alphas(alphas)
     ell = _labels(op, y)
     kind = _loss_kind(ell, loss)
-    s = op.spectrum(None)                                          # ŝ, (n, D)
-    flat = s.ravel()
-    d = (np.sum(1.0 / (flat[:, None] + a_[None, :]), axis=0) - 1.0 / (flat[0] + a_)) / op.size
+    s_half, _ = op.half_spectrum(None)                             # ŝ, feature freq. 0..D/2
+    s0 = s_half[0, 0]
+    total = np.array([op.spectral_sum(lambda s, al=al: 1.0 / (s + al)) for al in a_])
+    d = (total - 1.0 / (s0 + a_)) / op.size
     F = np.fft.fft(ell - ell.mean())
-    coef = np.fft.ifft(F[:, None] / (s[:, 0][:, None] + a_[None, :]), axis=0).real  # (n, L)
+    coef = np.fft.ifft(F[:, None] / (s_half[:, 0][:, None] + a_[None, :]), axis=0).real  # (n, L)
     e = coef / d[None, :]
     if kind == "squared":
         return np.mean(e ** 2, axis=0)

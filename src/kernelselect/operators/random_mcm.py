@@ -96,12 +96,38 @@ class RandomMCMOperator(KernelOperator):
 
     def spectrum(self, labels=None):
         """s = |FFT₂(u)|², shape (n, D): the eigenvalues of UUᴴ on the 2-D grid."""
+        v = scipy.fft.fft2(self.column(labels), workers=self._workers)
+        return v.real ** 2 + v.imag ** 2
+
+    def half_spectrum(self, labels=None):
+        """s on the feature frequencies 0..⌊D/2⌋ and their multiplicities.
+
+        u is real, so s[j₁, j₂] = s[−j₁, −j₂]: the columns j₂ = 0..⌊D/2⌋ of the
+        real FFT (``rfft2``) carry the whole spectrum, column j₂ standing for
+        itself and D − j₂. Σ_j f(s_j) = Σ_{j₁, j₂} weight[j₂] f(s_half[j₁, j₂]).
+        Half the memory and work of :meth:`spectrum`; cached per label vector.
+
+        Returns
+        -------
+        s_half : ndarray of shape (n, ⌊D/2⌋ + 1)
+        weight : ndarray of shape (⌊D/2⌋ + 1,), entries 1 or 2
+        """
         ell = self._labels(labels)
         key = None if ell is None else ell.tobytes()
         if key not in self._cache:
-            v = scipy.fft.fft2(self.column(ell), workers=self._workers)
-            self._cache[key] = v.real ** 2 + v.imag ** 2
+            v = scipy.fft.rfft2(self.column(ell), workers=self._workers)
+            D = self.n_features
+            weight = np.full(v.shape[1], 2.0)
+            weight[0] = 1.0
+            if D % 2 == 0:
+                weight[-1] = 1.0
+            self._cache[key] = (v.real ** 2 + v.imag ** 2, weight)
         return self._cache[key]
+
+    def spectral_sum(self, f, labels=None):
+        """Σ_j f(s_j) over the whole spectrum, for an elementwise f, from the half spectrum."""
+        s_half, weight = self.half_spectrum(labels)
+        return float(np.sum(f(s_half) @ weight))
 
     def zero_coefficient(self, labels=None):
         """s₀ = |Σ_ik u_ik|², no FFT needed."""
