@@ -129,7 +129,7 @@ def test_mcm_prepare_recovers_a_shuffled_grid():
     m, h = (8, 5), np.array([1.3, 0.7])       # distinct extents: PCs are the axes
     X, idx = _rotated_grid(m, h, 3)
     perm = np.random.default_rng(1).permutation(len(X))
-    state = MCM(levels=2).prepare(X[perm], None, random_state=0)
+    state = MCM(levels=2, periodic=False).prepare(X[perm], None, random_state=0)
     assert state["m"] == m and state["dropped"].size == 0
     np.testing.assert_allclose(state["h"], h, rtol=1e-8)
     # the grid order puts every point at its own cell (up to reversing a level)
@@ -222,8 +222,8 @@ def test_reproducible_with_random_state():
 def test_periodic_fit_option_runs_and_differs():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(64, 3))
-    a = MCM(levels=2).prepare(X, None, random_state=0)["h"]
-    b = MCM(levels=2, periodic=True).prepare(X, None, random_state=0)["h"]
+    a = MCM(levels=2, periodic=False).prepare(X, None, random_state=0)["h"]
+    b = MCM(levels=2).prepare(X, None, random_state=0)["h"]
     assert np.all(a > 0) and np.all(b > 0) and not np.allclose(a, b)
 
 

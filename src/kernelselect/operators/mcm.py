@@ -118,10 +118,14 @@ class MCM(Approximation):
         :func:`kernelselect._grid.choose_grid`); n′ is the largest such Π m ≤ n.
     n_pairs : int, default 4096
         Random point pairs for the least-squares fit of h.
-    periodic : bool, default False
-        Fit h against the plain grid index difference |i_s − j_s| (False, the
-        relation assumed by H4 of paper 002 and tuned in its experiments) or
-        against the torus distance min(k_s, m_s − k_s) (True).
+    periodic : bool, default True
+        Fit h against the torus distance min(k_s, m_s − k_s), k_s = (i_s − j_s)
+        mod m_s, the distance at which U (whose column sums the images
+        {k_s, m_s − k_s}) places two cells (True); or against the plain grid
+        difference |i_s − j_s|, the relation H4 of paper 002 assumes (False;
+        exact for points that are a grid). Measured with clipping, the torus
+        fit tracks the exact C_ree better (median Spearman over 6 sets, p = 3:
+        0.54 vs 0.30; p = 2: 0.11 vs −0.13).
     spacing : array-like of shape (p,), optional
         Use this h instead of fitting one.
     clip_negative : bool, default True
@@ -144,7 +148,7 @@ class MCM(Approximation):
 
     name = "mcm"
 
-    def __init__(self, levels=None, max_ratio=2.0, n_pairs=4096, periodic=False, spacing=None,
+    def __init__(self, levels=None, max_ratio=2.0, n_pairs=4096, periodic=True, spacing=None,
                  clip_negative=True):
         self.levels = levels
         self.clip_negative = clip_negative
