@@ -24,6 +24,34 @@ one sum of D independent zero-mean terms: E[s₀] = yᵀKy/D, but its relative
 standard deviation stays ≈ √2 whatever D is (a χ²₁ variable). The
 data-frequency-zero row sums the squares instead, Σ_j s[0, j] = D Σ_k c_k² =
 ‖Z̃ᵀy‖², an unbiased estimate of yᵀKy with relative error O(1/√D).
+
+Notes
+-----
+Measured (benchmarks/random_mcm_spearman.py; results in
+benchmarks/results/random_mcm_spearman.md): Spearman ρ between each estimator's
+γ-curve and the exact criterion's curve on the dense K, Gaussian kernel, D = 100,
+α = 1, standardised X, 15 γ = γ₀·2^k (k = −7..7, γ₀ = 1/median‖x_i − x_j‖²),
+5 seeds, on breast_cancer, heart, ionosphere, wdbc, australian,
+liver_disorders, haberman, german_numer, fourclass, ratsch_breast_cancer:
+
+==================  ==========  =========  ===============  ======================
+estimator           exact       median ρ   range of means   seed std (typical)
+==================  ==========  =========  ===============  ======================
+random_kta          KTA         0.26       −0.23 … 0.65     0.3–0.66
+random_kta_row      KTA         0.93       0.64 … 0.98      0.02–0.15
+random_kta_row_2g   KTA         0.98       0.88 … 0.99      ≤ 0.08
+random_mmd          MMD-B       0.54       0.43 … 0.72      0.1–0.3
+random_mmd_row      MMD-B       0.98       0.96 … 0.99      ≤ 0.02
+random_c1           C1(K)       −0.71      −0.94 … −0.17    0.02–0.63
+random_c1_rff       C1(K)       0.47       −0.48 … 0.89     ≤ 0.09
+random_eloo         ELOO        0.06       −0.57 … 0.59     0.13–0.55
+==================  ==========  =========  ===============  ======================
+
+The row-power estimators follow their exact criteria; the s₀-only paper forms
+do not (random_c1 is anti-correlated with C1(K): its first term Π/(s₀ + α)²
+has no α² or σ² weight and s₀ is noisy). random_eloo depends on the arbitrary
+order of the points along the data axis of the circulant and does not follow
+the exact ELOO.
 """
 
 import numpy as np
@@ -96,6 +124,11 @@ def random_c1(op, y, alphas):
     the weights α² and σ² dropped as in the paper. Needs the spectrum: one real
     FFT₂ (half spectrum, see ``RandomMCMOperator.half_spectrum``), then O(nD)
     per α.
+
+    Notes
+    -----
+    Median Spearman ρ with C1(K) (σ = 0.01·std y) over 10 binary sets: −0.71
+    (module Notes).
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
@@ -112,6 +145,11 @@ def random_kta(op, y, alphas):
     Eq. 5 is (Φ1)ᴴ diag(s) Φ1 / (Π³ Σ_j s_j) = Π² s₀ / (Π³ Σ_j s_j), and
     Σ_j s_j = Π‖u‖² by Parseval, so no FFT is needed: one pass over u.
     Independent of α (the value is repeated over ``alphas``).
+
+    Notes
+    -----
+    Median Spearman ρ with KTA(K) over 10 binary sets: 0.26, seed std up to
+    0.66 (module Notes).
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
@@ -125,6 +163,10 @@ def random_mmd(op, y, alphas):
 
     ȳ_i = 1/n₊ or −1/n₋; the paper's (1/Π²)(Φ1)ᴴ diag(s̄)(Φ1) = s̄₀ =
     (Σ_ik ȳ_i û_ik)². Binary labels only. Independent of α.
+
+    Notes
+    -----
+    Median Spearman ρ with MMD-B over 10 binary sets: 0.54 (module Notes).
     """
     a = _alphas(alphas)
     ybar = class_weighted_labels(_labels(op, y))
@@ -173,6 +215,11 @@ def random_eloo(op, y, alphas, loss="auto"):
     prediction), as the exact ``eloo``. ``loss='auto'`` picks 'error_rate' for ±1
     labels, else 'squared'. Cost: one real FFT₂ of û, then O(nD) and one FFT_n
     per α.
+
+    Notes
+    -----
+    Median Spearman ρ with the exact ELOO error rate over 10 binary sets: 0.06
+    (module Notes).
     """
     a_ = _alphas(alphas)
     ell = _labels(op, y)
@@ -213,6 +260,11 @@ def random_kta_row(op, y, alphas):
     ‖K̃‖_F² is biased upwards: E(z̃_iᵀz̃_j)² = κ_ij² + O(1/D), which
     adds O(n²/D) and matters when the kernel is narrow; see
     :func:`random_kta_row_2g`.
+
+    Notes
+    -----
+    Median Spearman ρ with KTA(K) over 10 binary sets: 0.93 (0.64 on
+    liver_disorders).
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
@@ -232,6 +284,11 @@ def random_kta_row_2g(op, y, alphas):
     standard draws (W scaled for 2γ). The numerator is the row power at γ,
     ‖Z̃_γᵀy‖² (see :func:`random_kta_row`). No D × D Gram, no FFT: two passes
     over n × D arrays. Independent of α.
+
+    Notes
+    -----
+    Median Spearman ρ with KTA(K) over 10 binary sets: 0.98 (lowest 0.88),
+    the best KTA estimator measured.
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
@@ -248,6 +305,10 @@ def random_mmd_row(op, y, alphas):
     the row sums D Σ_k c̄_k² with c̄_k = ⟨ȳ, Z̃[:, k]⟩/√D, and
     E‖Z̃ᵀȳ‖² = ȳᵀKȳ exactly (E z̃_iᵀz̃_j = κ_ij, the diagonal included).
     Binary labels only. Cost O(nD). Independent of α.
+
+    Notes
+    -----
+    Median Spearman ρ with MMD-B over 10 binary sets: 0.98 (lowest 0.96).
     """
     a = _alphas(alphas)
     ybar = class_weighted_labels(_labels(op, y))
@@ -269,6 +330,12 @@ def random_c1_rff(op, y, alphas, sigma=None):
     sigma : float, optional
         Noise level σ; default 0.01·std(y) (the paper's experimental choice
         for C_ipe, DESIGN.md item 2).
+
+    Notes
+    -----
+    Median Spearman ρ with C1(K) over 10 binary sets: 0.47 (−0.48 … 0.89).
+    K̃ has rank ≤ D = 100 while K is close to full rank at large γ; the
+    complement of span(Z̃) enters with eigenvalue 0.
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
