@@ -132,8 +132,9 @@ class MCM(Approximation):
         Zero the negative eigenvalues of U (its nearest positive semi-definite
         circulant); False keeps Alg. 1's U exactly. The Song–Xu column sums only the images {i_s, m_s − i_s},
         so U is indefinite whenever the kernel has not decayed within half the
-        grid (small γ): on standardised real data its most negative eigenvalue
-        reaches −10² … −10³ at γ = γ_median/8, and criteria with 1/(λ + α)
+        grid (small γ): on standardised breast_cancer its most negative
+        eigenvalue is about −30, −100 and −450 for p = 1, 2, 3 at
+        γ = γ_median/8, and criteria with 1/(λ + α)
         then change sign or blow up (C_ree < 0 was seen on heart). Clipping
         keeps every criterion well defined. ``details["min_eigenvalue"]``
         reports the unclipped minimum either way.
