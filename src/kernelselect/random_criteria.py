@@ -320,9 +320,11 @@ def random_c1_rff(op, y, alphas, sigma=None):
     """C1 of the random-feature Gram matrix K̃ = Z̃Z̃ᵀ. Minimise.
 
     (α²/n) yᵀ(K̃ + αI)⁻²y + (σ²/n) tr(K̃(K̃ + αI)⁻¹) with the eigenpairs of
-    K̃ from the thin SVD Z̃ = QSVᵀ (rank ≤ D; the complement has eigenvalue 0):
-    yᵀ(K̃ + αI)⁻²y = Σ_k c_k²/(s_k² + α)² + (‖y‖² − Σ_k c_k²)/α², c = Qᵀy,
-    tr(K̃(K̃ + αI)⁻¹) = Σ_k s_k²/(s_k² + α). It uses the whole spectrum of the
+    K̃ from the D × D Gram matrix Z̃ᵀZ̃ = V diag(λ) Vᵀ: K̃ has eigenvalues λ_k
+    and eigenvectors Q = Z̃V/√λ (eigenvalues below 10⁻¹² λ_max are dropped;
+    the complement has eigenvalue 0), so with c = Qᵀy = VᵀZ̃ᵀy/√λ,
+    yᵀ(K̃ + αI)⁻²y = Σ_k c_k²/(λ_k + α)² + (‖y‖² − Σ_k c_k²)/α² and
+    tr(K̃(K̃ + αI)⁻¹) = Σ_k λ_k/(λ_k + α). It uses the whole spectrum of the
     same random features as the MCM instead of s₀. Cost O(nD²).
 
     Parameters
@@ -343,9 +345,11 @@ def random_c1_rff(op, y, alphas, sigma=None):
         sigma = 0.01 * float(np.std(ell))
     else:
         sigma = check_positive(sigma, "sigma", allow_zero=True)
-    Q, S, _ = np.linalg.svd(op.features(), full_matrices=False)
-    lam = S ** 2
-    c = Q.T @ ell
+    Z = op.features()
+    lam, V = np.linalg.eigh(Z.T @ Z)                               # Z̃ᵀZ̃ = V diag(λ) Vᵀ
+    keep = lam > 1e-12 * max(float(lam.max()), np.finfo(float).tiny)
+    lam, V = lam[keep], V[:, keep]
+    c = (V.T @ (Z.T @ ell)) / np.sqrt(lam)                          # c = Qᵀy, Q = Z̃V/√λ
     rest = max(float(ell @ ell - c @ c), 0.0)
     quad = np.sum(c[:, None] ** 2 / (lam[:, None] + a[None, :]) ** 2, axis=0) + rest / a ** 2
     tr = np.sum(lam[:, None] / (lam[:, None] + a[None, :]), axis=0)
@@ -362,7 +366,7 @@ _SPECS = {  # name → (labels, alpha_dependent, default params, one-line descri
     "random_kta_row": ("any", False, {}, "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
     "random_kta_row_2g": ("any", False, {}, "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
     "random_mmd_row": ("binary", False, {}, "‖Z̃ᵀȳ‖²: zero row of s̄"),
-    "random_c1_rff": ("any", True, {"sigma": None}, "C1 of Z̃Z̃ᵀ by thin SVD"),
+    "random_c1_rff": ("any", True, {"sigma": None}, "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
 }
 
 RANDOM_CRITERIA = {
