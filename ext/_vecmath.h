@@ -19,6 +19,8 @@
  *
  *   const char *ks_vecmath_backend(void)   "libmvec" or "scalar"
  *
+ * x and shift must not overlap.  Any n >= 0 is fine; no alignment is required.
+ *
  * From Cython:
  *
  *   cdef extern from "_vecmath.h" nogil:
