@@ -1,6 +1,7 @@
 """Column builders (Song–Xu MCM column, random Fourier columns) against dense references."""
 
 import importlib.util
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -103,21 +104,28 @@ def test_song_xu_accepts_int_and_numpy_grid():
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_song_xu_threads_bit_identical(kernel):
-    m, h = (50, 60, 7), (0.1, 0.05, 0.3)
+    # several parallel chunks of the output and of the 1-D factors
+    m, h = (50, 60, 71), (0.1, 0.05, 0.03)
     one = song_xu_column(m, h, 0.8, kernel, workers=1)
     two = song_xu_column(m, h, 0.8, kernel, workers=2)
     np.testing.assert_array_equal(one, two)
-    # spot check against the definition on the large grid
-    for idx in [(0, 0, 0), (25, 30, 3), (49, 1, 6), (7, 59, 2)]:
-        sets = [{0} if i == 0 else {i, ms - i} for i, ms in zip(idx, m)]
-        total = sum(
-            float(ref.radial_value(
-                np.sqrt(sum((a * hs) ** 2 for a, hs in zip((a0, a1, a2), h)))
-                if kernel == "gaussian" else sum(a * hs for a, hs in zip((a0, a1, a2), h)),
-                0.8, kernel))
-            for a0 in sets[0] for a1 in sets[1] for a2 in sets[2]
-        )
-        np.testing.assert_allclose(one[idx], total, rtol=1e-12)
+    for idx in [(0, 0, 0), (25, 30, 3), (49, 1, 70), (7, 59, 35)]:
+        np.testing.assert_allclose(one[idx], _song_xu_entry(idx, m, h, 0.8, kernel), rtol=1e-12)
+    line = song_xu_column((40_001,), 1e-3, 2.0, kernel, workers=1)
+    np.testing.assert_array_equal(line, song_xu_column((40_001,), 1e-3, 2.0, kernel, workers=2))
+    for i in (1, 777, 20_000, 20_001, 40_000):
+        np.testing.assert_allclose(line[i], _song_xu_entry((i,), (40_001,), (1e-3,), 2.0, kernel), rtol=1e-12)
+
+
+def _song_xu_entry(idx, m, h, gamma, kernel):
+    """One entry of the column straight from the definition (for grids too big for the reference)."""
+    sets = [{0} if i == 0 else {i, ms - i} for i, ms in zip(idx, m)]
+    total = 0.0
+    for j in itertools.product(*sets):
+        pos = np.array(j, dtype=float) * np.asarray(h)
+        dist = np.sqrt(np.sum(pos**2)) if kernel == "gaussian" else np.sum(np.abs(pos))
+        total += float(ref.radial_value(dist, gamma, kernel))
+    return total
 
 
 @pytest.mark.parametrize(

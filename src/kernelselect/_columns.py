@@ -134,10 +134,11 @@ def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
     approximation-tnnls2020.txt) sums κ over a Cartesian product of up to 2^p
     points per entry. Both kernels are products over coordinates, so that sum
     factorises level by level and u = f_1 ⊗ … ⊗ f_p with the short columns of
-    :func:`song_xu_factors`. The compiled kernel builds the p factors (Σ m_s
-    kernel evaluations) and then writes the outer product in parallel over the
-    flattened output: O(n) time, one multiply per entry after p − 1 per row of
-    the last level.
+    :func:`song_xu_factors`. The compiled kernel builds the p factors (about
+    Σ_s m_s kernel evaluations; f_s[i] = f_s[m_s − i]) and then writes the outer
+    product in fixed-size chunks of the flattened output, in parallel: O(n) time,
+    one multiply per entry plus p − 1 per row of the last level. The result does
+    not depend on ``workers``.
 
     Examples
     --------
