@@ -605,7 +605,7 @@ def rfftn_multiplicity(shape, axes=None):
     return np.broadcast_to(w1.reshape(view_shape), _half_shape(shp, axes))
 
 
-def full_spectrum_sum(values, shape, axes=None):
+def full_spectrum_sum(values, shape, axes=None, extra_axes="trailing"):
     """Σ over every frequency of the full spectrum, given values on the half spectrum.
 
     Parameters
@@ -615,14 +615,15 @@ def full_spectrum_sum(values, shape, axes=None):
         of shape ``shape``, where g(A(−k)) = g(A(k)) — i.e. g(conj z) = g(z):
         functions of |z| (power spectra, s = |v|², 1/(s+α)), of Re z, or
         any real-valued g on a real-symmetric spectrum (e.g. the Song–Xu
-        eigenvalues). Either exactly the half spectrum's shape, or that shape
-        followed by extra trailing axes (e.g. one per ridge α), or extra leading
-        axes then that shape. Trailing is tried first.
+        eigenvalues). Shape: the half spectrum's, with optional extra axes
+        (e.g. one per ridge α) after it or before it, as ``extra_axes`` says.
     shape : sequence of int
         Shape of the real array a.
     axes : sequence of int, optional
         The transformed axes, as given to ``rfftn`` (default: all). Untransformed
         axes are summed over as well.
+    extra_axes : {"trailing", "leading"}
+        Where ``values`` carries axes beyond the half spectrum's (if any).
 
     Returns
     -------
@@ -638,17 +639,16 @@ def full_spectrum_sum(values, shape, axes=None):
     shp = _check_shape(shape)
     axes = _check_axes(axes, len(shp))
     half = _half_shape(shp, axes)
+    if extra_axes not in ("trailing", "leading"):
+        raise ValueError(f"extra_axes must be 'trailing' or 'leading', got {extra_axes!r}.")
     vals = np.asarray(values)
     k = len(half)
-    if vals.shape[:k] == half:
-        offset = 0
-    elif vals.ndim >= k and vals.shape[vals.ndim - k:] == half:
-        offset = vals.ndim - k
-    else:
+    offset = 0 if extra_axes == "trailing" else vals.ndim - k
+    if offset < 0 or vals.shape[offset:offset + k] != half:
         raise ValueError(
             f"values has shape {vals.shape}, but the half spectrum of an array of shape {shp} "
             f"over axes {axes} has shape {half}; values must have that shape, optionally "
-            "with extra leading or trailing axes."
+            f"with extra {extra_axes} axes (see extra_axes)."
         )
     spec_axes = tuple(range(offset, offset + k))
     last = offset + axes[-1]
@@ -657,7 +657,7 @@ def full_spectrum_sum(values, shape, axes=None):
     return vals.sum(axis=spec_axes) + vals[tuple(index)].sum(axis=spec_axes)
 
 
-def spectrum_sum(f, V, shape, axes=None):
+def spectrum_sum(f, V, shape, axes=None, extra_axes="trailing"):
     """Σ over every frequency of f(v), from the half spectrum V = rfftn(a, axes).
 
     Parameters
@@ -667,14 +667,16 @@ def spectrum_sum(f, V, shape, axes=None):
         f(conj z) = f(z) — e.g. depend on z only through |z|, or be real-valued on
         a spectrum that is itself real and symmetric — since the full spectrum of a
         real array has A(−k) = conj A(k) and the unstored half is never formed.
-        ``f(V)`` may add leading or trailing axes (e.g. one per ridge α); see
-        ``full_spectrum_sum``.
+        ``f(V)`` may add trailing axes (e.g. one per ridge α), or leading ones
+        with ``extra_axes="leading"``.
     V : ndarray
         The half spectrum, shape ``rfftn(a, axes).shape``.
     shape : sequence of int
         Shape of the real array a.
     axes : sequence of int, optional
         As given to ``rfftn``.
+    extra_axes : {"trailing", "leading"}
+        As in ``full_spectrum_sum``.
 
     Returns
     -------
@@ -703,4 +705,4 @@ def spectrum_sum(f, V, shape, axes=None):
             f"V has shape {V.shape}, but the half spectrum of an array of shape {shp} over "
             f"axes {axes_c} has shape {half}; pass the matching shape."
         )
-    return full_spectrum_sum(f(V), shp, axes_c)
+    return full_spectrum_sum(f(V), shp, axes_c, extra_axes)
