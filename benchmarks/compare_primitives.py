@@ -62,6 +62,9 @@ def parse_args(argv=None):
                    help="thread counts to time (default 1 2); the first is the speed-up baseline")
     p.add_argument("--repeats", type=int, default=5, help="timed calls per case (default 5)")
     p.add_argument("--only", nargs="+", default=None, help="run only these primitives")
+    p.add_argument("--memory", action="store_true",
+                   help="also measure the peak memory kernel_matvec, kernel_sums and their dense "
+                        "peers add beyond their inputs (one child process per measurement)")
     args = p.parse_args(argv)
     if args.repeats < 1:
         p.error("--repeats must be ≥ 1")
@@ -177,6 +180,79 @@ def build_cases(args, lowlevel, fft):
     return cases()
 
 
+def _peak_rss():
+    """Peak resident set size (bytes) since the last _reset_peak_rss(), from /proc."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("VmHWM not found in /proc/self/status")
+
+
+def _reset_peak_rss():
+    # Linux ≥ 4.0: writing 5 resets VmHWM to the current RSS. The child starts
+    # with the parent's pages (fork before exec), so without a reset the peak
+    # would include the parent's arrays.
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")
+
+
+def _peak_child(name, side, n, d, dtype, threads, conn):
+    """In a fresh process: build the inputs, then report how far one call raises peak RSS."""
+    from kernelselect import lowlevel
+
+    def dense_K(Xs):
+        K = cdist(Xs, Xs, "sqeuclidean")
+        K *= -GAMMA
+        np.exp(K, out=K)
+        return K
+
+    calls = {
+        ("kernel_matvec", "ours"): lambda X, v: lowlevel.kernel_matvec(X, v, GAMMA, workers=threads),
+        ("kernel_matvec", "peer"): lambda X, v: dense_K(X) @ v,
+        ("kernel_sums", "ours"): lambda X, v: lowlevel.kernel_sums(X, GAMMA, workers=threads),
+        ("kernel_sums", "peer"): lambda X, v: (lambda K: (K.sum(), np.vdot(K, K), K.sum(axis=1)))(dense_K(X)),
+    }
+    call = calls[(name, side)]
+    rng = np.random.default_rng(0)
+    with threadpool_limits(limits=threads):
+        call(rng.standard_normal((16, d)).astype(dtype), np.ones(16, dtype))  # load libraries
+        X = rng.standard_normal((n, d)).astype(dtype)
+        v = rng.standard_normal(n).astype(dtype)
+        try:
+            _reset_peak_rss()
+            before = _peak_rss()
+            call(X, v)
+            extra = _peak_rss() - before
+        except OSError:
+            extra = float("nan")
+    conn.send(extra)
+    conn.close()
+
+
+def memory_table(args):
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    print()
+    print("| primitive | n | threads | ours: extra peak (MB) | peer: extra peak (MB) |")
+    print("|---|---:|---:|---:|---:|")
+    for name in ("kernel_matvec", "kernel_sums"):
+        if args.only and name not in args.only:
+            continue
+        for t in args.threads:
+            row = []
+            for side in ("ours", "peer"):
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_peak_child,
+                                   args=(name, side, args.n_dense, args.d, args.dtype, t, send))
+                proc.start()
+                row.append(recv.recv() / 1e6)
+                proc.join()
+            print(f"| {name} | {args.n_dense} | {t} | {row[0]:.1f} | {row[1]:.1f} |")
+            sys.stdout.flush()
+
+
 def main(argv=None):
     args = parse_args(argv)
     import kernelselect
@@ -210,6 +286,8 @@ def main(argv=None):
             print(f"| {label} | {size} | {t} | {_ms(o_min)} | {_ms(o_med)} | {_ms(p_min)} | "
                   f"{_ms(p_med)} | {p_min / o_min:.2f} | {base / o_min:.2f} | {diff:.1e} |")
             sys.stdout.flush()
+    if args.memory:
+        memory_table(args)
 
 
 if __name__ == "__main__":
