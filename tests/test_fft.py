@@ -35,7 +35,7 @@ def arrays_and_axes(draw):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(a=real_arrays(), workers=st.sampled_from([1, 2]))
 def test_rfftn_matches_numpy(backend, a, workers):
     A = fft.rfftn(a, workers=workers, backend=backend)
@@ -48,7 +48,7 @@ def test_rfftn_matches_numpy(backend, a, workers):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(data=arrays_and_axes())
 def test_rfftn_irfftn_axes(backend, data):
     a, axes = data
@@ -62,7 +62,7 @@ def test_rfftn_irfftn_axes(backend, data):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None)
 @given(data=arrays_and_axes())
 def test_fftn_ifftn_complex(backend, data):
     a, axes = data
@@ -76,7 +76,7 @@ def test_fftn_ifftn_complex(backend, data):
     np.testing.assert_allclose(fft.ifftn(Z, axes=axes, backend=backend), z, **_tol(a.dtype))
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(data=arrays_and_axes())
 def test_multiplicity_counts_every_frequency(data):
     a, axes = data
@@ -95,7 +95,7 @@ def test_multiplicity_counts_every_frequency(data):
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None)
 @given(data=arrays_and_axes())
 def test_parseval_and_full_spectrum_sum(backend, data):
     a, axes = data
@@ -115,7 +115,7 @@ def test_parseval_and_full_spectrum_sum(backend, data):
     )
 
 
-@settings(deadline=None, max_examples=40)
+@settings(deadline=None)
 @given(a=real_arrays())
 def test_sum_vectorised_over_alpha(a):
     a64 = a.astype(np.float64)
