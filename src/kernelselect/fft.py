@@ -1,7 +1,9 @@
 """n-dimensional FFTs for the circulant stand-ins: cached pyFFTW plans, scipy fallback.
 
 The multilevel circulant operators are diagonalised by the p-dimensional DFT of
-their first column (Song & Xu; papers 000 and 002 in ``shared/papers``), so the
+their first column (Ding et al., "Approximate Kernel Selection via Matrix
+Approximation", TNNLS 2020, after Song & Xu; Ding et al., "Randomized Kernel
+Selection with Spectra of Multilevel Circulant Matrices", AAAI 2018), so the
 criteria evaluate one real-input transform per kernel. This module runs those
 transforms with pyFFTW when it is installed and with ``scipy.fft`` otherwise,
 behind one interface:
