@@ -242,6 +242,54 @@ cdef void _tile(const floating* X, const floating* XT, const floating* sq,
     _exp_neg_scaled(T, bi * bj, gamma)
 
 
+cdef inline void _sum_and_sq(const floating* row, Py_ssize_t size,
+                             double* total, double* total_sq) noexcept nogil:
+    """Sum and sum of squares of row, in four interleaved partial sums (added in a
+    fixed order) so that the additions do not wait on each other."""
+    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    cdef double q0 = 0, q1 = 0, q2 = 0, q3 = 0
+    cdef double t0, t1, t2, t3
+    cdef Py_ssize_t j = 0
+    while j + 4 <= size:
+        t0 = row[j]
+        t1 = row[j + 1]
+        t2 = row[j + 2]
+        t3 = row[j + 3]
+        s0 += t0
+        s1 += t1
+        s2 += t2
+        s3 += t3
+        q0 += t0 * t0
+        q1 += t1 * t1
+        q2 += t2 * t2
+        q3 += t3 * t3
+        j += 4
+    while j < size:
+        t0 = row[j]
+        s0 += t0
+        q0 += t0 * t0
+        j += 1
+    total[0] = (s0 + s1) + (s2 + s3)
+    total_sq[0] = (q0 + q1) + (q2 + q3)
+
+
+cdef inline floating _dot(const floating* a, const floating* b,
+                          Py_ssize_t size) noexcept nogil:
+    """a . b in four interleaved partial sums added in a fixed order."""
+    cdef floating s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= size:
+        s0 += a[j] * b[j]
+        s1 += a[j + 1] * b[j + 1]
+        s2 += a[j + 2] * b[j + 2]
+        s3 += a[j + 3] * b[j + 3]
+        j += 4
+    while j < size:
+        s0 += a[j] * b[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 # ---------------------------------------------------------------------------
 # public nogil kernels (declared in _kernels.pxd)
 # ---------------------------------------------------------------------------
@@ -320,11 +368,7 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
             _tile(X, XT, sq, n, d, i0, bi, j0, bj, g, kernel, T)
             if m == 1:
                 for ii in range(bi):
-                    row = T + ii * bj
-                    s = 0
-                    for jj in range(bj):
-                        s = s + row[jj] * V[j0 + jj]
-                    Y[i0 + ii] = Y[i0 + ii] + s
+                    Y[i0 + ii] = Y[i0 + ii] + _dot(T + ii * bj, V + j0, bj)
             else:
                 _gemm_acc(T, bi, bj, V + j0 * m, m, Y + i0 * m)
             j0 = j0 + bj
@@ -378,13 +422,10 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
             for ii in range(bi):
                 row = T + ii * bj
                 acc = class_row_sums + (i0 + ii) * n_classes
+                s = 0
                 s2 = 0
                 if n_classes == 1:
-                    s = 0
-                    for jj in range(bj):
-                        t = row[jj]
-                        s = s + t
-                        s2 = s2 + t * t
+                    _sum_and_sq(row, bj, &s, &s2)
                     acc[0] = acc[0] + s
                 else:
                     for jj in range(bj):
