@@ -224,8 +224,9 @@ def labeled_rff_column(X, y, W, b, workers=None):
 
     Notes
     -----
-    Random multilevel circulant approximation of the kernel matrix (paper 000 in
-    papers/). Rows are processed in fixed-size chunks in parallel; per chunk,
+    Randomised multilevel circulant approximation of the kernel matrix for
+    kernel selection (AAAI 2018; papers/randomized-mcm-kernel-selection-aaai2018.txt).
+    Rows are processed in fixed-size chunks in parallel; per chunk,
     X_chunk·W is one BLAS gemm written straight into the output rows, followed
     at once by the vectorised cos and the scaling, while the rows are in cache.
     The result does not depend on ``workers``.
