@@ -21,9 +21,11 @@ pyFFTW plans are built once per (direction, shape, dtype, axes, threads, planner
 effort) under a module-wide lock (FFTW's planner is not thread-safe) and kept in
 a bounded LRU cache together with their SIMD-aligned buffers. Every call copies
 its input into the plan's aligned input buffer and returns a **fresh array**:
-cached plans copy their output buffer out, plans too large for the cache are
-built for the call and hand over their own output buffer. A result therefore
-never shares memory with the cache, and a later call never changes it.
+a cached plan is pointed at a newly allocated aligned output for the call and
+pointed back at its own buffer afterwards (FFTW's new-array execution, so no
+copy-out), and a plan too large for the cache is built for the call and hands
+over its own output buffer. A result therefore never shares memory with the
+cache, the cache keeps no reference to it, and a later call never changes it.
 
 The sum helpers (``rfftn_multiplicity``, ``full_spectrum_sum``,
 ``spectrum_sum``) turn a half spectrum into sums over every frequency of the
@@ -403,8 +405,16 @@ def _run_pyfftw(kind, arr, out_shape, out_dtype, axes, threads):
     plan, cached = _get_plan(kind, arr.shape, arr.dtype, out_shape, out_dtype, axes, threads)
     with plan.lock:
         np.copyto(plan.inp, arr)
-        plan.fftw.execute()
-        result = plan.out.copy() if cached else plan.out
+        if cached:
+            result = _pyfftw.empty_aligned(out_shape, dtype=out_dtype)
+            plan.fftw.update_arrays(plan.inp, result)
+            try:
+                plan.fftw.execute()
+            finally:
+                plan.fftw.update_arrays(plan.inp, plan.out)
+        else:
+            plan.fftw.execute()
+            result = plan.out
     if plan.scale is not None:
         result *= plan.scale
     return result
