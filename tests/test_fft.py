@@ -269,3 +269,16 @@ def test_nan_propagates_without_error():
     a[1, 2] = np.nan
     for backend in BACKENDS:
         assert np.isnan(fft.rfftn(a, backend=backend)).any()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(520, 301), (60, 48, 50)])
+def test_multithreaded_plans_large_enough_to_use_them(backend, shape):
+    # ≥ 2·MIN_POINTS_PER_THREAD points, so two threads really run
+    a = np.random.default_rng(5).standard_normal(shape)
+    assert a.size >= 2 * fft.MIN_POINTS_PER_THREAD
+    one = fft.rfftn(a, workers=1, backend=backend)
+    two = fft.rfftn(a, workers=2, backend=backend)
+    np.testing.assert_allclose(two, np.fft.rfftn(a), rtol=1e-10, atol=1e-9)
+    np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(fft.irfftn(two, shape, workers=2, backend=backend), a, rtol=1e-10, atol=1e-12)

@@ -337,8 +337,14 @@ def _check_nonempty(arr, axes, name):
             raise ValueError(f"{name} has length 0 along axis {ax}; every transformed axis needs ≥ 1 point.")
 
 
-def _threads(workers):
-    return check_workers(workers)
+# Below this many points per thread, starting threads costs more than it saves.
+MIN_POINTS_PER_THREAD = 2**16
+
+
+def _threads(workers, n_points):
+    """Validated thread count, capped at one thread per MIN_POINTS_PER_THREAD points."""
+    threads = check_workers(workers)
+    return max(1, min(threads, n_points // MIN_POINTS_PER_THREAD))
 
 
 def _half_shape(shape, axes):
@@ -435,7 +441,8 @@ def rfftn(a, axes=None, workers=None, backend=None):
         Axes to transform (default: all). The last one listed is halved.
     workers : int, optional
         Threads. None: kernelselect's default (OpenMP's, honouring
-        ``OMP_NUM_THREADS``); -1: all cores.
+        ``OMP_NUM_THREADS``); -1: all cores. Small transforms use fewer: at
+        most one thread per ``MIN_POINTS_PER_THREAD`` (65536) array elements.
     backend : {"pyfftw", "scipy"}, optional
         None: the module default (``get_backend()``).
 
@@ -456,7 +463,7 @@ def rfftn(a, axes=None, workers=None, backend=None):
     arr = _real_input(a, "a")
     axes = _check_axes(axes, arr.ndim)
     _check_nonempty(arr, axes, "a")
-    threads = _threads(workers)
+    threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
         return scipy.fft.rfftn(arr, axes=axes, workers=threads)
@@ -518,7 +525,7 @@ def irfftn(A, s, axes=None, workers=None, backend=None):
             f"of length {arr.shape[last]} comes from a real length of "
             f"{2 * arr.shape[last] - 2} or {2 * arr.shape[last] - 1}."
         )
-    threads = _threads(workers)
+    threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
         return scipy.fft.irfftn(arr, s=s, axes=axes, workers=threads)
@@ -537,7 +544,7 @@ def fftn(a, axes=None, workers=None, backend=None):
     arr = _complex_input(a, "a")
     axes = _check_axes(axes, arr.ndim)
     _check_nonempty(arr, axes, "a")
-    threads = _threads(workers)
+    threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
         return scipy.fft.fftn(arr, axes=axes, workers=threads)
@@ -549,7 +556,7 @@ def ifftn(A, axes=None, workers=None, backend=None):
     arr = _complex_input(A, "A")
     axes = _check_axes(axes, arr.ndim)
     _check_nonempty(arr, axes, "A")
-    threads = _threads(workers)
+    threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
         return scipy.fft.ifftn(arr, axes=axes, workers=threads)
