@@ -299,3 +299,28 @@ def test_binary_criteria_reject_one_class():
         evaluate_criterion("fsm", op, np.ones(12))
     with pytest.raises(ValueError, match="3 distinct values.*mmd"):
         evaluate_criterion("mmd", op, np.arange(12) % 3)
+
+
+@settings(deadline=None, max_examples=20)
+@given(n=st.integers(6, 30), seed=st.integers(0, 2**31), log_gamma=st.floats(-3, 2),
+       log_alpha=st.floats(-2, 1), frac=st.floats(0.3, 1.0), D=st.integers(2, 40),
+       kernel=st.sampled_from(["gaussian", "laplacian"]))
+def test_lowrank_operators_match_reference_random(n, seed, log_gamma, log_alpha, frac, D, kernel):
+    X, y = problem(n, 2, seed, True)
+    if np.unique(y).size < 2:
+        y[0] = -y[0]
+    c = max(2, int(frac * n))
+    # a floor well above rounding keeps the explicit C W_k⁺ Cᵀ accurate to ~1e-10
+    approxes = [kernelselect.Nystroem(n_landmarks=c, rank=c - 1, eigen_floor=1e-6),
+                kernelselect.RFF(n_features=D)]
+    alphas = np.array([2.0 ** log_alpha])
+    for approx in approxes:
+        op, A = build(approx, X, y, 2.0 ** log_gamma, kernel, seed)
+        scale = max(1.0, np.abs(A).max())
+        for name in ["ree", "ipe", "c1", "gcv", "kta", "ckta", "mmd", "sm"]:
+            got = evaluate_criterion(name, op, y, alphas)[0]
+            want = reference_value(name, A, y, alphas[0])
+            assert np.isclose(got, want, rtol=1e-7, atol=1e-12 * scale), (name, type(approx).__name__)
+        e = ref.crit_eloo_residuals(A, y, alphas[0])
+        got = evaluate_criterion("eloo", op, y, alphas, loss="squared")[0]
+        assert np.isclose(got, np.mean(e ** 2), rtol=1e-6), type(approx).__name__
