@@ -196,3 +196,16 @@ def test_bad_inputs(kwargs, exc, match):
     args.update(kwargs)
     with pytest.raises(exc, match=match):
         select_kernel(args.pop("X"), args.pop("y"), **args)
+
+
+def test_undefined_values_are_nan_and_skipped():
+    X, y = data(20)
+    X[:] = 0.0                                   # every point identical: K = 11ᵀ
+    X[0, 0] = 1.0
+    res = select_kernel(X, y, gammas=[1e-30, 1.0], criterion=["ckta", "kta"], approximation="exact")
+    # at γ = 1e-30, K = 11ᵀ exactly: ‖K_c‖_F = 0 and CKTA is undefined
+    assert not np.isfinite(res.curves["ckta"][0, 0])
+    assert np.isfinite(res.curves["ckta"][1, 0])
+    assert res.best["ckta"]["gamma"] == 1.0 and res.best_gamma == 1.0
+    res = select_kernel(X, y, gammas=[1e-30], criterion="ckta", approximation="exact")
+    assert np.isnan(res.best_gamma) and res.best["ckta"]["index"] is None
