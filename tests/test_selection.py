@@ -209,3 +209,13 @@ def test_undefined_values_are_nan_and_skipped():
     assert res.best["ckta"]["gamma"] == 1.0 and res.best_gamma == 1.0
     res = select_kernel(X, y, gammas=[1e-30], criterion="ckta", approximation="exact")
     assert np.isnan(res.best_gamma) and res.best["ckta"]["index"] is None
+
+
+def test_workers_do_not_change_the_result():
+    X, y = data(50)
+    kw = dict(gammas=[0.5, 2.0], alphas=[0.1, 1.0], criterion=["ree", "eloo", "kta"],
+              approximation=kernelselect.Nystroem(n_landmarks=30), random_state=1)
+    a = select_kernel(X, y, workers=1, **kw)
+    b = select_kernel(X, y, workers=-1, **kw)
+    for name in a.curves:
+        np.testing.assert_allclose(a.curves[name], b.curves[name], rtol=1e-10)
