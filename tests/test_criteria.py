@@ -24,7 +24,6 @@ ALPHAS = np.array([0.01, 0.3, 2.0])
 
 def reference_value(name, A, y, alpha, **params):
     """The criterion straight from its formula on the explicit matrix A."""
-    n = A.shape[0]
     if name == "ree":
         return ref.crit_ree(A, y, alpha)
     if name in ("ipe", "c1"):
@@ -49,7 +48,6 @@ def reference_value(name, A, y, alpha, **params):
     if name == "sm":
         return ref.crit_sm(A, y, r=params.get("r", 3), h=params.get("h"))
     raise AssertionError(name)
-    return n
 
 
 def build(approx, X, y, gamma, kernel="gaussian", seed=0):
