@@ -7,5 +7,7 @@ features) and exact criteria computed by streaming over the kernel matrix.
 
 from ._config import show_config
 from ._version import __version__
+from ._di_transformers import DINystroem, DIRandomFourierFeatures
+from . import di
 
-__all__ = ["__version__", "show_config"]
+__all__ = ["__version__", "show_config", "di", "DIRandomFourierFeatures", "DINystroem"]
