@@ -150,15 +150,28 @@ def _spd_solve(S, M):
     raise LinAlgError("the DI scatter matrix is not positive definite; increase rho.")
 
 
+_LOWLEVEL = {}
+
+
+def _compiled(name):
+    """``kernelselect.lowlevel.<name>`` if the compiled primitives are built, else None
+    (looked up once)."""
+    if name not in _LOWLEVEL:
+        try:
+            from . import lowlevel
+            _LOWLEVEL[name] = getattr(lowlevel, name)
+        except (ImportError, AttributeError):
+            _LOWLEVEL[name] = None
+    return _LOWLEVEL[name]
+
+
 def _gaussian_block(X, Z, gamma):
     """K(X, Z) for the Gaussian kernel, shape (n_x, n_z).
 
-    Uses the compiled ``lowlevel.kernel_block`` when it is available, else numpy.
+    Uses the compiled ``lowlevel.kernel_block`` when it is available, else numpy
+    (‖x‖² + ‖z‖² − 2xᵀz, clipped at 0).
     """
-    try:
-        from .lowlevel import kernel_block
-    except ImportError:
-        kernel_block = None
+    kernel_block = _compiled("kernel_block")
     if kernel_block is not None:
         return kernel_block(X, Z, gamma, kernel="gaussian")
     d2 = (X * X).sum(axis=1)[:, None] + (Z * Z).sum(axis=1)[None, :] - 2.0 * (X @ Z.T)
@@ -169,10 +182,7 @@ def _gaussian_block(X, Z, gamma):
 
 def _rff_map(X, W, b):
     """√(2/J) cos(XW + b), shape (n, J); compiled ``rff_features`` when available."""
-    try:
-        from .lowlevel import rff_features
-    except ImportError:
-        rff_features = None
+    rff_features = _compiled("rff_features")
     if rff_features is not None:
         return rff_features(X, W, b)
     U = X @ W
@@ -475,7 +485,7 @@ def _prepare_targets(y, task, n):
 
 
 def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, max_epochs,
-                 tol, decay, min_learning_rate, progress, desc):
+                 tol, patience, decay, min_learning_rate, progress, desc):
     """Mini-batch Adam ascent with the paper's decay-on-saturation schedule.
 
     Each epoch visits ⌊n / batch_size⌋ disjoint mini-batches of a fresh random
@@ -496,7 +506,7 @@ def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, m
     bs = min(batch_size, n)
     n_batches = max(1, n // bs)
     hist.n_batches, hist.batch_size = n_batches, bs
-    lr, best, just_decayed, step = learning_rate, -np.inf, False, 0
+    lr, best, stale, decayed, step = learning_rate, -np.inf, 0, False, 0
     bar = None
     if progress:
         try:
@@ -531,15 +541,18 @@ def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, m
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(objective=f"{mean:.5g}", lr=f"{lr:.1e}")
-            if mean > best + tol * abs(best):
-                best, just_decayed = mean, False
+            if best == -np.inf or mean > best + tol * abs(best):
+                best, stale, decayed = mean, 0, False
                 continue
-            if just_decayed:
+            stale += 1
+            if stale < patience:
+                continue
+            if decayed:
                 hist.stop_reason = "no improvement after decay"
                 break
             lr *= decay
             hist.decays.append(epoch)
-            just_decayed = True
+            stale, decayed = 0, True
             if lr < min_learning_rate:
                 hist.stop_reason = "min_learning_rate"
                 break
@@ -551,7 +564,7 @@ def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, m
 
 
 def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, max_epochs,
-                    tol, decay):
+                    tol, patience, decay):
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     J = check_positive_int(n_components, "n_components")
     rho = _check_rho(rho)
@@ -562,6 +575,7 @@ def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, ma
         learning_rate=check_positive(learning_rate, "learning_rate"),
         max_epochs=check_positive_int(max_epochs, "max_epochs"),
         tol=check_positive(tol, "tol", allow_zero=True),
+        patience=check_positive_int(patience, "patience"),
         decay=check_positive(decay, "decay"),
     )
     if not opts["decay"] < 1:
@@ -570,7 +584,7 @@ def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, ma
 
 
 def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
-               batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, decay=0.1,
+               batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
                min_learning_rate=1e-7, random_state=None, progress=False):
     """Learn random Fourier features by maximising RFDI (paper Algorithm 2).
 
@@ -592,8 +606,11 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
     rho : float > 0
     batch_size : int or None
         None → 1000, or 2J when J > 500.
-    learning_rate, max_epochs, tol, decay, min_learning_rate
-        Schedule (see :class:`TrainingHistory` and the module notes).
+    learning_rate, max_epochs, tol, patience, decay, min_learning_rate
+        Schedule: Adam from ``learning_rate``; ×``decay`` after ``patience``
+        epochs whose mean mini-batch objective does not beat the best epoch mean
+        by a relative ``tol``; stop when a decay brings no improvement (see
+        ``_adam_ascent``).
     random_state : None, int or numpy Generator
         Draws the initial (W, b) and the mini-batch permutations; the result is
         reproducible for a given seed (thread count aside: BLAS sums may round
@@ -608,7 +625,7 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
     history : TrainingHistory
     """
     X, J, rho, batch, targets, opts = _training_setup(
-        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, decay)
+        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
     gamma = check_positive(gamma, "gamma")
     rng = check_random_state(random_state)
     W = rng.normal(0.0, np.sqrt(2.0 * gamma), size=(X.shape[1], J))
@@ -625,7 +642,7 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
 
 
 def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
-                batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, decay=0.1,
+                batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
                 min_learning_rate=1e-7, random_state=None, progress=False):
     """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
 
@@ -641,7 +658,7 @@ def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classifica
     history : TrainingHistory
     """
     X, J, rho, batch, targets, opts = _training_setup(
-        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, decay)
+        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
     gamma = check_positive(gamma, "gamma")
     if J > X.shape[0]:
         raise ValueError(
