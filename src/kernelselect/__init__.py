@@ -7,7 +7,27 @@ features) and exact criteria computed by streaming over the kernel matrix.
 
 from ._config import show_config
 from ._version import __version__
+from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
+from .operators.dense import Exact
+from .operators.nystrom import Nystroem
+from .operators.rff import RFF
+from .selection import SelectionResult, select_kernel
 from ._di_transformers import DINystroem, DIRandomFourierFeatures
 from . import di
 
-__all__ = ["__version__", "show_config", "di", "DIRandomFourierFeatures", "DINystroem"]
+__all__ = [
+    "__version__",
+    "show_config",
+    "select_kernel",
+    "SelectionResult",
+    "Exact",
+    "Nystroem",
+    "RFF",
+    "Criterion",
+    "CRITERIA",
+    "get_criterion",
+    "register_criterion",
+    "di",
+    "DIRandomFourierFeatures",
+    "DINystroem",
+]
