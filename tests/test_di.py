@@ -339,3 +339,64 @@ def test_transformer_without_scikit_learn_raises_import_error(monkeypatch):
         module.DIRandomFourierFeatures()
     with pytest.raises(ImportError, match="scikit-learn"):
         module.DINystroem(n_components=5)
+
+
+# -- criteria registry ("di" / "kdi" for select_kernel) ----------------------------------
+def _built(approx, X, y, gamma):
+    state = approx.prepare(X, y, kernel="gaussian", random_state=0, workers=None)
+    approx.configure({"spectral"})
+    return state, approx.build(X, y, gamma, kernel="gaussian", state=state, workers=None)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_registered_di_on_rff_operator_is_the_di_of_its_features(task):
+    from kernelselect.criteria import evaluate_criterion
+
+    rng, X, labels = _problem(13, n=70)
+    y = labels.astype(float) if task == "classification" else rng.normal(size=70)
+    approx = kernelselect.RFF(n_features=12, random_state=0)
+    state, op = _built(approx, X, y, 0.4)
+    Z = approx.features(X, 0.4, kernel="gaussian", state=state)
+    Y = di.encode_targets(labels) if task == "classification" else y
+    got = evaluate_criterion("di", op, y, rho=1e-3, task=task)
+    np.testing.assert_allclose(got, reference.dense_di(Z, Y, 1e-3), rtol=1e-8)
+
+
+def test_registered_kdi_on_nystroem_operator_is_the_kdi_of_its_landmarks():
+    from kernelselect.criteria import evaluate_criterion
+
+    _, X, labels = _problem(14, n=70)
+    approx = kernelselect.Nystroem(n_landmarks=9, random_state=0)
+    state, op = _built(approx, X, labels, 0.4)
+    R = X[state["landmarks"]]
+    G, B = reference.kernel_matrix(X, R, 0.4), reference.kernel_matrix(R, R, 0.4)
+    got = evaluate_criterion("kdi", op, labels.astype(float))
+    np.testing.assert_allclose(got, reference.dense_kdi(G, B, di.encode_targets(labels), 1e-4),
+                               rtol=1e-7)
+
+
+def test_registered_di_on_the_exact_kernel_is_the_kdca_optimum():
+    from kernelselect.criteria import evaluate_criterion
+
+    _, X, labels = _problem(15, n=25, d=2)
+    _, op = _built(kernelselect.Exact(), X, labels, 1.0)
+    K = reference.kernel_matrix(X, X, 1.0)
+    got = evaluate_criterion("di", op, labels.astype(float), rho=1e-2)
+    np.testing.assert_allclose(got, reference.kdca_optimum(K, di.encode_targets(labels), 1e-2),
+                               rtol=1e-7)
+
+
+def test_select_kernel_with_di_and_kdi():
+    _, X, labels = _problem(16, n=90)
+    gammas = [0.01, 0.1, 1.0]
+    res = kernelselect.select_kernel(X, labels.astype(float), criterion=["di", "kdi"],
+                                     approximation=kernelselect.Nystroem(n_landmarks=20),
+                                     gammas=gammas, alphas=[1e-3, 1.0], random_state=0)
+    assert res.directions["di"] == "max"
+    curve = res.curves["kdi"][:, 0]
+    np.testing.assert_array_equal(res.curves["kdi"][:, 1], curve)     # α-independent
+    np.testing.assert_allclose(res.curves["di"], res.curves["kdi"], rtol=1e-12)
+    assert res.best_gamma == gammas[int(np.argmax(curve))]
+    with pytest.raises(ValueError, match="rho"):
+        kernelselect.select_kernel(X, labels.astype(float), criterion="di", approximation="rff",
+                                   gammas=gammas, rho=0.0)
