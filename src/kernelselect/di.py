@@ -165,7 +165,7 @@ def _compiled(name):
     return _LOWLEVEL[name]
 
 
-def _gaussian_block(X, Z, gamma):
+def _gaussian_block(X, Z, gamma, workers=None):
     """K(X, Z) for the Gaussian kernel, shape (n_x, n_z).
 
     Uses the compiled ``lowlevel.kernel_block`` when it is available, else numpy
@@ -173,21 +173,21 @@ def _gaussian_block(X, Z, gamma):
     """
     kernel_block = _compiled("kernel_block")
     if kernel_block is not None:
-        return kernel_block(X, Z, gamma, kernel="gaussian")
+        return kernel_block(X, Z, gamma, kernel="gaussian", workers=workers)
     d2 = (X * X).sum(axis=1)[:, None] + (Z * Z).sum(axis=1)[None, :] - 2.0 * (X @ Z.T)
     np.maximum(d2, 0.0, out=d2)
     d2 *= -gamma
     return np.exp(d2, out=d2)
 
 
-def _rff_map(X, W, b):
+def _rff_map(X, W, b, workers=None):
     """√(2/J) cos(XW + b), shape (n, J); compiled ``rff_features`` when available."""
     rff_features = _compiled("rff_features")
     if rff_features is not None:
         # the compiled kernel takes writeable buffers only; read-only inputs
         # (e.g. unpickled or memory-mapped arrays) are copied
         X, W, b = (a if a.flags.writeable else a.copy() for a in (X, W, b))
-        return rff_features(X, W, b)
+        return rff_features(X, W, b, workers=workers)
     U = X @ W
     U += b
     np.cos(U, out=U)
@@ -299,7 +299,7 @@ def _check_params_rff(X, Y, W, b, rho):
     return X, _centre(Y), W, b, _check_rho(rho)
 
 
-def rfdi(X, Y, W, b, rho=1e-4):
+def rfdi(X, Y, W, b, rho=1e-4, *, workers=None):
     """RFDI objective of random Fourier features and its gradient (paper eq. 7).
 
     With Z = s cos(XW + 1bᵀ), s = √(2/J), S = ZᵀCZ + ρI and M = ZᵀCY::
@@ -317,6 +317,8 @@ def rfdi(X, Y, W, b, rho=1e-4):
     b : array-like of shape (J,)
         Phases.
     rho : float > 0, default 1e-4
+    workers : int or None
+        Threads of the compiled feature kernel (None: OpenMP default, -1: all).
 
     Returns
     -------
@@ -338,24 +340,32 @@ def rfdi(X, Y, W, b, rho=1e-4):
         ∂RFDI/∂W = Xᵀ Γ_U,     ∂RFDI/∂b = Γ_Uᵀ 1.
 
     Cost: GEMMs XW and XᵀΓ_U (O(ndJ)), Z_cᵀZ_c (O(nJ²)), the L-column products
-    (O(nJL)), a J×J Cholesky (O(J³)); O(nJ) memory, no n×n array.
+    (O(nJL)), a J×J Cholesky (O(J³)); O(nJ) memory, no n×n array. Z and
+    s·sin(U) = s·cos(XW + 1(b − π/2)ᵀ) come from the compiled fused GEMM + cos
+    kernel ``lowlevel.rff_features`` when it is built (numpy otherwise).
     """
     X, Yc, W, b, rho = _check_params_rff(X, Y, W, b, rho)
     J = W.shape[1]
     s = np.sqrt(2.0 / J)
-    U = X @ W
-    U += b
-    Zc = np.cos(U)
-    Zc *= s
+    if _compiled("rff_features") is not None:
+        # fused GEMM + vectorised cos; s·sin(U) = s·cos(XW + b − π/2)
+        Zc = _rff_map(X, W, b, workers)
+        SinU = _rff_map(X, W, b - 0.5 * np.pi, workers)
+    else:
+        U = X @ W
+        U += b
+        Zc = np.cos(U)
+        Zc *= s
+        SinU = np.sin(U, out=U)
+        SinU *= s
     Zc -= Zc.mean(axis=0)
     value, A = _di_core(Zc, Yc, rho)
     R = Yc - Zc @ A
     GZ = R @ A.T
-    GZ *= -2.0 * s
-    np.sin(U, out=U)
-    U *= GZ                          # Γ_U
-    grad_W = X.T @ U
-    grad_b = U.sum(axis=0)
+    GZ *= -2.0
+    SinU *= GZ                       # Γ_U = −s sin(U) ∘ Γ_Z
+    grad_W = X.T @ SinU
+    grad_b = SinU.sum(axis=0)
     return value, grad_W, grad_b
 
 
@@ -372,7 +382,7 @@ def _check_params_nys(X, Y, landmarks, gamma, rho):
     return X, _centre(Y), R, gamma, _check_rho(rho)
 
 
-def nysdi(X, Y, landmarks, gamma, rho=1e-4):
+def nysdi(X, Y, landmarks, gamma, rho=1e-4, *, workers=None):
     """NysDI objective of Nyström landmarks and its gradient (paper eq. 10).
 
     Gaussian kernel k(x, r) = exp(−γ‖x − r‖²). With G = K(X, X_r) (n×J),
@@ -390,6 +400,8 @@ def nysdi(X, Y, landmarks, gamma, rho=1e-4):
         The representative points X_r (rows r_j).
     gamma : float > 0
     rho : float > 0, default 1e-4
+    workers : int or None
+        Threads of the compiled kernel block (None: OpenMP default, -1: all).
 
     Returns
     -------
@@ -414,8 +426,8 @@ def nysdi(X, Y, landmarks, gamma, rho=1e-4):
     Cost O(nJd + nJ² + J³), O(nJ) memory, no n×n array.
     """
     X, Yc, R, gamma, rho = _check_params_nys(X, Y, landmarks, gamma, rho)
-    G = _gaussian_block(X, R, gamma)
-    B = _gaussian_block(R, R, gamma)
+    G = _gaussian_block(X, R, gamma, workers)
+    B = _gaussian_block(R, R, gamma, workers)
     B = 0.5 * (B + B.T)
     Gc = G - G.mean(axis=0)
     value, A = _di_core(Gc, Yc, rho, B=B)
@@ -588,7 +600,7 @@ def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, ma
 
 def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
                batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
-               min_learning_rate=1e-7, random_state=None, progress=False):
+               min_learning_rate=1e-7, random_state=None, progress=False, workers=None):
     """Learn random Fourier features by maximising RFDI (paper Algorithm 2).
 
     Initialisation from the Gaussian kernel's spectral density: W ~ N(0, 2γ I),
@@ -620,6 +632,8 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
         differently).
     progress : bool
         Show a tqdm progress bar over epochs.
+    workers : int or None
+        Threads of the compiled feature / kernel-block kernels.
 
     Returns
     -------
@@ -635,7 +649,7 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
     b = rng.uniform(0.0, 2.0 * np.pi, size=J)
 
     def value_and_grad(idx):
-        value, gW, gb = rfdi(X[idx], targets(idx), W, b, rho)
+        value, gW, gb = rfdi(X[idx], targets(idx), W, b, rho, workers=workers)
         return value, (gW, gb)
 
     hist = _adam_ascent([W, b], value_and_grad, X.shape[0], batch, rng,
@@ -646,7 +660,7 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
 
 def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
                 batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
-                min_learning_rate=1e-7, random_state=None, progress=False):
+                min_learning_rate=1e-7, random_state=None, progress=False, workers=None):
     """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
 
     The J landmarks start as a uniformly random subset of the rows of X (without
@@ -673,7 +687,7 @@ def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classifica
     R = X[indices].copy()
 
     def value_and_grad(idx):
-        value, gR = nysdi(X[idx], targets(idx), R, gamma, rho)
+        value, gR = nysdi(X[idx], targets(idx), R, gamma, rho, workers=workers)
         return value, (gR,)
 
     hist = _adam_ascent([R], value_and_grad, X.shape[0], batch, rng,
