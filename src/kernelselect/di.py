@@ -21,6 +21,11 @@ are maximised.
 
 Every evaluation is O(n J² + J³) time and O(n J) memory: one Cholesky factor of a
 J×J matrix, no n×n array.
+
+Importing this module registers the selection criteria ``"di"`` and ``"kdi"``
+(:func:`operator_di`) so that ``kernelselect.select_kernel(X, y, criterion="di",
+approximation="rff")`` or ``criterion="kdi", approximation="nystrom"`` choose γ by
+maximising DI / KDI.
 """
 
 import time
@@ -46,6 +51,8 @@ __all__ = [
     "train_rfdi",
     "train_nysdi",
     "select_gamma_di",
+    "operator_di",
+    "default_batch_size",
     "TrainingHistory",
 ]
 
@@ -228,8 +235,9 @@ def di_criterion(F, Y, rho=1e-4):
     Returns
     -------
     float
-        DI ≥ 0. It equals ‖CY‖_F² minus the minimal ridge-regression residual of
-        CY on CF (paper eq. 5), so for unit-norm indicator columns DI < L.
+        DI ≥ 0. It equals ‖CY‖_F² minus the minimal regularised least-squares
+        error of CY on CF (paper eq. 5), so DI < ‖CY‖_F², which is L − 1 for
+        unit-norm indicator columns.
 
     Notes
     -----
