@@ -137,7 +137,7 @@ def evaluate(Xtr, Xte, ytr, yte, J, gamma, seed, max_epochs):
     return rows
 
 
-def time_gradient(repeats=30):
+def time_gradient(repeats=60):
     """One rfdi call at N_b = 1000, J = 500 (d = 64, L = 10) vs the GEMMs inside it."""
     rng = np.random.default_rng(0)
     N, J, d, L = 1000, 500, 64, 10
@@ -158,14 +158,21 @@ def time_gradient(repeats=30):
         Ry @ A.T                # residual · Aᵀ
         X.T @ Z                 # ∂/∂W = XᵀΓ
 
-    def timed(f):
-        f()
-        ts = []
-        for _ in range(repeats):
+    def paired(f, g, pairs):
+        """Alternate single calls of f and g: min times and the median per-pair ratio,
+        so that both see the same (shared, fluctuating) machine load."""
+        f(), g()
+        tf, tg = [], []
+        for _ in range(pairs):
             t = time.perf_counter()
             f()
-            ts.append(time.perf_counter() - t)
-        return min(ts), float(np.median(ts))
+            tf.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            g()
+            tg.append(time.perf_counter() - t)
+        tf, tg = np.array(tf), np.array(tg)
+        return dict(f_min=tf.min(), f_median=float(np.median(tf)), g_min=tg.min(),
+                    g_median=float(np.median(tg)), ratio_median=float(np.median(tf / tg)))
 
     from threadpoolctl import threadpool_limits
 
@@ -173,15 +180,12 @@ def time_gradient(repeats=30):
     R = X[:J].copy()
     for threads in (1, None):           # one BLAS/OpenMP thread, then the default
         with threadpool_limits(threads):
-            res = {"rfdi": [], "gemms": []}
-            for _ in range(3):          # interleave: both see the same machine load
-                res["rfdi"].append(timed(lambda: di.rfdi(X, Y, W, b)))
-                res["gemms"].append(timed(gemms))
             tag = "1 thread" if threads == 1 else f"{os.cpu_count()} threads"
-            for k, vals in res.items():
-                out[f"{k}, {tag}"] = (min(v[0] for v in vals),
-                                      float(np.median([v[1] for v in vals])))
-            out[f"nysdi, {tag}"] = timed(lambda: di.nysdi(X, Y, R, 1.0))
+            r = paired(lambda: di.rfdi(X, Y, W, b), gemms, repeats)
+            out[tag] = dict(rfdi=(r["f_min"], r["f_median"]), gemms=(r["g_min"], r["g_median"]),
+                            ratio_median=r["ratio_median"])
+            r = paired(lambda: di.nysdi(X, Y, R, 1.0), gemms, max(5, repeats // 3))
+            out[tag]["nysdi"] = (r["f_min"], r["f_median"])
     return out
 
 
@@ -220,6 +224,7 @@ def main():
                 print(name, seed, J, {m: round(r["acc"], 4) for m, r in rows.items()},
                       {m: round(r["train"], 1) for m, r in rows.items()}, flush=True)
     args.blas_threads = os.environ.get("OPENBLAS_NUM_THREADS", "unset")
+    args.omp_threads = os.environ.get("OMP_NUM_THREADS", "unset")
     timing = time_gradient()
     print("timing", timing)
     OUT.mkdir(exist_ok=True)
@@ -244,7 +249,8 @@ def write_report(results, timing, args):
              "classifier RidgeClassifierCV (alphas 1e-6..1e2); 70/30 stratified split, "
              "features min-max scaled on the training split; γ by 3-fold CV of standard "
              "Nyström (J = 300). Train time = fitting the DI map (s). "
-             f"Training ran with OPENBLAS_NUM_THREADS={args_threads(args)} "
+             f"Training ran with OPENBLAS_NUM_THREADS={args_threads(args)}, "
+             f"OMP_NUM_THREADS={getattr(args, 'omp_threads', None) or 'unset'} "
              f"on a shared {os.cpu_count()}-core machine.", ""]
     info = df.drop_duplicates("dataset")[["dataset", "task", "n_train", "d", "gamma"]]
     lines += ["| dataset | task | n_train | d | γ |", "|---|---|---|---|---|"]
@@ -262,15 +268,22 @@ def write_report(results, timing, args):
             cells.append(cell)
         lines.append(f"| {ds} | {J} | " + " | ".join(cells) + " |")
     lines += ["", "## One gradient evaluation (N_b = 1000, J = 500, d = 64, L = 10)", "",
-              "| call | min (ms) | median (ms) |", "|---|---|---|"]
-    for k, (mn, md) in timing.items():
-        lines.append(f"| {k} | {1e3 * mn:.1f} | {1e3 * md:.1f} |")
-    lines.append("")
-    for tag in ("1 thread", f"{os.cpu_count()} threads"):
-        r, g = timing[f"rfdi, {tag}"], timing[f"gemms, {tag}"]
-        lines.append(f"Ratio rfdi / its GEMMs, {tag}: {r[0] / g[0]:.2f} (min), "
-                     f"{r[1] / g[1]:.2f} (median).")
-    (OUT / "di_study.md").write_text("\n".join(lines) + "\n")
+              "rfdi and the GEMMs it contains (XW twice — for cos and for sin = cos(· − π/2) "
+              "in the fused feature kernel —, ZᵀZ, ZᵀY, ZA, RAᵀ, XᵀΓ) timed alternately, "
+              "one call each, in the same run; nysdi for reference.", "",
+              "| threads | rfdi min / median (ms) | GEMMs min / median (ms) | "
+              "median ratio rfdi/GEMMs | nysdi min / median (ms) |",
+              "|---|---|---|---|---|"]
+    for tag, t in timing.items():
+        lines.append(f"| {tag} | {1e3 * t['rfdi'][0]:.1f} / {1e3 * t['rfdi'][1]:.1f} | "
+                     f"{1e3 * t['gemms'][0]:.1f} / {1e3 * t['gemms'][1]:.1f} | "
+                     f"{t['ratio_median']:.2f} | "
+                     f"{1e3 * t['nysdi'][0]:.1f} / {1e3 * t['nysdi'][1]:.1f} |")
+    path = OUT / "di_study.md"
+    keep = ""                      # a hand-written discussion survives regeneration
+    if path.exists() and "\n## Discussion" in path.read_text():
+        keep = "\n## Discussion" + path.read_text().split("\n## Discussion", 1)[1]
+    path.write_text("\n".join(lines) + "\n" + keep)
     plot(agg)
 
 
