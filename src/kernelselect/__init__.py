@@ -12,6 +12,8 @@ from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 from .operators.rff import RFF
 from .selection import SelectionResult, select_kernel
+from ._di_transformers import DINystroem, DIRandomFourierFeatures
+from . import di
 
 __all__ = [
     "__version__",
@@ -25,4 +27,7 @@ __all__ = [
     "CRITERIA",
     "get_criterion",
     "register_criterion",
+    "di",
+    "DIRandomFourierFeatures",
+    "DINystroem",
 ]
