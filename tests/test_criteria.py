@@ -273,10 +273,14 @@ def test_custom_criterion_registers_and_runs():
 
     c = criteria.Criterion("test_trace_ratio", "max", "moments", "any", False, trace_ratio)
     criteria.register_criterion(c, replace=True)
-    X, y = problem(12)
-    res = kernelselect.select_kernel(X, y, criterion="test_trace_ratio", gammas=[0.5, 1.0],
-                                     approximation="exact")
-    np.testing.assert_allclose(res.curves["test_trace_ratio"], 1.0)
+    try:
+        X, y = problem(12)
+        res = kernelselect.select_kernel(X, y, criterion="test_trace_ratio", gammas=[0.5, 1.0],
+                                         approximation="exact")
+        np.testing.assert_allclose(res.curves["test_trace_ratio"], 1.0)
+    finally:
+        criteria.unregister_criterion("test_trace_ratio")
+    assert "test_trace_ratio" not in criteria.criterion_names()
 
 
 def test_spectral_criterion_on_streaming_operator_raises():

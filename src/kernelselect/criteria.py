@@ -46,6 +46,7 @@ __all__ = [
     "Criterion",
     "CRITERIA",
     "register_criterion",
+    "unregister_criterion",
     "get_criterion",
     "criterion_names",
     "approximations_for",
@@ -148,6 +149,11 @@ def register_criterion(criterion, *, replace=False):
         raise ValueError(f"a criterion named {name!r} is already registered.")
     _REGISTRY[name] = criterion
     return criterion
+
+
+def unregister_criterion(name):
+    """Remove a criterion from the registry; returns it (None when absent)."""
+    return _REGISTRY.pop(str(name).strip().lower(), None)
 
 
 def _load_plugins():
