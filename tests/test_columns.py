@@ -310,3 +310,13 @@ def test_complex_and_text_rejected():
         rff_features(_X + 1j, _W, _b)
     with pytest.raises(TypeError, match="W must hold numbers"):
         rff_features(_X, [["a"] * 4] * 3, _b)
+
+
+def test_read_only_inputs_are_accepted():
+    rng = np.random.default_rng(0)
+    X, W, b, y = rng.normal(size=(9, 3)), rng.normal(size=(3, 4)), rng.uniform(0, 6, 4), rng.normal(size=9)
+    for a in (X, W, b, y):
+        a.setflags(write=False)
+    np.testing.assert_allclose(rff_features(X, W, b), ref.rff_features(X, W, b), rtol=1e-10)
+    np.testing.assert_allclose(labeled_rff_column(X, y, W, b),
+                               ref.labeled_rff_column(X, y, W, b), rtol=1e-10)
