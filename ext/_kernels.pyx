@@ -2,15 +2,18 @@
 """Kernel matrices, kernel-matrix products and kernel-matrix sums.
 
 Gaussian entries come from the expansion ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z, the
-dot products by BLAS (scipy.linalg.cython_blas), then one pass that clamps at 0,
-scales by -gamma and exponentiates. Laplacian entries sum |x_k - z_k| directly.
+dot products by BLAS (scipy.linalg.cython_blas), then one pass that clamps at 0
+(recomputing near-duplicate pairs directly), and the vectorised exp(-gamma * .)
+loop of _vecmath.h. Laplacian entries sum |x_k - z_k| directly.
 
 The streaming kernels (ks_kernel_matvec, ks_kernel_sums) never hold K: the rows of
-K(X, X) are cut into blocks of ROW_BLOCK rows, processed in an OpenMP loop with a
-static schedule, and each row block walks the columns in tiles of COL_BLOCK columns
-held in a per-thread buffer. Every output row belongs to exactly one row block and
-is accumulated tile by tile in column order, so results do not depend on the
-number of threads.
+K(X, X) are cut into blocks of ROW_BLOCK rows, handed out to the OpenMP threads,
+and each row block walks the columns in tiles of COL_BLOCK columns held in a
+per-thread buffer. Every output row belongs to exactly one row block and is
+accumulated tile by tile in column order, so results do not depend on the number
+of threads nor on which thread took which block. That freedom is why the row
+blocks are scheduled dynamically: on a shared machine a thread that loses its
+core does not leave the others waiting at the end.
 """
 
 from cython cimport floating
@@ -358,7 +361,7 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
         return KS_ERR_NOMEM
     _sq_norms(X, n, d, sq)
     memset(Y, 0, n * m * sizeof(floating))
-    for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
+    for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
         T = buffers + ks_kernels_thread_num() * ROW_BLOCK * COL_BLOCK
         i0 = blk * ROW_BLOCK
         bi = min(ROW_BLOCK, n - i0)
@@ -411,7 +414,7 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     _sq_norms(X, n, d, sq)
     memset(class_row_sums, 0, n * n_classes * sizeof(double))
     memset(row_sq_sums, 0, n * sizeof(double))
-    for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
+    for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
         T = buffers + ks_kernels_thread_num() * ROW_BLOCK * COL_BLOCK
         i0 = blk * ROW_BLOCK
         bi = min(ROW_BLOCK, n - i0)
