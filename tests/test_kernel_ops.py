@@ -204,6 +204,15 @@ def test_label_kinds(labels):
     np.testing.assert_allclose(got["block_sums"].sum(), got["total"], rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_classes", [2, 32, 33, 90])
+def test_many_classes(tiled, n_classes):
+    """Few classes use interleaved per-class lanes, many a direct loop: both exact."""
+    X = tiled[0][:600]
+    labels = np.random.default_rng(n_classes).integers(0, n_classes, size=600)
+    got = lowlevel.kernel_sums(X, 0.4, "laplacian", labels=labels)
+    _assert_sums_close(got, ref.kernel_sums(X, 0.4, "laplacian", labels=labels), rtol=1e-10)
+
+
 def test_layout_and_dtype_conversions():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 6))
