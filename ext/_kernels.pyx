@@ -377,15 +377,12 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
                           double gamma, int kernel, floating* Y,
                           int threads) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    cdef Py_ssize_t blk, i0, bi, j0, bj, ii, jj
+    cdef Py_ssize_t blk, i0, bi, j0, bj, ii
     cdef floating g = _gamma(gamma, X)
-    cdef floating s
     cdef floating* sq
     cdef floating* XT
     cdef floating* buffers
     cdef floating* T
-    cdef floating* y
-    cdef const floating* row
     if kernel != 0 and kernel != 1:
         return KS_ERR_KERNEL
     if threads > n_blocks:
