@@ -20,7 +20,7 @@ KERNELS = ["gaussian", "laplacian"]
 SUM_KEYS = ["total", "frobenius_sq", "row_sums", "row_sums_sq", "diagonal"]
 
 
-def _data(dtype, max_rows=30, max_features=5, bound=10.0):
+def _data(dtype, max_rows=60, max_features=5, bound=10.0):
     width = 32 if dtype == np.float32 else 64
     return st.integers(1, max_features).flatmap(
         lambda d: st.tuples(
