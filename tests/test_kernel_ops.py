@@ -1,6 +1,10 @@
 """kernel_block, kernel_matvec and kernel_sums against the dense references."""
 
 import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -263,6 +267,39 @@ def test_compiled_kernels_are_exported_for_cimport():
     names = " ".join(_kernels.__pyx_capi__)
     for name in ("ks_kernel_block", "ks_kernel_matvec", "ks_kernel_sums"):
         assert name in names
+
+
+_OOM_SCRIPT = textwrap.dedent(
+    """
+    import resource, numpy as np
+    from kernelselect import lowlevel as L
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    L.kernel_sums(X[:5], 0.5, workers=2); L.kernel_matvec(X[:5], np.ones(5), 0.5, workers=2)
+    status = [l for l in open("/proc/self/status") if l.startswith("VmSize")]
+    vm = int(status[0].split()[1]) * 1024
+    # Room for small Python objects, not for the 2 x 512 kB tile buffers.
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 10), resource.RLIM_INFINITY))
+    for f in (lambda: L.kernel_sums(X, 0.5, workers=2),
+              lambda: L.kernel_matvec(X, np.ones(300), 0.5, workers=2)):
+        try:
+            f()
+            print("no error")
+        except MemoryError as exc:
+            print("MemoryError:", exc)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS and /proc")
+def test_failed_buffer_allocation_raises_memory_error():
+    """A malloc failure inside the nogil kernels surfaces as MemoryError, not a crash."""
+    # A fixed mmap threshold makes glibc map (and unmap on free) every large buffer,
+    # so no freed heap space from earlier calls can satisfy the request.
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+    out = subprocess.run([sys.executable, "-c", _OOM_SCRIPT], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["MemoryError: could not allocate the kernel work buffers"] * 2
 
 
 # ---------------------------------------------------------------------------
