@@ -2,15 +2,18 @@
 """Kernel matrices, kernel-matrix products and kernel-matrix sums.
 
 Gaussian entries come from the expansion ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z, the
-dot products by BLAS (scipy.linalg.cython_blas), then one pass that clamps at 0,
-scales by -gamma and exponentiates. Laplacian entries sum |x_k - z_k| directly.
+dot products by BLAS (scipy.linalg.cython_blas), then one pass that clamps at 0
+(recomputing near-duplicate pairs directly), and the vectorised exp(-gamma * .)
+loop of _vecmath.h. Laplacian entries sum |x_k - z_k| directly.
 
 The streaming kernels (ks_kernel_matvec, ks_kernel_sums) never hold K: the rows of
-K(X, X) are cut into blocks of ROW_BLOCK rows, processed in an OpenMP loop with a
-static schedule, and each row block walks the columns in tiles of COL_BLOCK columns
-held in a per-thread buffer. Every output row belongs to exactly one row block and
-is accumulated tile by tile in column order, so results do not depend on the
-number of threads.
+K(X, X) are cut into blocks of ROW_BLOCK rows, handed out to the OpenMP threads,
+and each row block walks the columns in tiles of COL_BLOCK columns held in a
+per-thread buffer. Every output row belongs to exactly one row block and is
+accumulated tile by tile in column order, so results do not depend on the number
+of threads nor on which thread took which block. That freedom is why the row
+blocks are scheduled dynamically: on a shared machine a thread that loses its
+core does not leave the others waiting at the end.
 """
 
 from cython cimport floating
@@ -290,6 +293,48 @@ cdef inline floating _dot(const floating* a, const floating* b,
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline void _class_sums_and_sq(const floating* row, Py_ssize_t size,
+                                    const Py_ssize_t* codes, Py_ssize_t n_classes,
+                                    double* lanes, double* acc,
+                                    double* total_sq) noexcept nogil:
+    """acc[c] += sum of row[j] over codes[j] == c; total_sq = sum of row[j]^2.
+
+    Four interleaved lanes of per-class partial sums (lanes holds 4 * n_classes
+    doubles), combined in a fixed order, so that consecutive equal labels do not
+    chain their additions through one memory cell.
+    """
+    cdef double q0 = 0, q1 = 0, q2 = 0, q3 = 0
+    cdef double t0, t1, t2, t3
+    cdef double* l1 = lanes + n_classes
+    cdef double* l2 = lanes + 2 * n_classes
+    cdef double* l3 = lanes + 3 * n_classes
+    cdef Py_ssize_t j = 0, c
+    for c in range(4 * n_classes):
+        lanes[c] = 0
+    while j + 4 <= size:
+        t0 = row[j]
+        t1 = row[j + 1]
+        t2 = row[j + 2]
+        t3 = row[j + 3]
+        lanes[codes[j]] += t0
+        l1[codes[j + 1]] += t1
+        l2[codes[j + 2]] += t2
+        l3[codes[j + 3]] += t3
+        q0 += t0 * t0
+        q1 += t1 * t1
+        q2 += t2 * t2
+        q3 += t3 * t3
+        j += 4
+    while j < size:
+        t0 = row[j]
+        lanes[codes[j]] += t0
+        q0 += t0 * t0
+        j += 1
+    for c in range(n_classes):
+        acc[c] += (lanes[c] + l1[c]) + (l2[c] + l3[c])
+    total_sq[0] = (q0 + q1) + (q2 + q3)
+
+
 # ---------------------------------------------------------------------------
 # public nogil kernels (declared in _kernels.pxd)
 # ---------------------------------------------------------------------------
@@ -332,15 +377,12 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
                           double gamma, int kernel, floating* Y,
                           int threads) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
-    cdef Py_ssize_t blk, i0, bi, j0, bj, ii, jj
+    cdef Py_ssize_t blk, i0, bi, j0, bj, ii
     cdef floating g = _gamma(gamma, X)
-    cdef floating s
     cdef floating* sq
     cdef floating* XT
     cdef floating* buffers
     cdef floating* T
-    cdef floating* y
-    cdef const floating* row
     if kernel != 0 and kernel != 1:
         return KS_ERR_KERNEL
     if threads > n_blocks:
@@ -358,7 +400,7 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
         return KS_ERR_NOMEM
     _sq_norms(X, n, d, sq)
     memset(Y, 0, n * m * sizeof(floating))
-    for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
+    for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
         T = buffers + ks_kernels_thread_num() * ROW_BLOCK * COL_BLOCK
         i0 = blk * ROW_BLOCK
         bi = min(ROW_BLOCK, n - i0)
@@ -392,7 +434,11 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     cdef floating* buffers
     cdef floating* T
     cdef double* acc
+    cdef double* lanes
+    cdef double* all_lanes
     cdef const floating* row
+    # Per-class lanes pay off while zeroing them is cheap next to a tile row.
+    cdef bint use_lanes = n_classes > 1 and n_classes <= COL_BLOCK // 16
     if kernel != 0 and kernel != 1:
         return KS_ERR_KERNEL
     if threads > n_blocks:
@@ -403,16 +449,20 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     XT = _transpose(X, n, d) if kernel == 1 else NULL
     buffers = <floating*>ks_kernels_aligned_alloc(
         <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating))
-    if sq == NULL or buffers == NULL or (kernel == 1 and XT == NULL):
+    all_lanes = <double*>malloc(<size_t>threads * 4 * n_classes * sizeof(double))
+    if (sq == NULL or buffers == NULL or all_lanes == NULL
+            or (kernel == 1 and XT == NULL)):
         free(sq)
         free(XT)
         free(buffers)
+        free(all_lanes)
         return KS_ERR_NOMEM
     _sq_norms(X, n, d, sq)
     memset(class_row_sums, 0, n * n_classes * sizeof(double))
     memset(row_sq_sums, 0, n * sizeof(double))
-    for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
+    for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
         T = buffers + ks_kernels_thread_num() * ROW_BLOCK * COL_BLOCK
+        lanes = all_lanes + ks_kernels_thread_num() * 4 * n_classes
         i0 = blk * ROW_BLOCK
         bi = min(ROW_BLOCK, n - i0)
         j0 = 0
@@ -427,6 +477,8 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
                 if n_classes == 1:
                     _sum_and_sq(row, bj, &s, &s2)
                     acc[0] = acc[0] + s
+                elif use_lanes:
+                    _class_sums_and_sq(row, bj, codes + j0, n_classes, lanes, acc, &s2)
                 else:
                     for jj in range(bj):
                         t = row[jj]
@@ -437,6 +489,7 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     free(sq)
     free(XT)
     free(buffers)
+    free(all_lanes)
     return KS_OK
 
 

@@ -1,6 +1,10 @@
 """kernel_block, kernel_matvec and kernel_sums against the dense references."""
 
 import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +24,7 @@ KERNELS = ["gaussian", "laplacian"]
 SUM_KEYS = ["total", "frobenius_sq", "row_sums", "row_sums_sq", "diagonal"]
 
 
-def _data(dtype, max_rows=30, max_features=5, bound=10.0):
+def _data(dtype, max_rows=60, max_features=5, bound=10.0):
     width = 32 if dtype == np.float32 else 64
     return st.integers(1, max_features).flatmap(
         lambda d: st.tuples(
@@ -204,6 +208,15 @@ def test_label_kinds(labels):
     np.testing.assert_allclose(got["block_sums"].sum(), got["total"], rtol=1e-12)
 
 
+@pytest.mark.parametrize("n_classes", [2, 32, 33, 90])
+def test_many_classes(tiled, n_classes):
+    """Few classes use interleaved per-class lanes, many a direct loop: both exact."""
+    X = tiled[0][:600]
+    labels = np.random.default_rng(n_classes).integers(0, n_classes, size=600)
+    got = lowlevel.kernel_sums(X, 0.4, "laplacian", labels=labels)
+    _assert_sums_close(got, ref.kernel_sums(X, 0.4, "laplacian", labels=labels), rtol=1e-10)
+
+
 def test_layout_and_dtype_conversions():
     rng = np.random.default_rng(4)
     X = rng.normal(size=(40, 6))
@@ -254,6 +267,39 @@ def test_compiled_kernels_are_exported_for_cimport():
     names = " ".join(_kernels.__pyx_capi__)
     for name in ("ks_kernel_block", "ks_kernel_matvec", "ks_kernel_sums"):
         assert name in names
+
+
+_OOM_SCRIPT = textwrap.dedent(
+    """
+    import resource, numpy as np
+    from kernelselect import lowlevel as L
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    L.kernel_sums(X[:5], 0.5, workers=2); L.kernel_matvec(X[:5], np.ones(5), 0.5, workers=2)
+    status = [l for l in open("/proc/self/status") if l.startswith("VmSize")]
+    vm = int(status[0].split()[1]) * 1024
+    # Room for small Python objects, not for the 2 x 512 kB tile buffers.
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 10), resource.RLIM_INFINITY))
+    for f in (lambda: L.kernel_sums(X, 0.5, workers=2),
+              lambda: L.kernel_matvec(X, np.ones(300), 0.5, workers=2)):
+        try:
+            f()
+            print("no error")
+        except MemoryError as exc:
+            print("MemoryError:", exc)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS and /proc")
+def test_failed_buffer_allocation_raises_memory_error():
+    """A malloc failure inside the nogil kernels surfaces as MemoryError, not a crash."""
+    # A fixed mmap threshold makes glibc map (and unmap on free) every large buffer,
+    # so no freed heap space from earlier calls can satisfy the request.
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+    out = subprocess.run([sys.executable, "-c", _OOM_SCRIPT], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["MemoryError: could not allocate the kernel work buffers"] * 2
 
 
 # ---------------------------------------------------------------------------
