@@ -312,3 +312,57 @@ def random_eloo_dense(unlabeled, y, alpha, loss):
     else:
         value = np.mean(y[:, None] * (y[:, None] - e) <= 0)
     return e, float(value)
+
+
+# ---------------------------------------------------------------------------
+# discriminant information (paper 001: DI, KDI, KDCA)
+# ---------------------------------------------------------------------------
+
+
+def centering_matrix(n):
+    """C = I − 11ᵀ/n, explicitly."""
+    return np.eye(n) - np.ones((n, n)) / n
+
+
+def dense_di(F, Y, rho):
+    """DI = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF) with F (n, J), explicit C and inverse."""
+    F = np.asarray(F, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(F.shape[0], -1)
+    C = centering_matrix(F.shape[0])
+    S = F.T @ C @ F + rho * np.eye(F.shape[1])
+    return float(np.trace(np.linalg.inv(S) @ F.T @ C @ Y @ Y.T @ C @ F))
+
+
+def dense_kdi(G, B, Y, rho):
+    """KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), explicit C and inverse."""
+    G = np.asarray(G, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(G.shape[0], -1)
+    C = centering_matrix(G.shape[0])
+    S = G.T @ C @ G + rho * np.asarray(B, dtype=float)
+    return float(np.trace(np.linalg.inv(S) @ G.T @ C @ Y @ Y.T @ C @ G))
+
+
+def kdca_optimum(K, Y, rho):
+    """Optimum of kernel DCA (paper eq. 3) with K_B = K̄YYᵀK̄, K̄ = CKC.
+
+    max tr(AᵀK_B A) s.t. Aᵀ(K̄² + ρK̄)A = I is the sum of the generalised
+    eigenvalues of (K_B, K̄² + ρK̄) on the range of K̄: tr((K̄² + ρK̄)⁺ K_B).
+    """
+    K = np.asarray(K, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(K.shape[0], -1)
+    C = centering_matrix(K.shape[0])
+    Kb = C @ K @ C
+    KB = Kb @ Y @ Y.T @ Kb
+    return float(np.trace(np.linalg.pinv(Kb @ Kb + rho * Kb, hermitian=True) @ KB))
+
+
+def one_hot_unit_columns(labels):
+    """Y_ic = 1/√n_c when label_i is the c-th sorted class, by loops."""
+    labels = np.asarray(labels)
+    classes = sorted(set(labels.tolist()))
+    Y = np.zeros((labels.shape[0], len(classes)))
+    for c, cls in enumerate(classes):
+        members = [i for i in range(labels.shape[0]) if labels[i] == cls]
+        for i in members:
+            Y[i, c] = 1.0 / np.sqrt(len(members))
+    return Y

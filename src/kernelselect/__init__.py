@@ -14,6 +14,8 @@ from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
 from .selection import SelectionResult, select_kernel
+from ._di_transformers import DINystroem, DIRandomFourierFeatures
+from . import di
 
 __all__ = [
     "__version__",
@@ -29,4 +31,7 @@ __all__ = [
     "CRITERIA",
     "get_criterion",
     "register_criterion",
+    "di",
+    "DIRandomFourierFeatures",
+    "DINystroem",
 ]

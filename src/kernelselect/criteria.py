@@ -46,6 +46,7 @@ __all__ = [
     "Criterion",
     "CRITERIA",
     "register_criterion",
+    "unregister_criterion",
     "get_criterion",
     "criterion_names",
     "approximations_for",
@@ -150,6 +151,11 @@ def register_criterion(criterion, *, replace=False):
     return criterion
 
 
+def unregister_criterion(name):
+    """Remove a criterion from the registry; returns it (None when absent)."""
+    return _REGISTRY.pop(str(name).strip().lower(), None)
+
+
 def _load_plugins():
     # Criteria that live beside their operator register on import.
     try:
@@ -250,7 +256,10 @@ def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
     y = np.asarray(y, dtype=np.float64)
     if crit.labels == "binary":
         y, _ = encode_binary(y, crit.name)
-    out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
+    # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
+    # there; the driver skips NaN when it picks the best kernel.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
     return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
 
 
@@ -393,7 +402,7 @@ def ckta(operator, y, alphas):
     (Cortes, Mohri & Rostamizadeh 2010).
 
     ⟨K_c, y_c y_cᵀ⟩ = y_cᵀ K y_c and ‖K_c‖_F² = ‖K‖_F² − (2/n)‖K1‖² + (1ᵀK1)²/n².
-    Maximise.
+    NaN when ‖K_c‖_F² falls below 10⁻¹²‖K‖_F² (a numerically constant K). Maximise.
     """
     yv = operator.restrict(y)
     n = operator.n
@@ -404,7 +413,10 @@ def ckta(operator, y, alphas):
     row_sq = operator.power_quadratic(2, ones[:, None])[0, 0]
     fro_sq = operator.power_trace(2)
     kc_sq = fro_sq - 2.0 / n * row_sq + total ** 2 / n ** 2
-    return ycky / (np.sqrt(max(kc_sq, 0.0)) * float(yc @ yc))
+    if kc_sq <= 1e-12 * fro_sq:
+        # K is (numerically) constant: the centred kernel vanishes, CKTA is undefined
+        return np.nan
+    return ycky / (np.sqrt(kc_sq) * float(yc @ yc))
 
 
 def fsm(operator, y, alphas):

@@ -1,5 +1,6 @@
 """The selection driver: evaluate criteria over a (γ, α) grid and pick the best."""
 
+import contextlib
 import time
 
 import numpy as np
@@ -232,7 +233,8 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         Seeds the γ-grid pairs and the approximation's random draws (drawn once and
         reused for every γ). A fixed seed gives the same result.
     workers : int or None
-        Threads of the compiled kernels (None: OpenMP default; -1: all cores).
+        Threads of the compiled kernels (None: OpenMP default; -1: all cores). When
+        given, BLAS/LAPACK are limited to the same number of threads for the call.
     progress : bool, default=False
         Show a progress bar over γ (needs tqdm).
     standardize : bool, default=False
@@ -320,6 +322,27 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         except ImportError:
             raise ImportError("progress=True needs tqdm; install it with `pip install tqdm`.") from None
         iterator = tqdm(iterator, desc="kernel selection", unit="γ")
+    with _blas_threads(workers_n):
+        _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n,
+                  crits, params, curves, timings, op_details)
+    details["operators"] = op_details
+    directions = {c.name: c.direction for c in crits}
+    return SelectionResult(gammas, alphas, curves, directions, timings, details)
+
+
+def _blas_threads(workers):
+    """BLAS/LAPACK limited to ``workers`` threads when the caller set ``workers``."""
+    if workers is None:
+        return contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=workers, user_api="blas")
+
+
+def _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n, crits,
+              params, curves, timings, op_details):
     for i in iterator:
         t0 = time.perf_counter()
         op = approx.build(X, y_used, float(gammas[i]), kernel=kernel, state=state,
@@ -328,6 +351,3 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
             curves[c.name][i] = evaluate_criterion(c, op, y_used, alphas, **params[c.name])
         timings[i] = time.perf_counter() - t0
         op_details.append(dict(op.details, n_operator=op.n))
-    details["operators"] = op_details
-    directions = {c.name: c.direction for c in crits}
-    return SelectionResult(gammas, alphas, curves, directions, timings, details)

@@ -3,7 +3,7 @@
 import numpy as np
 import scipy.linalg
 
-from .._validation import check_positive_int, check_workers
+from .._validation import check_positive_int
 from ._base import Approximation, ExplicitBasisOperator
 from ._lowrank import small_blas
 

@@ -102,8 +102,8 @@ cdef int rff_columns(const floating[:, ::1] X,
     return 0
 
 
-def _rff_columns(floating[:, ::1] X, floating[:, ::1] W, floating[::1] b,
-                 floating[::1] row_scale, double scale, floating[:, ::1] out,
+def _rff_columns(const floating[:, ::1] X, const floating[:, ::1] W, const floating[::1] b,
+                 const floating[::1] row_scale, double scale, floating[:, ::1] out,
                  int n_threads):
     """Validated-input entry point used by ``kernelselect._columns`` (see the .pxd)."""
     cdef int status

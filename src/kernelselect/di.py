@@ -1,0 +1,841 @@
+"""Discriminant-information (DI) criteria and DI-trained kernel feature maps.
+
+Source: Al et al., "Discriminant information based kernel learning" (the paper in
+``papers/discriminant-information-kernel-learning.txt``): eq. (6) DI, eq. (7) RFDI,
+eq. (9) KDI, eq. (10) NysDI, Algorithms 1 and 2, Sect. 5.1 (training schedule).
+
+Conventions
+-----------
+Features are stored sample-major, as everywhere else in kernelselect: a feature
+matrix ``F`` has shape (n, J) and is the transpose of the paper's J×N matrix. With
+``C = I − 11ᵀ/n`` (never formed: columns are centred instead) and ``Y`` the target
+matrix (n, L):
+
+- DI(F)   = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF)                      (paper eq. 6/7)
+- KDI     = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), G = K(X, X_r), B = K(X_r, X_r)   (eq. 9/10)
+
+For classification, ``Y`` is the one-hot class indicator with every column scaled
+to unit norm (``Y_ic = 1/√n_c`` when x_i is in class c), which makes FᵀCYYᵀCF the
+between-class scatter of the paper; for regression ``Y`` holds the targets. Both
+are maximised.
+
+Every evaluation is O(n J² + J³) time and O(n J) memory: one Cholesky factor of a
+J×J matrix, no n×n array.
+
+Importing this module registers the selection criteria ``"di"`` and ``"kdi"``
+(:func:`operator_di`) so that ``kernelselect.select_kernel(X, y, criterion="di",
+approximation="rff")`` or ``criterion="kdi", approximation="nystrom"`` choose γ by
+maximising DI / KDI.
+"""
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from ._validation import (
+    check_matrix,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_vector,
+)
+
+__all__ = [
+    "encode_targets",
+    "di_criterion",
+    "kdi_criterion",
+    "rfdi",
+    "nysdi",
+    "train_rfdi",
+    "train_nysdi",
+    "select_gamma_di",
+    "operator_di",
+    "default_batch_size",
+    "TrainingHistory",
+]
+
+
+# --------------------------------------------------------------------------------------
+# inputs
+# --------------------------------------------------------------------------------------
+def _class_codes(y, name="y"):
+    """Integer class codes 0..L-1 and the sorted labels; ≥ 2 classes required."""
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D class labels, got shape {y.shape}.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or inf; remove those samples first.")
+    classes, codes = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"{name} has a single class ({classes[0]!r}); DI measures class separation "
+            "and needs at least two classes (use task='regression' for real targets)."
+        )
+    return codes.astype(np.intp), classes
+
+
+def _indicator(codes, n_classes):
+    """One-hot matrix (n, L) with unit-norm columns (empty classes give zero columns)."""
+    n = codes.shape[0]
+    Y = np.zeros((n, n_classes))
+    Y[np.arange(n), codes] = 1.0
+    counts = Y.sum(axis=0)
+    Y /= np.sqrt(np.maximum(counts, 1.0))
+    return Y
+
+
+def encode_targets(y, task="classification"):
+    """The target matrix Y of the DI criteria.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,) or (n, L)
+        Class labels (any sortable values) for ``task="classification"``; real
+        targets for ``task="regression"`` (one column per output).
+    task : {"classification", "regression"}
+
+    Returns
+    -------
+    Y : ndarray of shape (n, L), float64
+        Classification: one-hot with columns scaled to unit norm, ``Y_ic = 1/√n_c``
+        (L = number of classes, in sorted label order) — the paper's choice, under
+        which FᵀCYYᵀCF is the between-class scatter S_B. Regression: the targets.
+    """
+    if task == "classification":
+        codes, classes = _class_codes(y)
+        return _indicator(codes, classes.shape[0])
+    if task == "regression":
+        return _check_targets(y, None)
+    raise ValueError(f"task={task!r} is not known; use 'classification' or 'regression'.")
+
+
+def _check_targets(Y, n, name="Y"):
+    arr = np.asarray(Y)
+    if arr.ndim == 1:
+        arr = check_vector(arr, name, n=n).reshape(-1, 1)
+    else:
+        arr = check_matrix(arr, name, dtype=np.float64)
+        if n is not None and arr.shape[0] != n:
+            raise ValueError(
+                f"{name} has {arr.shape[0]} rows but the features have {n}; they must match."
+            )
+    if arr.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 samples, got {arr.shape[0]}.")
+    return arr
+
+
+def _check_rho(rho):
+    return check_positive(rho, "rho")
+
+
+def _centre(A):
+    """A − 1 mean(A): the product C A with C = I − 11ᵀ/n, without forming C."""
+    return A - A.mean(axis=0)
+
+
+def _spd_solve(S, M):
+    """S⁻¹ M for a symmetric positive definite S by Cholesky.
+
+    If S is numerically singular (e.g. duplicated landmarks), a jitter ε·tr(S)/J
+    is added to its diagonal, ε = 1e-12, 1e-10, ..., until the factor exists.
+    """
+    try:
+        return cho_solve(cho_factor(S, lower=True, check_finite=False), M, check_finite=False)
+    except LinAlgError:
+        pass
+    scale = max(float(np.trace(S)) / S.shape[0], np.finfo(float).tiny)
+    for eps in (1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
+        try:
+            Sj = S + (eps * scale) * np.eye(S.shape[0])
+            return cho_solve(cho_factor(Sj, lower=True, check_finite=False), M, check_finite=False)
+        except LinAlgError:
+            continue
+    raise LinAlgError("the DI scatter matrix is not positive definite; increase rho.")
+
+
+_LOWLEVEL = {}
+
+
+def _compiled(name):
+    """``kernelselect.lowlevel.<name>`` if the compiled primitives are built, else None
+    (looked up once)."""
+    if name not in _LOWLEVEL:
+        try:
+            from . import lowlevel
+            _LOWLEVEL[name] = getattr(lowlevel, name)
+        except (ImportError, AttributeError):
+            _LOWLEVEL[name] = None
+    return _LOWLEVEL[name]
+
+
+def _gaussian_block(X, Z, gamma, workers=None):
+    """K(X, Z) for the Gaussian kernel, shape (n_x, n_z).
+
+    Uses the compiled ``lowlevel.kernel_block`` when it is available, else numpy
+    (‖x‖² + ‖z‖² − 2xᵀz, clipped at 0).
+    """
+    kernel_block = _compiled("kernel_block")
+    if kernel_block is not None:
+        return kernel_block(X, Z, gamma, kernel="gaussian", workers=workers)
+    d2 = (X * X).sum(axis=1)[:, None] + (Z * Z).sum(axis=1)[None, :] - 2.0 * (X @ Z.T)
+    np.maximum(d2, 0.0, out=d2)
+    d2 *= -gamma
+    return np.exp(d2, out=d2)
+
+
+def _rff_map(X, W, b, workers=None):
+    """√(2/J) cos(XW + b), shape (n, J); compiled ``rff_features`` when available."""
+    rff_features = _compiled("rff_features")
+    if rff_features is not None:
+        # the compiled kernel takes writeable buffers only; read-only inputs
+        # (e.g. unpickled or memory-mapped arrays) are copied
+        X, W, b = (a if a.flags.writeable else a.copy() for a in (X, W, b))
+        return rff_features(X, W, b, workers=workers)
+    U = X @ W
+    U += b
+    np.cos(U, out=U)
+    U *= np.sqrt(2.0 / W.shape[1])
+    return U
+
+
+# --------------------------------------------------------------------------------------
+# criteria on fixed features
+# --------------------------------------------------------------------------------------
+def _di_core(Fc, Yc, rho, B=None):
+    """value, A = S⁻¹M, with S = FcᵀFc + ρ(B or I), M = FcᵀYc."""
+    S = Fc.T @ Fc
+    if B is None:
+        S.flat[:: S.shape[0] + 1] += rho
+    else:
+        S += rho * B
+    M = Fc.T @ Yc
+    A = _spd_solve(S, M)
+    return float(np.sum(M * A)), A
+
+
+def di_criterion(F, Y, rho=1e-4):
+    """Discriminant information of a fixed feature map (paper eq. 6).
+
+    DI = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF), C = I − 11ᵀ/n, maximised.
+
+    Parameters
+    ----------
+    F : array-like of shape (n, J)
+        Features of the n samples (the transpose of the paper's J×N map), e.g.
+        random Fourier features √(2/J) cos(XW + b) or Nyström features.
+    Y : array-like of shape (n,) or (n, L)
+        Target matrix (see :func:`encode_targets`).
+    rho : float > 0
+        Ridge ρ.
+
+    Returns
+    -------
+    float
+        DI ≥ 0. It equals ‖CY‖_F² minus the minimal regularised least-squares
+        error of CY on CF (paper eq. 5), so DI < ‖CY‖_F², which is L − 1 for
+        unit-norm indicator columns.
+
+    Notes
+    -----
+    O(nJ² + nJL + J³) time, O(J² + nJ) memory.
+    """
+    F = check_matrix(F, "F", dtype=np.float64)
+    Y = _check_targets(Y, F.shape[0])
+    rho = _check_rho(rho)
+    value, _ = _di_core(_centre(F), _centre(Y), rho)
+    return value
+
+
+def kdi_criterion(G, B, Y, rho=1e-4):
+    """Kernel discriminant information of Nyström landmarks (paper eq. 9).
+
+    KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), maximised.
+
+    Parameters
+    ----------
+    G : array-like of shape (n, J)
+        K(X, X_r): kernel between the n samples and the J landmarks.
+    B : array-like of shape (J, J)
+        K(X_r, X_r): kernel among the landmarks (symmetric positive semi-definite).
+    Y : array-like of shape (n,) or (n, L)
+        Target matrix (see :func:`encode_targets`).
+    rho : float > 0
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    KDI is the DI of the Nyström features G B^{-1/2} (substitute F = G B^{-1/2}
+    and factor B^{1/2} out of the inverse), computed without B^{-1/2}.
+    With landmarks = X (G = B = K, K positive definite), KDI equals the optimum of
+    kernel DCA (paper eq. 3, K_B = K̄YYᵀK̄, K̄ = CKC): the sum of its generalised
+    eigenvalues, tr((K̄² + ρK̄)⁺ K̄YYᵀK̄) = tr(ȲᵀK̄(K̄ + ρI)⁻¹Ȳ), Ȳ = CY.
+    """
+    G = check_matrix(G, "G", dtype=np.float64)
+    B = check_matrix(B, "B", dtype=np.float64)
+    J = G.shape[1]
+    if B.shape != (J, J):
+        raise ValueError(f"B must have shape ({J}, {J}) to match G's {J} columns, got {B.shape}.")
+    Y = _check_targets(Y, G.shape[0])
+    rho = _check_rho(rho)
+    value, _ = _di_core(_centre(G), _centre(Y), rho, B=0.5 * (B + B.T))
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# objectives with gradients
+# --------------------------------------------------------------------------------------
+def _check_params_rff(X, Y, W, b, rho):
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    n, d = X.shape
+    W = check_matrix(W, "W", dtype=np.float64)
+    if W.shape[0] != d:
+        raise ValueError(
+            f"W must have shape (n_features, J) = ({d}, J) to match X, got {W.shape}."
+        )
+    J = W.shape[1]
+    b = check_vector(b, "b")
+    if b.shape[0] != J:
+        raise ValueError(f"b must have J = {J} entries (one per column of W), got {b.shape[0]}.")
+    Y = _check_targets(Y, n)
+    return X, _centre(Y), W, b, _check_rho(rho)
+
+
+def rfdi(X, Y, W, b, rho=1e-4, *, workers=None):
+    """RFDI objective of random Fourier features and its gradient (paper eq. 7).
+
+    With Z = s cos(XW + 1bᵀ), s = √(2/J), S = ZᵀCZ + ρI and M = ZᵀCY::
+
+        RFDI(W, b) = tr(S⁻¹ M Mᵀ).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        A mini-batch of samples (n = N_b ≥ 2).
+    Y : array-like of shape (n,) or (n, L)
+        Its target matrix (see :func:`encode_targets`).
+    W : array-like of shape (d, J)
+        Frequencies (one column per feature).
+    b : array-like of shape (J,)
+        Phases.
+    rho : float > 0, default 1e-4
+    workers : int or None
+        Threads of the compiled feature kernel (None: OpenMP default, -1: all).
+
+    Returns
+    -------
+    value : float
+    grad_W : ndarray of shape (d, J)
+    grad_b : ndarray of shape (J,)
+
+    Notes
+    -----
+    Derivation (matrix calculus; Z_c = CZ, Y_c = CY, A = S⁻¹M, J×L).
+    d tr(S⁻¹MMᵀ) = 2 tr(Aᵀ dM) − tr(A Aᵀ dS), with dM = dZᵀ Y_c and
+    dS = dZᵀ Z_c + Z_cᵀ dZ (C is symmetric and idempotent), so::
+
+        ∂RFDI/∂Z = 2 (Y_c − Z_c A) Aᵀ =: Γ_Z          (n × J)
+
+    — the ridge residual Y_c − Z_c A of paper eq. (5), times Aᵀ. Through
+    Z = s cos(U), U = XW + 1bᵀ, with Γ_U = −s sin(U) ∘ Γ_Z::
+
+        ∂RFDI/∂W = Xᵀ Γ_U,     ∂RFDI/∂b = Γ_Uᵀ 1.
+
+    Cost: GEMMs XW and XᵀΓ_U (O(ndJ)), Z_cᵀZ_c (O(nJ²)), the L-column products
+    (O(nJL)), a J×J Cholesky (O(J³)); O(nJ) memory, no n×n array. Z and
+    s·sin(U) = s·cos(XW + 1(b − π/2)ᵀ) come from the compiled fused GEMM + cos
+    kernel ``lowlevel.rff_features`` when it is built (numpy otherwise).
+    """
+    X, Yc, W, b, rho = _check_params_rff(X, Y, W, b, rho)
+    J = W.shape[1]
+    s = np.sqrt(2.0 / J)
+    if _compiled("rff_features") is not None:
+        # fused GEMM + vectorised cos; s·sin(U) = s·cos(XW + b − π/2)
+        Zc = _rff_map(X, W, b, workers)
+        SinU = _rff_map(X, W, b - 0.5 * np.pi, workers)
+    else:
+        U = X @ W
+        U += b
+        Zc = np.cos(U)
+        Zc *= s
+        SinU = np.sin(U, out=U)
+        SinU *= s
+    Zc -= Zc.mean(axis=0)
+    value, A = _di_core(Zc, Yc, rho)
+    R = Yc - Zc @ A
+    GZ = R @ A.T
+    GZ *= -2.0
+    SinU *= GZ                       # Γ_U = −s sin(U) ∘ Γ_Z
+    grad_W = X.T @ SinU
+    grad_b = SinU.sum(axis=0)
+    return value, grad_W, grad_b
+
+
+def _check_params_nys(X, Y, landmarks, gamma, rho):
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    n, d = X.shape
+    R = check_matrix(landmarks, "landmarks", dtype=np.float64)
+    if R.shape[1] != d:
+        raise ValueError(
+            f"landmarks must have shape (J, n_features) = (J, {d}) to match X, got {R.shape}."
+        )
+    Y = _check_targets(Y, n)
+    gamma = check_positive(gamma, "gamma")
+    return X, _centre(Y), R, gamma, _check_rho(rho)
+
+
+def nysdi(X, Y, landmarks, gamma, rho=1e-4, *, workers=None):
+    """NysDI objective of Nyström landmarks and its gradient (paper eq. 10).
+
+    Gaussian kernel k(x, r) = exp(−γ‖x − r‖²). With G = K(X, X_r) (n×J),
+    B = K(X_r, X_r) (J×J), S = GᵀCG + ρB, M = GᵀCY::
+
+        NysDI(X_r) = tr(S⁻¹ M Mᵀ).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        A mini-batch of samples (n ≥ 2).
+    Y : array-like of shape (n,) or (n, L)
+        Its target matrix (see :func:`encode_targets`).
+    landmarks : array-like of shape (J, d)
+        The representative points X_r (rows r_j).
+    gamma : float > 0
+    rho : float > 0, default 1e-4
+    workers : int or None
+        Threads of the compiled kernel block (None: OpenMP default, -1: all).
+
+    Returns
+    -------
+    value : float
+    grad_landmarks : ndarray of shape (J, d)
+
+    Notes
+    -----
+    Derivation (G_c = CG, Y_c = CY, A = S⁻¹M). As for :func:`rfdi`,
+    d tr(S⁻¹MMᵀ) = 2 tr(Aᵀ dM) − tr(AAᵀ dS) with dM = dGᵀY_c and
+    dS = dGᵀG_c + G_cᵀdG + ρ dB, hence::
+
+        Γ_G = ∂/∂G = 2 (Y_c − G_c A) Aᵀ,    Γ_B = ∂/∂B = −ρ A Aᵀ (symmetric).
+
+    For the Gaussian kernel ∂k(x, r)/∂r = 2γ k(x, r)(x − r). Row r_j enters
+    column j of G and row and column j of B, so with P = Γ_G ∘ G and
+    Q = Γ_B ∘ B::
+
+        ∂/∂r_j = 2γ Σ_i P_ij (x_i − r_j) + 4γ Σ_l Q_jl (r_l − r_j)
+        ∂/∂X_r = 2γ (PᵀX − diag(Pᵀ1) X_r) + 4γ (Q X_r − diag(Q1) X_r).
+
+    Cost O(nJd + nJ² + J³), O(nJ) memory, no n×n array.
+    """
+    X, Yc, R, gamma, rho = _check_params_nys(X, Y, landmarks, gamma, rho)
+    G = _gaussian_block(X, R, gamma, workers)
+    B = _gaussian_block(R, R, gamma, workers)
+    B = 0.5 * (B + B.T)
+    Gc = G - G.mean(axis=0)
+    value, A = _di_core(Gc, Yc, rho, B=B)
+    P = (Yc - Gc @ A) @ A.T
+    P *= 2.0
+    P *= G                            # Γ_G ∘ G
+    Q = A @ A.T
+    Q *= -rho
+    Q *= B                            # Γ_B ∘ B
+    grad = 2.0 * gamma * (P.T @ X - P.sum(axis=0)[:, None] * R)
+    grad += 4.0 * gamma * (Q @ R - Q.sum(axis=1)[:, None] * R)
+    return value, grad
+
+
+# --------------------------------------------------------------------------------------
+# training
+# --------------------------------------------------------------------------------------
+@dataclass
+class TrainingHistory:
+    """What a DI training run did.
+
+    Attributes
+    ----------
+    objective : list of float
+        Per epoch, the mean of the mini-batch objectives (evaluated before each
+        step, as the optimiser sees them).
+    learning_rate : list of float
+        Learning rate used in each epoch.
+    decays : list of int
+        Epochs (0-based) after which the learning rate was multiplied by ``decay``.
+    stop_reason : str
+        "no improvement after decay", "max_epochs" or "min_learning_rate".
+    n_batches : int
+        Mini-batches per epoch.
+    batch_size : int
+    time : float
+        Wall-clock seconds of the whole run.
+    """
+
+    objective: list = field(default_factory=list)
+    learning_rate: list = field(default_factory=list)
+    decays: list = field(default_factory=list)
+    stop_reason: str = ""
+    n_batches: int = 0
+    batch_size: int = 0
+    time: float = 0.0
+
+    @property
+    def n_epochs(self):
+        return len(self.objective)
+
+
+def default_batch_size(n_components):
+    """1000, or 2J when J > 500 (paper Sect. 5.1: keep batches larger than J)."""
+    return 2 * n_components if n_components > 500 else 1000
+
+
+def _prepare_targets(y, task, n):
+    """A function batch-indices → target matrix of that batch, and L."""
+    if task == "classification":
+        codes, classes = _class_codes(y)
+        if codes.shape[0] != n:
+            raise ValueError(f"y has {codes.shape[0]} entries but X has {n} rows; they must match.")
+        L = classes.shape[0]
+        return (lambda idx: _indicator(codes[idx], L)), L
+    if task == "regression":
+        Y = _check_targets(y, n, name="y")
+        return (lambda idx: Y[idx]), Y.shape[1]
+    raise ValueError(f"task={task!r} is not known; use 'classification' or 'regression'.")
+
+
+def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, max_epochs,
+                 tol, patience, decay, min_learning_rate, progress, desc):
+    """Mini-batch Adam ascent with the paper's decay-on-saturation schedule.
+
+    Each epoch visits ⌊n / batch_size⌋ disjoint mini-batches of a fresh random
+    permutation (one batch of all n when n < batch_size) and records m_t, the
+    mean mini-batch objective. The epoch *improves* when
+    m_t > best + tol·|best| (best = the largest earlier epoch mean). An epoch
+    that does not improve means the objective has saturated: the learning rate
+    is multiplied by ``decay``, unless the previous epoch already ended with a
+    decay — then that decay brought no improvement and training stops. It also
+    stops at ``max_epochs`` or when the learning rate falls below
+    ``min_learning_rate``. Adam: β₁ = 0.9, β₂ = 0.999, ε = 1e-8 (Kingma & Ba);
+    the moment estimates carry over across decays.
+    """
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    hist = TrainingHistory()
+    bs = min(batch_size, n)
+    n_batches = max(1, n // bs)
+    hist.n_batches, hist.batch_size = n_batches, bs
+    lr, best, stale, decayed, step = learning_rate, -np.inf, 0, False, 0
+    bar = None
+    if progress:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            raise ImportError(
+                "progress=True needs tqdm; install it with `pip install tqdm` "
+                "or pass progress=False."
+            ) from None
+        bar = tqdm(total=max_epochs, desc=desc, leave=False)
+    t0 = time.perf_counter()
+    hist.stop_reason = "max_epochs"
+    try:
+        for epoch in range(max_epochs):
+            perm = rng.permutation(n)
+            total = 0.0
+            for k in range(n_batches):
+                idx = perm[k * bs:(k + 1) * bs]
+                value, grads = value_and_grad(idx)
+                total += value
+                step += 1
+                c1, c2 = 1.0 - beta1 ** step, 1.0 - beta2 ** step
+                for p, g, mk, vk in zip(params, grads, m, v):
+                    mk *= beta1
+                    mk += (1.0 - beta1) * g
+                    vk *= beta2
+                    vk += (1.0 - beta2) * (g * g)
+                    p += (lr / c1) * mk / (np.sqrt(vk / c2) + eps)
+            mean = total / n_batches
+            hist.objective.append(mean)
+            hist.learning_rate.append(lr)
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(objective=f"{mean:.5g}", lr=f"{lr:.1e}")
+            if best == -np.inf or mean > best + tol * abs(best):
+                best, stale, decayed = mean, 0, False
+                continue
+            stale += 1
+            if stale < patience:
+                continue
+            if decayed:
+                hist.stop_reason = "no improvement after decay"
+                break
+            lr *= decay
+            hist.decays.append(epoch)
+            stale, decayed = 0, True
+            if lr < min_learning_rate:
+                hist.stop_reason = "min_learning_rate"
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+    hist.time = time.perf_counter() - t0
+    return hist
+
+
+def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, max_epochs,
+                    tol, patience, decay):
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    J = check_positive_int(n_components, "n_components")
+    rho = _check_rho(rho)
+    batch = default_batch_size(J) if batch_size is None else check_positive_int(
+        batch_size, "batch_size", minimum=2)
+    targets, _ = _prepare_targets(y, task, X.shape[0])
+    opts = dict(
+        learning_rate=check_positive(learning_rate, "learning_rate"),
+        max_epochs=check_positive_int(max_epochs, "max_epochs"),
+        tol=check_positive(tol, "tol", allow_zero=True),
+        patience=check_positive_int(patience, "patience"),
+        decay=check_positive(decay, "decay"),
+    )
+    if not opts["decay"] < 1:
+        raise ValueError(f"decay must be in (0, 1), got {decay!r}.")
+    return X, J, rho, batch, targets, opts
+
+
+def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
+               batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
+               min_learning_rate=1e-7, random_state=None, progress=False, workers=None):
+    """Learn random Fourier features by maximising RFDI (paper Algorithm 2).
+
+    Initialisation from the Gaussian kernel's spectral density: W ~ N(0, 2γ I),
+    b ~ U[0, 2π]; then mini-batch Adam ascent on :func:`rfdi` with the schedule of
+    :func:`_adam_ascent` (paper Sect. 5.1: learning rate 1e-2, ×0.1 on saturation,
+    stop when a decay brings no improvement).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    y : array-like of shape (n,) or (n, L)
+        Class labels (task="classification"; one-hot with unit-norm columns per
+        mini-batch) or regression targets.
+    n_components : int ≥ 1
+        J.
+    gamma : float > 0
+        Gaussian kernel exp(−γ‖x − x′‖²) of the initial features.
+    rho : float > 0
+    batch_size : int or None
+        None → 1000, or 2J when J > 500.
+    learning_rate, max_epochs, tol, patience, decay, min_learning_rate
+        Schedule: Adam from ``learning_rate``; ×``decay`` after ``patience``
+        epochs whose mean mini-batch objective does not beat the best epoch mean
+        by a relative ``tol``; stop when a decay brings no improvement (see
+        ``_adam_ascent``).
+    random_state : None, int or numpy Generator
+        Draws the initial (W, b) and the mini-batch permutations; the result is
+        reproducible for a given seed (thread count aside: BLAS sums may round
+        differently).
+    progress : bool
+        Show a tqdm progress bar over epochs.
+    workers : int or None
+        Threads of the compiled feature / kernel-block kernels.
+
+    Returns
+    -------
+    W : ndarray of shape (d, J)
+    b : ndarray of shape (J,)
+    history : TrainingHistory
+    """
+    X, J, rho, batch, targets, opts = _training_setup(
+        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
+    gamma = check_positive(gamma, "gamma")
+    rng = check_random_state(random_state)
+    W = rng.normal(0.0, np.sqrt(2.0 * gamma), size=(X.shape[1], J))
+    b = rng.uniform(0.0, 2.0 * np.pi, size=J)
+
+    def value_and_grad(idx):
+        value, gW, gb = rfdi(X[idx], targets(idx), W, b, rho, workers=workers)
+        return value, (gW, gb)
+
+    hist = _adam_ascent([W, b], value_and_grad, X.shape[0], batch, rng,
+                        min_learning_rate=min_learning_rate, progress=progress,
+                        desc="RFDI", **opts)
+    return W, b, hist
+
+
+def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
+                batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
+                min_learning_rate=1e-7, random_state=None, progress=False, workers=None):
+    """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
+
+    The J landmarks start as a uniformly random subset of the rows of X (without
+    replacement, so J ≤ n); then mini-batch Adam ascent on :func:`nysdi` with the
+    schedule of :func:`train_rfdi`. Parameters as for :func:`train_rfdi`.
+
+    Returns
+    -------
+    landmarks : ndarray of shape (J, d)
+    indices : ndarray of shape (J,)
+        Rows of X the landmarks started from.
+    history : TrainingHistory
+    """
+    X, J, rho, batch, targets, opts = _training_setup(
+        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
+    gamma = check_positive(gamma, "gamma")
+    if J > X.shape[0]:
+        raise ValueError(
+            f"n_components={J} exceeds the {X.shape[0]} samples the landmarks are drawn "
+            "from; use n_components ≤ n_samples."
+        )
+    rng = check_random_state(random_state)
+    indices = np.sort(rng.choice(X.shape[0], size=J, replace=False))
+    R = X[indices].copy()
+
+    def value_and_grad(idx):
+        value, gR = nysdi(X[idx], targets(idx), R, gamma, rho, workers=workers)
+        return value, (gR,)
+
+    hist = _adam_ascent([R], value_and_grad, X.shape[0], batch, rng,
+                        min_learning_rate=min_learning_rate, progress=progress,
+                        desc="NysDI", **opts)
+    return R, indices, hist
+
+
+# --------------------------------------------------------------------------------------
+# bandwidth selection by DI / KDI
+# --------------------------------------------------------------------------------------
+def select_gamma_di(X, y, gammas, *, approximation="rff", n_components=100, rho=1e-4,
+                    task="classification", random_state=None):
+    """Choose the Gaussian γ maximising DI (random features) or KDI (Nyström).
+
+    The random draw is shared across γ (common random numbers): RFF uses
+    W = √(2γ) W₀ with W₀ ~ N(0, I) and one b ~ U[0, 2π]; Nyström uses one
+    uniformly drawn landmark subset. Each γ then costs O(nJ² + J³).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    y : array-like of shape (n,)
+    gammas : array-like of float > 0
+    approximation : {"rff", "nystroem"}
+        "rff": criterion DI of √(2/J) cos(XW + b); "nystroem": KDI of
+        G = K(X, X_r), B = K(X_r, X_r).
+    n_components : int
+        J (features or landmarks; landmarks are capped at n).
+    rho : float > 0
+    task : {"classification", "regression"}
+    random_state : None, int or numpy Generator
+
+    Returns
+    -------
+    dict with "gamma" (the best), "gammas", "scores" (ndarray, the criterion per
+    γ), "criterion" ("di" or "kdi").
+    """
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    Y = encode_targets(y, task) if task == "classification" else _check_targets(y, X.shape[0], "y")
+    if Y.shape[0] != X.shape[0]:
+        raise ValueError(f"y has {Y.shape[0]} entries but X has {X.shape[0]} rows; they must match.")
+    gammas = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
+    if gammas.ndim != 1 or gammas.size == 0 or not np.all(np.isfinite(gammas)) or np.any(gammas <= 0):
+        raise ValueError("gammas must be a non-empty 1-D array of finite positive numbers.")
+    J = check_positive_int(n_components, "n_components")
+    rho = _check_rho(rho)
+    rng = check_random_state(random_state)
+    scores = np.empty(gammas.shape[0])
+    if approximation == "rff":
+        W0 = rng.standard_normal((X.shape[1], J))
+        b = rng.uniform(0.0, 2.0 * np.pi, size=J)
+        for i, g in enumerate(gammas):
+            scores[i] = di_criterion(_rff_map(X, np.sqrt(2.0 * g) * W0, b), Y, rho)
+        name = "di"
+    elif approximation in ("nystroem", "nystrom"):
+        J = min(J, X.shape[0])
+        R = X[np.sort(rng.choice(X.shape[0], size=J, replace=False))]
+        for i, g in enumerate(gammas):
+            scores[i] = kdi_criterion(_gaussian_block(X, R, g), _gaussian_block(R, R, g), Y, rho)
+        name = "kdi"
+    else:
+        raise ValueError(f"approximation={approximation!r} is not known; use 'rff' or 'nystroem'.")
+    return {"gamma": float(gammas[int(np.argmax(scores))]), "gammas": gammas,
+            "scores": scores, "criterion": name}
+
+
+# --------------------------------------------------------------------------------------
+# DI / KDI as selection criteria over the operator protocol
+# --------------------------------------------------------------------------------------
+def _operator_targets(y, task):
+    """Target matrix from the (restricted) criterion target y: (n, L)."""
+    y = np.asarray(y, dtype=np.float64)
+    if task == "auto":
+        values = np.unique(y)
+        integer = np.all(values == np.round(values))
+        task = "classification" if values.size == 2 or (integer and values.size <= 50) \
+            else "regression"
+    if task == "classification":
+        codes, classes = _class_codes(y)
+        return _indicator(codes, classes.shape[0])
+    if task == "regression":
+        return y.reshape(y.shape[0], -1)
+    raise ValueError(f"task={task!r} is not known; use 'auto', 'classification' or 'regression'.")
+
+
+def operator_di(operator, y, alphas=None, rho=1e-4, task="auto"):
+    """DI of the kernel stand-in A of a spectral operator (criteria registry "di"/"kdi").
+
+    DI depends on a feature map F only through A = FFᵀ:
+    DI = tr(Ȳᵀ A_c (A_c + ρI)⁻¹ Ȳ), A_c = CAC, Ȳ = CY (push-through identity on
+    tr((FᵀCF + ρI)⁻¹FᵀCYYᵀCF)). With g(A) = A(A + ρI)⁻¹ and the centring written as a
+    rank-one correction (Sherman–Morrison on the intercept direction 1)::
+
+        DI = tr(Ȳᵀ g(A) Ȳ) + ‖1ᵀ g(A) Ȳ‖² / (n − 1ᵀ g(A) 1),
+
+    so one quadratic form of g(A) with the probes [Ȳ, 1] suffices (O(rank·L) after
+    the operator's factorisation). On the random-feature operator A = ZZᵀ this is
+    DI(Z) (paper eq. 7); on the Nyström operator A = G B⁻¹ Gᵀ = (GB^{-1/2})(GB^{-1/2})ᵀ
+    it is the KDI of its landmarks (paper eq. 9; exactly when no eigenvalue of B is
+    dropped); on the exact kernel matrix it is the kernel DCA optimum (paper eq. 3).
+
+    Parameters
+    ----------
+    operator : KernelOperator with the spectral forms
+    y : ndarray of shape (n,)
+        Labels or targets in the original row order.
+    alphas : ignored
+        DI does not depend on the ridge α of the kernel machine; ρ is its own ridge.
+    rho : float > 0, default 1e-4
+    task : {"auto", "classification", "regression"}
+        "auto": classification (one-hot, unit-norm columns) when y has two distinct
+        values or at most 50 distinct integer values; regression otherwise.
+    """
+    rho = _check_rho(rho)
+    Y = _operator_targets(operator.restrict(y), task)
+    n, L = Y.shape
+    probes = np.column_stack([_centre(Y), np.ones(n)])
+
+    def g(lam):
+        lam = np.maximum(lam, 0.0)
+        return lam / (lam + rho)
+
+    Q = np.asarray(operator.quadratic(g, probes), dtype=np.float64)
+    cross = Q[L, :L]
+    return float(np.trace(Q[:L, :L]) + cross @ cross / (n - Q[L, L]))
+
+
+def _register():
+    try:
+        from .criteria import Criterion, register_criterion
+    except ImportError:      # pragma: no cover - installations without the registry
+        return
+    params = {"rho": 1e-4, "task": "auto"}
+    for name, what in (("di", "discriminant information tr((FᵀCF+ρI)⁻¹FᵀCYYᵀCF) of the "
+                               "features of A = FFᵀ (Al et al., eq. 6/7)"),
+                       ("kdi", "kernel discriminant information tr((GᵀCG+ρB)⁻¹GᵀCYYᵀCG) of "
+                               "Nyström landmarks (Al et al., eq. 9); equals di on A")):
+        register_criterion(Criterion(name, "max", "spectral", "any", False, operator_di,
+                                     params, what), replace=True)
+
+
+_register()
