@@ -12,8 +12,8 @@ points, recursive principal splits, least-squares spacing).
 """
 
 import numpy as np
-import scipy.fft
 
+from .. import fft as _fft
 from .._columns import song_xu_column
 from .._grid import choose_grid, fit_spacing, grid_order
 from .._validation import check_kernel, check_matrix, check_positive, check_positive_int, check_random_state
@@ -52,7 +52,7 @@ class MCMOperator(KernelOperator):
         self.column = column
         self._workers = workers
         self._axes = tuple(range(column.ndim))
-        self._lam = np.real(scipy.fft.fftn(column, workers=workers)).ravel()
+        self._lam = np.real(_fft.fftn(column, workers=workers)).ravel()
         self.min_eigenvalue = float(self._lam.min())
         if clip_negative:
             np.maximum(self._lam, 0.0, out=self._lam)
@@ -67,7 +67,7 @@ class MCMOperator(KernelOperator):
 
     def project(self, P):
         G, k = self._grid(P)
-        F = scipy.fft.fftn(G, axes=self._axes, workers=self._workers)
+        F = _fft.fftn(G, axes=self._axes, workers=self._workers)
         return F.reshape(self.n, k) / np.sqrt(self.n)
 
     def power_quadratic(self, r, P):
@@ -90,14 +90,14 @@ class MCMOperator(KernelOperator):
     def apply_function(self, g, B):
         """g(U) B = IFFT_p(g(λ) ∘ FFT_p B), columns of B in grid order."""
         G, k = self._grid(B)
-        F = scipy.fft.fftn(G, axes=self._axes, workers=self._workers).reshape(self.n, k)
+        F = _fft.fftn(G, axes=self._axes, workers=self._workers).reshape(self.n, k)
         gl = evaluate_at(g, self._lam)
         if gl.ndim == 1:
             H = (gl[:, None] * F).reshape(self.shape + (k,))
-            return np.real(scipy.fft.ifftn(H, axes=self._axes, workers=self._workers)).reshape(self.n, k)
+            return np.real(_fft.ifftn(H, axes=self._axes, workers=self._workers)).reshape(self.n, k)
         L = gl.shape[1]
         H = (gl[:, None, :] * F[:, :, None]).reshape(self.shape + (k, L))
-        out = scipy.fft.ifftn(H, axes=self._axes, workers=self._workers)
+        out = _fft.ifftn(H, axes=self._axes, workers=self._workers)
         return np.real(out).reshape(self.n, k, L)
 
 

@@ -18,8 +18,8 @@ In terms of the random Fourier features z̃_ik = √(2/D) cos(x_iᵀw_k + b_k)
 """
 
 import numpy as np
-import scipy.fft
 
+from .. import fft as _fft
 from .._columns import labeled_rff_column
 from .._validation import (
     check_kernel,
@@ -96,7 +96,7 @@ class RandomMCMOperator(KernelOperator):
 
     def spectrum(self, labels=None):
         """s = |FFT₂(u)|², shape (n, D): the eigenvalues of UUᴴ on the 2-D grid."""
-        v = scipy.fft.fft2(self.column(labels), workers=self._workers)
+        v = _fft.fftn(self.column(labels), workers=self._workers)
         return v.real ** 2 + v.imag ** 2
 
     def half_spectrum(self, labels=None):
@@ -115,7 +115,7 @@ class RandomMCMOperator(KernelOperator):
         ell = self._labels(labels)
         key = None if ell is None else ell.tobytes()
         if key not in self._cache:
-            v = scipy.fft.rfft2(self.column(ell), workers=self._workers)
+            v = _fft.rfftn(self.column(ell), workers=self._workers)
             D = self.n_features
             weight = np.full(v.shape[1], 2.0)
             weight[0] = 1.0
