@@ -1,6 +1,8 @@
 """Shared test configuration: hypothesis profiles."""
 
 import os
+import sys
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
@@ -13,3 +15,7 @@ settings.register_profile(
 settings.register_profile("ci", parent=settings.get_profile("default"), max_examples=40, derandomize=True)
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=400)
 settings.load_profile(os.environ.get("KERNELSELECT_HYPOTHESIS_PROFILE", "default"))
+
+# tests/reference.py (the dense references) is imported as a plain module; only
+# tests/ goes on sys.path, never src/ (the package is imported installed).
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,8 +1,6 @@
 """Column builders (Song–Xu MCM column, random Fourier columns) against dense references."""
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +10,7 @@ from hypothesis.extra.numpy import arrays
 
 from kernelselect.lowlevel import labeled_rff_column, rff_features, song_xu_column
 
-_spec = importlib.util.spec_from_file_location("_columns_reference", Path(__file__).with_name("reference.py"))
-ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ref)
+import reference as ref
 
 KERNELS = ["gaussian", "laplacian"]
 

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 import kernelselect
 from kernelselect import di
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import reference  # noqa: E402
+import reference
 
 
 def _problem(seed, n=40, d=3, n_classes=3):

@@ -1,11 +1,9 @@
 """kernel_block, kernel_matvec and kernel_sums against the dense references."""
 
-import importlib.util
 import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,10 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from kernelselect import lowlevel
 
-# tests/ is not on sys.path under --import-mode=importlib: load the references by path.
-_spec = importlib.util.spec_from_file_location("reference", Path(__file__).with_name("reference.py"))
-ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ref)
+import reference as ref
 
 KERNELS = ["gaussian", "laplacian"]
 SUM_KEYS = ["total", "frobenius_sq", "row_sums", "row_sums_sq", "diagonal"]

@@ -11,17 +11,7 @@ from kernelselect._grid import _principal_directions, choose_grid, fit_spacing, 
 from kernelselect.operators.mcm import MCM
 
 
-def _load_reference():
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("_mcm_reference", Path(__file__).with_name("reference.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ref = _load_reference()
+import reference as ref
 FAST = settings(deadline=None, max_examples=30)
 
 

@@ -1,7 +1,5 @@
 """Operators: exact dense and streaming, Nyström, RFF; kernel families."""
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +15,7 @@ from kernelselect.kernels import (
 from kernelselect.operators import approximation_names, get_approximation
 from kernelselect.operators._lowrank import factor_spectrum
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import reference as ref  # noqa: E402
+import reference as ref
 
 
 def data(n=30, d=3, seed=0):

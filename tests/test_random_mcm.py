@@ -9,17 +9,7 @@ from kernelselect import random_criteria as RC
 from kernelselect.operators.random_mcm import RandomMCM, RandomMCMOperator, scaled_frequencies
 
 
-def _load_reference():
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("_rmcm_reference", Path(__file__).with_name("reference.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ref = _load_reference()
+import reference as ref
 FAST = settings(deadline=None, max_examples=20)
 ALPHAS = np.array([0.05, 1.0, 7.0])
 

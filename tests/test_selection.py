@@ -1,8 +1,6 @@
 """select_kernel and SelectionResult."""
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,8 +11,7 @@ from kernelselect.kernels import median_heuristic_gamma
 from kernelselect.operators import Approximation, get_approximation
 from kernelselect.selection import default_gammas
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import reference as ref  # noqa: E402
+import reference as ref
 
 ALL = ["ree", "ipe", "c1", "gcv", "eloo", "kta", "ckta", "fsm", "mmd", "sm"]
 
