@@ -11,6 +11,7 @@ def test_show_config_keys_and_types():
     assert isinstance(cfg["omp_max_threads"], int) and cfg["omp_max_threads"] >= 1
     assert cfg["fft_backend"] in ("pyfftw", "scipy")
     assert isinstance(cfg["blas"], list)
+    assert cfg["vector_math"] in ("libmvec", "scalar")
 
 
 def test_show_config_prints_a_table():

@@ -65,7 +65,9 @@ def show_config():
     config : dict
         ``version``, ``python``, ``platform``, ``openmp`` (bool: the compiled
         kernels were built with OpenMP), ``omp_max_threads`` (OpenMP's default team
-        size, honouring ``OMP_NUM_THREADS``), ``omp_num_procs``, ``fft_backend``
+        size, honouring ``OMP_NUM_THREADS``), ``omp_num_procs``, ``vector_math``
+        (``"libmvec"`` when the cos/exp loops use glibc's vector math, else
+        ``"scalar"``), ``fft_backend``
         (``"pyfftw"`` or ``"scipy"``), ``fft_threads``, ``numpy``, ``scipy`` and
         ``blas`` (the thread pools threadpoolctl finds). Printing the dict gives an
         aligned table.
@@ -82,6 +84,7 @@ def show_config():
 
     from . import fft
     from ._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
+    from ._rff import vecmath_backend
     from ._version import __version__
 
     fft_info = fft.backend_info()
@@ -92,6 +95,7 @@ def show_config():
         openmp=bool(openmp_enabled()),
         omp_max_threads=int(omp_max_threads()),
         omp_num_procs=int(omp_num_procs()),
+        vector_math=vecmath_backend(),
         fft_backend=fft_info["backend"],
         fft_threads=fft_info["threads"],
         pyfftw=fft_info.get("pyfftw_version"),
