@@ -45,6 +45,8 @@ def _blas_info():
 
     pools = []
     for info in threadpool_info():
+        if info.get("user_api") != "blas":
+            continue
         pools.append(
             {
                 "api": info.get("user_api"),
