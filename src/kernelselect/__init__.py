@@ -7,5 +7,22 @@ features) and exact criteria computed by streaming over the kernel matrix.
 
 from ._config import show_config
 from ._version import __version__
+from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
+from .operators.dense import Exact
+from .operators.nystrom import Nystroem
+from .operators.rff import RFF
+from .selection import SelectionResult, select_kernel
 
-__all__ = ["__version__", "show_config"]
+__all__ = [
+    "__version__",
+    "show_config",
+    "select_kernel",
+    "SelectionResult",
+    "Exact",
+    "Nystroem",
+    "RFF",
+    "Criterion",
+    "CRITERIA",
+    "get_criterion",
+    "register_criterion",
+]

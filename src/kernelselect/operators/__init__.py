@@ -1,1 +1,88 @@
-"""Stand-ins for the kernel matrix, one module per approximation."""
+"""Stand-ins for the kernel matrix, one module per approximation.
+
+Approximations are recipes (:class:`~kernelselect.operators._base.Approximation`)
+with scikit-learn style parameters; the strings ``"exact"``, ``"nystrom"``,
+``"rff"``, ``"mcm"`` and ``"random_mcm"`` mean the recipe with its defaults.
+"""
+
+import importlib
+
+from ._base import Approximation, ExplicitBasisOperator, KernelOperator
+
+__all__ = [
+    "Approximation",
+    "KernelOperator",
+    "ExplicitBasisOperator",
+    "approximation_names",
+    "get_approximation",
+    "register_approximation",
+]
+
+# name → (module, class); modules are imported on first use, so an operator module
+# that is absent from an installation only removes its own name.
+_LAZY = {
+    "exact": ("dense", "Exact"),
+    "mcm": ("mcm", "MCM"),
+    "random_mcm": ("random_mcm", "RandomMCM"),
+    "nystrom": ("nystrom", "Nystroem"),
+    "rff": ("rff", "RFF"),
+}
+_CLASSES = {}
+
+
+def register_approximation(name, cls):
+    """Make ``cls`` (an :class:`Approximation` subclass) available as ``name``."""
+    if not (isinstance(cls, type) and issubclass(cls, Approximation)):
+        raise TypeError(f"register_approximation expects an Approximation subclass, got {cls!r}.")
+    _CLASSES[name.lower()] = cls
+    return cls
+
+
+def _resolve(name):
+    if name in _CLASSES:
+        return _CLASSES[name]
+    module, attr = _LAZY[name]
+    mod = importlib.import_module(f"{__name__}.{module}")
+    cls = getattr(mod, attr)
+    _CLASSES[name] = cls
+    return cls
+
+
+def approximation_names():
+    """Names of the approximations available in this installation."""
+    names = []
+    for name in dict.fromkeys([*_LAZY, *_CLASSES]):
+        try:
+            _resolve(name)
+        except (ImportError, AttributeError):
+            continue
+        names.append(name)
+    return names
+
+
+def _ensure_registered():
+    """Import every operator module so that criteria defined beside an operator
+    (the random_* criteria) are registered."""
+    approximation_names()
+
+
+def get_approximation(approximation):
+    """An :class:`Approximation` instance from a name (its defaults) or an instance."""
+    if isinstance(approximation, Approximation):
+        return approximation
+    if isinstance(approximation, type) and issubclass(approximation, Approximation):
+        return approximation()
+    if isinstance(approximation, str):
+        key = approximation.strip().lower().replace("-", "_")
+        if key in ("nystroem",):
+            key = "nystrom"
+        valid = approximation_names()
+        if key in valid:
+            return _resolve(key)()
+        raise ValueError(
+            f"approximation={approximation!r} is not a known approximation; use one of "
+            f"{', '.join(valid)} (or an instance such as kernelselect.Nystroem(n_landmarks=200))."
+        )
+    raise TypeError(
+        f"approximation must be a name or an Approximation instance, got {approximation!r}."
+    )

@@ -198,6 +198,13 @@ class Approximation:
     """
 
     name = "approximation"
+    #: capability tags the built operators offer (see ``Criterion.needs``)
+    provides = frozenset({"moments", "spectral"})
+
+    def configure(self, needs):
+        """Told, before :meth:`prepare`, the set of capability tags the criteria of
+        one call need; recipes with a choice of operator (``Exact``) pick from it."""
+        return None
 
     def prepare(self, X, y, *, kernel, random_state, workers):
         """Draw whatever is shared by every γ; returns an opaque state (or None)."""

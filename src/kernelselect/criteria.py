@@ -1,0 +1,491 @@
+"""Kernel selection criteria, each written once over the operator protocol.
+
+A criterion is evaluated on a :class:`~kernelselect.operators._base.KernelOperator`
+``A`` (the kernel matrix K, or a stand-in for it) and a target vector ``y``, for a
+whole path of ridge values α at once. The ridge is added to the kernel matrix:
+K_α = K + αI (DESIGN.md, "Conventions"); paper 002 writes μl, paper 004 writes μ.
+
+Criteria that need only *power moments* (Pᵀ Aʳ P, tr Aʳ, diag A) run on every
+operator, the streaming exact one included; the others need the *spectral forms*
+(aᵀ g(A) b, tr h(A), diag g(A), g(A) b) and run on every operator that knows an
+eigendecomposition. Label conventions: a target with exactly two distinct values is
+a binary problem and is encoded as ±1 (the larger value → +1, see
+:func:`encode_binary`); "binary" criteria require two classes.
+
+Availability (exact = dense eigh or streaming; the streaming exact operator has the
+moments only; random_* criteria are registered by :mod:`kernelselect.operators.random_mcm`
+and need that operator):
+
+=========  =========  ==========  =====  =======  =====  =======  ======  ===========
+criterion  direction  needs       exact  stream.  mcm    nystrom  rff     labels
+=========  =========  ==========  =====  =======  =====  =======  ======  ===========
+ree        min        spectral    yes    no       yes    yes      yes     any
+ipe        min        spectral    yes    no       yes    yes      yes     any
+c1         min        spectral    yes    no       yes    yes      yes     any
+gcv        min        spectral    yes    no       yes    yes      yes     any
+eloo       min        spectral    yes    no       yes    yes      yes     any
+kta        max        moments     yes    yes      yes    yes      yes     any
+ckta       max        moments     yes    yes      yes    yes      yes     any
+fsm        min        moments     yes    yes      yes    yes      yes     binary
+mmd        max        moments     yes    yes      yes    yes      yes     binary
+sm         max        moments     yes    yes      yes    yes      yes     binary
+=========  =========  ==========  =====  =======  =====  =======  ======  ===========
+
+``sm`` with the hinge form (``h=`` given) needs the spectral forms.
+:func:`approximations_for` answers the question for the approximations that are
+installed; ``docs/criteria.md`` holds the same table with the formulas.
+"""
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+
+__all__ = [
+    "Criterion",
+    "CRITERIA",
+    "register_criterion",
+    "get_criterion",
+    "criterion_names",
+    "approximations_for",
+    "check_compatible",
+    "encode_binary",
+    "evaluate_criterion",
+]
+
+DIRECTIONS = ("min", "max")
+LABEL_KINDS = ("binary", "any")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A kernel selection criterion.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (lower case).
+    direction : {"min", "max"}
+        Whether the best kernel minimises or maximises the criterion.
+    needs : str
+        The operator capability the formula uses: ``"moments"`` (power moments,
+        every operator), ``"spectral"`` (eigen-decomposition forms) or an
+        operator-specific tag (e.g. ``"random_mcm"``). An approximation can compute
+        the criterion when the tag is in its ``provides`` set.
+    labels : {"binary", "any"}
+        "binary": y must have exactly two classes (encoded ±1).
+    alpha_dependent : bool
+        Whether the value depends on the ridge α (otherwise it is repeated across α).
+    func : callable
+        ``func(operator, y, alphas, **params)`` → array of shape (len(alphas),), or a
+        scalar for α-independent criteria. ``y`` is in the original row order (the
+        criterion restricts it with ``operator.restrict``); binary targets arrive
+        encoded as ±1.
+    params : mapping
+        Default keyword parameters of ``func``.
+    description : str
+        One line: the formula and its source.
+    needs_for : callable or None
+        Optional ``needs_for(params) → tag`` when the requirement depends on the
+        parameters (the hinge form of ``sm`` needs the spectral forms).
+    """
+
+    name: str
+    direction: str
+    needs: str
+    labels: str
+    alpha_dependent: bool
+    func: Callable
+    params: Mapping = field(default_factory=dict)
+    description: str = ""
+    needs_for: Optional[Callable] = None
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}.")
+        if self.labels not in LABEL_KINDS:
+            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {self.labels!r}.")
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    def requirement(self, params=None):
+        """The capability tag needed with these parameters."""
+        if self.needs_for is not None:
+            return self.needs_for({**self.params, **(params or {})})
+        return self.needs
+
+    def resolve_params(self, params):
+        """Defaults updated with ``params``; unknown keywords raise ``TypeError``."""
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            valid = ", ".join(sorted(self.params)) or "none"
+            raise TypeError(
+                f"criterion {self.name!r} got unknown parameter(s) {', '.join(unknown)}; "
+                f"its parameters are: {valid}."
+            )
+        return {**self.params, **params}
+
+    def better(self, a, b):
+        """Whether value ``a`` is strictly better than ``b``."""
+        return a < b if self.direction == "min" else a > b
+
+    def __call__(self, operator, y, alphas=(1.0,), **params):
+        """Values for every α: array of shape (len(alphas),)."""
+        return evaluate_criterion(self, operator, y, alphas, **params)
+
+
+_REGISTRY = {}
+CRITERIA = MappingProxyType(_REGISTRY)
+"""Read-only mapping name → :class:`Criterion` of every registered criterion."""
+
+
+def register_criterion(criterion, *, replace=False):
+    """Add a :class:`Criterion` to the registry (``replace=True`` to overwrite)."""
+    if not isinstance(criterion, Criterion):
+        raise TypeError(f"register_criterion expects a Criterion, got {type(criterion).__name__}.")
+    name = criterion.name.lower()
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"a criterion named {name!r} is already registered.")
+    _REGISTRY[name] = criterion
+    return criterion
+
+
+def _load_plugins():
+    # Criteria that live beside their operator register on import.
+    try:
+        from .operators import _ensure_registered  # noqa: F401
+    except ImportError:  # pragma: no cover - partial installs
+        return
+    _ensure_registered()
+
+
+def criterion_names():
+    """Sorted names of the registered criteria."""
+    _load_plugins()
+    return sorted(_REGISTRY)
+
+
+def get_criterion(name):
+    """The registered :class:`Criterion` called ``name`` (case-insensitive)."""
+    if isinstance(name, Criterion):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"criterion must be a name (str), got {name!r}.")
+    key = name.strip().lower()
+    if key not in _REGISTRY:
+        _load_plugins()
+    if key not in _REGISTRY:
+        raise ValueError(
+            f"criterion={name!r} is not a known criterion; use one of "
+            f"{', '.join(criterion_names())}."
+        )
+    return _REGISTRY[key]
+
+
+def approximations_for(criterion, params=None):
+    """Names of the known approximations (with default parameters) that can compute
+    ``criterion``."""
+    from .operators import approximation_names, get_approximation
+
+    crit = get_criterion(criterion)
+    tag = crit.requirement(params)
+    out = []
+    for name in approximation_names():
+        try:
+            approx = get_approximation(name)
+        except ImportError:  # pragma: no cover - optional operator module missing
+            continue
+        if tag in approx.provides:
+            out.append(name)
+    return out
+
+
+def check_compatible(criterion, approximation, params=None):
+    """Raise ``ValueError`` when ``approximation`` cannot compute ``criterion``."""
+    crit = get_criterion(criterion)
+    tag = crit.requirement(params)
+    if tag not in approximation.provides:
+        can = approximations_for(crit, params)
+        label = getattr(approximation, "label", None) or type(approximation).__name__
+        raise ValueError(
+            f"criterion {crit.name!r} cannot be computed with approximation {label!r} "
+            f"(it needs {tag!r}, which {label!r} does not provide); use one of "
+            f"{', '.join(can) if can else '(none installed)'}."
+        )
+
+
+def encode_binary(y, criterion=None):
+    """Two-valued y → ±1 floats (larger value → +1); raises when y has one class.
+
+    Returns ``(y_pm, classes)``. More than two values raise as well: the binary
+    criteria need exactly two classes.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    classes = np.unique(y)
+    who = f" (criterion {criterion!r} needs two classes)" if criterion else ""
+    if classes.size < 2:
+        raise ValueError(
+            f"y has a single class ({classes[0]!r} for all {y.size} samples){who}; "
+            "give labels of two classes."
+        )
+    if classes.size > 2:
+        raise ValueError(
+            f"y has {classes.size} distinct values{who}; binary criteria need exactly two "
+            "classes (use a one-vs-rest encoding for multiclass data)."
+        )
+    return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
+    """Evaluate one criterion on one operator for every α: array (len(alphas),)."""
+    crit = get_criterion(criterion)
+    full = crit.resolve_params(params)
+    tag = crit.requirement(full)
+    if tag == "spectral" and not operator.spectral:
+        raise ValueError(
+            f"criterion {crit.name!r} needs the spectral forms, which the "
+            f"{operator.name!r} operator does not provide."
+        )
+    alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+    y = np.asarray(y, dtype=np.float64)
+    if crit.labels == "binary":
+        y, _ = encode_binary(y, crit.name)
+    out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
+    return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def _inv(alphas, power=1):
+    """g(λ) = (λ + α)^(−power) for every α: (r,) → (r, L)."""
+    a = alphas[None, :]
+
+    def g(lam):
+        return (lam[:, None] + a) ** (-power)
+
+    return g
+
+
+def _quad(operator, g, p):
+    """pᵀ g(A) p for one probe → shape (L,) (or scalar)."""
+    return operator.quadratic(g, p[:, None])[0, 0]
+
+
+def _sigma(y, sigma):
+    return 0.01 * float(np.std(y)) if sigma is None else float(sigma)
+
+
+def _class_indicators(yv):
+    pos = (yv > 0).astype(np.float64)
+    return pos, 1.0 - pos
+
+
+def _ybar_signed(yv, scale):
+    """ȳ_i = scale/n₊ for the positive class and −scale/n₋ for the negative one."""
+    pos, neg = _class_indicators(yv)
+    n_pos, n_neg = pos.sum(), neg.sum()
+    return scale * (pos / n_pos - neg / n_neg)
+
+
+# ---------------------------------------------------------------------------
+# spectral criteria
+# ---------------------------------------------------------------------------
+
+
+def ree(operator, y, alphas):
+    """C_ree = (α/n) yᵀ K_α⁻¹ y: the regularised training error (paper 002, eq. 1).
+
+    A quadratic form of g(λ) = 1/(λ + α); minimise.
+    """
+    yv = operator.restrict(y)
+    return alphas / operator.n * _quad(operator, _inv(alphas), yv)
+
+
+def ipe(operator, y, alphas, sigma=None):
+    """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (paper 002, eq. 2).
+
+    σ defaults to 0.01·std(y), as in the paper's experiments. Minimise.
+    """
+    yv = operator.restrict(y)
+    s = _sigma(yv, sigma)
+    n = operator.n
+    bias = alphas ** 2 / n * _quad(operator, _inv(alphas, 2), yv)
+    a = alphas[None, :]
+    var = operator.trace(lambda lam: (lam[:, None] / (lam[:, None] + a)) ** 2)
+    return bias + s ** 2 / n * var
+
+
+def c1(operator, y, alphas, sigma=None):
+    """C1 = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹): effective-dimension criterion
+    (paper 000, eq. 4, exact form). σ defaults to 0.01·std(y). Minimise."""
+    yv = operator.restrict(y)
+    s = _sigma(yv, sigma)
+    n = operator.n
+    bias = alphas ** 2 / n * _quad(operator, _inv(alphas, 2), yv)
+    a = alphas[None, :]
+    dof = operator.trace(lambda lam: lam[:, None] / (lam[:, None] + a))
+    return bias + s ** 2 / n * dof
+
+
+def gcv(operator, y, alphas):
+    """GCV = n‖(I − S)y‖² / tr(I − S)², S = K K_α⁻¹ (Golub, Heath & Wahba 1979).
+
+    With I − S = α K_α⁻¹ this is n yᵀK_α⁻²y / (tr K_α⁻¹)². Minimise.
+    """
+    yv = operator.restrict(y)
+    num = _quad(operator, _inv(alphas, 2), yv)
+    den = operator.trace(_inv(alphas))
+    return operator.n * num / den ** 2
+
+
+def eloo(operator, y, alphas, loss="auto"):
+    """Closed-form leave-one-out error of the LSSVM with bias (Cawley & Talbot 2003).
+
+    P = [[K_α, 1], [1ᵀ, 0]], [a; b] = P⁻¹[y; 0]: b = 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1 and
+    a = K_α⁻¹(y − b1). The LOO residual of point i is e_i = a_i / (P⁻¹)_ii with
+    (P⁻¹)_ii = (K_α⁻¹)_ii − (K_α⁻¹1)_i² / (1ᵀK_α⁻¹1).
+
+    ``loss="squared"``: mean e_i² (regression); ``"error_rate"``: mean of
+    [y_i(y_i − e_i) ≤ 0] (classification, the LOO prediction is y_i − e_i);
+    ``"auto"``: error rate when y is ±1, squared otherwise. Minimise.
+    """
+    yv = operator.restrict(y)
+    if loss == "auto":
+        loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
+    if loss not in ("squared", "error_rate"):
+        raise ValueError(f"loss must be 'auto', 'squared' or 'error_rate', got {loss!r}.")
+    n = operator.n
+    g = _inv(alphas)
+    B = np.stack([yv, np.ones(n)], axis=1)
+    R = operator.apply_function(g, B)                    # (n, 2, L): K_α⁻¹y, K_α⁻¹1
+    ky, k1 = R[:, 0, :], R[:, 1, :]
+    s11 = k1.sum(axis=0)                                 # 1ᵀK_α⁻¹1
+    s1y = ky.sum(axis=0)                                 # 1ᵀK_α⁻¹y
+    b = s1y / s11
+    a = ky - k1 * b[None, :]
+    pinv_diag = operator.diagonal_function(g) - k1 ** 2 / s11[None, :]
+    e = a / pinv_diag
+    if loss == "squared":
+        return np.mean(e ** 2, axis=0)
+    return np.mean(yv[:, None] * (yv[:, None] - e) <= 0.0, axis=0)
+
+
+# ---------------------------------------------------------------------------
+# moment criteria
+# ---------------------------------------------------------------------------
+
+
+def kta(operator, y, alphas):
+    """Kernel–target alignment ⟨K, yyᵀ⟩/(‖K‖_F ‖yyᵀ‖_F) = yᵀKy / (‖y‖² ‖K‖_F)
+    (Cristianini et al. 2001). For ±1 labels ‖y‖² = n, the form in DESIGN.md;
+    dividing by ‖y‖² keeps it invariant to the scale of y. Maximise."""
+    yv = operator.restrict(y)
+    yky = operator.power_quadratic(1, yv[:, None])[0, 0]
+    fro = np.sqrt(operator.power_trace(2))
+    return yky / (float(yv @ yv) * fro)
+
+
+def ckta(operator, y, alphas):
+    """Centred alignment ⟨K_c, y_c y_cᵀ⟩ / (‖K_c‖_F ‖y_c‖²), K_c = HKH
+    (Cortes, Mohri & Rostamizadeh 2010).
+
+    ⟨K_c, y_c y_cᵀ⟩ = y_cᵀ K y_c and ‖K_c‖_F² = ‖K‖_F² − (2/n)‖K1‖² + (1ᵀK1)²/n².
+    Maximise.
+    """
+    yv = operator.restrict(y)
+    n = operator.n
+    yc = yv - yv.mean()
+    ones = np.ones(n)
+    M1 = operator.power_quadratic(1, np.stack([ones, yc], axis=1))
+    total, ycky = M1[0, 0], M1[1, 1]
+    row_sq = operator.power_quadratic(2, ones[:, None])[0, 0]
+    fro_sq = operator.power_trace(2)
+    kc_sq = fro_sq - 2.0 / n * row_sq + total ** 2 / n ** 2
+    return ycky / (np.sqrt(max(kc_sq, 0.0)) * float(yc @ yc))
+
+
+def fsm(operator, y, alphas):
+    """Feature space measure (Nguyen & Ho 2007): (s₊ + s₋) / ‖m₊ − m₋‖.
+
+    m_± are the class means in feature space and s_±² = Σ_{i∈±}‖φ(x_i) − m_±‖²/(n_± − 1)
+    the sample variances; all from diag K and the class-block sums S_ab = 1_aᵀK1_b:
+    Σ_{i∈±}‖φ(x_i) − m_±‖² = Σ_{i∈±}K_ii − S_±±/n_±, ‖m₊ − m₋‖² =
+    S₊₊/n₊² + S₋₋/n₋² − 2S₊₋/(n₊n₋). A class of one point has s = 0. Minimise.
+    """
+    yv = operator.restrict(y)
+    pos, neg = _class_indicators(yv)
+    n_pos, n_neg = pos.sum(), neg.sum()
+    S = operator.power_quadratic(1, np.stack([pos, neg], axis=1))
+    d = operator.diagonal()
+    scatter_pos = d @ pos - S[0, 0] / n_pos
+    scatter_neg = d @ neg - S[1, 1] / n_neg
+    s_pos = np.sqrt(max(scatter_pos, 0.0) / (n_pos - 1)) if n_pos > 1 else 0.0
+    s_neg = np.sqrt(max(scatter_neg, 0.0) / (n_neg - 1)) if n_neg > 1 else 0.0
+    gap_sq = S[0, 0] / n_pos ** 2 + S[1, 1] / n_neg ** 2 - 2.0 * S[0, 1] / (n_pos * n_neg)
+    return (s_pos + s_neg) / np.sqrt(max(gap_sq, 0.0))
+
+
+def mmd(operator, y, alphas):
+    """Biased maximum mean discrepancy ȳᵀKȳ = ‖m₊ − m₋‖², ȳ_i = 1/n₊ or −1/n₋
+    (Gretton et al. 2007; paper 003 shows it is a special case of SM). Maximise."""
+    ybar = _ybar_signed(operator.restrict(y), 1.0)
+    return operator.power_quadratic(1, ybar[:, None])[0, 0]
+
+
+def sm(operator, y, alphas, r=3, h=None):
+    """Spectral measure (paper 003): (1/n) ȳᵀ φ(N) ȳ, N = K/(1ᵀK1), ȳ_i = n/n₊ or −n/n₋.
+
+    High-degree form φ(t) = tʳ (default r = 3): (1/n) ȳᵀKʳȳ / (1ᵀK1)ʳ, power moments
+    only. Hinge form (``h`` given): φ(t) = t for t > h, 0 otherwise, i.e.
+    (1/n) Σ_{λ_i(N) > h} λ_i ⟨ȳ, q_i⟩², which needs the spectral forms. Maximise.
+    """
+    yv = operator.restrict(y)
+    n = operator.n
+    ybar = _ybar_signed(yv, float(n))
+    ones = np.ones(n)
+    total = operator.power_quadratic(1, ones[:, None])[0, 0]
+    if h is not None:
+        hh = float(h)
+
+        def phi(lam):
+            t = lam / total
+            return np.where(t > hh, t, 0.0)
+
+        return _quad(operator, phi, ybar) / n
+    r = int(r)
+    if r < 1:
+        raise ValueError(f"r must be an integer ≥ 1, got {r!r}.")
+    return operator.power_quadratic(r, ybar[:, None])[0, 0] / total ** r / n
+
+
+def _sm_needs(params):
+    return "moments" if params.get("h") is None else "spectral"
+
+
+for _c in (
+    Criterion("ree", "min", "spectral", "any", True, ree, {},
+              "regularised training error (α/n) yᵀK_α⁻¹y (paper 002)"),
+    Criterion("ipe", "min", "spectral", "any", True, ipe, {"sigma": None},
+              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)"),
+    Criterion("c1", "min", "spectral", "any", True, c1, {"sigma": None},
+              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)"),
+    Criterion("kta", "max", "moments", "any", False, kta, {},
+              "kernel-target alignment yᵀKy/(‖y‖²‖K‖_F) (Cristianini et al.)"),
+    Criterion("ckta", "max", "moments", "any", False, ckta, {},
+              "centred kernel-target alignment (Cortes et al.)"),
+    Criterion("fsm", "min", "moments", "binary", False, fsm, {},
+              "feature space measure (s₊+s₋)/‖m₊−m₋‖ (Nguyen & Ho)"),
+    Criterion("mmd", "max", "moments", "binary", False, mmd, {},
+              "biased MMD ȳᵀKȳ, ȳ = ±1/n_± (Gretton et al.)"),
+    Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
+              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs),
+    Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
+              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)"),
+    Criterion("gcv", "min", "spectral", "any", True, gcv, {},
+              "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
+):
+    register_criterion(_c)
+del _c

@@ -1,0 +1,130 @@
+"""Exact power moments of K without holding K: blocked matvecs and kernel sums."""
+
+import numpy as np
+
+from ._base import KernelOperator
+
+__all__ = ["StreamingOperator"]
+
+
+class StreamingOperator(KernelOperator):
+    """The exact kernel matrix, accessed only through streaming passes.
+
+    Pᵀ K^r P uses :func:`kernelselect.lowlevel.kernel_matvec` (O(n²d) time and O(nm)
+    memory per pass); tr K^0 = n, tr K = Σ K_ii and tr K² = ‖K‖_F² come from one
+    :func:`kernelselect.lowlevel.kernel_sums` pass. tr K^r for r ≥ 3 is not available.
+
+    Probes are cached: the operator keeps an orthonormal basis B of every probe seen
+    so far with the products K^j B, and a new probe lying in span(B) (e.g. ȳ, y − ȳ1
+    or the class indicators once 1 and y were seen) costs no further pass. So the five
+    moment criteria together need about two passes over K per γ.
+    """
+
+    name = "streaming"
+    spectral = False
+
+    def __init__(self, X, gamma, kernel="gaussian", workers=None):
+        super().__init__(np.asarray(X).shape[0])
+        self._X = X
+        self._gamma = float(gamma)
+        self._kernel = kernel
+        self._workers = workers
+        self._sums = None
+        self._basis = np.zeros((self.n, 0))
+        self._powers = []               # _powers[j] = K^(j+1) @ _basis
+        self.passes = 0
+        self.details = {"method": "streaming"}
+
+    # -- internals -------------------------------------------------------------
+    def _matvec(self, V):
+        from .. import lowlevel
+
+        self.passes += 1
+        out = lowlevel.kernel_matvec(self._X, V, self._gamma, kernel=self._kernel,
+                                     workers=self._workers)
+        return np.asarray(out, dtype=np.float64).reshape(self.n, -1)
+
+    def _sums_once(self):
+        if self._sums is None:
+            from .. import lowlevel
+
+            self.passes += 1
+            self._sums = lowlevel.kernel_sums(self._X, self._gamma, kernel=self._kernel,
+                                              workers=self._workers)
+        return self._sums
+
+    def _extend(self, P):
+        """Grow the orthonormal probe basis so that span(basis) ⊇ span(P)."""
+        B = self._basis
+        new = P - B @ (B.T @ P) if B.shape[1] else P.copy()
+        new = new - B @ (B.T @ new) if B.shape[1] else new   # second Gram–Schmidt pass
+        norms = np.linalg.norm(new, axis=0)
+        scale = np.maximum(np.linalg.norm(P, axis=0), 1e-300)
+        keep = norms > 1e-13 * scale
+        if not keep.any():
+            return
+        Qn, R = np.linalg.qr(new[:, keep])
+        good = np.abs(np.diag(R)) > 1e-13 * scale[keep].max()
+        Qn = Qn[:, good]
+        if Qn.shape[1] == 0:
+            return
+        # orthogonalise once more against the old basis for safety
+        if B.shape[1]:
+            Qn = Qn - B @ (B.T @ Qn)
+            Qn, _ = np.linalg.qr(Qn)
+        self._basis = np.hstack([B, Qn])
+        prev = Qn
+        for j in range(len(self._powers)):
+            prev = self._matvec(prev)
+            self._powers[j] = np.hstack([self._powers[j], prev])
+
+    def _power_basis(self, j):
+        """K^j @ basis for j ≥ 0."""
+        if j == 0:
+            return self._basis
+        while len(self._powers) < j:
+            src = self._basis if not self._powers else self._powers[-1]
+            self._powers.append(self._matvec(src))
+        return self._powers[j - 1]
+
+    # -- power moments ---------------------------------------------------------
+    def power_quadratic(self, r, P):
+        r = int(r)
+        if r < 0:
+            raise ValueError(f"r must be a non-negative integer, got {r!r}.")
+        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
+        if r == 0:
+            return P.T @ P
+        self._extend(P)
+        B = self._basis
+        C = B.T @ P                                     # P = B C
+        half = r // 2
+        if r % 2 == 0:
+            H = self._power_basis(half)
+            M = H.T @ H                                 # Bᵀ K^r B
+        else:
+            H = self._power_basis(half)
+            H1 = self._power_basis(half + 1)
+            M = H.T @ H1
+            M = 0.5 * (M + M.T)
+        return C.T @ M @ C
+
+    def power_trace(self, r):
+        r = int(r)
+        if r == 0:
+            return float(self.n)
+        if r == 1:
+            return float(np.sum(self.diagonal()))
+        if r == 2:
+            return float(self._sums_once()["frobenius_sq"])
+        raise ValueError(
+            f"tr K^{r} is not available from the streaming exact operator (only r ≤ 2); "
+            "use Exact(method='dense') or an approximation."
+        )
+
+    def diagonal(self):
+        if self._sums is not None:
+            return np.asarray(self._sums["diagonal"], dtype=np.float64)
+        from ..kernels import kernel_diagonal
+
+        return kernel_diagonal(self._X, self._gamma, self._kernel)

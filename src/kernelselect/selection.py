@@ -1,0 +1,333 @@
+"""The selection driver: evaluate criteria over a (γ, α) grid and pick the best."""
+
+import time
+
+import numpy as np
+
+from ._validation import (
+    check_kernel,
+    check_matrix,
+    check_random_state,
+    check_vector,
+    check_workers,
+)
+from .criteria import check_compatible, encode_binary, evaluate_criterion, get_criterion
+from .kernels import median_heuristic_gamma
+from .operators import get_approximation
+
+__all__ = ["select_kernel", "SelectionResult", "default_gammas"]
+
+GRID_EXPONENTS = np.arange(-7, 8)
+
+
+def default_gammas(X, kernel="gaussian", random_state=None):
+    """The default γ grid: γ₀·2^k for k = −7, …, 7 (15 points).
+
+    γ₀ is the median heuristic 1/median(‖x_i − x_j‖²) (Gaussian) or
+    1/median(‖x_i − x_j‖₁) (Laplacian) over 5000 random pairs of points
+    (:func:`kernelselect.kernels.median_heuristic_gamma`).
+    """
+    X = check_matrix(X, "X", min_rows=2)
+    rng = check_random_state(random_state)
+    g0 = median_heuristic_gamma(X, check_kernel(kernel), rng)
+    return g0 * 2.0 ** GRID_EXPONENTS
+
+
+def _check_grid(values, name):
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of positive numbers, got {values!r}.") from None
+    arr = np.atleast_1d(arr)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of positive numbers, got shape {arr.shape}.")
+    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
+        raise ValueError(f"{name} must all be finite and > 0; got {bad!r}.")
+    return arr
+
+
+class SelectionResult:
+    """Criterion curves over a (γ, α) grid and the kernel each criterion selects.
+
+    Attributes
+    ----------
+    gammas : ndarray of shape (n_gammas,)
+    alphas : ndarray of shape (n_alphas,)
+    curves : dict of str → ndarray of shape (n_gammas, n_alphas)
+        Criterion values; α-independent criteria repeat across the α axis.
+    criteria : list of str
+        Criterion names in the order asked; the first decides ``best_gamma``.
+    directions : dict of str → {"min", "max"}
+    best : dict of str → dict(gamma, alpha, value, index)
+        The best grid point of each criterion (NaN values are skipped; ties go to
+        the first γ, then the first α).
+    best_gamma, best_alpha : float
+        The choice of the first criterion.
+    timings : ndarray of shape (n_gammas,)
+        Seconds spent per γ (building the operator and every criterion).
+    details : dict
+        Kernel, approximation and its parameters, n, d, the median-heuristic γ₀
+        when the grid was built from it, and per-γ operator facts (``operators``).
+    """
+
+    def __init__(self, gammas, alphas, curves, directions, timings, details):
+        self.gammas = np.asarray(gammas, dtype=np.float64)
+        self.alphas = np.asarray(alphas, dtype=np.float64)
+        self.curves = dict(curves)
+        self.criteria = list(curves)
+        self.directions = dict(directions)
+        self.timings = np.asarray(timings, dtype=np.float64)
+        self.details = dict(details)
+        self.best = {name: self._best(name) for name in self.criteria}
+        first = self.best[self.criteria[0]]
+        self.best_gamma = first["gamma"]
+        self.best_alpha = first["alpha"]
+
+    def _best(self, name):
+        values = self.curves[name]
+        finite = np.isfinite(values)
+        if not finite.any():
+            return {"gamma": float("nan"), "alpha": float("nan"), "value": float("nan"),
+                    "index": None}
+        fill = np.inf if self.directions[name] == "min" else -np.inf
+        masked = np.where(finite, values, fill)
+        flat = np.argmin(masked) if self.directions[name] == "min" else np.argmax(masked)
+        i, j = np.unravel_index(flat, values.shape)
+        return {"gamma": float(self.gammas[i]), "alpha": float(self.alphas[j]),
+                "value": float(values[i, j]), "index": (int(i), int(j))}
+
+    @property
+    def total_time(self):
+        """Seconds for the whole grid."""
+        return float(self.timings.sum())
+
+    def to_dict(self):
+        """Plain Python types only (JSON-serialisable)."""
+        def plain(v):
+            if isinstance(v, np.ndarray):
+                return v.tolist()
+            if isinstance(v, np.generic):
+                return v.item()
+            if isinstance(v, dict):
+                return {str(k): plain(x) for k, x in v.items()}
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            return v
+
+        return plain({
+            "gammas": self.gammas, "alphas": self.alphas, "criteria": self.criteria,
+            "curves": self.curves, "directions": self.directions, "best": self.best,
+            "best_gamma": self.best_gamma, "best_alpha": self.best_alpha,
+            "timings": self.timings, "details": self.details,
+        })
+
+    def to_frame(self):
+        """A pandas DataFrame, one row per (γ, α), one column per criterion."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "SelectionResult.to_frame needs pandas; install it with `pip install pandas` "
+                "(or use to_dict())."
+            ) from None
+        G, A = np.meshgrid(self.gammas, self.alphas, indexing="ij")
+        data = {"gamma": G.ravel(), "alpha": A.ravel()}
+        for name in self.criteria:
+            data[name] = self.curves[name].ravel()
+        return pd.DataFrame(data)
+
+    def plot(self, axes=None):
+        """Each criterion against log₂γ (one panel per criterion, one line per α),
+        the selected γ marked. Returns the matplotlib Figure."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError(
+                "SelectionResult.plot needs matplotlib; install it with `pip install matplotlib`."
+            ) from None
+        k = len(self.criteria)
+        if axes is None:
+            fig, axes = plt.subplots(1, k, figsize=(4.0 * k, 3.2), squeeze=False)
+            axes = axes[0]
+        else:
+            axes = np.atleast_1d(axes)
+            if axes.size != k:
+                raise ValueError(f"axes must hold {k} axes (one per criterion), got {axes.size}.")
+            fig = axes[0].figure
+        lg = np.log2(self.gammas)
+        for ax, name in zip(axes, self.criteria):
+            for j, a in enumerate(self.alphas):
+                label = f"α={a:g}" if self.alphas.size > 1 else None
+                ax.plot(lg, self.curves[name][:, j], marker="o", ms=3, label=label)
+            b = self.best[name]
+            if b["index"] is not None:
+                ax.axvline(np.log2(b["gamma"]), color="k", ls=":", lw=1)
+            ax.set_xlabel("log₂ γ")
+            ax.set_title(f"{name} ({self.directions[name]})")
+            if self.alphas.size > 1:
+                ax.legend(fontsize="small")
+        fig.tight_layout()
+        return fig
+
+    def __repr__(self):
+        d = self.details
+        head = (f"SelectionResult(kernel={d.get('kernel')!r}, approximation="
+                f"{d.get('approximation')!r}, n={d.get('n')}, {self.gammas.size} gammas × "
+                f"{self.alphas.size} alphas, {self.total_time:.3g} s)")
+        rows = [f"  {'criterion':<12}{'dir':<5}{'best gamma':>12}{'best alpha':>12}{'value':>14}"]
+        for name in self.criteria:
+            b = self.best[name]
+            rows.append(f"  {name:<12}{self.directions[name]:<5}{b['gamma']:>12.5g}"
+                        f"{b['alpha']:>12.5g}{b['value']:>14.6g}")
+        return "\n".join([head, *rows])
+
+
+def _split_params(criteria, params):
+    """Each keyword goes to every requested criterion that declares it."""
+    per = {c.name: {} for c in criteria}
+    for key, value in params.items():
+        takers = [c for c in criteria if key in c.params]
+        if not takers:
+            names = ", ".join(c.name for c in criteria)
+            raise TypeError(
+                f"select_kernel got keyword {key!r}, which none of the requested criteria "
+                f"({names}) takes."
+            )
+        for c in takers:
+            per[c.name][key] = value
+    return per
+
+
+def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criterion="ree",
+                  approximation="nystrom", random_state=None, workers=None, progress=False,
+                  standardize=False, **criterion_params):
+    """Evaluate kernel selection criteria over a grid of kernels and pick the best.
+
+    For every γ, one operator (the kernel matrix or a stand-in for it) is built once
+    and every requested criterion is evaluated on it for the whole α path.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        Training inputs, n ≥ 3. Distances are taken as given: scale the features
+        first (or pass ``standardize=True``).
+    y : array-like of shape (n_samples,)
+        Targets. Exactly two distinct values mean a binary problem: they are encoded
+        ±1 (the larger → +1) for every criterion. Otherwise y is a real target.
+    kernel : {"gaussian", "laplacian"}, default="gaussian"
+        exp(−γ‖x − x′‖²) or exp(−γ‖x − x′‖₁).
+    gammas : array-like of positive floats or None
+        Candidate γ. None: γ₀·2^k, k = −7, …, 7, around the median heuristic γ₀
+        (:func:`default_gammas`).
+    alphas : array-like of positive floats, default=(1.0,)
+        Ridge values; the ridge is added to the kernel matrix, K + αI.
+    criterion : str or list of str, default="ree"
+        One of :func:`kernelselect.criteria.criterion_names` or a list of them; the
+        first decides ``best_gamma`` / ``best_alpha``.
+    approximation : str or Approximation, default="nystrom"
+        "exact", "nystrom", "rff", "mcm", "random_mcm" (defaults) or an instance such
+        as ``Nystroem(n_landmarks=500)``.
+    random_state : int, Generator or None
+        Seeds the γ-grid pairs and the approximation's random draws (drawn once and
+        reused for every γ). A fixed seed gives the same result.
+    workers : int or None
+        Threads of the compiled kernels (None: OpenMP default; -1: all cores).
+    progress : bool, default=False
+        Show a progress bar over γ (needs tqdm).
+    standardize : bool, default=False
+        Centre each feature and scale it to unit variance first.
+    **criterion_params
+        Passed to every requested criterion that takes them (e.g. ``sigma`` for ipe
+        and c1, ``r`` or ``h`` for sm, ``loss`` for eloo).
+
+    Returns
+    -------
+    SelectionResult
+
+    Examples
+    --------
+    >>> import numpy as np, kernelselect
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 3)); y = np.sign(X[:, 0] + 0.1)
+    >>> res = kernelselect.select_kernel(X, y, criterion=["ree", "kta"],
+    ...                                  approximation="exact", random_state=0)
+    >>> res.curves["ree"].shape
+    (15, 1)
+    """
+    X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32 else None,
+                     min_rows=3)
+    n = X.shape[0]
+    y = check_vector(y, "y", n=n)
+    kernel = check_kernel(kernel)
+    workers_n = check_workers(workers) if workers is not None else None
+
+    names = [criterion] if isinstance(criterion, str) else list(criterion) \
+        if isinstance(criterion, (list, tuple)) else [criterion]
+    if not names:
+        raise ValueError("criterion must name at least one criterion.")
+    crits = []
+    for name in names:
+        c = get_criterion(name)
+        if c.name not in [k.name for k in crits]:
+            crits.append(c)
+    params = _split_params(crits, criterion_params)
+
+    approx = get_approximation(approximation)
+    needs = set()
+    for c in crits:
+        check_compatible(c, approx, params[c.name])
+        needs.add(c.requirement(params[c.name]))
+    approx.configure(needs)
+
+    classes = np.unique(y)
+    if classes.size < 2:
+        raise ValueError(
+            f"y has a single value ({classes[0]!r}) for all {n} samples; criterion "
+            f"{crits[0].name!r} needs two classes or a varying target."
+        )
+    for c in crits:
+        if c.labels == "binary":
+            encode_binary(y, c.name)               # raises naming y and the criterion
+    y_used = encode_binary(y)[0] if classes.size == 2 else y
+
+    if standardize:
+        mu = X.mean(axis=0)
+        sd = X.std(axis=0)
+        X = np.ascontiguousarray((X - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
+
+    rng = check_random_state(random_state)
+    details = {"kernel": kernel, "n": n, "d": X.shape[1],
+               "approximation": getattr(approx, "label", approx.name),
+               "approximation_params": approx.get_params(),
+               "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
+    if gammas is None:
+        g0 = median_heuristic_gamma(X, kernel, rng)
+        gammas = g0 * 2.0 ** GRID_EXPONENTS
+        details["gamma0"] = g0
+        details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
+    gammas = _check_grid(gammas, "gammas")
+    alphas = _check_grid(alphas, "alphas")
+
+    state = approx.prepare(X, y_used, kernel=kernel, random_state=rng, workers=workers_n)
+    curves = {c.name: np.empty((gammas.size, alphas.size)) for c in crits}
+    timings = np.empty(gammas.size)
+    op_details = []
+    iterator = range(gammas.size)
+    if progress:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            raise ImportError("progress=True needs tqdm; install it with `pip install tqdm`.") from None
+        iterator = tqdm(iterator, desc="kernel selection", unit="γ")
+    for i in iterator:
+        t0 = time.perf_counter()
+        op = approx.build(X, y_used, float(gammas[i]), kernel=kernel, state=state,
+                          workers=workers_n)
+        for c in crits:
+            curves[c.name][i] = evaluate_criterion(c, op, y_used, alphas, **params[c.name])
+        timings[i] = time.perf_counter() - t0
+        op_details.append(dict(op.details, n_operator=op.n))
+    details["operators"] = op_details
+    directions = {c.name: c.direction for c in crits}
+    return SelectionResult(gammas, alphas, curves, directions, timings, details)
