@@ -42,10 +42,13 @@ class FakeResult:
         return {"gammas": self.gammas, "alphas": self.alphas, "curves": self.curves,
                 "best": self.best, "directions": self.directions, "details": self.details}
 
-    def plot(self, ax=None):
+    def plot(self, axes=None):
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots()
         for name, values in self.curves.items():
             ax.plot(np.log2(self.gammas), values[:, 0], label=name)
-        return ax
+        return fig
 
 
 @pytest.fixture

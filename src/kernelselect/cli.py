@@ -186,9 +186,14 @@ def format_table(result, selected_by=None):
     best_index = {}
     for name in names:
         best = result.best[name]
-        g = int(np.argmin(np.abs(np.log(gammas) - math.log(best["gamma"]))))
-        a = int(np.argmin(np.abs(np.log(alphas) - math.log(best["alpha"]))))
-        best_index[name] = (g, a)
+        if best.get("index") is not None:
+            best_index[name] = tuple(int(i) for i in best["index"])
+        elif math.isfinite(best["gamma"]):
+            g = int(np.argmin(np.abs(np.log(gammas) - math.log(best["gamma"]))))
+            a = int(np.argmin(np.abs(np.log(alphas) - math.log(best["alpha"]))))
+            best_index[name] = (g, a)
+        else:  # every value NaN: nothing is marked
+            best_index[name] = None
     widths = [max(12, len(n) + 2) for n in names]
     header = "  " + "log2(gamma)".rjust(11) + "gamma".rjust(12) + "alpha".rjust(12)
     header += "".join(n.rjust(w + 1) for n, w in zip(names, widths))
@@ -250,9 +255,8 @@ def _save_plot(result, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
     try:
-        result.plot(ax=ax)
+        fig = result.plot()
         fig.savefig(path, dpi=120, bbox_inches="tight")
     finally:
         plt.close("all")
