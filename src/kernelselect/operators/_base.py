@@ -102,9 +102,12 @@ class KernelOperator:
         inner = np.real(np.conj(cp).T @ cq)                   # Σ ⟨p, q_i⟩⟨q_i, q⟩
         gram = P.T @ Q
         if gl.ndim == 1:
-            weighted = np.real(np.einsum("i,ia,ib->ab", gl, np.conj(cp), cq))
+            weighted = np.real(np.conj(cp).T @ (gl[:, None] * cq))
             return weighted + g0 * (gram - inner)
-        weighted = np.real(np.einsum("il,ia,ib->abl", gl, np.conj(cp), cq))
+        # Σ_i g_il conj(cp_ia) cq_ib as one matrix product: (m_P, r) @ (r, m_Q·L)
+        r, mq, L = cq.shape[0], cq.shape[1], gl.shape[1]
+        scaled = (cq[:, :, None] * gl[:, None, :]).reshape(r, mq * L)
+        weighted = np.real(np.conj(cp).T @ scaled).reshape(cp.shape[1], mq, L)
         return weighted + (gram - inner)[:, :, None] * g0[None, None, :]
 
     def trace(self, h):
@@ -182,7 +185,8 @@ class ExplicitBasisOperator(KernelOperator):
         resid = B - self._q @ c
         if gl.ndim == 1:
             return self._q @ (gl[:, None] * c) + g0 * resid
-        out = np.einsum("ir,rl,rm->iml", self._q, gl, c)
+        r, m, L = c.shape[0], c.shape[1], gl.shape[1]
+        out = (self._q @ (c[:, :, None] * gl[:, None, :]).reshape(r, m * L)).reshape(self.n, m, L)
         return out + resid[:, :, None] * g0[None, None, :]
 
 

@@ -5,6 +5,7 @@ import scipy.linalg
 
 from .._validation import check_positive, check_positive_int, check_random_state
 from ._base import Approximation, ExplicitBasisOperator
+from ._lowrank import factor_spectrum
 
 __all__ = ["Nystroem", "nystroem_factor"]
 
@@ -96,11 +97,8 @@ class Nystroem(Approximation):
         landmarks = state["landmarks"]
         C = lowlevel.kernel_block(X, X[landmarks], gamma, kernel=kernel, workers=workers)
         V = nystroem_factor(C, landmarks, state["rank"], float(self.eigen_floor))
-        if V.shape[1]:
-            Q, s, _ = scipy.linalg.svd(V, full_matrices=False, lapack_driver="gesdd")
-        else:
-            Q, s = V, np.zeros(0)
-        op = ExplicitBasisOperator(s ** 2, Q)
+        lam, Q = factor_spectrum(V)
+        op = ExplicitBasisOperator(lam, Q)
         op.name = "nystrom"
         op.details = {"n_landmarks": int(landmarks.size), "rank": int(state["rank"]),
                       "effective_rank": int(V.shape[1])}

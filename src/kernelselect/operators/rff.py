@@ -1,11 +1,11 @@
 """Random Fourier features stand-in ZZᵀ (Rahimi & Recht 2007)."""
 
 import numpy as np
-import scipy.linalg
 
 from .._validation import check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
 from ._base import Approximation, ExplicitBasisOperator
+from ._lowrank import factor_spectrum
 
 __all__ = ["RFF"]
 
@@ -56,8 +56,8 @@ class RFF(Approximation):
 
     def build(self, X, y, gamma, *, kernel, state, workers):
         Z = self.features(X, gamma, kernel=kernel, state=state, workers=workers)
-        Q, s, _ = scipy.linalg.svd(Z, full_matrices=False, lapack_driver="gesdd")
-        op = ExplicitBasisOperator(s ** 2, Q)
+        lam, Q = factor_spectrum(Z)
+        op = ExplicitBasisOperator(lam, Q)
         op.name = "rff"
         op.details = {"n_features": int(Z.shape[1])}
         return op
