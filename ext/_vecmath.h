@@ -8,12 +8,23 @@
  *       x[k] <- scale * cos(x[k] + shift[k]),  k = 0 .. n-1
  *       (the random Fourier feature map: x holds x_i . w_k, shift holds b_k)
  *
+ *   ks_cos_scale_f64(double *x, ptrdiff_t n, double scale)
+ *   ks_cos_scale_f32(float  *x, ptrdiff_t n, float  scale)
+ *       x[k] <- scale * cos(x[k])
+ *
  *   ks_exp_neg_scaled_f64(double *x, ptrdiff_t n, double gamma)
  *   ks_exp_neg_scaled_f32(float  *x, ptrdiff_t n, float  gamma)
  *       x[k] <- exp(-gamma * x[k])
  *       (radial kernels: x holds squared Euclidean or L1 distances)
  *
  *   const char *ks_vecmath_backend(void)   "libmvec" or "scalar"
+ *
+ * From Cython:
+ *
+ *   cdef extern from "_vecmath.h" nogil:
+ *       void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
+ *
+ * (the build puts ext/ on the include path and links libmvec when it is used).
  *
  * Backends.  When the build defines KS_HAVE_LIBMVEC (meson sets it after checking
  * that a program using this header links against glibc's libmvec), cos/exp are
@@ -87,6 +98,22 @@ ks__cos_body_f32(float *restrict x, const float *restrict shift, ptrdiff_t n,
 }
 
 KS_VEC_CLONES static void
+ks__cos_scale_body_f64(double *restrict x, ptrdiff_t n, double scale)
+{
+    KS_SIMD_LOOP
+    for (ptrdiff_t k = 0; k < n; k++)
+        x[k] = scale * cos(x[k]);
+}
+
+KS_VEC_CLONES static void
+ks__cos_scale_body_f32(float *restrict x, ptrdiff_t n, float scale)
+{
+    KS_SIMD_LOOP
+    for (ptrdiff_t k = 0; k < n; k++)
+        x[k] = scale * cosf(x[k]);
+}
+
+KS_VEC_CLONES static void
 ks__exp_body_f64(double *restrict x, ptrdiff_t n, double gamma)
 {
     KS_SIMD_LOOP
@@ -137,6 +164,40 @@ ks_cos_shift_scale_f32(float *x, const float *shift, ptrdiff_t n, float scale)
     }
 #else
     ks__cos_body_f32(x, shift, n, scale);
+#endif
+}
+
+static inline void
+ks_cos_scale_f64(double *x, ptrdiff_t n, double scale)
+{
+#if KS_USE_LIBMVEC
+    ptrdiff_t nb = n - n % KS_VEC_BLOCK, r = n - nb;
+    ks__cos_scale_body_f64(x, nb, scale);
+    if (r > 0) {
+        double bx[KS_VEC_BLOCK] = {0};
+        memcpy(bx, x + nb, (size_t)r * sizeof(double));
+        ks__cos_scale_body_f64(bx, KS_VEC_BLOCK, scale);
+        memcpy(x + nb, bx, (size_t)r * sizeof(double));
+    }
+#else
+    ks__cos_scale_body_f64(x, n, scale);
+#endif
+}
+
+static inline void
+ks_cos_scale_f32(float *x, ptrdiff_t n, float scale)
+{
+#if KS_USE_LIBMVEC
+    ptrdiff_t nb = n - n % KS_VEC_BLOCK, r = n - nb;
+    ks__cos_scale_body_f32(x, nb, scale);
+    if (r > 0) {
+        float bx[KS_VEC_BLOCK] = {0};
+        memcpy(bx, x + nb, (size_t)r * sizeof(float));
+        ks__cos_scale_body_f32(bx, KS_VEC_BLOCK, scale);
+        memcpy(x + nb, bx, (size_t)r * sizeof(float));
+    }
+#else
+    ks__cos_scale_body_f32(x, n, scale);
 #endif
 }
 
