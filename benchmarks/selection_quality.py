@@ -573,7 +573,8 @@ def main(argv=None):
             unknown = sorted(set(wanted) - known)
             if unknown:
                 parser.error(f"unknown datasets {unknown}; known: {sorted(known)}")
-            available = [a for a in available if a[0] in wanted]
+            by_name = {a[0]: a for a in available}
+            available = [by_name[w] for w in dict.fromkeys(wanted)]  # in the order given
         available = [a for a in available if a[1] != "multiclass"]
         if args.max_n:
             available = [a for a in available if a[2] <= args.max_n]

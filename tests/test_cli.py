@@ -252,3 +252,64 @@ def test_python_dash_m_runs():
     proc = subprocess.run([sys.executable, "-m", "kernelselect", "select", "--dataset", "x"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.startswith("kernelselect: error: unknown dataset")
+
+
+def test_config_command_prints_show_config(monkeypatch, capsys):
+    monkeypatch.setattr(kernelselect, "show_config", lambda: "openmp : True\nfft    : pyfftw")
+    code, out, _ = run(["config"], capsys)
+    assert code == 0 and out == "openmp : True\nfft    : pyfftw\n"
+
+
+# ------------------------------------------------------------------ end to end (real selection)
+
+
+def test_end_to_end_matches_select_kernel(capsys, tmp_path):
+    js = tmp_path / "heart.json"
+    code, out, err = run(["select", "--dataset", "heart", "--gamma-grid", "log2:-6:-2:2",
+                          "--criterion", "ree,kta", "--random-state", "3",
+                          "--json", str(js)], capsys)
+    assert code == 0, err
+    X, y = datasets.load("heart", return_X_y=True)
+    direct = kernelselect.select_kernel(X, y, gammas=[2.0**-6, 2.0**-4, 2.0**-2],
+                                        criterion=["ree", "kta"], approximation="nystrom",
+                                        random_state=3, standardize=True)
+    payload = json.loads(js.read_text())["result"]
+    for name in ("ree", "kta"):
+        np.testing.assert_allclose(np.asarray(payload["curves"][name]), direct.curves[name],
+                                   rtol=1e-12)
+        assert payload["best"][name]["gamma"] == direct.best[name]["gamma"]
+    rows = [line for line in out.splitlines() if line[:1] in (">", " ") and line[2:13].strip()
+            .lstrip("-").replace(".", "").isdigit()]
+    assert len(rows) == 3
+    selected = [line for line in rows if line.startswith(">")]
+    assert len(selected) == 1
+    assert float(selected[0].split()[1]) == pytest.approx(math.log2(direct.best_gamma))
+    assert f"gamma={direct.best_gamma:.6g}" in out
+
+
+def test_end_to_end_exact_regression_quiet(capsys):
+    code, out, err = run(["select", "--dataset", "servo", "--approximation", "exact",
+                          "--criterion", "gcv", "--alphas", "0.1,1", "--gammas", "0.1,0.5,2",
+                          "--quiet"], capsys)
+    assert code == 0, err
+    X, y = datasets.load("servo", return_X_y=True)
+    direct = kernelselect.select_kernel(X, y, gammas=[0.1, 0.5, 2.0], alphas=(0.1, 1.0),
+                                        criterion="gcv",
+                                        approximation="exact", random_state=0,
+                                        standardize=True)
+    assert out.startswith(f"selected gamma={direct.best_gamma:.6g} ")
+    assert f"alpha={direct.best_alpha:.6g}," in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["select", "--dataset", "heart", "--criterion", "nonsense"],
+         "criterion='nonsense' is not a known criterion; use one of"),
+        (["select", "--dataset", "mpg", "--criterion", "fsm", "--gammas", "1"], "fsm"),
+    ],
+)
+def test_end_to_end_errors(capsys, argv, message):
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.startswith("kernelselect: error: ") and message in err
+    assert err.count("\n") == 1
