@@ -184,8 +184,13 @@ def plan(task):
     return {a: c for a, c in out.items() if c}
 
 
-def exact_name(criterion):
-    return criterion[len("random_"):] if criterion.startswith("random_") else criterion
+def exact_name(criterion, known=()):
+    """The exact criterion a randomised one estimates: random_kta → kta,
+    random_kta_row → kta, random_c1_rff → c1."""
+    if not criterion.startswith("random_"):
+        return criterion
+    base = criterion[len("random_"):]
+    return base if base in known else base.split("_")[0]
 
 
 def run_select(X, y, gammas, alpha, criteria, approximation, seed, workers, memory=False):
@@ -291,7 +296,7 @@ def run_split(name, task, data, split, args):
                             "error": f"{type(exc).__name__}: {exc}"})
             continue
         for c in crits:
-            ref = exact_name(c)
+            ref = exact_name(c, exact_curves)
             rho = spearman(curves_r[c], exact_curves[ref]) if ref in exact_curves else None
             kr, ke = chosen_r[c], exact_k.get(ref)
             within = None if (kr is None or ke is None) else bool(abs(kr - ke) <= 1)
@@ -355,6 +360,52 @@ def method_order(methods):
     return sorted(methods, key=key)
 
 
+def summary_sentences(per, datasets, methods):
+    """Plain statements computed from the numbers (which criteria select well)."""
+    out = ["## Summary (computed from the tables above)", ""]
+    for task, scale, unit, tol_good, tol_bad in (("binary", 100.0, "pp", -1.0, -3.0),
+                                                  ("regression", 1.0, "NMSE", 0.02, 0.1)):
+        good, bad = [], []
+        for m in methods:
+            if "/" not in m:
+                continue
+            deltas = [per[(ds, m)]["score"] - per[(ds, "cv")]["score"] for ds in datasets
+                      if (ds, m) in per and (ds, "cv") in per and per[(ds, m)]["task"] == task
+                      and per[(ds, m)]["score"] is not None]
+            if not deltas:
+                continue
+            dm = scale * float(np.mean(deltas))
+            if task == "regression":
+                dm = -dm  # positive = worse NMSE; flip so that "higher is better" below
+            if dm >= (tol_good if task == "binary" else -tol_good):
+                good.append(f"{m} ({dm:+.2f})" if task == "binary" else f"{m} ({-dm:+.3f})")
+            elif dm <= (tol_bad if task == "binary" else -tol_bad):
+                bad.append(f"{m} ({dm:+.2f})" if task == "binary" else f"{m} ({-dm:+.3f})")
+        if task == "binary":
+            out.append(f"- Binary, within 1 pp of 5-fold CV on average: {', '.join(good) or 'none'}.")
+            out.append(f"- Binary, more than 3 pp worse than CV: {', '.join(bad) or 'none'}.")
+        else:
+            out.append(f"- Regression, NMSE at most 0.02 above CV's on average (NMSE − CV NMSE): "
+                       f"{', '.join(good) or 'none'}.")
+            out.append(f"- Regression, NMSE more than 0.1 above CV's: {', '.join(bad) or 'none'}.")
+    faithful, unfaithful = [], []
+    for m in methods:
+        if "/" not in m or m.endswith("/exact"):
+            continue
+        sp = [per[(ds, m)]["spearman"] for ds in datasets
+              if (ds, m) in per and per[(ds, m)]["spearman"] is not None]
+        if not sp:
+            continue
+        med = float(np.median(sp))
+        (faithful if med >= 0.9 else unfaithful if med < 0.5 else []).append(f"{m} ({med:.2f})")
+    out.append(f"- Approximations with median Spearman ≥ 0.9 against their exact criterion: "
+               f"{', '.join(faithful) or 'none'}.")
+    out.append(f"- Median Spearman < 0.5 (the curve does not follow the exact one): "
+               f"{', '.join(unfaithful) or 'none'}.")
+    out.append("")
+    return out
+
+
 def write_report(records, out_dir, args_text):
     per = summarise(records)
     datasets = sorted({ds for ds, _ in per})
@@ -373,7 +424,7 @@ def write_report(records, out_dir, args_text):
         " (binary, higher is better) or test MSE / training variance of y (regression,"
         " lower is better), KRR trained with the chosen γ. Spearman and 'within ±1' compare"
         " each criterion's γ-curve/choice with the exact criterion on the same rows"
-        " (random_X against exact X). CV = scikit-learn 5-fold GridSearchCV(KernelRidge)."
+        " (random_X, random_X_row… against exact X). CV = scikit-learn 5-fold GridSearchCV(KernelRidge)."
         " See the module docstring for caps and subsamples.",
         "",
     ]
@@ -406,6 +457,8 @@ def write_report(records, out_dir, args_text):
                 f"{_f(_median([p['time'] for _, p in rows]), '{:.3g}')} | "
                 f"{_f(_median([p['time_ree'] for _, p in rows]), '{:.3g}')} |")
         lines.append("")
+
+    lines += summary_sentences(per, datasets, methods)
 
     # per-dataset view of the main contenders
     key_methods = [m for m in ("oracle", "cv", "median", "ree/exact", "ree/nystrom", "ree/mcm",
@@ -468,23 +521,26 @@ def plot(per, datasets, methods, path):
     crits = sorted({m.split("/")[0] for m in crit_methods})
     approxes = [a for a in ("exact", "nystrom", "rff", "mcm", "random_mcm")
                 if any(m.endswith("/" + a) for m in crit_methods)]
+    heat_approxes = [a for a in approxes if a != "exact"]  # exact is 1 by definition
+    heat_crits = [c for c in crits if any(f"{c}/{a}" in crit_methods for a in heat_approxes)]
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
     # (a) median Spearman vs exact
-    grid = np.full((len(crits), len(approxes)), np.nan)
-    for i, c in enumerate(crits):
-        for j, a in enumerate(approxes):
+    grid = np.full((len(heat_crits), len(heat_approxes)), np.nan)
+    for i, c in enumerate(heat_crits):
+        for j, a in enumerate(heat_approxes):
             vals = [per[(ds, f"{c}/{a}")]["spearman"] for ds in datasets
                     if (ds, f"{c}/{a}") in per and per[(ds, f"{c}/{a}")]["spearman"] is not None]
             if vals:
                 grid[i, j] = np.median(vals)
     ax = axes[0]
     im = ax.imshow(grid, vmin=-1, vmax=1, cmap="RdBu", aspect="auto")
-    ax.set_xticks(range(len(approxes)), approxes, rotation=30)
-    ax.set_yticks(range(len(crits)), crits)
-    for i in range(len(crits)):
-        for j in range(len(approxes)):
+    ax.set_xticks(range(len(heat_approxes)), heat_approxes, rotation=30)
+    ax.set_yticks(range(len(heat_crits)), heat_crits)
+    for i in range(len(heat_crits)):
+        for j in range(len(heat_approxes)):
             if np.isfinite(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7)
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if abs(grid[i, j]) > 0.6 else "black")
     fig.colorbar(im, ax=ax, fraction=0.046)
     ax.set_title("median Spearman vs exact criterion")
     # (b) accuracy gap to CV on binary sets
