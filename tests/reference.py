@@ -121,3 +121,136 @@ def rff_features(X, W, b):
     """z(x)_k = √(2/D) cos(xᵀW[:, k] + b_k), an (n, D) array."""
     D = W.shape[1]
     return np.sqrt(2.0 / D) * np.cos(np.asarray(X, dtype=float) @ W + b)
+
+
+# ---------------------------------------------------------------------------
+# selection criteria on an explicit matrix A (K, the Nyström K̃ = C W_k⁺ Cᵀ, or
+# the random-feature ZZᵀ), straight from DESIGN.md "Criteria" 1–7
+# ---------------------------------------------------------------------------
+
+
+def crit_ree(A, y, alpha):
+    """(α/n) yᵀ(A + αI)⁻¹y."""
+    n = A.shape[0]
+    return alpha / n * y @ np.linalg.solve(A + alpha * np.eye(n), y)
+
+
+def crit_ipe(A, y, alpha, sigma):
+    """(α²/n) yᵀ(A + αI)⁻²y + (σ²/n) tr(A²(A + αI)⁻²)."""
+    n = A.shape[0]
+    Ki = np.linalg.inv(A + alpha * np.eye(n))
+    return alpha ** 2 / n * y @ Ki @ Ki @ y + sigma ** 2 / n * np.trace(A @ A @ Ki @ Ki)
+
+
+def crit_c1(A, y, alpha, sigma):
+    """(α²/n) yᵀ(A + αI)⁻²y + (σ²/n) tr(A(A + αI)⁻¹)."""
+    n = A.shape[0]
+    Ki = np.linalg.inv(A + alpha * np.eye(n))
+    return alpha ** 2 / n * y @ Ki @ Ki @ y + sigma ** 2 / n * np.trace(A @ Ki)
+
+
+def crit_gcv(A, y, alpha):
+    """n‖(I − S)y‖² / tr(I − S)², S = A(A + αI)⁻¹."""
+    n = A.shape[0]
+    S = A @ np.linalg.inv(A + alpha * np.eye(n))
+    r = y - S @ y
+    return n * (r @ r) / np.trace(np.eye(n) - S) ** 2
+
+
+def crit_eloo_residuals(A, y, alpha):
+    """LOO residuals of the LSSVM with bias from the bordered system P⁻¹."""
+    n = A.shape[0]
+    P = np.zeros((n + 1, n + 1))
+    P[:n, :n] = A + alpha * np.eye(n)
+    P[:n, n] = 1.0
+    P[n, :n] = 1.0
+    Pi = np.linalg.inv(P)
+    sol = Pi @ np.concatenate([y, [0.0]])
+    return sol[:n] / np.diag(Pi)[:n]
+
+
+def crit_eloo(A, y, alpha, loss):
+    e = crit_eloo_residuals(A, y, alpha)
+    if loss == "squared":
+        return np.mean(e ** 2)
+    return np.mean(y * (y - e) <= 0)
+
+
+def loo_lssvm_bruteforce(A, y, alpha):
+    """LOO residuals y_i − f₋ᵢ(x_i) by retraining the LSSVM n times."""
+    n = A.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        keep = np.arange(n) != i
+        m = n - 1
+        P = np.zeros((m + 1, m + 1))
+        P[:m, :m] = A[np.ix_(keep, keep)] + alpha * np.eye(m)
+        P[:m, m] = 1.0
+        P[m, :m] = 1.0
+        sol = np.linalg.solve(P, np.concatenate([y[keep], [0.0]]))
+        f = A[i, keep] @ sol[:m] + sol[m]
+        out[i] = y[i] - f
+    return out
+
+
+def crit_kta(A, y):
+    """⟨A, yyᵀ⟩_F / (‖A‖_F ‖yyᵀ‖_F)."""
+    Y = np.outer(y, y)
+    return np.sum(A * Y) / (np.linalg.norm(A) * np.linalg.norm(Y))
+
+
+def crit_ckta(A, y):
+    """⟨HAH, H yyᵀ H⟩_F / (‖HAH‖_F ‖H yyᵀ H‖_F), H = I − 11ᵀ/n."""
+    n = A.shape[0]
+    H = np.eye(n) - np.ones((n, n)) / n
+    Ac = H @ A @ H
+    Yc = H @ np.outer(y, y) @ H
+    return np.sum(Ac * Yc) / (np.linalg.norm(Ac) * np.linalg.norm(Yc))
+
+
+def _features(A):
+    """Rows φ_i with φ_iᵀφ_j = A_ij (A symmetric PSD up to rounding)."""
+    lam, Q = np.linalg.eigh(0.5 * (A + A.T))
+    return Q * np.sqrt(np.clip(lam, 0.0, None))
+
+
+def crit_fsm(A, y):
+    """(s₊ + s₋)/‖m₊ − m₋‖ with explicit feature vectors; s² sample variance (n−1)."""
+    F = _features(A)
+    pos, neg = F[y > 0], F[y <= 0]
+    mp, mn = pos.mean(axis=0), neg.mean(axis=0)
+    sp = np.sqrt(np.sum((pos - mp) ** 2) / (len(pos) - 1)) if len(pos) > 1 else 0.0
+    sn = np.sqrt(np.sum((neg - mn) ** 2) / (len(neg) - 1)) if len(neg) > 1 else 0.0
+    return (sp + sn) / np.linalg.norm(mp - mn)
+
+
+def crit_mmd(A, y):
+    """‖m₊ − m₋‖² in feature space."""
+    F = _features(A)
+    return np.sum((F[y > 0].mean(axis=0) - F[y <= 0].mean(axis=0)) ** 2)
+
+
+def crit_sm(A, y, r=3, h=None):
+    """(1/n) ȳᵀφ(N)ȳ, N = A/1ᵀA1, ȳ_i = n/n₊ or −n/n₋; φ = tʳ or the hinge at h."""
+    n = A.shape[0]
+    pos = y > 0
+    ybar = np.where(pos, n / pos.sum(), -n / (~pos).sum())
+    N = A / A.sum()
+    if h is None:
+        return ybar @ np.linalg.matrix_power(N, r) @ ybar / n
+    lam, Q = np.linalg.eigh(N)
+    c = Q.T @ ybar
+    keep = lam > h
+    return np.sum(lam[keep] * c[keep] ** 2) / n
+
+
+def nystroem_matrix(X, landmarks, gamma, kernel, rank, eigen_floor):
+    """K̃ = C W_k⁺ Cᵀ with the k largest eigenvalues of W above eigen_floor·σ_max."""
+    C = kernel_matrix(X, X[landmarks], gamma, kernel)
+    W = kernel_matrix(X[landmarks], X[landmarks], gamma, kernel)
+    sig, U = np.linalg.eigh(W)
+    order = np.argsort(sig)[::-1]
+    sig, U = sig[order], U[:, order]
+    keep = np.flatnonzero(sig > eigen_floor * sig[0])[:rank]
+    Wk_pinv = U[:, keep] @ np.diag(1.0 / sig[keep]) @ U[:, keep].T
+    return C @ Wk_pinv @ C.T

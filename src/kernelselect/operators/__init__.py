@@ -64,6 +64,10 @@ def _ensure_registered():
     """Import every operator module so that criteria defined beside an operator
     (the random_* criteria) are registered."""
     approximation_names()
+    try:
+        importlib.import_module("kernelselect.random_criteria")
+    except ImportError:
+        pass
 
 
 def get_approximation(approximation):

@@ -1,31 +1,67 @@
 """Eigenpairs of VVᵀ for a tall factor V (n × k, n ≫ k)."""
 
+import contextlib
+
 import numpy as np
 import scipy.linalg
 
-__all__ = ["factor_spectrum"]
+__all__ = ["factor_spectrum", "small_blas"]
+
+_CONTROLLER = None
+SMALL_FLOPS = 2e7
 
 
-def _cholesky_qr2(V):
-    """V = QR by two rounds of Cholesky QR (Yamamoto et al. 2015); None when V is too
-    ill-conditioned for it (Cholesky breaks down or QᵀQ is visibly not I)."""
-    R = None
-    Q = V
-    for _ in range(2):
-        G = Q.T @ Q
-        try:
-            Ri = scipy.linalg.cholesky(G, lower=False, check_finite=False)
-        except np.linalg.LinAlgError:
-            return None
-        if not np.all(np.isfinite(Ri)) or np.min(np.abs(np.diag(Ri))) == 0.0:
-            return None
-        Q = scipy.linalg.solve_triangular(Ri, Q.T, trans="T", lower=False,
-                                          check_finite=False).T
-        R = Ri if R is None else Ri @ R
+def small_blas(flops):
+    """Run BLAS/LAPACK on one thread for problems below ~2·10⁷ flops.
+
+    Threaded BLAS gains nothing there, and on a busy machine its spinning threads
+    made an 80×200 SVD take seconds instead of milliseconds (measured).
+    """
+    global _CONTROLLER
+    if flops >= SMALL_FLOPS:
+        return contextlib.nullcontext()
+    try:
+        if _CONTROLLER is None:
+            from threadpoolctl import ThreadpoolController
+
+            _CONTROLLER = ThreadpoolController()
+        return _CONTROLLER.limit(limits=1, user_api="blas")
+    except Exception:  # pragma: no cover - threadpoolctl missing or unusable
+        return contextlib.nullcontext()
+
+
+def _chol(G):
+    with small_blas(float(G.shape[0]) ** 3 / 3):
+        R = scipy.linalg.cholesky(G, lower=False, check_finite=False)
+    if not np.all(np.isfinite(R)) or np.min(np.abs(np.diag(R))) == 0.0:
+        raise np.linalg.LinAlgError("singular")
+    return R
+
+
+def _cholesky_qr2_spectrum(V):
+    """Eigenpairs of VVᵀ by two rounds of Cholesky QR (Yamamoto et al. 2015), or None
+    when V is too ill-conditioned for it.
+
+    Round 1: R₁ = chol(VᵀV), Q₁ = V R₁⁻¹ (orthogonal up to ε·κ(V)²). Round 2:
+    R₂ = chol(Q₁ᵀQ₁); when Q₁ᵀQ₁ is within 0.5 of I the product Q₁R₂⁻¹ is orthonormal to
+    rounding. With R₂R₁ = UΣWᵀ (a k×k SVD) the eigenvectors are Q₁R₂⁻¹U and the
+    eigenvalues Σ². Four n×k×k products in all, and no n×k SVD.
+    """
     k = V.shape[1]
-    if np.max(np.abs(Q.T @ Q - np.eye(k))) > 1e-12 * max(k, 1):
+    try:
+        R1 = _chol(V.T @ V)
+        Q1 = scipy.linalg.solve_triangular(R1, V.T, trans="T", lower=False,
+                                           check_finite=False).T
+        G2 = Q1.T @ Q1
+        if np.max(np.abs(G2 - np.eye(k))) > 0.5:
+            return None
+        R2 = _chol(G2)
+    except np.linalg.LinAlgError:
         return None
-    return Q, R
+    with small_blas(float(k) ** 3):
+        U, s, _ = scipy.linalg.svd(R2 @ R1, lapack_driver="gesdd")
+        M = scipy.linalg.solve_triangular(R2, U, lower=False, check_finite=False)
+    return s ** 2, Q1 @ M
 
 
 def factor_spectrum(V):
@@ -36,12 +72,22 @@ def factor_spectrum(V):
     ill-conditioned for Cholesky QR.
     """
     V = np.asarray(V, dtype=np.float64)
-    if V.shape[1] == 0:
+    n, k = V.shape
+    if k == 0:
         return np.zeros(0), V
-    qr = _cholesky_qr2(V) if V.shape[0] >= V.shape[1] else None
-    if qr is None:
+    with small_blas(float(n) * k * min(n, k)):
+        return _factor_spectrum(V)
+
+
+def _factor_spectrum(V):
+    n, k = V.shape
+    if n <= k:
+        # wide factor: VVᵀ is the small matrix; its eigh is exact enough (no squaring)
+        lam, Q = scipy.linalg.eigh(V @ V.T, driver="evd")
+        order = np.argsort(lam)[::-1]
+        return np.clip(lam[order], 0.0, None), Q[:, order]
+    out = _cholesky_qr2_spectrum(V)
+    if out is None:
         Q, s, _ = scipy.linalg.svd(V, full_matrices=False, lapack_driver="gesdd")
         return s ** 2, Q
-    Q, R = qr
-    U, s, _ = scipy.linalg.svd(R, lapack_driver="gesdd")
-    return s ** 2, Q @ U
+    return out

@@ -5,6 +5,7 @@ import scipy.linalg
 
 from .._validation import check_positive_int, check_workers
 from ._base import Approximation, ExplicitBasisOperator
+from ._lowrank import small_blas
 
 __all__ = ["Exact", "DenseOperator"]
 
@@ -17,7 +18,8 @@ class DenseOperator(ExplicitBasisOperator):
     def __init__(self, K):
         K = np.asarray(K, dtype=np.float64)
         K = 0.5 * (K + K.T)
-        lam, Q = scipy.linalg.eigh(K, driver="evd")
+        with small_blas(float(K.shape[0]) ** 3):
+            lam, Q = scipy.linalg.eigh(K, driver="evd")
         super().__init__(lam, Q)
         self.details = {"method": "dense"}
 

@@ -5,7 +5,7 @@ import scipy.linalg
 
 from .._validation import check_positive, check_positive_int, check_random_state
 from ._base import Approximation, ExplicitBasisOperator
-from ._lowrank import factor_spectrum
+from ._lowrank import factor_spectrum, small_blas
 
 __all__ = ["Nystroem", "nystroem_factor"]
 
@@ -21,7 +21,8 @@ def nystroem_factor(C, landmarks, rank, eigen_floor):
     C = np.asarray(C, dtype=np.float64)
     W = C[landmarks]
     W = 0.5 * (W + W.T)
-    sig, U = scipy.linalg.eigh(W, driver="evd")
+    with small_blas(float(W.shape[0]) ** 3):
+        sig, U = scipy.linalg.eigh(W, driver="evd")
     order = np.argsort(sig)[::-1]
     sig, U = sig[order], U[:, order]
     top = sig[0] if sig.size else 0.0

@@ -1,0 +1,227 @@
+"""Operators: exact dense and streaming, Nyström, RFF; kernel families."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kernelselect
+from kernelselect.kernels import (
+    median_heuristic_gamma,
+    sample_frequencies,
+    scale_frequencies,
+)
+from kernelselect.operators import approximation_names, get_approximation
+from kernelselect.operators._lowrank import factor_spectrum
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reference as ref  # noqa: E402
+
+
+def data(n=30, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    return X, y
+
+
+def make(approx, X, y, gamma, kernel="gaussian", seed=0):
+    approx = get_approximation(approx)
+    state = approx.prepare(X, y, kernel=kernel, random_state=np.random.default_rng(seed), workers=None)
+    return approx.build(X, y, gamma, kernel=kernel, state=state, workers=None), state
+
+
+def funcs(alphas):
+    a = np.asarray(alphas)[None, :]
+    return {
+        "inv": (lambda lam: 1.0 / (lam[:, None] + a), lambda A, al: np.linalg.inv(A + al * np.eye(len(A)))),
+        "ratio": (lambda lam: lam[:, None] / (lam[:, None] + a),
+                  lambda A, al: A @ np.linalg.inv(A + al * np.eye(len(A)))),
+    }
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_dense_operator_spectral_forms(kernel):
+    X, y = data()
+    K = ref.kernel_matrix(X, X, 0.5, kernel)
+    op, _ = make(kernelselect.Exact(method="dense"), X, y, 0.5, kernel)
+    np.testing.assert_allclose((op.basis * op.eigenvalues) @ op.basis.T, K, atol=1e-12)
+    alphas = [0.1, 1.0]
+    B = np.stack([y, np.ones(len(y)), X[:, 1]], axis=1)
+    for name, (g, G) in funcs(alphas).items():
+        quad = op.quadratic(g, B)
+        appl = op.apply_function(g, B)
+        diag = op.diagonal_function(g)
+        tr = op.trace(g)
+        assert quad.shape == (3, 3, 2) and appl.shape == (30, 3, 2) and diag.shape == (30, 2)
+        for j, al in enumerate(alphas):
+            M = G(K, al)
+            np.testing.assert_allclose(quad[:, :, j], B.T @ M @ B, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(appl[:, :, j], M @ B, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(diag[:, j], np.diag(M), rtol=1e-10)
+            np.testing.assert_allclose(tr[j], np.trace(M), rtol=1e-10)
+    for r in range(5):
+        np.testing.assert_allclose(op.power_quadratic(r, B), B.T @ np.linalg.matrix_power(K, r) @ B,
+                                   rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(op.power_trace(r), np.trace(np.linalg.matrix_power(K, r)), rtol=1e-10)
+    np.testing.assert_allclose(op.diagonal(), np.diag(K), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_streaming_operator_moments(kernel):
+    X, y = data(25)
+    K = ref.kernel_matrix(X, X, 0.7, kernel)
+    op, _ = make(kernelselect.Exact(method="streaming"), X, y, 0.7, kernel)
+    assert not op.spectral
+    ones = np.ones(25)
+    P = np.stack([ones, y], axis=1)
+    for r in range(6):
+        np.testing.assert_allclose(op.power_quadratic(r, P), P.T @ np.linalg.matrix_power(K, r) @ P,
+                                   rtol=1e-10)
+    passes = op.passes
+    # probes in span{1, y} cost no further pass over K
+    ybar = np.where(y > 0, 1 / np.sum(y > 0), -1 / np.sum(y < 0))
+    np.testing.assert_allclose(op.power_quadratic(3, ybar[:, None])[0, 0],
+                               ybar @ np.linalg.matrix_power(K, 3) @ ybar, rtol=1e-10)
+    assert op.passes == passes
+    # a new direction costs one pass per power already cached
+    z = X[:, 1]
+    np.testing.assert_allclose(op.power_quadratic(2, z[:, None])[0, 0], z @ K @ K @ z, rtol=1e-10)
+    assert op.passes > passes
+    np.testing.assert_allclose(op.power_trace(2), np.sum(K * K), rtol=1e-12)
+    np.testing.assert_allclose(op.power_trace(1), np.trace(K), rtol=1e-12)
+    assert op.power_trace(0) == 25
+    np.testing.assert_allclose(op.diagonal(), np.diag(K))
+
+
+@settings(deadline=None, max_examples=20)
+@given(n=st.integers(6, 40), seed=st.integers(0, 2**31), log_gamma=st.floats(-3, 2),
+       frac=st.floats(0.2, 1.0), kernel=st.sampled_from(["gaussian", "laplacian"]))
+def test_nystroem_operator_is_the_nystroem_matrix(n, seed, log_gamma, frac, kernel):
+    X, y = data(n, 2, seed)
+    c = max(1, int(frac * n))
+    k = max(1, c - 2)
+    gamma = 2.0 ** log_gamma
+    approx = kernelselect.Nystroem(n_landmarks=c, rank=k)
+    op, state = make(approx, X, y, gamma, kernel, seed)
+    assert state["landmarks"].size == c and np.unique(state["landmarks"]).size == c
+    Kt = ref.nystroem_matrix(X, state["landmarks"], gamma, kernel, k, approx.eigen_floor)
+    A = (op.basis * op.eigenvalues) @ op.basis.T
+    np.testing.assert_allclose(A, Kt, atol=1e-8 * max(1.0, np.abs(Kt).max()))
+    np.testing.assert_allclose(op.basis.T @ op.basis, np.eye(op.basis.shape[1]), atol=1e-10)
+    assert op.details["n_landmarks"] == c and op.details["effective_rank"] <= k
+
+
+def test_nystroem_landmarks_drawn_once_and_reproducible():
+    X, y = data(50)
+    approx = kernelselect.Nystroem(n_landmarks=10)
+    s1 = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(4), workers=None)
+    s2 = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(4), workers=None)
+    np.testing.assert_array_equal(s1["landmarks"], s2["landmarks"])
+    fixed = kernelselect.Nystroem(n_landmarks=10, random_state=7)
+    a = fixed.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
+    b = fixed.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
+    np.testing.assert_array_equal(a["landmarks"], b["landmarks"])
+    # defaults: c = min(n, 200), k = c
+    assert kernelselect.Nystroem()._sizes(50) == (50, 50)
+    assert kernelselect.Nystroem()._sizes(1000) == (200, 200)
+
+
+def test_nystroem_bad_parameters():
+    X, y = data(20)
+    for approx, msg in [(kernelselect.Nystroem(n_landmarks=30), "exceeds the number of samples"),
+                        (kernelselect.Nystroem(n_landmarks=5, rank=6), "rank=6 exceeds"),
+                        (kernelselect.Nystroem(n_landmarks=0), "n_landmarks"),
+                        (kernelselect.Nystroem(sampler="kmeans"), "sampler")]:
+        with pytest.raises(ValueError, match=msg):
+            approx.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_rff_operator_is_zzt(kernel):
+    X, y = data(30)
+    op, state = make(kernelselect.RFF(n_features=12), X, y, 0.8, kernel, seed=3)
+    W = scale_frequencies(state["W0"], 0.8, kernel)
+    Z = ref.rff_features(X, W, state["b"])
+    np.testing.assert_allclose((op.basis * op.eigenvalues) @ op.basis.T, Z @ Z.T, atol=1e-12)
+    assert op.eigenvalues.shape == (12,)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_rff_converges_to_the_kernel(kernel):
+    X, y = data(15, 2)
+    gamma = 0.5
+    op, _ = make(kernelselect.RFF(n_features=20000), X, y, gamma, kernel, seed=1)
+    A = (op.basis * op.eigenvalues) @ op.basis.T
+    # Monte Carlo error ~ 1/√D per entry
+    assert np.max(np.abs(A - ref.kernel_matrix(X, X, gamma, kernel))) < 0.04
+
+
+def test_spectral_samplers():
+    rng = np.random.default_rng(0)
+    W0, b = sample_frequencies("gaussian", 3, 40000, rng)
+    W = scale_frequencies(W0, 2.0, "gaussian")
+    assert abs(np.var(W) - 4.0) < 0.1                         # N(0, 2γ)
+    assert b.min() >= 0 and b.max() < 2 * np.pi
+    C0, _ = sample_frequencies("laplacian", 3, 40000, rng)
+    C = scale_frequencies(C0, 2.0, "laplacian")
+    assert abs(np.median(np.abs(C)) - 2.0) < 0.1              # Cauchy(0, γ): median |w| = γ
+    with pytest.raises(ValueError, match="kernel"):
+        sample_frequencies("poly", 3, 4, rng)
+
+
+def test_median_heuristic():
+    X, _ = data(20)
+    i, j = np.triu_indices(20, 1)
+    sq = np.sum((X[i] - X[j]) ** 2, axis=1)
+    l1 = np.sum(np.abs(X[i] - X[j]), axis=1)
+    assert np.isclose(median_heuristic_gamma(X, "gaussian"), 1 / np.median(sq))
+    assert np.isclose(median_heuristic_gamma(X, "laplacian"), 1 / np.median(l1))
+    big = np.random.default_rng(0).standard_normal((400, 2))
+    g1 = median_heuristic_gamma(big, "gaussian", np.random.default_rng(1), n_pairs=3000)
+    g2 = median_heuristic_gamma(big, "gaussian", np.random.default_rng(1), n_pairs=3000)
+    assert g1 == g2 and abs(g1 * 2 * 2 * np.log(2) - 1) < 0.1   # ‖x−x′‖² ~ 2χ²₂, median 4 ln 2
+    assert median_heuristic_gamma(np.zeros((5, 2))) == 1.0
+
+
+def test_factor_spectrum_ill_conditioned_falls_back():
+    rng = np.random.default_rng(0)
+    for scales in (np.logspace(0, -3, 8), np.logspace(0, -14, 8), np.r_[np.ones(7), 0.0]):
+        V = rng.standard_normal((50, 8)) * scales
+        lam, Q = factor_spectrum(V)
+        s = np.linalg.svd(V, compute_uv=False)
+        np.testing.assert_allclose(lam, s ** 2, rtol=1e-8, atol=1e-13)
+        np.testing.assert_allclose((Q * lam) @ Q.T, V @ V.T, atol=1e-12)
+        np.testing.assert_allclose(Q.T @ Q, np.eye(8), atol=1e-10)
+
+
+def test_exact_methods_and_limits():
+    X, y = data(30)
+    auto = kernelselect.Exact()
+    auto.configure({"moments"})
+    op, _ = make(auto, X, y, 1.0)
+    assert op.name == "streaming"
+    auto.configure({"moments", "spectral"})
+    op, _ = make(auto, X, y, 1.0)
+    assert op.name == "dense"
+    assert kernelselect.Exact(method="streaming").provides == {"moments"}
+    with pytest.raises(ValueError, match="max_dense=20.*streaming"):
+        kernelselect.Exact(method="dense", max_dense=20).prepare(
+            X, y, kernel="gaussian", random_state=None, workers=None)
+    with pytest.raises(ValueError, match="method must be"):
+        kernelselect.Exact(method="fast").prepare(X, y, kernel="gaussian", random_state=None, workers=None)
+
+
+def test_approximation_names():
+    names = approximation_names()
+    assert {"exact", "nystrom", "rff"} <= set(names)
+    assert isinstance(get_approximation("Nystroem"), kernelselect.Nystroem)
+    assert isinstance(get_approximation(kernelselect.RFF), kernelselect.RFF)
+    with pytest.raises(ValueError, match="not a known approximation.*nystrom"):
+        get_approximation("svd")
+    with pytest.raises(TypeError):
+        get_approximation(3)
+    assert "n_landmarks=5" in repr(kernelselect.Nystroem(n_landmarks=5))

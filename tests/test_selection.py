@@ -1,0 +1,198 @@
+"""select_kernel and SelectionResult."""
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kernelselect
+from kernelselect import select_kernel
+from kernelselect.kernels import median_heuristic_gamma
+from kernelselect.operators import Approximation, get_approximation
+from kernelselect.selection import default_gammas
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import reference as ref  # noqa: E402
+
+ALL = ["ree", "ipe", "c1", "gcv", "eloo", "kta", "ckta", "fsm", "mmd", "sm"]
+
+
+def data(n=60, d=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.where(np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(n) > 0, 1.0, 0.0)
+    return X, y
+
+
+def test_curves_best_and_directions():
+    X, y = data()
+    gammas = 2.0 ** np.arange(-4, 3)
+    alphas = [0.1, 1.0]
+    res = select_kernel(X, y, gammas=gammas, alphas=alphas, criterion=ALL, approximation="exact")
+    assert res.criteria == ALL
+    for name in ALL:
+        assert res.curves[name].shape == (7, 2)
+        d = res.directions[name]
+        c = res.curves[name]
+        i, j = np.unravel_index(np.argmin(c) if d == "min" else np.argmax(c), c.shape)
+        assert res.best[name]["gamma"] == gammas[i] and res.best[name]["alpha"] == alphas[j]
+        assert res.best[name]["value"] == c[i, j]
+    for name in ["kta", "ckta", "fsm", "mmd", "sm"]:                     # α-independent
+        np.testing.assert_array_equal(res.curves[name][:, 0], res.curves[name][:, 1])
+    assert res.best_gamma == res.best["ree"]["gamma"] and res.best_alpha == res.best["ree"]["alpha"]
+    assert res.directions["kta"] == "max" and res.directions["ree"] == "min"
+    assert res.timings.shape == (7,) and np.all(res.timings > 0)
+    assert res.details["n"] == 60 and res.details["approximation"] == "exact"
+    # the curve is the formula on K, labels {0, 1} encoded as ±1
+    ypm = np.where(y > 0, 1.0, -1.0)
+    for i, g in enumerate(gammas):
+        K = ref.kernel_matrix(X, X, g)
+        assert np.isclose(res.curves["ree"][i, 1], ref.crit_ree(K, ypm, 1.0), rtol=1e-9)
+        assert np.isclose(res.curves["ckta"][i, 0], ref.crit_ckta(K, ypm), rtol=1e-9)
+
+
+def test_one_operator_per_gamma_shared_by_all_criteria():
+    class Counting(Approximation):
+        name = "counting"
+
+        def __init__(self):
+            self.builds = 0
+
+        def build(self, X, y, gamma, *, kernel, state, workers):
+            self.builds += 1
+            return get_approximation("rff").build(X, y, gamma, kernel=kernel, state=self._st,
+                                                  workers=workers)
+
+        def prepare(self, X, y, *, kernel, random_state, workers):
+            self._st = get_approximation("rff").prepare(X, y, kernel=kernel,
+                                                        random_state=random_state, workers=workers)
+
+    X, y = data(30)
+    approx = Counting()
+    select_kernel(X, y, gammas=[0.5, 1.0, 2.0], alphas=[0.1, 1, 10], criterion=ALL,
+                  approximation=approx, random_state=0)
+    assert approx.builds == 3
+
+
+def test_default_grid_is_median_heuristic():
+    X, y = data()
+    res = select_kernel(X, y, criterion="kta", approximation="exact", random_state=0)
+    g0 = median_heuristic_gamma(X, "gaussian", np.random.default_rng(0))
+    np.testing.assert_allclose(res.gammas, g0 * 2.0 ** np.arange(-7, 8))
+    assert res.details["gamma0"] == g0
+    np.testing.assert_allclose(default_gammas(X, random_state=0), res.gammas)
+    lap = select_kernel(X, y, kernel="laplacian", criterion="kta", approximation="exact", random_state=0)
+    g0l = median_heuristic_gamma(X, "laplacian", np.random.default_rng(0))
+    np.testing.assert_allclose(lap.gammas, g0l * 2.0 ** np.arange(-7, 8))
+
+
+@pytest.mark.parametrize("approximation", [kernelselect.Nystroem(n_landmarks=20), "rff"])
+def test_reproducible_with_random_state(approximation):
+    X, y = data(80)
+    kw = dict(criterion=["ree", "eloo", "kta"], approximation=approximation,
+              alphas=[0.1, 1.0])
+    a = select_kernel(X, y, random_state=3, **kw)
+    b = select_kernel(X, y, random_state=3, **kw)
+    c = select_kernel(X, y, random_state=4, **kw)
+    for name in a.curves:
+        np.testing.assert_array_equal(a.curves[name], b.curves[name])
+    assert not np.array_equal(a.curves["ree"], c.curves["ree"])
+
+
+def test_approximations_track_exact_on_a_small_problem():
+    X, y = data(120, seed=1)
+    gammas = 2.0 ** np.arange(-4, 3)
+    exact = select_kernel(X, y, gammas=gammas, criterion="ree", approximation="exact")
+    nys = select_kernel(X, y, gammas=gammas, criterion="ree",
+                        approximation=kernelselect.Nystroem(n_landmarks=120), random_state=0)
+    np.testing.assert_allclose(nys.curves["ree"], exact.curves["ree"], rtol=1e-6)
+
+
+def test_standardize_equals_prescaled():
+    X, y = data()
+    X2 = X * np.array([10.0, 0.1, 3.0]) + 5.0
+    Xs = (X2 - X2.mean(0)) / X2.std(0)
+    a = select_kernel(X2, y, gammas=[0.3, 1.0], criterion="ree", approximation="exact", standardize=True)
+    b = select_kernel(Xs, y, gammas=[0.3, 1.0], criterion="ree", approximation="exact")
+    np.testing.assert_allclose(a.curves["ree"], b.curves["ree"], rtol=1e-10)
+
+
+def test_regression_target_and_criterion_params():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(40)
+    res = select_kernel(X, y, gammas=[0.5, 1.0], criterion=["ipe", "c1", "eloo"], approximation="exact", sigma=0.2)
+    K = ref.kernel_matrix(X, X, 0.5)
+    assert np.isclose(res.curves["ipe"][0, 0], ref.crit_ipe(K, y, 1.0, 0.2), rtol=1e-9)
+    assert np.isclose(res.curves["eloo"][0, 0], ref.crit_eloo(K, y, 1.0, "squared"), rtol=1e-9)
+    assert res.details["criterion_params"]["c1"] == {"sigma": 0.2}
+
+
+def test_result_exports():
+    X, y = data(30)
+    res = select_kernel(X, y, gammas=[0.5, 1.0, 2.0], alphas=[0.1, 1.0],
+                        criterion=["ree", "kta"], approximation="nystrom", random_state=0)
+    d = res.to_dict()
+    assert json.loads(json.dumps(d))["best"]["ree"]["gamma"] == res.best["ree"]["gamma"]
+    frame = res.to_frame()
+    assert list(frame.columns) == ["gamma", "alpha", "ree", "kta"] and len(frame) == 6
+    np.testing.assert_allclose(frame["ree"].to_numpy().reshape(3, 2), res.curves["ree"])
+    text = repr(res)
+    assert "ree" in text and "kta" in text and "nystrom" in text
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = res.plot()
+    assert len(fig.axes) == 2
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
+def test_progress_bar_runs(capsys):
+    X, y = data(20)
+    res = select_kernel(X, y, gammas=[0.5, 1.0], criterion="kta", approximation="exact", progress=True)
+    assert res.curves["kta"].shape == (2, 1)
+
+
+def test_streaming_exact_is_used_for_moment_criteria():
+    X, y = data(30)
+    res = select_kernel(X, y, gammas=[1.0], criterion=["kta", "sm"], approximation="exact")
+    assert res.details["operators"][0]["method"] == "streaming"
+    res = select_kernel(X, y, gammas=[1.0], criterion=["kta", "ree"], approximation="exact")
+    assert res.details["operators"][0]["method"] == "dense"
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    (dict(X=np.zeros((2, 2)), y=[1, -1]), ValueError, "at least 3"),
+    (dict(X=[[0.0], [np.nan], [1.0]], y=[1, -1, 1]), ValueError, "X contains NaN"),
+    (dict(X=[[0.0], [np.inf], [1.0]], y=[1, -1, 1]), ValueError, "X contains inf"),
+    (dict(y=np.r_[np.nan, np.ones(59)]), ValueError, "y contains NaN"),
+    (dict(y=np.ones(5)), ValueError, "y has 5 entries"),
+    (dict(gammas=[1.0, 0.0]), ValueError, "gammas must all be finite and > 0"),
+    (dict(gammas=[-1.0]), ValueError, "gammas"),
+    (dict(gammas=[np.inf]), ValueError, "gammas"),
+    (dict(alphas=[0.0]), ValueError, "alphas must all be finite and > 0"),
+    (dict(alphas=[]), ValueError, "alphas must be a non-empty"),
+    (dict(y=np.ones(60)), ValueError, "y has a single value"),
+    (dict(y=np.ones(60), criterion="fsm"), ValueError, "single value.*fsm"),
+    (dict(y=np.arange(60) % 3, criterion=["ree", "mmd"]), ValueError, "3 distinct values.*mmd"),
+    (dict(criterion="foo"), ValueError, "not a known criterion; use one of c1, ckta, eloo"),
+    (dict(criterion=[]), ValueError, "at least one"),
+    (dict(approximation="bar"), ValueError, "not a known approximation; use one of exact"),
+    (dict(approximation=kernelselect.Exact(method="streaming"), criterion="ree"), ValueError,
+     "criterion 'ree' cannot be computed with approximation .*streaming.*use one of exact"),
+    (dict(approximation=kernelselect.Exact(method="streaming"), criterion="sm", h=0.1), ValueError,
+     "criterion 'sm' cannot be computed"),
+    (dict(kernel="poly"), ValueError, "kernel='poly' is not a known kernel"),
+    (dict(sigma=0.1, criterion="kta"), TypeError, "none of the requested criteria"),
+    (dict(workers=0), ValueError, "workers"),
+])
+def test_bad_inputs(kwargs, exc, match):
+    X, y = data()
+    args = dict(X=X, y=y, gammas=[1.0], approximation="exact")
+    args.update(kwargs)
+    with pytest.raises(exc, match=match):
+        select_kernel(args.pop("X"), args.pop("y"), **args)
