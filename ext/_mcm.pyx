@@ -12,7 +12,8 @@ from libc.math cimport exp
 from libc.stdlib cimport malloc, free
 
 cdef enum:
-    CHUNK_ROWS = 2048    # rows of the last level per parallel chunk
+    FILL_CHUNK = 65536     # output entries per parallel chunk
+    FACTOR_CHUNK = 8192    # factor entries per parallel chunk
 
 
 cdef inline double _radial_1d(double dist, double gamma, int kernel) noexcept nogil:
@@ -21,18 +22,66 @@ cdef inline double _radial_1d(double dist, double gamma, int kernel) noexcept no
     return exp(-gamma * dist)
 
 
+cdef void _factor_range(double *f, Py_ssize_t ms, double hs, double gamma, int kernel,
+                        Py_ssize_t i0, Py_ssize_t i1) noexcept nogil:
+    # f[i] = f[m_s - i] = Σ over the set {i, m_s - i} of κ₁(j h_s), for i0 <= i < i1 <= m_s/2 + 1.
+    # The set has one element when i = m_s - i.
+    cdef Py_ssize_t i
+    cdef double v
+    for i in range(i0, i1):
+        v = _radial_1d(i * hs, gamma, kernel)
+        if 2 * i != ms:
+            v = v + _radial_1d((ms - i) * hs, gamma, kernel)
+        f[i] = v
+        f[ms - i] = v
+
+
 cdef void _factors(const Py_ssize_t *m, const double *h, Py_ssize_t p,
-                   double gamma, int kernel, double *factors) noexcept nogil:
-    cdef Py_ssize_t s, i, ms, off = 0
+                   double gamma, int kernel, double *factors, int n_threads) noexcept nogil:
+    cdef Py_ssize_t s, ms, half, n_chunks, c, i0, i1, off = 0
+    cdef int nt
     for s in range(p):
         ms = m[s]
         factors[off] = 1.0
-        for i in range(1, ms):
-            factors[off + i] = _radial_1d(i * h[s], gamma, kernel)
-            # D_{i,s} is the set {i, m_s - i}: one element when i = m_s - i.
-            if 2 * i != ms:
-                factors[off + i] += _radial_1d((ms - i) * h[s], gamma, kernel)
+        half = ms // 2           # indices 1..half determine the rest by symmetry
+        n_chunks = (half + FACTOR_CHUNK - 1) // FACTOR_CHUNK
+        nt = n_threads if n_threads < n_chunks else <int>n_chunks
+        if nt <= 1:
+            _factor_range(factors + off, ms, h[s], gamma, kernel, 1, half + 1)
+        else:
+            for c in prange(n_chunks, schedule='static', num_threads=nt):
+                i0 = 1 + c * FACTOR_CHUNK
+                i1 = i0 + FACTOR_CHUNK
+                if i1 > half + 1:
+                    i1 = half + 1
+                _factor_range(factors + off, ms, h[s], gamma, kernel, i0, i1)
         off += ms
+
+
+cdef void _fill_range(const Py_ssize_t *m, Py_ssize_t p, const double *fac,
+                      const Py_ssize_t *offsets, double *out,
+                      Py_ssize_t e0, Py_ssize_t e1) noexcept nogil:
+    # out[e] for e0 <= e < e1: the flat index is (row r of the first p-1 levels,
+    # position j in the last level); one product of p-1 factors per row.
+    cdef Py_ssize_t last = m[p - 1], e = e0, r, j, j0, j1, rem, s
+    cdef const double *flast = fac + offsets[p - 1]
+    cdef double pre
+    while e < e1:
+        r = e // last
+        j0 = e - r * last
+        j1 = j0 + (e1 - e)
+        if j1 > last:
+            j1 = last
+        rem = r
+        pre = 1.0
+        s = p - 2
+        while s >= 0:
+            pre = pre * fac[offsets[s] + rem % m[s]]
+            rem = rem // m[s]
+            s -= 1
+        for j in range(j0, j1):
+            out[e + (j - j0)] = pre * flast[j]
+        e += j1 - j0
 
 
 cdef int _check(const Py_ssize_t[::1] m, const double[::1] h, int kernel,
@@ -55,53 +104,41 @@ cdef int song_xu_factors(const Py_ssize_t[::1] m, const double[::1] h,
     cdef Py_ssize_t n, total
     if _check(m, h, kernel, &n, &total) != 0 or factors.shape[0] != total:
         return -1
-    _factors(&m[0], &h[0], m.shape[0], gamma, kernel, &factors[0])
+    _factors(&m[0], &h[0], m.shape[0], gamma, kernel, &factors[0], 1)
     return 0
 
 
 cdef int song_xu_fill(const Py_ssize_t[::1] m, const double[::1] h,
                       double gamma, int kernel, double[::1] out,
                       int n_threads) noexcept nogil:
-    cdef Py_ssize_t p = m.shape[0], s, n, total
-    cdef Py_ssize_t last, n_rows, n_chunks, c, r, r0, r1, rem, j
+    cdef Py_ssize_t p = m.shape[0], s, n, total, n_chunks, c, e1
     cdef Py_ssize_t *offsets
     cdef double *fac
-    cdef double pre
+    cdef int nt
     if _check(m, h, kernel, &n, &total) != 0 or out.shape[0] != n:
         return -1
+    if n_threads < 1:
+        n_threads = 1
     fac = <double *>malloc(total * sizeof(double))
     offsets = <Py_ssize_t *>malloc(p * sizeof(Py_ssize_t))
     if fac == NULL or offsets == NULL:
         free(fac)
         free(offsets)
         return -2
-    _factors(&m[0], &h[0], p, gamma, kernel, fac)
+    _factors(&m[0], &h[0], p, gamma, kernel, fac, n_threads)
     offsets[0] = 0
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + m[s - 1]
-    # out viewed as (n_rows, last): row r is the multi-index of the first p-1 levels.
-    last = m[p - 1]
-    n_rows = n // last
-    n_chunks = (n_rows + CHUNK_ROWS - 1) // CHUNK_ROWS
-    if n_threads < 1:
-        n_threads = 1
-    if n_threads > n_chunks:
-        n_threads = <int>n_chunks
-    for c in prange(n_chunks, schedule='static', num_threads=n_threads, nogil=True):
-        r0 = c * CHUNK_ROWS
-        r1 = r0 + CHUNK_ROWS
-        if r1 > n_rows:
-            r1 = n_rows
-        for r in range(r0, r1):
-            rem = r
-            pre = 1.0
-            s = p - 2
-            while s >= 0:
-                pre = pre * fac[offsets[s] + rem % m[s]]
-                rem = rem // m[s]
-                s = s - 1
-            for j in range(last):
-                out[r * last + j] = pre * fac[offsets[p - 1] + j]
+    n_chunks = (n + FILL_CHUNK - 1) // FILL_CHUNK
+    nt = n_threads if n_threads < n_chunks else <int>n_chunks
+    if nt <= 1:
+        _fill_range(&m[0], p, fac, offsets, &out[0], 0, n)
+    else:
+        for c in prange(n_chunks, schedule='static', num_threads=nt):
+            e1 = (c + 1) * FILL_CHUNK
+            if e1 > n:
+                e1 = n
+            _fill_range(&m[0], p, fac, offsets, &out[0], c * FILL_CHUNK, e1)
     free(fac)
     free(offsets)
     return 0

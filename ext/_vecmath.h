@@ -19,6 +19,8 @@
  *
  *   const char *ks_vecmath_backend(void)   "libmvec" or "scalar"
  *
+ * x and shift must not overlap.  Any n >= 0 is fine; no alignment is required.
+ *
  * From Cython:
  *
  *   cdef extern from "_vecmath.h" nogil:
@@ -37,6 +39,9 @@
  * glibc documents its vector variants to within 4 ulp; measured here over
  * |t| <= 1e4: cos 3.5 ulp (double), 2.4 ulp (float).  Without libmvec the
  * loops call the scalar libm functions (correctly rounded to ~0.5 ulp).
+ * The vector variant chosen depends on the CPU, so the last bits of a result may
+ * differ between machines (never between thread counts); building with
+ * -DKS_NO_LIBMVEC (e.g. CFLAGS) forces the scalar loops.
  *
  * Determinism.  A given element's result must not depend on where it sits in
  * the array (otherwise chunking, and so the thread count, could change bits).
@@ -54,7 +59,7 @@
 /* Elements per vector block: a multiple of every vector width used (2..16). */
 #define KS_VEC_BLOCK 16
 
-#if defined(KS_HAVE_LIBMVEC) && defined(__GNUC__) && !defined(__clang__)
+#if defined(KS_HAVE_LIBMVEC) && !defined(KS_NO_LIBMVEC) && defined(__GNUC__) && !defined(__clang__)
 #define KS_USE_LIBMVEC 1
 extern double cos(double) __attribute__((simd("notinbranch")));
 extern float cosf(float) __attribute__((simd("notinbranch")));

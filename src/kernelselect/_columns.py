@@ -134,10 +134,11 @@ def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
     approximation-tnnls2020.txt) sums κ over a Cartesian product of up to 2^p
     points per entry. Both kernels are products over coordinates, so that sum
     factorises level by level and u = f_1 ⊗ … ⊗ f_p with the short columns of
-    :func:`song_xu_factors`. The compiled kernel builds the p factors (Σ m_s
-    kernel evaluations) and then writes the outer product in parallel over the
-    flattened output: O(n) time, one multiply per entry after p − 1 per row of
-    the last level.
+    :func:`song_xu_factors`. The compiled kernel builds the p factors (about
+    Σ_s m_s kernel evaluations; f_s[i] = f_s[m_s − i]) and then writes the outer
+    product in fixed-size chunks of the flattened output, in parallel: O(n) time,
+    one multiply per entry plus p − 1 per row of the last level. The result does
+    not depend on ``workers``.
 
     Examples
     --------
@@ -224,8 +225,9 @@ def labeled_rff_column(X, y, W, b, workers=None):
 
     Notes
     -----
-    Random multilevel circulant approximation of the kernel matrix (paper 000 in
-    papers/). Rows are processed in fixed-size chunks in parallel; per chunk,
+    Randomised multilevel circulant approximation of the kernel matrix for
+    kernel selection (AAAI 2018; papers/randomized-mcm-kernel-selection-aaai2018.txt).
+    Rows are processed in fixed-size chunks in parallel; per chunk,
     X_chunk·W is one BLAS gemm written straight into the output rows, followed
     at once by the vectorised cos and the scaling, while the rows are in cache.
     The result does not depend on ``workers``.
