@@ -39,6 +39,27 @@ cdef extern from *:
     int ks_kernels_thread_num() noexcept nogil
     void *ks_kernels_aligned_alloc(size_t size) noexcept nogil
 
+cdef extern from "_vecmath.h" nogil:
+    void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
+    void ks_exp_neg_scaled_f32(float *x, Py_ssize_t n, float gamma)
+    const char *ks_vecmath_backend()
+
+# 1: exponentials through the vectorised loops of _vecmath.h; 0: scalar libm loop.
+cdef int _use_vecmath = 1
+
+
+def _set_vecmath(int flag):
+    """Select the exponential loop (1 vectorised, 0 scalar); returns the old flag."""
+    global _use_vecmath
+    old = _use_vecmath
+    _use_vecmath = flag
+    return old
+
+
+def vecmath_backend():
+    """The vector math backend the exponentials use ("libmvec" or "scalar")."""
+    return ks_vecmath_backend().decode()
+
 # Rows per block (unit of parallel work and of determinism) and columns per tile.
 cdef enum:
     ROW_BLOCK = 128
@@ -94,22 +115,29 @@ cdef inline void _gemm_acc(const floating* T, Py_ssize_t bi, Py_ssize_t bj,
               <float*>T, &ldt, &one, Y, &ldv)
 
 
-cdef inline void _exp_inplace(floating* a, Py_ssize_t size) noexcept nogil:
+cdef inline void _exp_neg_scaled(floating* a, Py_ssize_t size,
+                                 floating gamma) noexcept nogil:
+    """a[k] <- exp(-gamma * a[k]) for the distances a; exp(-gamma * 0) is exactly 1."""
     cdef Py_ssize_t i
-    if floating is double:
+    if _use_vecmath:
+        if floating is double:
+            ks_exp_neg_scaled_f64(a, size, gamma)
+        else:
+            ks_exp_neg_scaled_f32(a, size, gamma)
+    elif floating is double:
         for i in range(size):
-            a[i] = exp(a[i])
+            a[i] = exp(-gamma * a[i])
     else:
         for i in range(size):
-            a[i] = expf(a[i])
+            a[i] = expf(-gamma * a[i])
 
 
-cdef inline floating _neg_gamma(double gamma, const floating* like) noexcept nogil:
-    """-gamma in the working precision, kept finite so that -gamma * 0 is 0."""
+cdef inline floating _gamma(double gamma, const floating* like) noexcept nogil:
+    """gamma in the working precision, kept finite so that gamma * 0 is 0."""
     if floating is float:
         if gamma > 3.4028234663852886e38:
-            return <float>-3.4028234663852886e38
-    return <floating>(-gamma)
+            return <float>3.4028234663852886e38
+    return <floating>gamma
 
 
 cdef void _sq_norms(const floating* X, Py_ssize_t n, Py_ssize_t d,
@@ -123,45 +151,143 @@ cdef void _sq_norms(const floating* X, Py_ssize_t n, Py_ssize_t d,
         out[i] = s
 
 
-cdef void _tile(const floating* X, const floating* sq, Py_ssize_t d,
+cdef inline floating _direct_sq(const floating* x, const floating* z,
+                                Py_ssize_t d) noexcept nogil:
+    cdef Py_ssize_t k
+    cdef floating s = 0, u
+    for k in range(d):
+        u = x[k] - z[k]
+        s = s + u * u
+    return s
+
+
+cdef inline void _finish_sq_row(floating* row, const floating* x, floating sqx,
+                                const floating* Z, const floating* sqz,
+                                Py_ssize_t nz, Py_ssize_t d) noexcept nogil:
+    """row[j] holds -2 x.z_j; make it ||x - z_j||^2 (>= 0).
+
+    Where the expansion sits inside its own rounding error (near-duplicate points,
+    dist^2 below ~2^-20 (float32: 2^-10) of ||x||^2 + ||z||^2) the distance is
+    recomputed directly, so identical points give exactly 0.
+    """
+    cdef Py_ssize_t j
+    cdef floating t, tol
+    if floating is double:
+        tol = 9.5367431640625e-07
+    else:
+        tol = <float>9.765625e-04
+    for j in range(nz):
+        t = row[j] + sqx + sqz[j]
+        if t < tol * (sqx + sqz[j]):
+            t = _direct_sq(x, Z + j * d, d)
+        row[j] = t
+
+
+cdef inline void _l1_row(floating* row, const floating* x, const floating* ZT,
+                         Py_ssize_t ldzt, Py_ssize_t nz, Py_ssize_t d) noexcept nogil:
+    """row[j] = sum_k |x_k - z_jk| with Z given transposed (ZT[k, j], leading dim ldzt).
+
+    Summed over k in increasing order, as a direct loop would; the inner loop runs
+    over j so that it vectorises.
+    """
+    cdef Py_ssize_t j, k
+    cdef floating xk
+    cdef const floating* zk
+    for j in range(nz):
+        row[j] = 0
+    for k in range(d):
+        xk = x[k]
+        zk = ZT + k * ldzt
+        if floating is double:
+            for j in range(nz):
+                row[j] = row[j] + fabs(xk - zk[j])
+        else:
+            for j in range(nz):
+                row[j] = row[j] + fabsf(xk - zk[j])
+
+
+cdef floating* _transpose(const floating* X, Py_ssize_t n, Py_ssize_t d) noexcept nogil:
+    """A malloc'd (d, n) copy of the (n, d) array X, or NULL."""
+    cdef floating* XT = <floating*>malloc(n * d * sizeof(floating) + 1)
+    cdef Py_ssize_t i, k
+    if XT != NULL:
+        for i in range(n):
+            for k in range(d):
+                XT[k * n + i] = X[i * d + k]
+    return XT
+
+
+cdef void _tile(const floating* X, const floating* XT, const floating* sq,
+                Py_ssize_t n, Py_ssize_t d,
                 Py_ssize_t i0, Py_ssize_t bi, Py_ssize_t j0, Py_ssize_t bj,
-                floating neg_gamma, int kernel, floating* T) noexcept nogil:
-    """T (bi, bj), contiguous = K(X[i0:i0+bi], X[j0:j0+bj]); exact 1 on K's diagonal."""
-    cdef Py_ssize_t ii, jj, k, i
-    cdef floating t, sqi
-    cdef const floating* xi
-    cdef const floating* xj
-    cdef floating* row
+                floating gamma, int kernel, floating* T) noexcept nogil:
+    """T (bi, bj), contiguous = K(X[i0:i0+bi], X[j0:j0+bj]); exact 1 on K's diagonal.
+
+    XT is X transposed (d, n), used by the Laplacian kernel.
+    """
+    cdef Py_ssize_t ii, i
     if kernel == 0:
         _gemm_nt(X + i0 * d, bi, X + j0 * d, bj, d, <floating>-2, T, bj)
         for ii in range(bi):
-            row = T + ii * bj
-            sqi = sq[i0 + ii]
-            for jj in range(bj):
-                t = row[jj] + sqi + sq[j0 + jj]
-                if t < 0:
-                    t = 0
-                row[jj] = neg_gamma * t
+            _finish_sq_row(T + ii * bj, X + (i0 + ii) * d, sq[i0 + ii],
+                           X + j0 * d, sq + j0, bj, d)
     else:
         for ii in range(bi):
-            row = T + ii * bj
-            xi = X + (i0 + ii) * d
-            for jj in range(bj):
-                xj = X + (j0 + jj) * d
-                t = 0
-                for k in range(d):
-                    if floating is double:
-                        t = t + fabs(xi[k] - xj[k])
-                    else:
-                        t = t + fabsf(xi[k] - xj[k])
-                row[jj] = neg_gamma * t
-    # The diagonal of K(X, X) is kappa(0) = 1; the expansion above may miss it by
-    # rounding, so pin the argument to exactly 0 where the tile meets the diagonal.
+            _l1_row(T + ii * bj, X + (i0 + ii) * d, XT + j0, n, bj, d)
+    # The diagonal of K(X, X) is kappa(0) = 1: pin the distance to exactly 0.
     for ii in range(bi):
         i = i0 + ii
         if j0 <= i < j0 + bj:
             T[ii * bj + (i - j0)] = 0
-    _exp_inplace(T, bi * bj)
+    _exp_neg_scaled(T, bi * bj, gamma)
+
+
+cdef inline void _sum_and_sq(const floating* row, Py_ssize_t size,
+                             double* total, double* total_sq) noexcept nogil:
+    """Sum and sum of squares of row, in four interleaved partial sums (added in a
+    fixed order) so that the additions do not wait on each other."""
+    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    cdef double q0 = 0, q1 = 0, q2 = 0, q3 = 0
+    cdef double t0, t1, t2, t3
+    cdef Py_ssize_t j = 0
+    while j + 4 <= size:
+        t0 = row[j]
+        t1 = row[j + 1]
+        t2 = row[j + 2]
+        t3 = row[j + 3]
+        s0 += t0
+        s1 += t1
+        s2 += t2
+        s3 += t3
+        q0 += t0 * t0
+        q1 += t1 * t1
+        q2 += t2 * t2
+        q3 += t3 * t3
+        j += 4
+    while j < size:
+        t0 = row[j]
+        s0 += t0
+        q0 += t0 * t0
+        j += 1
+    total[0] = (s0 + s1) + (s2 + s3)
+    total_sq[0] = (q0 + q1) + (q2 + q3)
+
+
+cdef inline floating _dot(const floating* a, const floating* b,
+                          Py_ssize_t size) noexcept nogil:
+    """a . b in four interleaved partial sums added in a fixed order."""
+    cdef floating s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    cdef Py_ssize_t j = 0
+    while j + 4 <= size:
+        s0 += a[j] * b[j]
+        s1 += a[j + 1] * b[j + 1]
+        s2 += a[j + 2] * b[j + 2]
+        s3 += a[j + 3] * b[j + 3]
+        j += 4
+    while j < size:
+        s0 += a[j] * b[j]
+        j += 1
+    return (s0 + s1) + (s2 + s3)
 
 
 # ---------------------------------------------------------------------------
@@ -172,13 +298,10 @@ cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
                          const floating* Z, Py_ssize_t nz, Py_ssize_t d,
                          double gamma, int kernel, floating* K,
                          int threads) noexcept nogil:
-    cdef Py_ssize_t i, j, k
-    cdef floating t, sqi
-    cdef floating neg_gamma = _neg_gamma(gamma, X)
+    cdef Py_ssize_t i
+    cdef floating g = _gamma(gamma, X)
     cdef floating* sq
-    cdef floating* row
-    cdef const floating* xi
-    cdef const floating* zj
+    cdef floating* ZT
     if kernel != 0 and kernel != 1:
         return KS_ERR_KERNEL
     if kernel == 0:
@@ -190,29 +313,17 @@ cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
         # One BLAS call for all dot products (BLAS threads are the caller's choice).
         _gemm_nt(X, nx, Z, nz, d, <floating>-2, K, nz)
         for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
-            row = K + i * nz
-            sqi = sq[i]
-            for j in range(nz):
-                t = row[j] + sqi + sq[nx + j]
-                if t < 0:
-                    t = 0
-                row[j] = neg_gamma * t
-            _exp_inplace(row, nz)
+            _finish_sq_row(K + i * nz, X + i * d, sq[i], Z, sq + nx, nz, d)
+            _exp_neg_scaled(K + i * nz, nz, g)
         free(sq)
     else:
+        ZT = _transpose(Z, nz, d)
+        if ZT == NULL:
+            return KS_ERR_NOMEM
         for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
-            row = K + i * nz
-            xi = X + i * d
-            for j in range(nz):
-                zj = Z + j * d
-                t = 0
-                for k in range(d):
-                    if floating is double:
-                        t = t + fabs(xi[k] - zj[k])
-                    else:
-                        t = t + fabsf(xi[k] - zj[k])
-                row[j] = neg_gamma * t
-            _exp_inplace(row, nz)
+            _l1_row(K + i * nz, X + i * d, ZT, nz, nz, d)
+            _exp_neg_scaled(K + i * nz, nz, g)
+        free(ZT)
     return KS_OK
 
 
@@ -222,9 +333,10 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
                           int threads) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     cdef Py_ssize_t blk, i0, bi, j0, bj, ii, jj
-    cdef floating neg_gamma = _neg_gamma(gamma, X)
+    cdef floating g = _gamma(gamma, X)
     cdef floating s
     cdef floating* sq
+    cdef floating* XT
     cdef floating* buffers
     cdef floating* T
     cdef floating* y
@@ -236,10 +348,12 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
     if threads < 1:
         threads = 1
     sq = <floating*>malloc(n * sizeof(floating))
+    XT = _transpose(X, n, d) if kernel == 1 else NULL
     buffers = <floating*>ks_kernels_aligned_alloc(
         <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating))
-    if sq == NULL or buffers == NULL:
+    if sq == NULL or buffers == NULL or (kernel == 1 and XT == NULL):
         free(sq)
+        free(XT)
         free(buffers)
         return KS_ERR_NOMEM
     _sq_norms(X, n, d, sq)
@@ -251,18 +365,15 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
         j0 = 0
         while j0 < n:
             bj = min(COL_BLOCK, n - j0)
-            _tile(X, sq, d, i0, bi, j0, bj, neg_gamma, kernel, T)
+            _tile(X, XT, sq, n, d, i0, bi, j0, bj, g, kernel, T)
             if m == 1:
                 for ii in range(bi):
-                    row = T + ii * bj
-                    s = 0
-                    for jj in range(bj):
-                        s = s + row[jj] * V[j0 + jj]
-                    Y[i0 + ii] = Y[i0 + ii] + s
+                    Y[i0 + ii] = Y[i0 + ii] + _dot(T + ii * bj, V + j0, bj)
             else:
                 _gemm_acc(T, bi, bj, V + j0 * m, m, Y + i0 * m)
             j0 = j0 + bj
     free(sq)
+    free(XT)
     free(buffers)
     return KS_OK
 
@@ -274,9 +385,10 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
                         int threads) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     cdef Py_ssize_t blk, i0, bi, j0, bj, ii, jj
-    cdef floating neg_gamma = _neg_gamma(gamma, X)
+    cdef floating g = _gamma(gamma, X)
     cdef double s, s2, t
     cdef floating* sq
+    cdef floating* XT
     cdef floating* buffers
     cdef floating* T
     cdef double* acc
@@ -288,10 +400,12 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     if threads < 1:
         threads = 1
     sq = <floating*>malloc(n * sizeof(floating))
+    XT = _transpose(X, n, d) if kernel == 1 else NULL
     buffers = <floating*>ks_kernels_aligned_alloc(
         <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating))
-    if sq == NULL or buffers == NULL:
+    if sq == NULL or buffers == NULL or (kernel == 1 and XT == NULL):
         free(sq)
+        free(XT)
         free(buffers)
         return KS_ERR_NOMEM
     _sq_norms(X, n, d, sq)
@@ -304,17 +418,14 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
         j0 = 0
         while j0 < n:
             bj = min(COL_BLOCK, n - j0)
-            _tile(X, sq, d, i0, bi, j0, bj, neg_gamma, kernel, T)
+            _tile(X, XT, sq, n, d, i0, bi, j0, bj, g, kernel, T)
             for ii in range(bi):
                 row = T + ii * bj
                 acc = class_row_sums + (i0 + ii) * n_classes
+                s = 0
                 s2 = 0
                 if n_classes == 1:
-                    s = 0
-                    for jj in range(bj):
-                        t = row[jj]
-                        s = s + t
-                        s2 = s2 + t * t
+                    _sum_and_sq(row, bj, &s, &s2)
                     acc[0] = acc[0] + s
                 else:
                     for jj in range(bj):
@@ -324,6 +435,7 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
                 row_sq_sums[i0 + ii] = row_sq_sums[i0 + ii] + s2
             j0 = j0 + bj
     free(sq)
+    free(XT)
     free(buffers)
     return KS_OK
 

@@ -1,0 +1,305 @@
+"""kernel_block, kernel_matvec and kernel_sums against the dense references."""
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from kernelselect import lowlevel
+
+# tests/ is not on sys.path under --import-mode=importlib: load the references by path.
+_spec = importlib.util.spec_from_file_location("reference", Path(__file__).with_name("reference.py"))
+ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ref)
+
+KERNELS = ["gaussian", "laplacian"]
+SUM_KEYS = ["total", "frobenius_sq", "row_sums", "row_sums_sq", "diagonal"]
+
+
+def _data(dtype, max_rows=30, max_features=5, bound=10.0):
+    width = 32 if dtype == np.float32 else 64
+    return st.integers(1, max_features).flatmap(
+        lambda d: st.tuples(
+            arrays(dtype, st.tuples(st.integers(1, max_rows), st.just(d)),
+                   elements=st.floats(-bound, bound, width=width)),
+            arrays(dtype, st.tuples(st.integers(1, max_rows), st.just(d)),
+                   elements=st.floats(-bound, bound, width=width)),
+        )
+    )
+
+
+gammas = st.floats(1e-3, 5.0)
+kernels = st.sampled_from(KERNELS)
+
+
+def _assert_product_close(Y, K, V, rtol):
+    """|Y − K V| ≤ rtol · (|K| |V|) elementwise: the natural error scale of a sum."""
+    Y = np.asarray(Y, dtype=np.float64).reshape(K.shape[0], -1)
+    V = np.asarray(V, dtype=np.float64).reshape(K.shape[0], -1)
+    bound = rtol * (np.abs(K) @ np.abs(V)) + 1e-300
+    assert np.all(np.abs(Y - K @ V) <= bound)
+
+
+def _assert_sums_close(got, want, rtol):
+    for key in SUM_KEYS:
+        np.testing.assert_allclose(got[key], want[key], rtol=rtol, atol=0, err_msg=key)
+    if "classes" in want:
+        np.testing.assert_array_equal(got["classes"], want["classes"])
+        np.testing.assert_allclose(got["block_sums"], want["block_sums"], rtol=rtol, atol=0)
+
+
+# ---------------------------------------------------------------------------
+# against the references, small random inputs
+# ---------------------------------------------------------------------------
+
+
+@given(_data(np.float64), gammas, kernels)
+def test_kernel_block_matches_reference(XZ, gamma, kernel):
+    X, Z = XZ
+    K = lowlevel.kernel_block(X, Z, gamma, kernel)
+    assert K.dtype == np.float64 and K.shape == (X.shape[0], Z.shape[0])
+    np.testing.assert_allclose(K, ref.kernel_matrix(X, Z, gamma, kernel), rtol=1e-10, atol=1e-13)
+
+
+@given(_data(np.float32, bound=3.0), st.floats(1e-2, 3.0), kernels)
+def test_kernel_block_float32(XZ, gamma, kernel):
+    X, Z = XZ
+    K = lowlevel.kernel_block(X, Z, gamma, kernel)
+    assert K.dtype == np.float32
+    np.testing.assert_allclose(K, ref.kernel_matrix(X, Z, gamma, kernel), rtol=1e-4, atol=1e-6)
+
+
+@given(_data(np.float64), gammas, kernels, st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_kernel_matvec_matches_reference(XZ, gamma, kernel, m, seed):
+    X = XZ[0]
+    n = X.shape[0]
+    rng = np.random.default_rng(seed)
+    V = rng.normal(size=n) if m == 0 else rng.normal(size=(n, m))
+    Y = lowlevel.kernel_matvec(X, V, gamma, kernel)
+    assert Y.shape == V.shape and Y.dtype == np.float64
+    _assert_product_close(Y, ref.kernel_matrix(X, X, gamma, kernel), V, rtol=1e-10)
+
+
+@given(_data(np.float32, bound=3.0), st.floats(1e-2, 3.0), kernels, st.integers(1, 3))
+def test_kernel_matvec_float32(XZ, gamma, kernel, m):
+    X = XZ[0]
+    n = X.shape[0]
+    V = np.random.default_rng(n).normal(size=(n, m)).astype(np.float32)
+    Y = lowlevel.kernel_matvec(X, V, gamma, kernel)
+    assert Y.dtype == np.float32
+    _assert_product_close(Y, ref.kernel_matrix(X, X, gamma, kernel), V, rtol=1e-4)
+
+
+@given(_data(np.float64), gammas, kernels, st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_kernel_sums_matches_reference(XZ, gamma, kernel, n_classes, seed):
+    X = XZ[0]
+    n = X.shape[0]
+    labels = None
+    if n_classes:
+        labels = np.random.default_rng(seed).integers(0, n_classes, size=n)
+    got = lowlevel.kernel_sums(X, gamma, kernel, labels=labels)
+    _assert_sums_close(got, ref.kernel_sums(X, gamma, kernel, labels=labels), rtol=1e-10)
+
+
+@given(_data(np.float32, bound=3.0), st.floats(1e-2, 3.0), kernels)
+def test_kernel_sums_float32(XZ, gamma, kernel):
+    X = XZ[0]
+    labels = np.arange(X.shape[0]) % 2 * 2 - 1.0
+    got = lowlevel.kernel_sums(X, gamma, kernel, labels=labels)
+    _assert_sums_close(got, ref.kernel_sums(X, gamma, kernel, labels=labels), rtol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# several row blocks and column tiles (tile sizes do not divide n)
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiled():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(700, 3))
+    return X, {k: ref.kernel_matrix(X, X, 0.4, k) for k in KERNELS}
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("n", [1, 127, 129, 513, 700])
+def test_tiled_matvec_and_sums(tiled, kernel, n):
+    X, Ks = tiled
+    X, K = X[:n], Ks[kernel][:n, :n]
+    rng = np.random.default_rng(n)
+    for V in (rng.normal(size=n), rng.normal(size=(n, 1)), rng.normal(size=(n, 5))):
+        _assert_product_close(lowlevel.kernel_matvec(X, V, 0.4, kernel), K, V, rtol=1e-10)
+    labels = rng.choice(["b", "a", "c"], size=n)
+    got = lowlevel.kernel_sums(X, 0.4, kernel, labels=labels)
+    _assert_sums_close(got, ref.kernel_sums(X, 0.4, kernel, labels=labels), rtol=1e-10)
+    assert list(got["classes"]) == sorted(set(labels))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_tiled_block_and_float32(tiled, kernel):
+    X, Ks = tiled
+    np.testing.assert_allclose(lowlevel.kernel_block(X, X[:300], 0.4, kernel), Ks[kernel][:, :300],
+                               rtol=1e-10, atol=1e-14)
+    X32 = X.astype(np.float32)
+    v = np.random.default_rng(0).normal(size=700)
+    _assert_product_close(lowlevel.kernel_matvec(X32, v, 0.4, kernel), Ks[kernel], v, rtol=1e-4)
+    got = lowlevel.kernel_sums(X32, 0.4, kernel, labels=np.arange(700) % 2)
+    _assert_sums_close(got, ref.kernel_sums(X, 0.4, kernel, labels=np.arange(700) % 2), rtol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# thread-count invariance: bit for bit
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_one_and_two_threads_agree_bitwise(tiled, kernel, dtype):
+    X = tiled[0].astype(dtype)
+    rng = np.random.default_rng(1)
+    for V in (rng.normal(size=700), rng.normal(size=(700, 4))):
+        np.testing.assert_array_equal(lowlevel.kernel_matvec(X, V, 0.4, kernel, workers=1),
+                                      lowlevel.kernel_matvec(X, V, 0.4, kernel, workers=2))
+    labels = rng.integers(0, 3, size=700)
+    one = lowlevel.kernel_sums(X, 0.4, kernel, labels=labels, workers=1)
+    two = lowlevel.kernel_sums(X, 0.4, kernel, labels=labels, workers=2)
+    for key in one:
+        np.testing.assert_array_equal(one[key], two[key], err_msg=key)
+    np.testing.assert_array_equal(lowlevel.kernel_block(X, X[:50], 0.4, kernel, workers=1),
+                                  lowlevel.kernel_block(X, X[:50], 0.4, kernel, workers=2))
+
+
+@pytest.mark.parametrize("workers", [None, -1, 3])
+def test_workers_values(tiled, workers):
+    X = tiled[0][:200]
+    want = lowlevel.kernel_sums(X, 0.4, workers=1)["row_sums"]
+    np.testing.assert_array_equal(lowlevel.kernel_sums(X, 0.4, workers=workers)["row_sums"], want)
+
+
+# ---------------------------------------------------------------------------
+# labels, conversions and scale
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        np.array([1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 1.0]),
+        np.array([2, 0, 1, 2, 2, 0, 1]),
+        np.array(["dog", "cat", "cat", "eel", "dog", "eel", "cat"]),
+        [[1], [2], [1], [2], [1], [2], [2]],
+        np.zeros(7),
+    ],
+)
+def test_label_kinds(labels):
+    X = np.random.default_rng(3).normal(size=(7, 2))
+    got = lowlevel.kernel_sums(X, 0.7, labels=labels)
+    flat = np.asarray(labels).ravel()
+    _assert_sums_close(got, ref.kernel_sums(X, 0.7, labels=flat), rtol=1e-10)
+    assert got["block_sums"].shape == (np.unique(flat).size,) * 2
+    np.testing.assert_allclose(got["block_sums"].sum(), got["total"], rtol=1e-12)
+
+
+def test_layout_and_dtype_conversions():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 6))
+    V = rng.normal(size=(40, 3))
+    Xi = rng.integers(-5, 5, size=(40, 3))
+    base_K = lowlevel.kernel_block(X[:, ::2], X[:20, ::2], 0.3)
+    np.testing.assert_array_equal(lowlevel.kernel_block(np.ascontiguousarray(X[:, ::2]),
+                                                        X[:20, ::2].copy(), 0.3), base_K)
+    np.testing.assert_array_equal(lowlevel.kernel_matvec(np.asfortranarray(X), np.asfortranarray(V), 0.3),
+                                  lowlevel.kernel_matvec(X, V, 0.3))
+    K = lowlevel.kernel_block(Xi, Xi, 0.3, "laplacian")
+    assert K.dtype == np.float64
+    np.testing.assert_allclose(K, ref.kernel_matrix(Xi, Xi, 0.3, "laplacian"), rtol=1e-12)
+    # X decides the dtype: float32 X with float64 Z or V gives float32
+    X32 = X.astype(np.float32)
+    assert lowlevel.kernel_block(X32, X, 0.3).dtype == np.float32
+    assert lowlevel.kernel_matvec(X32, V, 0.3).dtype == np.float32
+    assert lowlevel.kernel_matvec(X, np.zeros((40, 0)), 0.3).shape == (40, 0)
+    assert lowlevel.kernel_block(X, X, 0.3, kernel="RBF").shape == (40, 40)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("exponent", [-400, 300])
+def test_extreme_scales_are_exact_rescalings(kernel, exponent):
+    """K depends on γ·dist only; huge or tiny coordinates must neither overflow nor lose it."""
+    X = np.random.default_rng(5).normal(size=(30, 4))
+    power = 2 * exponent if kernel == "gaussian" else exponent
+    X_scaled, gamma = np.ldexp(X, exponent), float(np.ldexp(0.5, -power))
+    want = lowlevel.kernel_sums(X, 0.5, kernel)
+    got = lowlevel.kernel_sums(X_scaled, gamma, kernel)
+    for key in SUM_KEYS:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-12, err_msg=key)
+    np.testing.assert_allclose(lowlevel.kernel_block(X_scaled, X_scaled[:5], gamma, kernel),
+                               ref.kernel_matrix(X, X[:5], 0.5, kernel), rtol=1e-12)
+
+
+def test_huge_gamma_gives_identity_not_nan():
+    X = np.random.default_rng(6).normal(size=(20, 3))
+    K = lowlevel.kernel_block(X, X, 1e308)
+    np.testing.assert_array_equal(K, np.eye(20))
+    s = lowlevel.kernel_sums(X.astype(np.float32), 1e300, "laplacian")
+    assert s["total"] == 20.0 and s["frobenius_sq"] == 20.0
+
+
+def test_compiled_kernels_are_exported_for_cimport():
+    from kernelselect import _kernels
+
+    names = " ".join(_kernels.__pyx_capi__)
+    for name in ("ks_kernel_block", "ks_kernel_matvec", "ks_kernel_sums"):
+        assert name in names
+
+
+# ---------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------
+
+_X = np.random.default_rng(8).normal(size=(6, 2))
+
+
+def _with(value, i=0):
+    A = _X.copy()
+    A[i, 0] = value
+    return A
+
+
+@pytest.mark.parametrize(
+    "call, exc, match",
+    [
+        (lambda: lowlevel.kernel_block(_with(np.nan), _X, 1.0), ValueError, "X contains NaN"),
+        (lambda: lowlevel.kernel_block(_X, _with(np.inf), 1.0), ValueError, "Z contains inf"),
+        (lambda: lowlevel.kernel_block(_X[:, 0], _X, 1.0), ValueError, "X must be 2-D"),
+        (lambda: lowlevel.kernel_block(_X, _X[:, 0], 1.0), ValueError, "Z must be 2-D"),
+        (lambda: lowlevel.kernel_block(_X, np.ones((3, 5)), 1.0), ValueError, "Z has 5 features"),
+        (lambda: lowlevel.kernel_block(np.ones((0, 2)), _X, 1.0), ValueError, "X needs at least"),
+        (lambda: lowlevel.kernel_block(_X, _X, 0.0), ValueError, "gamma"),
+        (lambda: lowlevel.kernel_block(_X, _X, -1.0), ValueError, "gamma"),
+        (lambda: lowlevel.kernel_matvec(_X, np.ones(6), np.nan), ValueError, "gamma"),
+        (lambda: lowlevel.kernel_sums(_X, np.inf), ValueError, "gamma"),
+        (lambda: lowlevel.kernel_sums(_X, "1"), TypeError, "gamma"),
+        (lambda: lowlevel.kernel_sums(_X, 1.0, kernel="poly"), ValueError, "gaussian, laplacian"),
+        (lambda: lowlevel.kernel_block(_X, _X, 1.0, kernel=None), ValueError, "kernel"),
+        (lambda: lowlevel.kernel_matvec(_X, np.ones(5), 1.0), ValueError, "V has 5 rows"),
+        (lambda: lowlevel.kernel_matvec(_X, np.ones((6, 2, 2)), 1.0), ValueError, "V must be"),
+        (lambda: lowlevel.kernel_matvec(_X, _with(np.nan, 3), 1.0), ValueError, "V contains NaN"),
+        (lambda: lowlevel.kernel_matvec(_X, np.array(["a"] * 6), 1.0), TypeError, "V must hold"),
+        (lambda: lowlevel.kernel_matvec(_with(np.inf), np.ones(6), 1.0), ValueError, "X contains inf"),
+        (lambda: lowlevel.kernel_sums(_with(np.nan), 1.0), ValueError, "X contains NaN"),
+        (lambda: lowlevel.kernel_sums(_X, 1.0, labels=np.ones(5)), ValueError, "labels has 5"),
+        (lambda: lowlevel.kernel_sums(_X, 1.0, labels=np.ones((6, 2))), ValueError, "labels must be 1-D"),
+        (lambda: lowlevel.kernel_sums(_X, 1.0, labels=[1, 2, np.nan, 1, 2, 1]), ValueError, "labels contains NaN"),
+        (lambda: lowlevel.kernel_sums(_X, 1.0, labels=[1, "a", None, 1, 2, 1]), ValueError, "labels"),
+        (lambda: lowlevel.kernel_sums(_X, 1.0, workers=0), ValueError, "workers"),
+        (lambda: lowlevel.kernel_matvec(_X, np.ones(6), 1.0, workers=-2), ValueError, "workers"),
+        (lambda: lowlevel.kernel_block(_X, _X, 1.0, workers=1.5), TypeError, "workers"),
+    ],
+)
+def test_bad_input_raises(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
