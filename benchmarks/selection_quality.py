@@ -278,8 +278,26 @@ def run_split(name, task, data, split, args):
             continue
         try:
             # fidelity on the exact criterion's rows
-            curves_r, chosen_r, t_r, _ = run_select(Xr, yr, gammas, alpha_r, crits, approx,
-                                                    seed, args.workers)
+            try:
+                curves_r, chosen_r, t_r, _ = run_select(Xr, yr, gammas, alpha_r, crits, approx,
+                                                        seed, args.workers)
+            except ValueError:
+                # The joint call refused: keep the criteria this operator does compute.
+                working = []
+                for c in crits:
+                    try:
+                        run_select(Xr[:60], yr[:60], gammas[:1], MU * 60, [c], approx, seed,
+                                   args.workers)
+                        working.append(c)
+                    except ValueError as exc:
+                        records.append({**base, "method": f"error/{approx}",
+                                        "approximation": approx,
+                                        "error": f"{c}: {type(exc).__name__}: {exc}"})
+                if not working:
+                    continue
+                crits = working
+                curves_r, chosen_r, t_r, _ = run_select(Xr, yr, gammas, alpha_r, crits, approx,
+                                                        seed, args.workers)
             if full:  # selection at full size, with time and memory
                 curves_f, chosen_f, t_f, peak = run_select(Xtr, ytr, gammas, alpha_full, crits,
                                                            approx, seed, args.workers,
@@ -504,8 +522,11 @@ def write_report(records, out_dir, args_text):
     errors = [r for r in records if r["method"].startswith("error/")]
     if errors:
         lines += ["## Failures", ""]
+        grouped = {}
         for r in errors:
-            lines.append(f"- {r['dataset']} split {r['split']}: {r['approximation']}: {r['error']}")
+            grouped.setdefault((r["approximation"], r["error"]), set()).add(r["dataset"])
+        for (approx, error), names in sorted(grouped.items()):
+            lines.append(f"- {approx} on {len(names)} datasets ({', '.join(sorted(names))}): {error}")
         lines.append("")
     (Path(out_dir) / "selection_quality.md").write_text("\n".join(lines))
     plot(per, datasets, methods, Path(out_dir) / "selection_quality.png")
