@@ -1,0 +1,449 @@
+"""The ``kernelselect`` command.
+
+Sub-commands
+------------
+``kernelselect select [FILE] [options]``
+    Evaluate selection criteria over a grid of kernel widths γ (and ridges α), print
+    the table of candidates, mark the selected kernel and report the time taken.
+    FILE is read according to its extension (``.npz``; ``.csv``/``.tsv``;
+    ``.svm``/``.svmlight``/``.libsvm``/``.txt``/``.dat`` as svmlight). Without FILE
+    the command runs on ``--dataset NAME`` or, when that is absent too, on the
+    shipped ``breast_cancer`` set (683 × 9, binary).
+``kernelselect datasets``
+    List the shipped datasets.
+``kernelselect config``
+    Print how the package was built (OpenMP, FFT backend, BLAS).
+
+``python -m kernelselect`` is the same command. Errors print one line on stderr and
+exit with status 2.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+
+from . import datasets as _datasets
+
+__all__ = ["main", "build_parser", "parse_gamma_grid", "format_table"]
+
+APPROXIMATIONS = ("nystrom", "exact", "mcm", "random_mcm", "rff")
+KERNELS = ("gaussian", "laplacian")
+
+
+class CommandError(Exception):
+    """A user error: reported as one line, exit status 2."""
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _float_list(text, option):
+    values = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            value = float(part)
+        except ValueError:
+            raise CommandError(
+                f"{option}: {part!r} is not a number (give a comma-separated list, e.g. 0.1,1,10)."
+            ) from None
+        if not (math.isfinite(value) and value > 0):
+            raise CommandError(f"{option}: every value must be a positive finite number, got {part}.")
+        values.append(value)
+    if not values:
+        raise CommandError(f"{option}: the list is empty.")
+    return values
+
+
+def parse_gamma_grid(text):
+    """Parse a grid specification into γ values.
+
+    ``log2:A:B[:STEP]`` → 2^k for k = A, A+STEP, …, B (STEP defaults to 1);
+    ``log10:A:B[:NUM]`` → NUM values (default B−A+1) evenly spaced in log₁₀ from
+    10^A to 10^B.
+
+    Examples
+    --------
+    >>> parse_gamma_grid("log2:-2:2")
+    [0.25, 0.5, 1.0, 2.0, 4.0]
+    >>> parse_gamma_grid("log10:-1:1:3")
+    [0.1, 1.0, 10.0]
+    """
+    parts = text.strip().split(":")
+    if len(parts) not in (3, 4) or parts[0].lower() not in ("log2", "log10"):
+        raise CommandError(
+            f"--gamma-grid: {text!r} is not a grid; write log2:START:STOP[:STEP] "
+            "(e.g. log2:-7:7) or log10:START:STOP[:NUM]."
+        )
+    try:
+        start, stop = float(parts[1]), float(parts[2])
+        extra = float(parts[3]) if len(parts) == 4 else None
+    except ValueError:
+        raise CommandError(f"--gamma-grid: {text!r} holds a non-number.") from None
+    if not (math.isfinite(start) and math.isfinite(stop)) or stop < start:
+        raise CommandError(f"--gamma-grid: need finite START <= STOP, got {text!r}.")
+    if parts[0].lower() == "log2":
+        step = 1.0 if extra is None else extra
+        if not step > 0:
+            raise CommandError(f"--gamma-grid: STEP must be positive, got {parts[3]}.")
+        count = int(math.floor((stop - start) / step + 1e-9)) + 1
+        base, exponents = 2.0, start + step * np.arange(min(count, 1001))
+    else:
+        count = int(stop - start) + 1 if extra is None else extra
+        if count != int(count) or count < 1:
+            raise CommandError(f"--gamma-grid: NUM must be a positive integer, got {parts[3]}.")
+        count = int(count)
+        base, exponents = 10.0, np.linspace(start, stop, min(count, 1001))
+    if count > 1000:
+        raise CommandError(f"--gamma-grid: {count} values is too many (at most 1000).")
+    if max(abs(start), abs(stop)) * math.log10(base) > 300:
+        raise CommandError(f"--gamma-grid: {text!r} reaches beyond the float range.")
+    gammas = base**exponents
+    return [float(g) for g in gammas]
+
+
+def build_parser():
+    """The argparse parser of the ``kernelselect`` command."""
+    parser = argparse.ArgumentParser(
+        prog="kernelselect",
+        description="Select the kernel (Gaussian/Laplacian width gamma and ridge alpha) "
+        "of a kernel machine with fast selection criteria.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sel = sub.add_parser(
+        "select",
+        help="evaluate criteria over a grid of kernels and print the selected one",
+        description="Evaluate kernel selection criteria over a grid of gamma (x alpha) "
+        f"values. Without FILE or --dataset it runs on the shipped "
+        f"'{_datasets.DEFAULT_DATASET}' dataset.",
+    )
+    sel.add_argument("file", nargs="?", metavar="FILE",
+                     help="data file: .npz, .csv/.tsv, or svmlight (.svm .svmlight .libsvm .txt .dat)")
+    sel.add_argument("--dataset", metavar="NAME",
+                     help="a shipped dataset (see `kernelselect datasets`)")
+    sel.add_argument("--target", default="-1", metavar="COL",
+                     help="CSV target column: index (default -1, the last) or name")
+    sel.add_argument("--task", default="auto", choices=("auto", "binary", "regression"),
+                     help="auto: two distinct targets -> binary (+-1), else regression")
+    sel.add_argument("--criterion", default="ree", metavar="NAMES",
+                     help="comma-separated criteria, e.g. ree,kta (default ree); "
+                     "the first one selects")
+    sel.add_argument("--approximation", default="nystrom", choices=APPROXIMATIONS,
+                     help="stand-in for the kernel matrix (default nystrom)")
+    sel.add_argument("--kernel", default="gaussian", choices=KERNELS)
+    grid = sel.add_mutually_exclusive_group()
+    grid.add_argument("--gammas", metavar="LIST", help="comma-separated gamma values")
+    grid.add_argument("--gamma-grid", metavar="SPEC",
+                      help="log2:START:STOP[:STEP] (gamma = 2^k) or log10:START:STOP[:NUM]; "
+                      "default: a log2 grid around the median heuristic")
+    sel.add_argument("--alphas", metavar="LIST", help="comma-separated ridge values (default 1)")
+    sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=True,
+                     help="scale every feature to zero mean, unit variance first (default on)")
+    sel.add_argument("--random-state", type=int, default=0, metavar="N",
+                     help="seed of the randomised approximations (default 0)")
+    sel.add_argument("--workers", type=int, default=None, metavar="N",
+                     help="threads for the compiled kernels (-1: all cores)")
+    sel.add_argument("--plot", metavar="OUT.png", help="save criterion-vs-gamma curves")
+    sel.add_argument("--json", metavar="OUT.json", help="save the full result as JSON")
+    sel.add_argument("--quiet", action="store_true",
+                     help="print only the selected kernel, no table or progress bar")
+
+    sub.add_parser("datasets", help="list the shipped datasets",
+                   description="List the datasets shipped with kernelselect.")
+    sub.add_parser("config", help="show build and runtime configuration",
+                   description="Print kernelselect.show_config().")
+    return parser
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _fmt(value, width=12):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan".rjust(width)
+    return f"{value:.6g}".rjust(width)
+
+
+def format_table(result, selected_by=None):
+    """The candidates of a selection result as an aligned text table.
+
+    One row per (γ, α); one column per criterion. ``*`` follows the best value of
+    each criterion; ``>`` starts the row of the selected kernel.
+    """
+    gammas = np.asarray(result.gammas, dtype=float)
+    alphas = np.asarray(result.alphas, dtype=float)
+    names = list(result.curves)
+    selected_by = selected_by or names[0]
+    best_index = {}
+    for name in names:
+        best = result.best[name]
+        if best.get("index") is not None:
+            best_index[name] = tuple(int(i) for i in best["index"])
+        elif math.isfinite(best["gamma"]):
+            g = int(np.argmin(np.abs(np.log(gammas) - math.log(best["gamma"]))))
+            a = int(np.argmin(np.abs(np.log(alphas) - math.log(best["alpha"]))))
+            best_index[name] = (g, a)
+        else:  # every value NaN: nothing is marked
+            best_index[name] = None
+    widths = [max(12, len(n) + 2) for n in names]
+    header = "  " + "log2(gamma)".rjust(11) + "gamma".rjust(12) + "alpha".rjust(12)
+    header += "".join(n.rjust(w + 1) for n, w in zip(names, widths))
+    lines = [header]
+    for gi, gamma in enumerate(gammas):
+        for ai, alpha in enumerate(alphas):
+            mark = ">" if best_index[selected_by] == (gi, ai) else " "
+            row = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
+            for name, w in zip(names, widths):
+                value = float(np.asarray(result.curves[name])[gi, ai])
+                star = "*" if best_index[name] == (gi, ai) else " "
+                row += _fmt(value, w) + star
+            lines.append(row.rstrip())
+    directions = ", ".join(
+        f"{n}: {_direction_word(result.directions.get(n))}" for n in names
+    )
+    lines.append(f"  * best of its criterion ({directions});  > selected by {selected_by}")
+    return "\n".join(lines)
+
+
+def _direction_word(direction):
+    return {"min": "minimise", "max": "maximise"}.get(direction, str(direction))
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return repr(obj)
+
+
+def _details_line(details):
+    parts = []
+    for key, value in (details or {}).items():
+        if isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+            shown = f"{value:.4g}" if isinstance(value, (float, np.floating)) else str(value)
+            parts.append(f"{key}={shown}")
+        elif isinstance(value, (list, tuple)) and len(value) <= 6 and all(
+            isinstance(v, (int, float, np.integer, np.floating)) for v in value
+        ):
+            parts.append(f"{key}=" + "x".join(str(v) for v in value))
+    return ", ".join(parts)
+
+
+def _save_plot(result, path):
+    try:
+        import matplotlib
+    except ImportError:
+        raise CommandError("--plot needs matplotlib: pip install matplotlib") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    try:
+        fig = result.plot()
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+    finally:
+        plt.close("all")
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _load_data(args):
+    if args.file and args.dataset:
+        raise CommandError("give either FILE or --dataset, not both.")
+    if args.file:
+        target = args.target
+        try:
+            target = int(target)
+        except ValueError:
+            pass
+        if not os.path.exists(args.file):
+            hint = ""
+            if args.file.lower() in {i.name for i in _datasets.list_datasets()}:
+                hint = f" (to use the shipped dataset, write --dataset {args.file})"
+            raise CommandError(f"no such file: {args.file}{hint}")
+        kwargs = {"target": target} if args.file.lower().endswith((".csv", ".tsv")) else {}
+        data = _datasets.load_file(args.file, task=args.task, **kwargs)
+        label = f"{args.file}"
+    else:
+        name = args.dataset or _datasets.DEFAULT_DATASET
+        data = _datasets.load(name)
+        label = f"{data.name} (shipped)"
+    if data.task == "multiclass":
+        raise CommandError("multiclass targets are not supported; give binary or regression data.")
+    return data, label
+
+
+def _cmd_select(args, out):
+    criteria = [c.strip() for c in args.criterion.split(",") if c.strip()]
+    if not criteria:
+        raise CommandError("--criterion: give at least one criterion name.")
+    if args.gammas:
+        gammas = _float_list(args.gammas, "--gammas")
+    elif args.gamma_grid:
+        gammas = parse_gamma_grid(args.gamma_grid)
+    else:
+        gammas = None
+    alphas = tuple(_float_list(args.alphas, "--alphas")) if args.alphas else (1.0,)
+    for path, option in ((args.plot, "--plot"), (args.json, "--json")):
+        if path:
+            folder = os.path.dirname(os.path.abspath(path))
+            if not os.path.isdir(folder):
+                raise CommandError(f"{option}: the folder {folder} does not exist.")
+
+    t0 = time.perf_counter()
+    data, label = _load_data(args)
+    t_load = time.perf_counter() - t0
+    n, d = data.X.shape
+
+    progress = False
+    if not args.quiet and out.isatty():
+        try:
+            import tqdm  # noqa: F401
+
+            progress = True
+        except ImportError:
+            progress = False
+
+    import kernelselect
+
+    if not args.quiet:
+        scaled = "standardised" if args.standardize else "raw features"
+        print(f"data       {label}: n={n}, d={d}, {data.task}, {scaled}", file=out)
+        print(f"kernel     {args.kernel}; approximation {args.approximation}; "
+              f"criteria {', '.join(criteria)}", file=out)
+        out.flush()
+
+    t0 = time.perf_counter()
+    result = kernelselect.select_kernel(
+        data.X, data.y,
+        kernel=args.kernel,
+        gammas=gammas,
+        alphas=alphas,
+        criterion=criteria if len(criteria) > 1 else criteria[0],
+        approximation=args.approximation,
+        random_state=args.random_state,
+        workers=args.workers,
+        progress=progress,
+        standardize=args.standardize,
+    )
+    elapsed = time.perf_counter() - t0
+
+    first = list(result.curves)[0]
+    best = result.best[first]
+    summary = (f"gamma={result.best_gamma:.6g} (log2 {math.log2(result.best_gamma):.2f}), "
+               f"alpha={result.best_alpha:.6g}, {first}={best['value']:.6g} "
+               f"({_direction_word(result.directions.get(first))})")
+    if args.quiet:
+        print(f"selected {summary}; {elapsed:.3f} s", file=out)
+    else:
+        details = _details_line(getattr(result, "details", None))
+        if details:
+            print(f"details    {details}", file=out)
+        print("", file=out)
+        print(format_table(result, selected_by=first), file=out)
+        print("", file=out)
+        print(f"selected   {summary}", file=out)
+        for name in list(result.curves)[1:]:
+            b = result.best[name]
+            print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
+                  f"({name}={b['value']:.6g})", file=out)
+        print(f"time       {elapsed:.3f} s selection ({len(result.gammas)} gammas x "
+              f"{len(result.alphas)} alphas), {t_load:.3f} s loading", file=out)
+
+    if args.json:
+        payload = {
+            "data": {"source": label, "n": n, "d": d, "task": data.task,
+                     "standardize": args.standardize},
+            "settings": {"kernel": args.kernel, "approximation": args.approximation,
+                         "criteria": criteria, "random_state": args.random_state,
+                         "workers": args.workers},
+            "elapsed_seconds": elapsed,
+            "result": _jsonable(result.to_dict()),
+        }
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2)
+        if not args.quiet:
+            print(f"wrote      {args.json}", file=out)
+    if args.plot:
+        _save_plot(result, args.plot)
+        if not args.quiet:
+            print(f"wrote      {args.plot}", file=out)
+    return 0
+
+
+def _cmd_datasets(args, out):
+    infos = _datasets.list_datasets()
+    width = max(len(i.name) for i in infos)
+    print(f"{'name'.ljust(width)}  {'task':<10} {'n':>6} {'d':>4}", file=out)
+    for info in infos:
+        mark = "  (default for `kernelselect select`)" if info.name == _datasets.DEFAULT_DATASET else ""
+        print(f"{info.name.ljust(width)}  {info.task:<10} {info.n:>6} {info.d:>4}{mark}", file=out)
+    return 0
+
+
+def _cmd_config(args, out):
+    import kernelselect
+
+    print(kernelselect.show_config(), file=out)
+    return 0
+
+
+_COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config}
+
+
+def main(argv=None):
+    """Run the ``kernelselect`` command; returns the exit status.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name; ``sys.argv[1:]`` by default.
+
+    Returns
+    -------
+    int
+        0 on success, 2 on a usage or data error (one line on stderr).
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed by argparse
+        return int(exc.code or 0)
+    if args.command is None:
+        parser.print_help(sys.stdout)
+        return 2
+    try:
+        return _COMMANDS[args.command](args, sys.stdout)
+    except KeyboardInterrupt:
+        print("kernelselect: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # one line for the user, the traceback with --debug
+        if args.debug:
+            raise
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if not isinstance(exc, (CommandError, ValueError, TypeError, OSError)):
+            message = f"{type(exc).__name__}: {message}"
+        print(f"kernelselect: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
