@@ -323,3 +323,12 @@ def test_lowrank_operators_match_reference_random(n, seed, log_gamma, log_alpha,
         e = ref.crit_eloo_residuals(A, y, alphas[0])
         got = evaluate_criterion("eloo", op, y, alphas, loss="squared")[0]
         assert np.isclose(got, np.mean(e ** 2), rtol=1e-6), type(approx).__name__
+
+
+def test_fsm_is_infinite_when_class_means_coincide():
+    # two classes placed symmetrically about one point share their feature-space mean
+    X = np.array([[-1.0], [1.0], [-2.0], [2.0]])
+    X = np.vstack([X, X])
+    y = np.array([1, 1, 1, 1, -1, -1, -1, -1], dtype=float)
+    op, _ = build(kernelselect.Exact(method="dense"), X, y, 0.5)
+    assert evaluate_criterion("fsm", op, y, np.array([1.0]))[0] == np.inf

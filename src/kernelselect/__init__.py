@@ -5,7 +5,9 @@ Selection criteria evaluated on structured stand-ins for the kernel matrix
 features) and exact criteria computed by streaming over the kernel matrix.
 """
 
+from . import criteria, datasets, di, fft, lowlevel
 from ._config import show_config
+from ._di_transformers import DINystroem, DIRandomFourierFeatures
 from ._version import __version__
 from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
 from .operators.dense import Exact
@@ -14,8 +16,6 @@ from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
 from .selection import SelectionResult, select_kernel
-from ._di_transformers import DINystroem, DIRandomFourierFeatures
-from . import di
 
 __all__ = [
     "__version__",
@@ -31,7 +31,11 @@ __all__ = [
     "CRITERIA",
     "get_criterion",
     "register_criterion",
+    "criteria",
+    "datasets",
     "di",
+    "fft",
+    "lowlevel",
     "DIRandomFourierFeatures",
     "DINystroem",
 ]

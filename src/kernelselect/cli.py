@@ -435,6 +435,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("kernelselect: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:  # one line for the user, the traceback with --debug
         if args.debug:
             raise

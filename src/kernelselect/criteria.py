@@ -423,7 +423,8 @@ def fsm(operator, y, alphas):
     """Feature space measure (Nguyen & Ho 2007): (s₊ + s₋) / ‖m₊ − m₋‖.
 
     m_± are the class means in feature space and s_±² = Σ_{i∈±}‖φ(x_i) − m_±‖²/(n_± − 1)
-    the sample variances; all from diag K and the class-block sums S_ab = 1_aᵀK1_b:
+    the sample variances; all from diag K and the class-block sums S_ab = 1_aᵀK1_b
+    (+inf when the class means coincide):
     Σ_{i∈±}‖φ(x_i) − m_±‖² = Σ_{i∈±}K_ii − S_±±/n_±, ‖m₊ − m₋‖² =
     S₊₊/n₊² + S₋₋/n₋² − 2S₊₋/(n₊n₋). A class of one point has s = 0. Minimise.
     """
@@ -437,7 +438,10 @@ def fsm(operator, y, alphas):
     s_pos = np.sqrt(max(scatter_pos, 0.0) / (n_pos - 1)) if n_pos > 1 else 0.0
     s_neg = np.sqrt(max(scatter_neg, 0.0) / (n_neg - 1)) if n_neg > 1 else 0.0
     gap_sq = S[0, 0] / n_pos ** 2 + S[1, 1] / n_neg ** 2 - 2.0 * S[0, 1] / (n_pos * n_neg)
-    return (s_pos + s_neg) / np.sqrt(max(gap_sq, 0.0))
+    if gap_sq <= 0.0:
+        # coinciding class means: no separation at all (+inf), undefined if no spread either
+        return np.inf if s_pos + s_neg > 0 else np.nan
+    return (s_pos + s_neg) / np.sqrt(gap_sq)
 
 
 def mmd(operator, y, alphas):
