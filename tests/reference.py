@@ -254,3 +254,61 @@ def nystroem_matrix(X, landmarks, gamma, kernel, rank, eigen_floor):
     keep = np.flatnonzero(sig > eigen_floor * sig[0])[:rank]
     Wk_pinv = U[:, keep] @ np.diag(1.0 / sig[keep]) @ U[:, keep].T
     return C @ Wk_pinv @ C.T
+
+
+# randomised labelled MCM criteria (paper 000) on explicit matrices
+# ---------------------------------------------------------------------------
+
+
+def lifted_gram(column):
+    """A = UUᴴ for U = circ_(n, D)[column], explicitly (Π × Π, Π = nD)."""
+    U = multilevel_circulant(np.asarray(column, dtype=float))
+    return U @ U.conj().T
+
+
+def random_c1_dense(column, alpha):
+    """1ᵀ(A + αI)⁻²1 + tr(A(A + αI)⁻¹), A = UUᴴ (paper 000 eq. 4)."""
+    A = lifted_gram(column)
+    Pi = A.shape[0]
+    R = np.linalg.inv(A + alpha * np.eye(Pi))
+    one = np.ones(Pi)
+    return float(np.real(one @ R @ R @ one + np.trace(A @ R)))
+
+
+def random_kta_dense(column):
+    """1ᵀA1 / (Π² tr A), A = UUᴴ (paper 000 eq. 5)."""
+    A = lifted_gram(column)
+    Pi = A.shape[0]
+    one = np.ones(Pi)
+    return float(np.real(one @ A @ one) / (Pi ** 2 * np.real(np.trace(A))))
+
+
+def random_mmd_dense(column_bar):
+    """1ᵀĀ1 / Π, Ā = ŪŪᴴ with the class-weighted column."""
+    A = lifted_gram(column_bar)
+    one = np.ones(A.shape[0])
+    return float(np.real(one @ A @ one) / A.shape[0])
+
+
+def random_eloo_dense(unlabeled, y, alpha, loss):
+    """LSSVM ELOO (Cawley & Talbot) with kernel matrix ÛÛᴴ on the lifted points.
+
+    Targets y_L = y ⊗ 1_D; P = [[Â + αI, 1], [1ᵀ, 0]] inverted explicitly;
+    e = a / diag(P⁻¹); returns the per-point residuals (checked equal on the D
+    slots) and the loss: mean e² ("squared") or mean [y(y − e) ≤ 0] (otherwise).
+    """
+    n, D = unlabeled.shape
+    A = np.real(lifted_gram(unlabeled))
+    Pi = n * D
+    P = np.zeros((Pi + 1, Pi + 1))
+    P[:Pi, :Pi] = A + alpha * np.eye(Pi)
+    P[:Pi, Pi] = 1.0
+    P[Pi, :Pi] = 1.0
+    Pinv = np.linalg.inv(P)
+    sol = Pinv @ np.r_[np.repeat(y, D), 0.0]
+    e = (sol[:Pi] / np.diag(Pinv)[:Pi]).reshape(n, D)
+    if loss == "squared":
+        value = np.mean(e ** 2)
+    else:
+        value = np.mean(y[:, None] * (y[:, None] - e) <= 0)
+    return e, float(value)

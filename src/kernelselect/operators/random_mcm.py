@@ -1,0 +1,210 @@
+"""Randomised labelled multilevel circulant matrix (paper 000).
+
+Paper: Ding, Liao et al., "Randomized kernel selection with spectra of
+multilevel circulant matrices" (AAAI 2018). With D random frequencies w_k drawn
+from the kernel's spectral density and phases b_k ~ U[0, 2π], each point gets
+the circulant C(x_i) = (√2/D) circ[cos(x_iᵀw_k + b_k)]_k, and the labelled
+2-level circulant U of order (n, D) has first column
+
+    u_ik = y_i û_ik,   û_ik = (√2/D) cos(x_iᵀw_k + b_k)      (an n × D array).
+
+U = (1/Π) Φᴴ diag(v) Φ with v = FFT₂(u) complex (U is normal, not symmetric),
+Π = nD, and UUᴴ has the eigenvalues s = |v|². The criteria of the paper and the
+better estimators built from the same arrays live in
+:mod:`kernelselect.random_criteria`.
+
+In terms of the random Fourier features z̃_ik = √(2/D) cos(x_iᵀw_k + b_k)
+(E[z̃_iᵀz̃_j] = κ(x_i, x_j)), û = Z̃/√D.
+"""
+
+import numpy as np
+import scipy.fft
+
+from .._validation import (
+    check_kernel,
+    check_matrix,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+    check_vector,
+)
+from ._base import Approximation, KernelOperator
+
+__all__ = ["RandomMCM", "RandomMCMOperator"]
+
+
+def _labeled_rff_column(X, y, W, b, workers):
+    try:
+        from ..lowlevel import labeled_rff_column
+    except ImportError:  # compiled column not built: plain numpy
+        D = W.shape[1]
+        out = (np.sqrt(2.0) / D) * np.cos(X @ W + b)
+        return out if y is None else out * y[:, None]
+    return labeled_rff_column(X, y, W, b, workers=workers)
+
+
+def scaled_frequencies(W0, gamma, kernel):
+    """Frequencies of the kernel with parameter γ from standard samples W0.
+
+    Gaussian exp(−γ‖δ‖²): w ~ N(0, 2γ I), so W = √(2γ) W0 with W0 standard
+    normal. Laplacian exp(−γ‖δ‖₁): w_j ~ Cauchy(0, γ), so W = γ W0 with W0
+    standard Cauchy.
+    """
+    if kernel == "gaussian":
+        return np.sqrt(2.0 * gamma) * W0
+    return gamma * W0
+
+
+class RandomMCMOperator(KernelOperator):
+    """The arrays behind the randomised labelled MCM for one kernel.
+
+    The operator keeps the unlabelled column û (n × D); a labelled column for
+    any label vector ℓ is ℓ_i û_ik. Spectra s = |FFT₂(ℓ ∘ û)|² are computed on
+    demand and cached per label vector. It is not a stand-in for K in the
+    power-moment or spectral protocol (UUᴴ lives on nD points), so only the
+    ``random_*`` criteria apply to it.
+
+    Attributes
+    ----------
+    unlabeled : ndarray of shape (n, D)
+        û.
+    n_features : int
+        D.
+    size : int
+        Π = nD.
+    """
+
+    name = "random_mcm"
+    spectral = False
+
+    def __init__(self, unlabeled, *, X=None, W0=None, b=None, gamma=None, kernel="gaussian", workers=None):
+        unlabeled = np.asarray(unlabeled, dtype=np.float64)
+        super().__init__(unlabeled.shape[0])
+        self.unlabeled = unlabeled
+        self.n_features = unlabeled.shape[1]
+        self.size = unlabeled.size
+        self._X, self._W0, self._b = X, W0, b
+        self.gamma, self.kernel = gamma, kernel
+        self._workers = workers
+        self._cache = {}
+
+    # -- arrays ------------------------------------------------------------------
+    def _labels(self, labels):
+        if labels is None:
+            return None
+        return check_vector(labels, "labels", n=self.n)
+
+    def column(self, labels=None):
+        """u = ℓ ∘ û (rows scaled by the labels), shape (n, D); None: û."""
+        ell = self._labels(labels)
+        return self.unlabeled if ell is None else self.unlabeled * ell[:, None]
+
+    def features(self):
+        """Random Fourier features Z̃ = √D û, shape (n, D), E[Z̃Z̃ᵀ] = K."""
+        return np.sqrt(self.n_features) * self.unlabeled
+
+    def spectrum(self, labels=None):
+        """s = |FFT₂(u)|², shape (n, D): the eigenvalues of UUᴴ on the 2-D grid."""
+        ell = self._labels(labels)
+        key = None if ell is None else ell.tobytes()
+        if key not in self._cache:
+            v = scipy.fft.fft2(self.column(ell), workers=self._workers)
+            self._cache[key] = v.real ** 2 + v.imag ** 2
+        return self._cache[key]
+
+    def zero_coefficient(self, labels=None):
+        """s₀ = |Σ_ik u_ik|², no FFT needed."""
+        return float(np.sum(self.column(labels)) ** 2)
+
+    def total_power(self, labels=None):
+        """Σ_j s_j = Π ‖u‖² (Parseval), no FFT needed."""
+        return float(self.size * np.sum(self.column(labels) ** 2))
+
+    def zero_row_power(self, labels=None):
+        """Σ_j s[0, j] = D ‖uᵀ1‖² = ‖Z̃ᵀℓ‖², no FFT needed.
+
+        The data-frequency-zero row of the spectrum is the 1-D power spectrum
+        over features of the column sums c_k = Σ_i u_ik; by Parseval its sum is
+        D Σ_k c_k², and c_k = ⟨ℓ, Z̃[:, k]⟩/√D.
+        """
+        c = self.column(labels).sum(axis=0)
+        return float(self.n_features * np.dot(c, c))
+
+    def doubled_unlabeled(self):
+        """û for the kernel κ² (γ → 2γ; the same standard samples), shape (n, D).
+
+        Both kernels satisfy κ_γ(δ)² = κ_{2γ}(δ), so ‖K_γ‖_F² = 1ᵀK_{2γ}1.
+        """
+        if "doubled" not in self._cache:
+            if self._X is None:
+                raise ValueError("this operator was built without X; the doubled-γ features are unavailable.")
+            W = scaled_frequencies(self._W0, 2.0 * self.gamma, self.kernel)
+            self._cache["doubled"] = _labeled_rff_column(self._X, None, W, self._b, self._workers)
+        return self._cache["doubled"]
+
+    # -- protocol ----------------------------------------------------------------
+    def _refuse(self, *args, **kwargs):
+        raise TypeError(
+            "the randomised labelled MCM is not a stand-in for K on the n points; only the "
+            "random_* criteria (random_c1, random_kta, random_mmd, random_eloo and their "
+            "variants) apply to it. Use approximation='rff' or 'nystrom' for the others."
+        )
+
+    power_quadratic = power_trace = diagonal = project = _refuse
+    quadratic = trace = diagonal_function = apply_function = _refuse
+
+
+class RandomMCM(Approximation):
+    """Randomised labelled multilevel circulant approximation (paper 000).
+
+    ``prepare`` draws the standard frequencies W0 (d × D: standard normal for
+    the Gaussian kernel, standard Cauchy for the Laplacian) and phases
+    b ~ U[0, 2π] once; ``build`` scales W0 for the requested γ (see
+    :func:`scaled_frequencies`) and computes û. Reusing the same draws for every
+    γ (common random numbers) makes criterion curves over γ smooth.
+
+    Parameters
+    ----------
+    n_features : int, default 100
+        D, the number of random frequencies (the second circulant level).
+    random_state : None, int or numpy Generator
+        Seed for the draws; used when ``prepare`` is given no random_state.
+    """
+
+    name = "random_mcm"
+    provides = frozenset({"random_mcm"})
+
+    def __init__(self, n_features=100, random_state=None):
+        self.n_features = n_features
+        self.random_state = random_state
+
+    def prepare(self, X, y=None, *, kernel="gaussian", random_state=None, workers=None):
+        X = check_matrix(X, "X", dtype=np.float64)
+        kernel = check_kernel(kernel)
+        D = check_positive_int(self.n_features, "n_features")
+        rng = check_random_state(self.random_state if random_state is None else random_state)
+        d = X.shape[1]
+        if kernel == "gaussian":
+            W0 = rng.standard_normal((d, D))
+        else:
+            W0 = rng.standard_cauchy((d, D))
+        b = rng.uniform(0.0, 2.0 * np.pi, size=D)
+        return {"W0": W0, "b": b, "kernel": kernel}
+
+    def build(self, X, y, gamma, *, kernel="gaussian", state=None, workers=None):
+        X = check_matrix(X, "X", dtype=np.float64)
+        kernel = check_kernel(kernel)
+        gamma = check_positive(gamma, "gamma")
+        if state is None:
+            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
+        if state["kernel"] != kernel:
+            raise ValueError(
+                f"the frequencies were drawn for kernel={state['kernel']!r}, not {kernel!r}; "
+                f"call prepare again with kernel={kernel!r}."
+            )
+        W = scaled_frequencies(state["W0"], gamma, kernel)
+        u_hat = _labeled_rff_column(X, None, W, state["b"], workers)
+        op = RandomMCMOperator(u_hat, X=X, W0=state["W0"], b=state["b"], gamma=gamma,
+                               kernel=kernel, workers=workers)
+        op.details = {"n_features": op.n_features, "size": op.size}
+        return op
