@@ -1,0 +1,418 @@
+"""Solvers for least-squares SVM (with bias) and kernel ridge regression (no bias).
+
+Both machines need solutions of K_α u = z with K_α = K + αI (DESIGN.md: the ridge
+α is added to the kernel matrix). The LSSVM of paper 004 (Tian, Liu et al.,
+"Nyström approximate model selection for LSSVM", PAKDD 2012, eqs. 4–9) solves
+K_α ρ = 1 and K_α ν = y and sets
+
+    b = 1ᵀν / 1ᵀρ,   a = ν − ρ b,   f(x) = Σ_i a_i κ(x, x_i) + b.
+
+(Paper 004's Algorithm 1 prints b = 1ᵀy/1ᵀρ in step 5; eq. 9 and the bordered
+system give 1ᵀν/1ᵀρ, which is what is used here.) Kernel ridge regression is the
+same without the bias row: a = K_α⁻¹ y, f(x) = Σ_i a_i κ(x, x_i), as scikit-learn's
+KernelRidge.
+
+A *factor* holds one factorisation of the (approximate) kernel matrix of one γ and
+solves K_α U = Z for a whole path of α values from it:
+
+- :class:`CholeskyFactor` — K + αI = LLᵀ, one Cholesky per α (exact).
+- :class:`EigenFactor` — K = QΛQᵀ once; (K + αI)⁻¹Z = Q diag(1/(λ+α)) QᵀZ for every α.
+- :class:`WoodburyFactor` — K̃ = VVᵀ (Nyström V, paper 004 eq. 13, or random
+  features Z): (VVᵀ + αI)⁻¹z = (z − V(αI_k + VᵀV)⁻¹Vᵀz)/α (paper 004 eqs. 15–17,
+  Alg. 1); VᵀV = PSPᵀ is diagonalised once so that every α costs O(nk).
+- :class:`CirculantFactor` — the Song–Xu multilevel circulant U on the grid points
+  (paper 002, Ding, Liao et al., TNNLS 2020, Alg. 2): U_α⁻¹z = IFFT(FFT(z)/(λ+α)).
+
+Prediction always evaluates the true kernel between new points and the points the
+model was trained on, in blocks of rows (:func:`cross_kernel_matvec`), so the full
+test × train matrix is never held; random-feature models predict in their primal
+form z(x)ᵀw + b.
+"""
+
+import numpy as np
+import scipy.linalg
+
+from ._validation import check_kernel, check_matrix, check_positive, float_dtype
+from .operators._lowrank import small_blas
+
+__all__ = [
+    "CholeskyFactor",
+    "EigenFactor",
+    "WoodburyFactor",
+    "CirculantFactor",
+    "dual_solution",
+    "cross_kernel_matvec",
+    "check_alphas",
+    "KernelMachine",
+    "fit_kernel_machine",
+]
+
+#: rows of new points per block in :func:`cross_kernel_matvec` (≈ 8 MB per block at
+#: 10⁴ training points in float64)
+PREDICT_BLOCK_BYTES = 32 * 2**20
+
+
+def check_alphas(alphas, name="alpha"):
+    """A 1-D float array of finite α > 0 (a scalar becomes shape (1,))."""
+    try:
+        arr = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a positive number or a sequence of them, got {alphas!r}.") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a positive number or a non-empty 1-D sequence, got shape {arr.shape}.")
+    bad = ~(np.isfinite(arr) & (arr > 0))
+    if bad.any():
+        raise ValueError(f"{name} must be finite and > 0 (the ridge added to K); got {arr[bad][0]!r}.")
+    return arr
+
+
+def _as_columns(Z, n):
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.ndim == 1:
+        Z = Z[:, None]
+    if Z.shape[0] != n:
+        raise ValueError(f"right-hand side has {Z.shape[0]} rows, the factor has {n}.")
+    return Z
+
+
+class CholeskyFactor:
+    """Exact K_α⁻¹Z by one Cholesky factorisation of K + αI per α (O(n³/3) each).
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix (symmetric positive semi-definite).
+    """
+
+    name = "cholesky"
+
+    def __init__(self, K):
+        self.K = np.asarray(K, dtype=np.float64)
+        self.n = self.K.shape[0]
+
+    def solve(self, Z, alphas):
+        """K_α⁻¹Z for each α: shape (n, m, L)."""
+        Z = _as_columns(Z, self.n)
+        alphas = check_alphas(alphas)
+        out = np.empty(Z.shape + (alphas.size,))
+        A = self.K.copy()
+        diag = np.einsum("ii->i", A)
+        base = diag.copy()
+        for j, a in enumerate(alphas):
+            diag[:] = base + a
+            with small_blas(float(self.n) ** 3 / 3):
+                cf = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+                out[:, :, j] = scipy.linalg.cho_solve(cf, Z, check_finite=False)
+        return out
+
+
+class EigenFactor:
+    """Exact K_α⁻¹Z for a whole α path from one eigendecomposition K = QΛQᵀ.
+
+    (K + αI)⁻¹Z = Q diag(1/(λ + α)) QᵀZ: O(n³) once, then O(n²m) per α (O(nm) per α
+    for quantities already expressed in the eigenbasis, as the cross-validation
+    sweep uses). Eigenvalues below zero (rounding) are clipped to 0.
+    """
+
+    name = "eigh"
+
+    def __init__(self, K):
+        K = np.asarray(K, dtype=np.float64)
+        self.n = K.shape[0]
+        with small_blas(float(self.n) ** 3):
+            lam, Q = scipy.linalg.eigh(K, driver="evd", check_finite=False)
+        self.eigenvalues = np.clip(lam, 0.0, None)
+        self.basis = Q
+
+    def solve(self, Z, alphas):
+        Z = _as_columns(Z, self.n)
+        alphas = check_alphas(alphas)
+        C = self.basis.T @ Z                                      # (n, m)
+        g = 1.0 / (self.eigenvalues[:, None] + alphas[None, :])   # (n, L)
+        scaled = (C[:, :, None] * g[:, None, :]).reshape(self.n, -1)
+        return (self.basis @ scaled).reshape(self.n, Z.shape[1], alphas.size)
+
+
+class WoodburyFactor:
+    """(VVᵀ + αI)⁻¹Z by the Woodbury identity, for a tall factor V (n, k).
+
+    (VVᵀ + αI)⁻¹z = (z − V(αI_k + VᵀV)⁻¹Vᵀz)/α (paper 004, eqs. 15–17, Alg. 1). The
+    k×k matrix VᵀV = PSPᵀ is diagonalised once, so that (αI_k + VᵀV)⁻¹ =
+    P diag(1/(α + s)) Pᵀ for every α: O(nk² + k³) once, O(nkm) per α.
+
+    Parameters
+    ----------
+    V : ndarray of shape (n, k)
+        Nyström factor C U_k Σ_k^{−1/2} (K̃ = VVᵀ) or random features Z (K̃ = ZZᵀ).
+    """
+
+    name = "woodbury"
+
+    def __init__(self, V):
+        V = np.asarray(V, dtype=np.float64)
+        self.V = V
+        self.n, self.k = V.shape
+        G = V.T @ V
+        with small_blas(float(self.k) ** 3):
+            s, P = scipy.linalg.eigh(0.5 * (G + G.T), driver="evd", check_finite=False)
+        self.s = np.clip(s, 0.0, None)
+        self.P = P
+
+    def solve(self, Z, alphas):
+        Z = _as_columns(Z, self.n)
+        alphas = check_alphas(alphas)
+        T0 = self.P.T @ (self.V.T @ Z)                            # (k, m)
+        g = 1.0 / (self.s[:, None] + alphas[None, :])             # (k, L)
+        T = (T0[:, :, None] * g[:, None, :]).reshape(self.k, -1)
+        VT = (self.V @ (self.P @ T)).reshape(self.n, Z.shape[1], alphas.size)
+        return (Z[:, :, None] - VT) / alphas[None, None, :]
+
+
+class CirculantFactor:
+    """U_α⁻¹Z for the Song–Xu multilevel circulant U on the grid points.
+
+    U = (1/Π) Φᴴ diag(λ) Φ with λ = FFT_p(u) (paper 002, Alg. 2): U_α⁻¹Z =
+    IFFT_p(FFT_p(Z) / (λ + α)), O(Π log Π) per column and α. Rows of Z are in grid
+    order (the operator's ``indices``).
+
+    Parameters
+    ----------
+    operator : kernelselect.operators.mcm.MCMOperator
+    """
+
+    name = "mcm"
+
+    def __init__(self, operator):
+        self.operator = operator
+        self.n = operator.n
+        lam = operator.eigenvalues
+        self.min_eigenvalue = float(lam.min())
+
+    def solve(self, Z, alphas):
+        Z = _as_columns(Z, self.n)
+        alphas = check_alphas(alphas)
+        shifted = self.operator.eigenvalues[:, None] + alphas[None, :]
+        if np.any(shifted == 0.0):
+            raise np.linalg.LinAlgError(
+                "U + αI is singular: α equals minus an eigenvalue of the circulant "
+                "stand-in; change α or use MCM(clip_negative=True)."
+            )
+        out = self.operator.apply_function(lambda lam: 1.0 / (lam[:, None] + alphas[None, :]), Z)
+        return out.reshape(self.n, Z.shape[1], alphas.size)
+
+
+def dual_solution(factor, Y, alphas, bias):
+    """Dual coefficients (and intercepts) for every α from one factor.
+
+    Parameters
+    ----------
+    factor : CholeskyFactor, EigenFactor, WoodburyFactor or CirculantFactor
+    Y : ndarray of shape (n, t)
+        Targets (t outputs; ±1 columns for classification).
+    alphas : ndarray of shape (L,)
+    bias : bool
+        LSSVM with bias (paper 004, eqs. 8–9) or kernel ridge regression.
+
+    Returns
+    -------
+    coef : ndarray of shape (n, t, L)
+        a = ν − ρb (bias) or a = K_α⁻¹y.
+    intercept : ndarray of shape (t, L)
+        b = 1ᵀν/1ᵀρ, zeros without bias.
+    """
+    Y = _as_columns(Y, factor.n)
+    t = Y.shape[1]
+    if not bias:
+        coef = factor.solve(Y, alphas)
+        return coef, np.zeros((t, coef.shape[2]))
+    U = factor.solve(np.column_stack([np.ones(factor.n), Y]), alphas)
+    rho, nu = U[:, :1, :], U[:, 1:, :]
+    denom = rho.sum(axis=0)                                      # 1ᵀρ, (1, L)
+    if np.any(denom == 0.0) or not np.all(np.isfinite(denom)):
+        raise np.linalg.LinAlgError(
+            "1ᵀK_α⁻¹1 is zero or not finite: the LSSVM bias is undefined for this kernel "
+            "stand-in and α (an indefinite approximation); increase α."
+        )
+    b = nu.sum(axis=0) / denom                                   # (t, L)
+    coef = nu - rho * b[None, :, :]
+    return coef, b
+
+
+def cross_kernel_matvec(X_new, X_train, coef, gamma, kernel="gaussian", workers=None,
+                        block_bytes=PREDICT_BLOCK_BYTES):
+    """K(X_new, X_train) @ coef without holding the full cross-kernel matrix.
+
+    Parameters
+    ----------
+    X_new : ndarray of shape (n_new, d)
+    X_train : ndarray of shape (n_train, d)
+    coef : ndarray of shape (n_train,) or (n_train, m)
+    gamma : float
+    kernel : {"gaussian", "laplacian"}
+    workers : int or None
+        Threads of the kernel blocks (and BLAS).
+    block_bytes : int
+        Size of one block K(X_new[rows], X_train); rows per block =
+        block_bytes / (8 n_train), at least 1.
+
+    Returns
+    -------
+    out : ndarray of shape (n_new,) or (n_new, m), float64
+
+    Notes
+    -----
+    Blocks of rows of new points against all training points through
+    :func:`kernelselect.lowlevel.kernel_block` (parallel GEMM and exponentiation),
+    each multiplied by ``coef`` and discarded: peak extra memory is one block plus
+    the output, O(n_new d n_train) time.
+    """
+    from . import lowlevel
+
+    coef = np.asarray(coef, dtype=np.float64)
+    vector = coef.ndim == 1
+    C2 = coef[:, None] if vector else coef.reshape(coef.shape[0], -1)
+    n_new, n_train = X_new.shape[0], X_train.shape[0]
+    if C2.shape[0] != n_train:
+        raise ValueError(f"coef has {C2.shape[0]} rows but X_train has {n_train}.")
+    rows = max(1, int(block_bytes // (8 * max(n_train, 1))))
+    out = np.empty((n_new, C2.shape[1]))
+    for start in range(0, n_new, rows):
+        stop = min(n_new, start + rows)
+        K = lowlevel.kernel_block(X_new[start:stop], X_train, gamma, kernel=kernel, workers=workers)
+        np.matmul(K, C2, out=out[start:stop])
+    if vector:
+        return out[:, 0]
+    return out.reshape((n_new,) + coef.shape[1:])
+
+
+class KernelMachine:
+    """A fitted LSSVM / KRR: f(x) = Σ_i a_i κ(x, x_i) + b (or z(x)ᵀw + b for RFF).
+
+    Attributes
+    ----------
+    support : ndarray of shape (n_support, d)
+        The training points the model was solved on (all of them, or the grid
+        points of the circulant approximation).
+    support_indices : ndarray of int or None
+        Their rows in the training set (None: all rows in order).
+    coef : ndarray of shape (n_support, t, L)
+        Dual coefficients a per output and α (None for RFF).
+    weights : ndarray of shape (D, t, L) or None
+        Primal weights w = Zᵀa of a random-feature model.
+    intercept : ndarray of shape (t, L)
+    alphas : ndarray of shape (L,)
+    gamma, kernel, method, details
+    """
+
+    def __init__(self, *, support, support_indices, coef, intercept, alphas, gamma, kernel,
+                 method, weights=None, features=None, details=None):
+        self.support = support
+        self.support_indices = support_indices
+        self.coef = coef
+        self.intercept = intercept
+        self.alphas = alphas
+        self.gamma = gamma
+        self.kernel = kernel
+        self.method = method
+        self.weights = weights
+        self._features = features
+        self.details = details or {}
+
+    def decision_function(self, X, workers=None):
+        """f(X) of shape (n_new, t, L)."""
+        X = np.asarray(X, dtype=np.float64)
+        if self.weights is not None:
+            approx, state = self._features
+            Z = approx.features(X, self.gamma, kernel=self.kernel, state=state, workers=workers)
+            t, L = self.weights.shape[1:]
+            out = (Z @ self.weights.reshape(self.weights.shape[0], -1)).reshape(X.shape[0], t, L)
+        else:
+            out = cross_kernel_matvec(X, self.support, self.coef, self.gamma, self.kernel, workers)
+        return out + self.intercept[None, :, :]
+
+
+def _factor_for(approx, X, gamma, kernel, state, workers, alphas):
+    """(factor, support rows or None, RFF feature map or None) for one γ."""
+    from . import lowlevel
+    from .operators.dense import Exact
+    from .operators.nystrom import Nystroem, nystroem_factor
+    from .operators.rff import RFF
+
+    if isinstance(approx, Exact):
+        K = lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers)
+        method = getattr(approx, "solver", None) or ("cholesky" if alphas.size == 1 else "eigh")
+        return (CholeskyFactor(K) if method == "cholesky" else EigenFactor(K)), None, None
+    if isinstance(approx, Nystroem):
+        landmarks = state["landmarks"]
+        C = lowlevel.kernel_block(X, X[landmarks], gamma, kernel=kernel, workers=workers)
+        V = nystroem_factor(C, landmarks, state["rank"], float(approx.eigen_floor))
+        return WoodburyFactor(V), None, None
+    if isinstance(approx, RFF):
+        Z = approx.features(X, gamma, kernel=kernel, state=state, workers=workers)
+        return WoodburyFactor(Z), None, (approx, state)
+    if getattr(approx, "name", None) == "mcm":
+        op = approx.build(X, None, gamma, kernel=kernel, state=state, workers=workers)
+        return CirculantFactor(op), op.indices, None
+    raise ValueError(
+        f"approximation {approx!r} has no solver; use 'exact', 'nystrom', 'rff' or 'mcm'."
+    )
+
+
+def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
+                       approximation="exact", random_state=None, workers=None, state=None):
+    """Solve an LSSVM (``bias=True``) or kernel ridge regression for a path of α.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Training inputs (validated by the caller).
+    Y : ndarray of shape (n,) or (n, t)
+        Targets (±1 columns for classification).
+    gamma : float
+    alphas : float or array-like of shape (L,)
+        Ridge values; K + αI (α = μ of paper 004).
+    kernel : {"gaussian", "laplacian"}
+    bias : bool
+    approximation : str or Approximation
+        "exact" (Cholesky for one α, one eigendecomposition for a path),
+        "nystrom" (Woodbury, paper 004 Alg. 1), "rff" (primal ridge in D dimensions),
+        "mcm" (FFT solve on the Song–Xu grid, paper 002 Alg. 2), or an instance.
+    random_state : int, Generator or None
+        Landmarks / frequencies / dropped grid points.
+    state : dict or None
+        A prepared state of the approximation (skips ``prepare``).
+
+    Returns
+    -------
+    KernelMachine
+    """
+    from ._validation import check_random_state
+    from .operators import get_approximation
+
+    kernel = check_kernel(kernel)
+    gamma = check_positive(gamma, "gamma")
+    alphas = check_alphas(alphas)
+    Y2 = np.asarray(Y, dtype=np.float64)
+    Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
+    approx = get_approximation(approximation)
+    if state is None:
+        state = approx.prepare(X, Y2[:, 0], kernel=kernel,
+                               random_state=check_random_state(random_state), workers=workers)
+    factor, rows, features = _factor_for(approx, X, gamma, kernel, state, workers, alphas)
+    Yf = Y2 if rows is None else Y2[rows]
+    coef, intercept = dual_solution(factor, Yf, alphas, bias)
+    support = X if rows is None else X[rows]
+    details = {"method": factor.name, "n_support": int(support.shape[0])}
+    if isinstance(factor, WoodburyFactor):
+        details["rank"] = int(factor.k)
+    if rows is not None:
+        details["dropped"] = int(X.shape[0] - rows.size)
+    if features is not None:
+        V = factor.V
+        weights = (V.T @ coef.reshape(V.shape[0], -1)).reshape((V.shape[1],) + coef.shape[1:])
+        return KernelMachine(support=None, support_indices=None, coef=None, intercept=intercept,
+                             alphas=alphas, gamma=gamma, kernel=kernel, method="rff",
+                             weights=weights, features=features, details=details)
+    return KernelMachine(support=support, support_indices=rows, coef=coef, intercept=intercept,
+                         alphas=alphas, gamma=gamma, kernel=kernel, method=factor.name,
+                         details=details)
