@@ -12,6 +12,16 @@ from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 from .operators.rff import RFF
 from .selection import SelectionResult, select_kernel
+from .models import (
+    KernelRidgeRegressor,
+    KernelSelectionCV,
+    LSSVMClassifier,
+    ProportionalNystroem,
+    cross_validate_grid,
+    fit_krr,
+    fit_lssvm,
+    paper004_grid,
+)
 
 __all__ = [
     "__version__",
@@ -25,4 +35,12 @@ __all__ = [
     "CRITERIA",
     "get_criterion",
     "register_criterion",
+    "fit_lssvm",
+    "fit_krr",
+    "cross_validate_grid",
+    "paper004_grid",
+    "ProportionalNystroem",
+    "LSSVMClassifier",
+    "KernelRidgeRegressor",
+    "KernelSelectionCV",
 ]
