@@ -100,19 +100,26 @@ def make_folds(y, cv=5, stratify=True, random_state=None):
     list of (train, test) int arrays
     """
     n = y.shape[0]
-    if hasattr(cv, "split"):
+    if hasattr(cv, "split") and not isinstance(cv, (str, bytes)):
         return [(np.asarray(a), np.asarray(b)) for a, b in cv.split(np.zeros((n, 1)), y)]
     if not isinstance(cv, (int, np.integer)) or isinstance(cv, bool):
+        message = (f"cv must be an int ≥ 2, a splitter with split(X, y), or (train, test) "
+                   f"pairs of index arrays; got {cv!r}.")
+        if isinstance(cv, (str, bytes)):
+            raise TypeError(message)
         try:
-            folds = [(np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)) for a, b in cv]
-        except TypeError:
-            raise TypeError(
-                f"cv must be an int ≥ 2, a splitter with split(X, y), or (train, test) pairs; "
-                f"got {cv!r}."
-            ) from None
+            folds = [(np.asarray(a), np.asarray(b)) for a, b in cv]
+        except (TypeError, ValueError):
+            raise TypeError(message) from None
         if not folds:
             raise ValueError("cv holds no (train, test) pairs.")
-        return folds
+        for a, b in folds:
+            for idx in (a, b):
+                if idx.ndim != 1 or idx.size == 0 or not np.issubdtype(idx.dtype, np.integer):
+                    raise TypeError(message)
+                if idx.min() < 0 or idx.max() >= n:
+                    raise ValueError(f"cv indices must lie in [0, {n}); got {idx.min()}..{idx.max()}.")
+        return [(a.astype(np.intp), b.astype(np.intp)) for a, b in folds]
     k = check_positive_int(cv, "cv", minimum=2)
     if k > n:
         raise ValueError(f"cv={k} folds need at least {k} samples, got n={n}.")
