@@ -43,6 +43,7 @@ __all__ = [
     "dual_solution",
     "cross_kernel_matvec",
     "check_alphas",
+    "block_workers",
     "KernelMachine",
     "fit_kernel_machine",
 ]
@@ -50,6 +51,19 @@ __all__ = [
 #: rows of new points per block in :func:`cross_kernel_matvec` (≈ 8 MB per block at
 #: 10⁴ training points in float64)
 PREDICT_BLOCK_BYTES = 32 * 2**20
+
+
+#: kernel blocks with fewer entries than this run on one thread when ``workers`` is
+#: None: a parallel region costs more than it saves there, and far more on a busy
+#: machine (threads spinning for a core)
+SMALL_BLOCK = 2**16
+
+
+def block_workers(n_entries, workers):
+    """``workers`` for a kernel block of ``n_entries`` entries (1 for small blocks)."""
+    if workers is None and n_entries < SMALL_BLOCK:
+        return 1
+    return workers
 
 
 def check_alphas(alphas, name="alpha"):
@@ -278,7 +292,8 @@ def cross_kernel_matvec(X_new, X_train, coef, gamma, kernel="gaussian", workers=
     out = np.empty((n_new, C2.shape[1]))
     for start in range(0, n_new, rows):
         stop = min(n_new, start + rows)
-        K = lowlevel.kernel_block(X_new[start:stop], X_train, gamma, kernel=kernel, workers=workers)
+        K = lowlevel.kernel_block(X_new[start:stop], X_train, gamma, kernel=kernel,
+                                  workers=block_workers((stop - start) * n_train, workers))
         np.matmul(K, C2, out=out[start:stop])
     if vector:
         return out[:, 0]
@@ -327,11 +342,16 @@ class KernelMachine:
             approx, state = self._features
             # unpickled (or memory-mapped) states may be read-only
             state = {k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in state.items()}
-            Z = approx.features(X, self.gamma, kernel=self.kernel, state=state, workers=workers)
+            D = self.weights.shape[0]
+            Z = approx.features(X, self.gamma, kernel=self.kernel, state=state,
+                                workers=block_workers(X.shape[0] * D, workers))
             t, L = self.weights.shape[1:]
-            out = (Z @ self.weights.reshape(self.weights.shape[0], -1)).reshape(X.shape[0], t, L)
+            with small_blas(float(X.shape[0]) * D * t * L):
+                out = (Z @ self.weights.reshape(D, -1)).reshape(X.shape[0], t, L)
         else:
-            out = cross_kernel_matvec(X, self.support, self.coef, self.gamma, self.kernel, workers)
+            with small_blas(float(X.shape[0]) * self.support.shape[0] * self.coef[0].size):
+                out = cross_kernel_matvec(X, self.support, self.coef, self.gamma, self.kernel,
+                                          workers)
         return out + self.intercept[None, :, :]
 
 
@@ -343,16 +363,20 @@ def _factor_for(approx, X, gamma, kernel, state, workers, alphas):
     from .operators.rff import RFF
 
     if isinstance(approx, Exact):
-        K = lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers)
+        K = lowlevel.kernel_block(X, X, gamma, kernel=kernel,
+                                  workers=block_workers(X.shape[0] ** 2, workers))
         method = getattr(approx, "solver", None) or ("cholesky" if alphas.size == 1 else "eigh")
         return (CholeskyFactor(K) if method == "cholesky" else EigenFactor(K)), None, None
     if isinstance(approx, Nystroem):
         landmarks = state["landmarks"]
-        C = lowlevel.kernel_block(X, X[landmarks], gamma, kernel=kernel, workers=workers)
+        C = lowlevel.kernel_block(X, X[landmarks], gamma, kernel=kernel,
+                                  workers=block_workers(X.shape[0] * landmarks.size, workers))
         V = nystroem_factor(C, landmarks, state["rank"], float(approx.eigen_floor))
         return WoodburyFactor(V), None, None
     if isinstance(approx, RFF):
-        Z = approx.features(X, gamma, kernel=kernel, state=state, workers=workers)
+        D = state["W0"].shape[1]
+        Z = approx.features(X, gamma, kernel=kernel, state=state,
+                            workers=block_workers(X.shape[0] * D, workers))
         return WoodburyFactor(Z), None, (approx, state)
     if getattr(approx, "name", None) == "mcm":
         op = approx.build(X, None, gamma, kernel=kernel, state=state, workers=workers)
@@ -404,9 +428,10 @@ def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
     if state is None:
         state = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)
-    factor, rows, features = _factor_for(approx, X, gamma, kernel, state, workers, alphas)
-    Yf = Y2 if rows is None else Y2[rows]
-    coef, intercept = dual_solution(factor, Yf, alphas, bias)
+    with small_blas(float(X.shape[0]) ** 3):
+        factor, rows, features = _factor_for(approx, X, gamma, kernel, state, workers, alphas)
+        Yf = Y2 if rows is None else Y2[rows]
+        coef, intercept = dual_solution(factor, Yf, alphas, bias)
     support = X if rows is None else X[rows]
     details = {"method": factor.name, "n_support": int(support.shape[0])}
     if isinstance(factor, WoodburyFactor):
