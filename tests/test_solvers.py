@@ -14,6 +14,7 @@ from kernelselect._solvers import (
     CholeskyFactor,
     CirculantFactor,
     EigenFactor,
+    TridiagonalFactor,
     WoodburyFactor,
     cross_kernel_matvec,
     dual_solution,
@@ -61,7 +62,7 @@ def test_exact_factors_match_dense_solves(p):
     K = kernel_matrix(X, X, gamma)
     a_ref, b_ref = dense_lssvm(K, y, alpha)
     r_ref = dense_krr(K, y, alpha)
-    for factor in (CholeskyFactor(K), EigenFactor(K)):
+    for factor in (CholeskyFactor(K), EigenFactor(K), TridiagonalFactor(K)):
         a, b = dual_solution(factor, y[:, None], np.array([alpha]), bias=True)
         np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-8, atol=1e-9 * (1 + np.abs(a_ref).max()))
         np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-8, atol=1e-10)
@@ -179,6 +180,19 @@ def test_rff_machine_is_primal_ridge():
     a_ref, b_ref = dense_lssvm(Z @ Z.T, y, 0.3)
     np.testing.assert_allclose(mb.weights[:, 0, 0], Z.T @ a_ref, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(mb.intercept[0, 0], b_ref, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["cholesky", "eigh", "tridiagonal"])
+def test_exact_solvers_agree_on_a_path(solver):
+    X, y = problem(11, 35, 3)
+    alphas = 2.0 ** np.arange(-15, 6, 2)
+    ref = fit_kernel_machine(X, y, 0.7, alphas, exact_solver="cholesky")
+    got = fit_kernel_machine(X, y, 0.7, alphas, exact_solver=solver)
+    assert got.method == solver
+    np.testing.assert_allclose(got.coef, ref.coef, rtol=1e-6, atol=1e-9 * np.abs(ref.coef).max())
+    np.testing.assert_allclose(got.intercept, ref.intercept, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="exact_solver"):
+        fit_kernel_machine(X, y, 0.7, alphas, exact_solver="qr")
 
 
 @settings(max_examples=20)
