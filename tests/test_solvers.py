@@ -220,11 +220,28 @@ def test_cross_kernel_matvec_equals_dense(seed, n_new, n_train, m, kernel, block
     Xn = rng.standard_normal((n_new, 3))
     Xt = rng.standard_normal((n_train, 3))
     coef = rng.standard_normal((n_train, m))
-    out = cross_kernel_matvec(Xn, Xt, coef, 0.6, kernel, block_bytes=block_bytes)
     ref = kernel_matrix(Xn, Xt, 0.6, kernel) @ coef
-    np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-12)
+    python_blocks = cross_kernel_matvec(Xn, Xt, coef, 0.6, kernel, block_bytes=block_bytes)
+    np.testing.assert_allclose(python_blocks, ref, rtol=1e-10, atol=1e-12)
+    compiled = cross_kernel_matvec(Xn, Xt, coef, 0.6, kernel)
+    np.testing.assert_allclose(compiled, ref, rtol=1e-10, atol=1e-12)
     out1 = cross_kernel_matvec(Xn, Xt, coef[:, 0], 0.6, kernel)
     np.testing.assert_allclose(out1, ref[:, 0], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_compiled_prediction_is_thread_invariant(kernel):
+    rng = np.random.default_rng(0)
+    Xn = rng.standard_normal((700, 4))               # 11 blocks of 64 rows
+    Xt = rng.standard_normal((150, 4))
+    coef = rng.standard_normal((150, 3))
+    one = cross_kernel_matvec(Xn, Xt, coef, 0.4, kernel, workers=1)
+    two = cross_kernel_matvec(Xn, Xt, coef, 0.4, kernel, workers=2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, kernel_matrix(Xn, Xt, 0.4, kernel) @ coef, rtol=1e-10,
+                               atol=1e-12)
+    empty = cross_kernel_matvec(Xn[:0], Xt, coef, 0.4, kernel)
+    assert empty.shape == (0, 3)
 
 
 def test_multi_output_solves_every_column():

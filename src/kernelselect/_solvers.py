@@ -321,51 +321,75 @@ def dual_solution(factor, Y, alphas, bias):
 
 
 def cross_kernel_matvec(X_new, X_train, coef, gamma, kernel="gaussian", workers=None,
-                        block_bytes=PREDICT_BLOCK_BYTES):
+                        block_bytes=None):
     """K(X_new, X_train) @ coef without holding the full cross-kernel matrix.
 
     Parameters
     ----------
     X_new : ndarray of shape (n_new, d)
     X_train : ndarray of shape (n_train, d)
-    coef : ndarray of shape (n_train,) or (n_train, m)
+    coef : ndarray of shape (n_train,) or (n_train, ...)
     gamma : float
     kernel : {"gaussian", "laplacian"}
     workers : int or None
-        Threads of the kernel blocks (and BLAS).
-    block_bytes : int
-        Size of one block K(X_new[rows], X_train); rows per block =
-        block_bytes / (8 n_train), at least 1.
+        Threads (None: OpenMP default; -1: all cores).
+    block_bytes : int or None
+        None: the compiled streaming kernel (``kernelselect._predict``): an OpenMP
+        loop over blocks of 64 new points, each block K(X_new[rows], X_train) formed
+        in a per-thread buffer and multiplied by ``coef`` (BLAS on one thread
+        inside), the result independent of the number of threads. An int: the
+        Python fallback, blocks of ``block_bytes / (8 n_train)`` rows through
+        :func:`kernelselect.lowlevel.kernel_block`.
 
     Returns
     -------
-    out : ndarray of shape (n_new,) or (n_new, m), float64
+    out : ndarray of shape (n_new,) + coef.shape[1:], float64
 
     Notes
     -----
-    Blocks of rows of new points against all training points through
-    :func:`kernelselect.lowlevel.kernel_block` (parallel GEMM and exponentiation),
-    each multiplied by ``coef`` and discarded: peak extra memory is one block plus
-    the output, O(n_new d n_train) time.
+    O(n_new d n_train) time; extra memory threads × 64 × n_train doubles (compiled)
+    or one block (fallback) plus the output. The data are centred on the training
+    mean first (Gaussian; K is unchanged) as :func:`kernelselect.lowlevel.kernel_block`
+    does, for accuracy of ‖x‖² + ‖z‖² − 2x·z.
     """
     from . import lowlevel
 
     coef = np.asarray(coef, dtype=np.float64)
-    vector = coef.ndim == 1
-    C2 = coef[:, None] if vector else coef.reshape(coef.shape[0], -1)
     n_new, n_train = X_new.shape[0], X_train.shape[0]
-    if C2.shape[0] != n_train:
-        raise ValueError(f"coef has {C2.shape[0]} rows but X_train has {n_train}.")
-    rows = max(1, int(block_bytes // (8 * max(n_train, 1))))
-    out = np.empty((n_new, C2.shape[1]))
-    for start in range(0, n_new, rows):
-        stop = min(n_new, start + rows)
-        K = lowlevel.kernel_block(X_new[start:stop], X_train, gamma, kernel=kernel,
-                                  workers=block_workers((stop - start) * n_train, workers))
-        np.matmul(K, C2, out=out[start:stop])
-    if vector:
-        return out[:, 0]
+    if coef.shape[0] != n_train:
+        raise ValueError(f"coef has {coef.shape[0]} rows but X_train has {n_train}.")
+    C2 = np.ascontiguousarray(coef.reshape(n_train, -1))
+    out = np.zeros((n_new, C2.shape[1]))
+    if n_new and C2.shape[1]:
+        if block_bytes is None:
+            _compiled_cross_matvec(X_new, X_train, C2, gamma, kernel, workers, out)
+        else:
+            rows = max(1, int(block_bytes // (8 * max(n_train, 1))))
+            for start in range(0, n_new, rows):
+                stop = min(n_new, start + rows)
+                K = lowlevel.kernel_block(X_new[start:stop], X_train, gamma, kernel=kernel,
+                                          workers=block_workers((stop - start) * n_train, workers))
+                np.matmul(K, C2, out=out[start:stop])
     return out.reshape((n_new,) + coef.shape[1:])
+
+
+def _compiled_cross_matvec(X_new, X_train, C, gamma, kernel, workers, out):
+    from . import _predict
+    from ._kernel_ops import _blas_controller, _condition
+    from ._validation import KERNEL_CODES, check_workers
+
+    kernel = check_kernel(kernel)
+    gamma = check_positive(gamma, "gamma")
+    Xn = check_matrix(X_new, "X_new", dtype=np.float64)
+    Xt = check_matrix(X_train, "X_train", dtype=np.float64)
+    if Xn.shape[1] != Xt.shape[1]:
+        raise ValueError(f"X_new has {Xn.shape[1]} features but X_train has {Xt.shape[1]}.")
+    threads = check_workers(workers)
+    if Xn.shape[0] * Xt.shape[0] < SMALL_BLOCK and workers is None:
+        threads = 1
+    (Xn, Xt), g = _condition([Xn, Xt], gamma, kernel)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        _predict.cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
 
 
 class KernelMachine:
