@@ -81,7 +81,7 @@ def fit_lssvm(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact
         Ridge values; a path is solved from one factorisation.
     kernel : {"gaussian", "laplacian"}
     approximation : {"exact", "nystrom", "rff", "mcm"} or Approximation
-        exact: Cholesky (one α) or eigendecomposition (α path), O(n³); nystrom:
+        exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³); nystrom:
         Woodbury with the Nyström factor, O(c³ + nck) (paper 004 Alg. 1); rff: primal
         ridge in D dimensions; mcm: FFT solve on the Song–Xu grid (paper 002 Alg. 2),
         the dropped points take no part in training.
