@@ -59,6 +59,9 @@ PREDICT_BLOCK_BYTES = 32 * 2**20
 #: machine (threads spinning for a core)
 SMALL_BLOCK = 2**16
 
+#: Householder reflectors applied together (compact WY) by TridiagonalFactor
+REFLECTOR_BLOCK = 64
+
 
 def block_workers(n_entries, workers):
     """``workers`` for a kernel block of ``n_entries`` entries (1 for small blocks)."""
@@ -169,6 +172,7 @@ class TridiagonalFactor:
         if n == 1:
             self.d, self.e = K[0].copy(), np.zeros(0)
             self.v, self.tau = np.zeros((1, 0)), np.zeros(0)
+            self._blocks = []
             return
         lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])
         with small_blas(float(n) ** 3):
@@ -180,17 +184,38 @@ class TridiagonalFactor:
         V = np.tril(c, -2)[:, : n - 1]
         V[np.arange(1, n), np.arange(n - 1)] = 1.0
         self.v = V
+        self._blocks = self._compact_blocks(V, tau)
+
+    @staticmethod
+    def _compact_blocks(V, tau, width=REFLECTOR_BLOCK):
+        """Blocks of reflectors in compact WY form H_{j0}⋯H_{j1−1} = I − V_b T_b V_bᵀ.
+
+        With H_i = I − τ_i v_i v_iᵀ, T_b⁻¹ = diag(1/τ_i) + striu(V_bᵀV_b) (the UT
+        transform of Joffrain, Low, Quintana-Ortí and van de Geijn, ACM TOMS 2006);
+        a reflector with τ_i = 0 is the identity and is dropped (v_i := 0).
+        """
+        blocks = []
+        for j0 in range(0, V.shape[1], width):
+            j1 = min(V.shape[1], j0 + width)
+            Vb = V[j0 + 1:, j0:j1].copy()
+            t = tau[j0:j1].copy()
+            dead = t == 0.0
+            Vb[:, dead] = 0.0
+            t[dead] = 1.0
+            S = np.triu(Vb.T @ Vb, 1) + np.diag(1.0 / t)
+            Tb = scipy.linalg.solve_triangular(S, np.eye(j1 - j0), lower=False,
+                                               check_finite=False)
+            blocks.append((j0 + 1, Vb, Tb))
+        return blocks
 
     def _apply_qt(self, B):
-        for i in range(self.n - 1):            # Qᵀ = H_{n−1}⋯H₁: H₁ first
-            v = self.v[i + 1:, i]
-            B[i + 1:] -= self.tau[i] * np.outer(v, v @ B[i + 1:])
+        for start, Vb, Tb in self._blocks:          # Qᵀ: first block first, Tᵀ
+            B[start:] -= Vb @ (Tb.T @ (Vb.T @ B[start:]))
         return B
 
     def _apply_q(self, B):
-        for i in range(self.n - 2, -1, -1):    # Q = H₁⋯H_{n−1}: H_{n−1} first
-            v = self.v[i + 1:, i]
-            B[i + 1:] -= self.tau[i] * np.outer(v, v @ B[i + 1:])
+        for start, Vb, Tb in reversed(self._blocks):  # Q: last block first
+            B[start:] -= Vb @ (Tb @ (Vb.T @ B[start:]))
         return B
 
     def solve(self, Z, alphas):
