@@ -171,33 +171,34 @@ class TridiagonalFactor:
         self.n = n = K.shape[0]
         if n == 1:
             self.d, self.e = K[0].copy(), np.zeros(0)
-            self.v, self.tau = np.zeros((1, 0)), np.zeros(0)
+            self.tau = np.zeros(0)
             self._blocks = []
             return
         lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])
+        # K is symmetric: its transpose is the Fortran-ordered copy LAPACK wants
+        A = np.array(K.T, order="F", copy=True)
         with small_blas(float(n) ** 3):
-            c, d, e, tau, info = lapack.dsytrd(K, lower=1, lwork=lwork)
+            c, d, e, tau, info = lapack.dsytrd(A, lower=1, lwork=lwork, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"tridiagonal reduction failed (dsytrd info={info}).")
         self.d, self.e, self.tau = d, e, tau
-        # reflector i: v_i = (0, …, 0, 1, c[i+2:, i]) acting on rows i+1…n−1
-        V = np.tril(c, -2)[:, : n - 1]
-        V[np.arange(1, n), np.arange(n - 1)] = 1.0
-        self.v = V
-        self._blocks = self._compact_blocks(V, tau)
+        self._blocks = self._compact_blocks(c, tau)
 
     @staticmethod
-    def _compact_blocks(V, tau, width=REFLECTOR_BLOCK):
-        """Blocks of reflectors in compact WY form H_{j0}⋯H_{j1−1} = I − V_b T_b V_bᵀ.
+    def _compact_blocks(c, tau, width=REFLECTOR_BLOCK):
+        """Blocks of the reflectors stored below the subdiagonal of ``c`` (dsytrd, lower) in compact WY form H_{j0}⋯H_{j1−1} = I − V_b T_b V_bᵀ.
 
         With H_i = I − τ_i v_i v_iᵀ, T_b⁻¹ = diag(1/τ_i) + striu(V_bᵀV_b) (the UT
         transform of Joffrain, Low, Quintana-Ortí and van de Geijn, ACM TOMS 2006);
         a reflector with τ_i = 0 is the identity and is dropped (v_i := 0).
         """
         blocks = []
-        for j0 in range(0, V.shape[1], width):
-            j1 = min(V.shape[1], j0 + width)
-            Vb = V[j0 + 1:, j0:j1].copy()
+        n_refl = c.shape[0] - 1
+        for j0 in range(0, n_refl, width):
+            j1 = min(n_refl, j0 + width)
+            # reflector i: v_i = (0, …, 0, 1, c[i+2:, i]), acting on rows i+1…n−1
+            Vb = np.tril(c[j0 + 1:, j0:j1], -1)
+            Vb[np.arange(j1 - j0), np.arange(j1 - j0)] = 1.0
             t = tau[j0:j1].copy()
             dead = t == 0.0
             Vb[:, dead] = 0.0
