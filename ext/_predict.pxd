@@ -13,3 +13,9 @@ cdef int ks_cross_kernel_matvec(const double* X_new, Py_ssize_t n_new,
                                 Py_ssize_t d, const double* C, Py_ssize_t m,
                                 double gamma, int kernel, double* out,
                                 int threads) noexcept nogil
+
+# out (n_new, m) = exp(-gamma D) @ C for precomputed distances D (n_new, n_train),
+# same blocking and contract as above.
+cdef int ks_distance_kernel_matvec(const double* D, Py_ssize_t n_new, Py_ssize_t n_train,
+                                   double gamma, const double* C, Py_ssize_t m,
+                                   double* out, int threads) noexcept nogil

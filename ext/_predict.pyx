@@ -7,6 +7,7 @@ Memory beyond the inputs and the output: threads × PREDICT_ROWS × n_train doub
 
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 from scipy.linalg.cython_blas cimport dgemm
 
 from kernelselect._kernels cimport ks_kernel_block
@@ -21,6 +22,9 @@ cdef extern from *:
     #endif
     """
     int ks_predict_thread_num() noexcept nogil
+
+cdef extern from "_vecmath.h" nogil:
+    void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
 
 cdef enum:
     PREDICT_ROWS = 64
@@ -90,3 +94,50 @@ def cross_kernel_matvec_into(const double[:, ::1] X_new, const double[:, ::1] X_
         raise MemoryError("could not allocate the prediction work buffers")
     if status != 0:
         raise RuntimeError(f"kernel block failed with status {status}")
+
+
+cdef int ks_distance_kernel_matvec(const double* D, Py_ssize_t n_new, Py_ssize_t n_train,
+                                   double gamma, const double* C, Py_ssize_t m,
+                                   double* out, int threads) noexcept nogil:
+    """out = exp(−γ D) @ C for precomputed distances D (n_new, n_train), by row blocks."""
+    cdef Py_ssize_t n_blocks = (n_new + PREDICT_ROWS - 1) // PREDICT_ROWS
+    cdef Py_ssize_t blk, i0, bi
+    cdef int im, ib, it
+    cdef double one = 1.0, zero = 0.0
+    cdef char* no = b"N"
+    cdef double* buffers
+    cdef double* T
+    if n_blocks == 0:
+        return 0
+    if threads > n_blocks:
+        threads = <int>n_blocks
+    if threads < 1:
+        threads = 1
+    buffers = <double*>malloc(<size_t>threads * PREDICT_ROWS * n_train * sizeof(double))
+    if buffers == NULL:
+        return 1
+    im = <int>m
+    it = <int>n_train
+    for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
+        T = buffers + ks_predict_thread_num() * PREDICT_ROWS * n_train
+        i0 = blk * PREDICT_ROWS
+        bi = min(PREDICT_ROWS, n_new - i0)
+        memcpy(T, D + i0 * n_train, bi * n_train * sizeof(double))
+        ks_exp_neg_scaled_f64(T, bi * n_train, gamma)
+        ib = <int>bi
+        dgemm(no, no, &im, &ib, &it, &one, <double*>C, &im, T, &it, &zero,
+              out + i0 * m, &im)
+    free(buffers)
+    return 0
+
+
+def distance_kernel_matvec_into(const double[:, ::1] D, double gamma,
+                                const double[:, ::1] C, double[:, ::1] out, int threads):
+    """out (n_new, m) = exp(−γ D) @ C for distances D (n_new, n_train) (Gaussian: squared
+    Euclidean, Laplacian: L1); call with BLAS limited to one thread."""
+    cdef int status
+    with nogil:
+        status = ks_distance_kernel_matvec(&D[0, 0], D.shape[0], D.shape[1], gamma,
+                                           &C[0, 0], C.shape[1], &out[0, 0], threads)
+    if status != 0:
+        raise MemoryError("could not allocate the prediction work buffers")

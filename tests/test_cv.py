@@ -181,3 +181,19 @@ def test_bad_targets():
     y2[:2] = 7.0                           # a class with 2 members cannot fill 3 folds
     with pytest.raises(ValueError, match="smallest"):
         cross_validate_grid(X, y2, cv=3)
+
+
+def test_cached_distance_predictions_equal_streaming():
+    from kernelselect._cv import _distance_predict, _held_out_distances
+
+    rng = np.random.default_rng(9)
+    A, B = rng.standard_normal((130, 4)), rng.standard_normal((70, 4))
+    coef = rng.standard_normal((70, 2, 3))
+    D = _held_out_distances(A, B, "gaussian")
+    np.testing.assert_allclose(D, ((A[:, None] - B[None]) ** 2).sum(-1),
+                               rtol=1e-10, atol=1e-12)
+    got = _distance_predict(D, 0.3, coef, None)
+    ref = np.einsum("ij,jtl->itl", kernel_matrix(A, B, 0.3), coef)
+    np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(got, _distance_predict(D, 0.3, coef, 2))
+    assert _held_out_distances(A, B, "laplacian") is None

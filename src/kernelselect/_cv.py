@@ -194,6 +194,21 @@ def _held_out_distances(X_va, X_tr, kernel):
     return D
 
 
+def _distance_predict(dist, gamma, coef, workers):
+    """exp(−γ D) @ coef (n_va, t, L) through the compiled streaming kernel."""
+    from . import _predict
+    from ._kernel_ops import _blas_controller
+    from ._solvers import SMALL_BLOCK
+    from ._validation import check_workers
+
+    C = np.ascontiguousarray(coef.reshape(coef.shape[0], -1))
+    out = np.empty((dist.shape[0], C.shape[1]))
+    threads = 1 if (workers is None and dist.size < SMALL_BLOCK) else check_workers(workers)
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        _predict.distance_kernel_matvec_into(dist, gamma, C, out, threads)
+    return out.reshape((dist.shape[0],) + coef.shape[1:])
+
+
 def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", machine="lssvm",
                         loss=None, approximation="exact", cv=5, random_state=None,
                         workers=None):
@@ -275,8 +290,7 @@ def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", ma
                                        bias=bias, approximation=approx, state=states[f],
                                        workers=workers)
             if dist is not None and model.coef is not None and model.support_indices is None:
-                coef = model.coef.reshape(tr.size, -1)
-                F = (np.exp(-float(gamma) * dist) @ coef).reshape(va.size, *model.coef.shape[1:])
+                F = _distance_predict(dist, float(gamma), model.coef, workers)
                 F += model.intercept[None, :, :]
             else:
                 F = model.decision_function(X[va], workers=workers)   # (n_va, t, L)
