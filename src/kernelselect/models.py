@@ -290,7 +290,10 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
     criterion : str, default="ree"
         Any criterion of :func:`kernelselect.select_kernel` ("ree", "kta", "eloo",
         "gcv", ...), or "cv" for k-fold cross-validation of the estimator's own
-        machine (LSSVM error rate / KRR mean squared error).
+        machine (LSSVM error rate / KRR mean squared error). Two classes are encoded
+        ±1 for the criteria; with more classes the criteria see the class codes
+        0, …, C−1 as a real target (binary-only criteria then refuse), while "cv"
+        scores the one-vs-rest classifier itself.
     approximation : str or Approximation, default="nystrom"
         The kernel-matrix stand-in used during selection ("exact", "nystrom", ...;
         for "cv": "exact" or "nystrom" per fold, paper 004's approximate CV). The
