@@ -15,6 +15,16 @@ from .operators.mcm import MCM
 from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
+from .models import (
+    KernelRidgeRegressor,
+    KernelSelectionCV,
+    LSSVMClassifier,
+    ProportionalNystroem,
+    cross_validate_grid,
+    fit_krr,
+    fit_lssvm,
+    paper004_grid,
+)
 from .selection import SelectionResult, select_kernel
 
 __all__ = [
@@ -38,4 +48,12 @@ __all__ = [
     "lowlevel",
     "DIRandomFourierFeatures",
     "DINystroem",
+    "fit_lssvm",
+    "fit_krr",
+    "cross_validate_grid",
+    "paper004_grid",
+    "ProportionalNystroem",
+    "LSSVMClassifier",
+    "KernelRidgeRegressor",
+    "KernelSelectionCV",
 ]

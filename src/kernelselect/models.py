@@ -1,0 +1,438 @@
+"""LSSVM and kernel ridge estimators, and a kernel-selecting meta-estimator.
+
+scikit-learn compatible (``fit`` / ``predict`` / ``score`` / ``get_params`` /
+``set_params``, fitted attributes with a trailing underscore). scikit-learn is an
+optional dependency: it is needed only here, for the estimator base classes and
+input validation; the solvers (:func:`fit_lssvm`, :func:`fit_krr`) and
+cross-validation (:func:`cross_validate_grid`) work without it.
+
+The ridge α is added to the kernel matrix, K + αI (α = μ of paper 004; α = μ·n for
+the risk (1/n)Σ(f − y)² + μ‖f‖² of papers 000/002).
+"""
+
+import numpy as np
+
+from ._cv import (
+    PAPER_004_ALPHAS,
+    PAPER_004_GAMMAS,
+    ProportionalNystroem,
+    cross_validate_grid,
+    decide,
+    encode_targets,
+    make_folds,
+    paper004_grid,
+)
+from ._solvers import KernelMachine, check_alphas, fit_kernel_machine
+from ._validation import check_kernel, check_matrix, check_vector
+
+try:
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, MetaEstimatorMixin
+    from sklearn.base import clone
+    from sklearn.utils.metaestimators import available_if
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+    from sklearn.utils.validation import check_is_fitted, validate_data
+    _SKLEARN_ERROR = None
+except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+    _SKLEARN_ERROR = exc
+
+    class BaseEstimator:
+        def __init__(self, *args, **kwargs):
+            raise ImportError(
+                "kernelselect's estimators (LSSVMClassifier, KernelRidgeRegressor, "
+                "KernelSelectionCV) need scikit-learn; install it with "
+                "`pip install scikit-learn`. The solvers kernelselect.fit_lssvm / fit_krr "
+                "and kernelselect.cross_validate_grid work without it."
+            ) from _SKLEARN_ERROR
+
+    ClassifierMixin = RegressorMixin = MetaEstimatorMixin = object
+
+    def available_if(check):
+        return lambda method: method
+
+__all__ = [
+    "LSSVMClassifier",
+    "KernelRidgeRegressor",
+    "KernelSelectionCV",
+    "fit_lssvm",
+    "fit_krr",
+    "cross_validate_grid",
+    "make_folds",
+    "paper004_grid",
+    "ProportionalNystroem",
+    "KernelMachine",
+    "PAPER_004_GAMMAS",
+    "PAPER_004_ALPHAS",
+]
+
+
+def fit_lssvm(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact",
+              random_state=None, workers=None):
+    """Train a least-squares SVM with bias (paper 004, eqs. 4–9) for one or more α.
+
+    Solves K_α ρ = 1, K_α ν = y; b = 1ᵀν/1ᵀρ, a = ν − ρb; f(x) = Σ a_i κ(x, x_i) + b.
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+    y : array-like of shape (n,) or (n, t)
+        Real targets (±1 for a binary classifier); t columns are solved together.
+    gamma : float
+    alpha : float or array-like of shape (L,)
+        Ridge values; a path is solved from one factorisation.
+    kernel : {"gaussian", "laplacian"}
+    approximation : {"exact", "nystrom", "rff", "mcm"} or Approximation
+        exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³); nystrom:
+        Woodbury with the Nyström factor, O(c³ + nck) (paper 004 Alg. 1); rff: primal
+        ridge in D dimensions; mcm: FFT solve on the Song–Xu grid (paper 002 Alg. 2),
+        the dropped points take no part in training.
+    random_state : int, Generator or None
+    workers : int or None
+
+    Returns
+    -------
+    KernelMachine
+        ``coef`` (n_support, t, L), ``intercept`` (t, L); ``decision_function(X_new)``
+        evaluates the true kernel against the support points in blocks.
+
+    Examples
+    --------
+    >>> import numpy as np, kernelselect
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((50, 2)); y = np.sign(X[:, 0])
+    >>> m = kernelselect.fit_lssvm(X, y, gamma=0.5, alpha=[0.1, 1.0])
+    >>> m.decision_function(X[:3]).shape
+    (3, 1, 2)
+    """
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    Y = _check_targets(y, X.shape[0])
+    return fit_kernel_machine(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
+                              approximation=approximation, random_state=random_state,
+                              workers=workers)
+
+
+def fit_krr(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact",
+            random_state=None, workers=None):
+    """Train kernel ridge regression (no bias): a = (K + αI)⁻¹y, f(x) = Σ a_i κ(x, x_i).
+
+    Same parameters and return value as :func:`fit_lssvm` (intercepts are zero).
+    """
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=1)
+    Y = _check_targets(y, X.shape[0])
+    return fit_kernel_machine(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
+                              approximation=approximation, random_state=random_state,
+                              workers=workers)
+
+
+def _check_targets(y, n):
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] > 1:
+        if arr.shape[0] != n:
+            raise ValueError(f"y has {arr.shape[0]} rows but X has {n}; they must match.")
+        return check_matrix(arr, "y", dtype=np.float64)
+    return check_vector(arr, "y", n=n)[:, None]
+
+
+def _resolve_gamma(gamma, n_features):
+    if gamma is None:
+        return 1.0 / n_features
+    from ._validation import check_positive
+
+    return check_positive(gamma, "gamma")
+
+
+class _KernelMachineEstimator(BaseEstimator):
+    """Shared parameters and fitting of the two kernel machines."""
+
+    _bias = True
+
+    def __init__(self, kernel="gaussian", gamma=None, alpha=1.0, approximation="exact",
+                 random_state=None, workers=None):
+        self.kernel = kernel
+        self.gamma = gamma
+        self.alpha = alpha
+        self.approximation = approximation
+        self.random_state = random_state
+        self.workers = workers
+
+    def _check_params(self, n_features):
+        kernel = check_kernel(self.kernel)
+        gamma = _resolve_gamma(self.gamma, n_features)
+        alpha = check_alphas(self.alpha, "alpha")
+        if alpha.size != 1:
+            raise ValueError(f"alpha must be a single positive number, got {self.alpha!r}.")
+        return kernel, gamma, float(alpha[0])
+
+    def _fit_machine(self, X, Y):
+        kernel, gamma, alpha = self._check_params(X.shape[1])
+        self.model_ = fit_kernel_machine(
+            np.ascontiguousarray(X, dtype=np.float64), Y, gamma, alpha, kernel=kernel,
+            bias=self._bias, approximation=self.approximation,
+            random_state=self.random_state, workers=self.workers)
+        self.gamma_ = gamma
+        m = self.model_
+        if m.coef is not None:
+            self.dual_coef_ = m.coef[:, :, 0]
+        self.intercept_ = m.intercept[:, 0]
+        self.support_ = (np.arange(X.shape[0]) if m.support_indices is None
+                         else np.asarray(m.support_indices))
+        return self
+
+    def _decision(self, X):
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.model_.decision_function(X, workers=self.workers)[:, :, 0]
+
+
+class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
+    """Least-squares SVM classifier with bias (paper 004), binary or one-vs-rest.
+
+    Parameters
+    ----------
+    kernel : {"gaussian", "laplacian"}, default="gaussian"
+    gamma : float or None, default=None
+        Kernel parameter; None → 1/n_features (as scikit-learn's rbf kernels).
+    alpha : float, default=1.0
+        Ridge added to K (α = μ of paper 004).
+    approximation : {"exact", "nystrom", "rff", "mcm"} or Approximation, default="exact"
+        How the system is solved (see :func:`fit_lssvm`); predictions use the true
+        kernel on new points (RFF: the random features).
+    random_state : int, Generator or None
+    workers : int or None
+        Threads of the kernel computations.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    dual_coef_ : ndarray of shape (n_support, t)
+        t = 1 for two classes (classes_[1] ↔ +1), else one column per class.
+    intercept_ : ndarray of shape (t,)
+    support_ : ndarray of int
+        Training rows the model was solved on.
+    model_ : KernelMachine
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, kernelselect
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((80, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = kernelselect.LSSVMClassifier(gamma=0.5, alpha=0.1).fit(X, y)
+    >>> clf.score(X, y) > 0.9
+    True
+    """
+
+    _bias = True
+
+    def fit(self, X, y):
+        """Fit on X (n, d) and class labels y (n,)."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        Y, classes = encode_targets(y, classification=True)
+        self.classes_ = classes
+        return self._fit_machine(X, Y)
+
+    def decision_function(self, X):
+        """f(X): shape (n,) for two classes (> 0 → classes_[1]), else (n, n_classes)."""
+        F = self._decision(X)
+        return F[:, 0] if F.shape[1] == 1 else F
+
+    def predict(self, X):
+        """Class labels: sign of f (binary) or argmax over one-vs-rest f."""
+        F = self._decision(X)
+        return decide(F, self.classes_)
+
+
+class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
+    """Kernel ridge regression without bias: a = (K + αI)⁻¹y.
+
+    With ``approximation="exact"`` it predicts as scikit-learn's
+    ``KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha)`` (same α, same γ).
+    Parameters and attributes as :class:`LSSVMClassifier` (``intercept_`` is zero);
+    y may have shape (n, t) for t outputs.
+    """
+
+    _bias = False
+
+    def fit(self, X, y):
+        """Fit on X (n, d) and real targets y (n,) or (n, t)."""
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, multi_output=True)
+        y = np.asarray(y, dtype=np.float64)
+        self._single_output = y.ndim == 1
+        Y = y[:, None] if y.ndim == 1 else y
+        return self._fit_machine(X, Y)
+
+    def predict(self, X):
+        F = self._decision(X)
+        return F[:, 0] if self._single_output else F
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
+
+def _refit_has_decision_function(self):
+    est = getattr(self, "best_estimator_", None)
+    if est is None:
+        est = self.estimator if self.estimator is not None else LSSVMClassifier
+    return hasattr(est, "decision_function")
+
+
+class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
+    """Choose (γ, α) by a selection criterion or by k-fold CV, then refit.
+
+    Parameters
+    ----------
+    estimator : LSSVMClassifier, KernelRidgeRegressor or None
+        The machine to tune (its ``kernel`` is used); None → LSSVMClassifier for
+        class labels (binary or multi-class), KernelRidgeRegressor for continuous
+        targets.
+    criterion : str, default="ree"
+        Any criterion of :func:`kernelselect.select_kernel` ("ree", "kta", "eloo",
+        "gcv", ...), or "cv" for k-fold cross-validation of the estimator's own
+        machine (LSSVM error rate / KRR mean squared error). Two classes are encoded
+        ±1 for the criteria; with more classes the criteria see the class codes
+        0, …, C−1 as a real target (binary-only criteria then refuse), while "cv"
+        scores the one-vs-rest classifier itself.
+    approximation : str or Approximation, default="nystrom"
+        The kernel-matrix stand-in used during selection ("exact", "nystrom", ...;
+        for "cv": "exact" or "nystrom" per fold, paper 004's approximate CV). The
+        final refit uses the estimator's own ``approximation``.
+    gammas : array-like or None
+        Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
+        004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
+    alphas : array-like, default=(1.0,)
+        Candidate ridge values.
+    cv : int, splitter or (train, test) pairs, default=5
+        Folds for ``criterion="cv"``.
+    random_state : int, Generator or None
+
+    Attributes
+    ----------
+    best_params_ : dict
+        {"gamma": γ, "alpha": α} chosen.
+    best_score_ : float
+        The criterion's value there (its direction in ``selection_.directions``; for
+        "cv" the mean held-out error or MSE, lower is better).
+    selection_ : SelectionResult
+        The whole criterion surface.
+    cv_results_ : dict of arrays
+        One entry per (γ, α): ``param_gamma``, ``param_alpha``, ``criterion_value``,
+        ``rank_criterion`` and, for "cv", ``split{k}_test_loss`` and ``mean_test_loss``.
+    best_estimator_ : estimator
+        Refit on all of X, y with best_params_.
+    classes_ : ndarray (classifiers only)
+    n_features_in_ : int
+    """
+
+    def __init__(self, estimator=None, *, criterion="ree", approximation="nystrom",
+                 gammas=None, alphas=(1.0,), cv=5, random_state=None):
+        self.estimator = estimator
+        self.criterion = criterion
+        self.approximation = approximation
+        self.gammas = gammas
+        self.alphas = alphas
+        self.cv = cv
+        self.random_state = random_state
+
+    def _default_estimator(self, y):
+        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        if kind in ("binary", "multiclass"):
+            return LSSVMClassifier()
+        if kind in ("continuous",):
+            return KernelRidgeRegressor()
+        raise ValueError(
+            f"KernelSelectionCV supports class labels or one real target; y is {kind!r}. "
+            "Pass an estimator explicitly."
+        )
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                             y_numeric=isinstance(self.estimator, KernelRidgeRegressor))
+        est = clone(self.estimator) if self.estimator is not None else self._default_estimator(y)
+        if not isinstance(est, _KernelMachineEstimator):
+            raise TypeError(
+                f"estimator must be an LSSVMClassifier or KernelRidgeRegressor, got {est!r}."
+            )
+        classifier = isinstance(est, LSSVMClassifier)
+        if classifier:
+            check_classification_targets(y)
+            self.classes_ = np.unique(y)
+        kernel = check_kernel(est.kernel)
+        if self.criterion == "cv":
+            # class labels of any type → codes 0..C−1 (the error rate is unchanged)
+            y_cv = np.searchsorted(self.classes_, y).astype(np.float64) if classifier else y
+            res = cross_validate_grid(
+                X, y_cv, gammas=self.gammas, alphas=self.alphas, kernel=kernel,
+                machine="lssvm" if classifier else "krr", approximation=self.approximation,
+                cv=self.cv, random_state=self.random_state, workers=est.workers)
+        else:
+            from .selection import select_kernel
+
+            if classifier and self.classes_.size < 2:
+                raise ValueError("y holds one class only; classification needs two or more.")
+            y_sel = y
+            if classifier and self.classes_.size == 2:
+                y_sel = np.where(y == self.classes_[1], 1.0, -1.0)
+            elif classifier:
+                y_sel = np.searchsorted(self.classes_, y).astype(np.float64)
+            res = select_kernel(X, y_sel, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
+                                criterion=self.criterion, approximation=self.approximation,
+                                random_state=self.random_state, workers=est.workers)
+        self.selection_ = res
+        name = res.criteria[0]
+        best = res.best[name]
+        if best["index"] is None:
+            raise ValueError(
+                f"criterion {name!r} is undefined (NaN) at every grid point; widen the grid "
+                "or choose another criterion."
+            )
+        self.best_params_ = {"gamma": best["gamma"], "alpha": best["alpha"]}
+        self.best_score_ = best["value"]
+        self.cv_results_ = self._results(res, name)
+        self.best_estimator_ = est.set_params(**self.best_params_).fit(X, y)
+        return self
+
+    @staticmethod
+    def _results(res, name):
+        G, A = np.meshgrid(res.gammas, res.alphas, indexing="ij")
+        values = res.curves[name].ravel()
+        order = values if res.directions[name] == "min" else -values
+        filled = np.where(np.isfinite(order), order, np.inf)
+        ranks = np.empty(values.size, dtype=np.int64)
+        ranks[np.argsort(filled, kind="stable")] = np.arange(1, values.size + 1)
+        out = {"param_gamma": G.ravel(), "param_alpha": A.ravel(), "criterion_value": values,
+               "rank_criterion": ranks, "params": [{"gamma": float(g), "alpha": float(a)}
+                                                   for g, a in zip(G.ravel(), A.ravel())]}
+        if "fold_losses" in res.details:
+            fl = res.details["fold_losses"]
+            for k in range(fl.shape[0]):
+                out[f"split{k}_test_loss"] = fl[k].ravel()
+            out["mean_test_loss"] = fl.mean(axis=0).ravel()
+            out["std_test_loss"] = fl.std(axis=0).ravel()
+        return out
+
+    def predict(self, X):
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X)
+
+    @available_if(_refit_has_decision_function)
+    def decision_function(self, X):
+        """decision_function of the refit classifier (absent for regressors)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """Accuracy (classifiers) or R² (regressors) of the refit estimator."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.score(X, y)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        if self.estimator is None:          # classifier or regressor, decided by y at fit
+            return tags
+        inner = self.estimator.__sklearn_tags__()
+        tags.estimator_type = inner.estimator_type
+        tags.classifier_tags = inner.classifier_tags
+        tags.regressor_tags = inner.regressor_tags
+        return tags

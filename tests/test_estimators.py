@@ -1,0 +1,204 @@
+"""scikit-learn conformance and behaviour of the estimators."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+sklearn = pytest.importorskip("sklearn")
+
+from sklearn.kernel_ridge import KernelRidge  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+import kernelselect  # noqa: E402
+from kernelselect import (  # noqa: E402
+    KernelRidgeRegressor,
+    KernelSelectionCV,
+    LSSVMClassifier,
+    Nystroem,
+    SelectionResult,
+)
+
+# The circulant stand-in keeps only the grid points and approximates K crudely on the
+# check's small random data set: the accuracy threshold of the training check is not met.
+MCM_EXPECTED = {
+    "check_classifiers_train": "the Song–Xu circulant stand-in is too crude on the check's "
+                               "data to reach its accuracy threshold",
+}
+
+
+def expected_failed(estimator):
+    if getattr(estimator, "approximation", None) == "mcm" and not isinstance(
+            estimator, KernelSelectionCV):
+        return MCM_EXPECTED
+    return {}
+
+
+@parametrize_with_checks(
+    [
+        LSSVMClassifier(),
+        LSSVMClassifier(approximation="nystrom", random_state=0),
+        LSSVMClassifier(approximation="rff", random_state=0),
+        LSSVMClassifier(approximation="mcm", random_state=0),
+        KernelRidgeRegressor(),
+        KernelRidgeRegressor(approximation="nystrom", random_state=0),
+        KernelRidgeRegressor(approximation="rff", random_state=0),
+        KernelSelectionCV(cv=3, random_state=0),
+        KernelSelectionCV(LSSVMClassifier(), criterion="cv", approximation="exact", cv=3,
+                          gammas=[0.1, 1.0], alphas=[0.1, 1.0], random_state=0),
+        KernelSelectionCV(KernelRidgeRegressor(), criterion="gcv", approximation="exact"),
+        KernelSelectionCV(KernelRidgeRegressor(), criterion="cv", approximation="nystrom",
+                          cv=3, gammas=[0.1, 1.0], alphas=[0.1, 1.0], random_state=0),
+    ],
+    expected_failed_checks=expected_failed,
+)
+def test_sklearn_conformance(estimator, check):
+    check(estimator)
+
+
+def binary(seed=0, n=120):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    y = np.where(X[:, 0] * X[:, 1] + 0.2 * rng.standard_normal(n) > 0, "yes", "no")
+    return X, y
+
+
+@pytest.mark.parametrize("gamma, alpha", [(0.1, 1.0), (1.0, 1e-3), (3.0, 0.1)])
+def test_krr_equals_sklearn_kernel_ridge(gamma, alpha):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((80, 4))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(80)
+    Xt = rng.standard_normal((30, 4))
+    ours = KernelRidgeRegressor(gamma=gamma, alpha=alpha).fit(X, y)
+    ref = KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha).fit(X, y)
+    np.testing.assert_allclose(ours.predict(Xt), ref.predict(Xt), rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(ours.dual_coef_[:, 0], ref.dual_coef_, rtol=1e-6, atol=1e-8)
+    Y = np.column_stack([y, y ** 2])
+    multi = KernelRidgeRegressor(gamma=gamma, alpha=alpha).fit(X, Y)
+    ref2 = KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha).fit(X, Y)
+    np.testing.assert_allclose(multi.predict(Xt), ref2.predict(Xt), rtol=1e-7, atol=1e-9)
+    assert multi.predict(Xt).shape == (30, 2)
+
+
+def test_default_gamma_matches_sklearn_rbf():
+    rng = np.random.default_rng(2)
+    X, y = rng.standard_normal((40, 5)), rng.standard_normal(40)
+    ours = KernelRidgeRegressor().fit(X, y)
+    ref = KernelRidge(kernel="rbf").fit(X, y)
+    assert ours.gamma_ == pytest.approx(0.2)
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-7, atol=1e-9)
+
+
+def test_lssvm_binary_decision_function_and_labels():
+    X, y = binary()
+    clf = LSSVMClassifier(gamma=0.5, alpha=0.1).fit(X, y)
+    assert list(clf.classes_) == ["no", "yes"]
+    f = clf.decision_function(X)
+    assert f.shape == (120,)
+    np.testing.assert_array_equal(clf.predict(X), np.where(f >= 0, "yes", "no"))
+    model = kernelselect.fit_lssvm(X, np.where(y == "yes", 1.0, -1.0), 0.5, 0.1)
+    np.testing.assert_allclose(f, model.decision_function(X)[:, 0, 0], rtol=1e-12)
+    assert clf.score(X, y) > 0.9
+    # the bias makes the decision values sum the dual coefficients to zero (1ᵀa = 0)
+    assert abs(clf.dual_coef_.sum()) < 1e-8 * np.abs(clf.dual_coef_).sum()
+
+
+def test_lssvm_one_vs_rest():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((150, 2))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    clf = LSSVMClassifier(gamma=0.5, alpha=0.1).fit(X, y)
+    F = clf.decision_function(X)
+    assert F.shape == (150, 3)
+    np.testing.assert_array_equal(clf.predict(X), np.argmax(F, axis=1))
+    for c in range(3):
+        one = kernelselect.fit_lssvm(X, np.where(y == c, 1.0, -1.0), 0.5, 0.1)
+        np.testing.assert_allclose(F[:, c], one.decision_function(X)[:, 0, 0], rtol=1e-10,
+                                   atol=1e-12)
+    assert clf.score(X, y) > 0.85
+
+
+@pytest.mark.parametrize("est", [
+    LSSVMClassifier(gamma=0.5, approximation="nystrom", random_state=0),
+    LSSVMClassifier(gamma=0.5, approximation="rff", random_state=0),
+    LSSVMClassifier(gamma=0.5, approximation="mcm", random_state=0),
+    KernelSelectionCV(criterion="cv", approximation="nystrom", cv=3, random_state=0,
+                      gammas=[0.1, 1.0], alphas=[0.1, 1.0]),
+])
+def test_pickle_round_trip(est):
+    X, y = binary(4)
+    est.fit(X, y)
+    back = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(back.predict(X), est.predict(X))
+    np.testing.assert_allclose(back.decision_function(X), est.decision_function(X), rtol=0)
+
+
+def test_selection_cv_with_criterion():
+    X, y = binary(5)
+    sel = KernelSelectionCV(criterion="ree", approximation="exact", alphas=(0.1, 1.0),
+                            random_state=0).fit(X, y)
+    assert isinstance(sel.best_estimator_, LSSVMClassifier)
+    assert isinstance(sel.selection_, SelectionResult)
+    ref = kernelselect.select_kernel(X, np.where(y == "yes", 1.0, -1.0), criterion="ree",
+                                     approximation="exact", alphas=(0.1, 1.0), random_state=0)
+    assert sel.best_params_ == {"gamma": ref.best_gamma, "alpha": ref.best_alpha}
+    assert sel.best_score_ == ref.best["ree"]["value"]
+    assert sel.best_estimator_.gamma == ref.best_gamma
+    r = sel.cv_results_
+    assert r["param_gamma"].size == 30 and r["rank_criterion"].min() == 1
+    best = np.argmin(r["criterion_value"])
+    assert r["rank_criterion"][best] == 1
+    assert sel.score(X, y) == sel.best_estimator_.score(X, y)
+
+
+def test_selection_cv_with_cross_validation_matches_function():
+    X, y = binary(6)
+    g, a = [0.05, 0.5, 5.0], [0.01, 1.0]
+    sel = KernelSelectionCV(criterion="cv", approximation="exact", gammas=g, alphas=a, cv=4,
+                            random_state=2).fit(X, y)
+    yc = np.where(y == "yes", 1.0, 0.0)
+    ref = kernelselect.cross_validate_grid(X, yc, gammas=g, alphas=a, cv=4, random_state=2)
+    np.testing.assert_array_equal(sel.selection_.curves["cv"], ref.curves["cv"])
+    assert sel.best_params_ == {"gamma": ref.best_gamma, "alpha": ref.best_alpha}
+    assert "split3_test_loss" in sel.cv_results_
+    np.testing.assert_allclose(sel.cv_results_["mean_test_loss"], ref.curves["cv"].ravel())
+
+
+def test_selection_cv_regression_default_estimator():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((90, 2))
+    y = np.sin(2 * X[:, 0]) + 0.05 * rng.standard_normal(90)
+    sel = KernelSelectionCV(criterion="cv", approximation=Nystroem(n_landmarks=30),
+                            gammas=[0.1, 1.0, 10.0], alphas=[1e-3, 1.0], cv=3,
+                            random_state=0).fit(X, y)
+    assert isinstance(sel.best_estimator_, KernelRidgeRegressor)
+    assert not hasattr(sel, "decision_function")
+    assert sel.score(X, y) > 0.8
+
+
+def test_bad_estimator_inputs():
+    X, y = binary(8, 40)
+    with pytest.raises(ValueError, match="alpha"):
+        LSSVMClassifier(alpha=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        KernelRidgeRegressor(alpha=-1.0).fit(X, np.ones(40))
+    with pytest.raises(ValueError, match="gamma"):
+        LSSVMClassifier(gamma=-2.0).fit(X, y)
+    with pytest.raises(ValueError, match="kernel"):
+        LSSVMClassifier(kernel="poly").fit(X, y)
+    with pytest.raises(ValueError, match="one class"):
+        LSSVMClassifier().fit(X, np.full(40, "a"))
+    Xn = X.copy()
+    Xn[1, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        LSSVMClassifier().fit(Xn, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        LSSVMClassifier().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="n_landmarks"):
+        LSSVMClassifier(approximation=Nystroem(n_landmarks=100)).fit(X, y)
+    with pytest.raises(ValueError, match="rank"):
+        LSSVMClassifier(approximation=Nystroem(n_landmarks=10, rank=20)).fit(X, y)
+    with pytest.raises(TypeError, match="estimator"):
+        KernelSelectionCV(estimator=KernelRidge()).fit(X, np.ones(40) + np.arange(40))
+    with pytest.raises(ValueError, match="features"):
+        LSSVMClassifier().fit(X, y).predict(X[:, :2])

@@ -1,0 +1,287 @@
+"""LSSVM / KRR solvers against dense numpy solves of the formulas."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kernelselect
+from kernelselect import lowlevel
+from kernelselect._solvers import (
+    CholeskyFactor,
+    CirculantFactor,
+    EigenFactor,
+    TridiagonalFactor,
+    WoodburyFactor,
+    cross_kernel_matvec,
+    dual_solution,
+    fit_kernel_machine,
+)
+from kernelselect.operators.mcm import MCMOperator
+from kernelselect.operators.nystrom import Nystroem, nystroem_factor
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from reference import kernel_matrix, multilevel_circulant  # noqa: E402
+
+
+def dense_lssvm(K, y, alpha):
+    """Bordered LSSVM system [[K + αI, 1], [1ᵀ, 0]] [a; b] = [y; 0]."""
+    n = K.shape[0]
+    A = np.zeros((n + 1, n + 1))
+    A[:n, :n] = K + alpha * np.eye(n)
+    A[:n, n] = 1.0
+    A[n, :n] = 1.0
+    sol = np.linalg.solve(A, np.r_[y, 0.0])
+    return sol[:n], sol[n]
+
+
+def dense_krr(K, y, alpha):
+    return np.linalg.solve(K + alpha * np.eye(K.shape[0]), y)
+
+
+def problem(seed, n, d):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(n))
+    y[y == 0] = 1.0
+    return X, y
+
+
+problems = st.tuples(st.integers(0, 2**31 - 1), st.integers(3, 40), st.integers(1, 4),
+                     st.floats(0.05, 3.0), st.floats(1e-2, 10.0))
+
+
+@settings(max_examples=30)
+@given(problems)
+def test_exact_factors_match_dense_solves(p):
+    seed, n, d, gamma, alpha = p
+    X, y = problem(seed, n, d)
+    K = kernel_matrix(X, X, gamma)
+    a_ref, b_ref = dense_lssvm(K, y, alpha)
+    r_ref = dense_krr(K, y, alpha)
+    for factor in (CholeskyFactor(K), EigenFactor(K), TridiagonalFactor(K)):
+        a, b = dual_solution(factor, y[:, None], np.array([alpha]), bias=True)
+        np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-8, atol=1e-9 * (1 + np.abs(a_ref).max()))
+        np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-8, atol=1e-10)
+        r, b0 = dual_solution(factor, y[:, None], np.array([alpha]), bias=False)
+        np.testing.assert_allclose(r[:, 0, 0], r_ref, rtol=1e-8, atol=1e-9 * (1 + np.abs(r_ref).max()))
+        assert np.all(b0 == 0)
+
+
+@settings(max_examples=30)
+@given(problems, st.integers(1, 6))
+def test_woodbury_matches_dense_low_rank_solve(p, k):
+    seed, n, d, gamma, alpha = p
+    rng = np.random.default_rng(seed + 1)
+    V = rng.standard_normal((n, min(k, n)))
+    Kt = V @ V.T
+    y = rng.standard_normal(n)
+    a_ref, b_ref = dense_lssvm(Kt, y, alpha)
+    a, b = dual_solution(WoodburyFactor(V), y[:, None], np.array([alpha]), bias=True)
+    scale = np.abs(a_ref).max()
+    np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + scale))
+    np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
+
+
+@settings(max_examples=20)
+@given(st.integers(0, 2**31 - 1), st.lists(st.integers(1, 5), min_size=1, max_size=3),
+       st.floats(0.1, 5.0), st.floats(0.5, 10.0))
+def test_circulant_solve_matches_explicit_U(seed, m, gamma, alpha):
+    rng = np.random.default_rng(seed)
+    m = tuple(m)
+    h = rng.uniform(0.3, 1.5, len(m))
+    from kernelselect.operators.mcm import _song_xu_column_numpy
+
+    u = _song_xu_column_numpy(m, h, gamma, "gaussian")
+    U = multilevel_circulant(u)
+    lam = np.linalg.eigvalsh(U)
+    if np.min(np.abs(lam + alpha)) < 1e-3:
+        return                                   # (nearly) singular U + αI: no reference
+    n = U.shape[0]
+    y = rng.standard_normal(n)
+    op = MCMOperator(u)
+    a, b = dual_solution(CirculantFactor(op), y[:, None], np.array([alpha]), bias=False)
+    ref = np.linalg.solve(U + alpha * np.eye(n), y)
+    np.testing.assert_allclose(a[:, 0, 0], ref, rtol=1e-8, atol=1e-9 * (1 + np.abs(ref).max()))
+    if n > 1:
+        a, b = dual_solution(CirculantFactor(op), y[:, None], np.array([alpha]), bias=True)
+        a_ref, b_ref = dense_lssvm(U, y, alpha)
+        np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + np.abs(a_ref).max()))
+        np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
+
+
+def test_mcm_machine_solves_on_grid_points_and_predicts_with_true_kernel():
+    X, y = problem(3, 37, 2)                     # 37 is prime: points are dropped
+    from kernelselect.operators.mcm import MCM
+
+    approx = MCM()
+    state = approx.prepare(X, y, kernel="gaussian", random_state=0)
+    m = fit_kernel_machine(X, y, 0.7, [0.5], approximation=approx, state=state)
+    rows = m.support_indices
+    assert rows.size < 37 and m.details["dropped"] == 37 - rows.size
+    op = approx.build(X, y, 0.7, state=state)
+    U = multilevel_circulant(op.column)
+    a_ref, b_ref = dense_lssvm(U, y[rows], 0.5)
+    np.testing.assert_allclose(m.coef[:, 0, 0], a_ref, rtol=1e-8, atol=1e-10)
+    dropped = np.setdiff1d(np.arange(37), rows)
+    f = m.decision_function(X[dropped])[:, 0, 0]
+    ref = kernel_matrix(X[dropped], X[rows], 0.7) @ a_ref + b_ref
+    np.testing.assert_allclose(f, ref, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_nystroem_full_rank_equals_exact(bias):
+    X, y = problem(5, 30, 3)
+    exact = fit_kernel_machine(X, y, 0.4, [0.01, 1.0], bias=bias)
+    ny = fit_kernel_machine(X, y, 0.4, [0.01, 1.0], bias=bias,
+                            approximation=Nystroem(n_landmarks=30, rank=30, eigen_floor=0.0),
+                            random_state=1)
+    np.testing.assert_allclose(ny.coef, exact.coef, rtol=1e-6, atol=1e-7 * np.abs(exact.coef).max())
+    np.testing.assert_allclose(ny.intercept, exact.intercept, rtol=1e-6, atol=1e-9)
+
+
+def test_nystroem_machine_uses_paper_factor():
+    X, y = problem(6, 50, 3)
+    approx = Nystroem(n_landmarks=12, rank=6)
+    state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(0),
+                           workers=None)
+    m = fit_kernel_machine(X, y, 0.3, [0.2], approximation=approx, state=state)
+    C = kernel_matrix(X, X[state["landmarks"]], 0.3)
+    W = C[state["landmarks"]]
+    s, U = np.linalg.eigh(W)
+    top = np.argsort(s)[::-1][:6]
+    V = C @ U[:, top] / np.sqrt(s[top])
+    a_ref, b_ref = dense_lssvm(V @ V.T, y, 0.2)
+    np.testing.assert_allclose(m.coef[:, 0, 0], a_ref, rtol=1e-6, atol=1e-8 * (1 + np.abs(a_ref).max()))
+    np.testing.assert_allclose(m.intercept[0, 0], b_ref, rtol=1e-6, atol=1e-9)
+    # predictions use the true kernel on new points (paper 004's setting)
+    Xn = np.random.default_rng(1).standard_normal((7, 3))
+    f = m.decision_function(Xn)[:, 0, 0]
+    np.testing.assert_allclose(f, kernel_matrix(Xn, X, 0.3) @ a_ref + b_ref, rtol=1e-6, atol=1e-8)
+
+
+def test_rff_machine_is_primal_ridge():
+    X, y = problem(7, 40, 3)
+    approx = kernelselect.RFF(n_features=15)
+    state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(0),
+                           workers=None)
+    m = fit_kernel_machine(X, y, 0.5, [0.3], bias=False, approximation=approx, state=state)
+    Z = approx.features(X, 0.5, kernel="gaussian", state=state)
+    w_ref = np.linalg.solve(Z.T @ Z + 0.3 * np.eye(15), Z.T @ y)
+    np.testing.assert_allclose(m.weights[:, 0, 0], w_ref, rtol=1e-8, atol=1e-10)
+    Xn = np.random.default_rng(2).standard_normal((5, 3))
+    Zn = approx.features(Xn, 0.5, kernel="gaussian", state=state)
+    np.testing.assert_allclose(m.decision_function(Xn)[:, 0, 0], Zn @ w_ref, rtol=1e-8, atol=1e-10)
+    # with bias: the LSSVM on ZZᵀ
+    mb = fit_kernel_machine(X, y, 0.5, [0.3], bias=True, approximation=approx, state=state)
+    a_ref, b_ref = dense_lssvm(Z @ Z.T, y, 0.3)
+    np.testing.assert_allclose(mb.weights[:, 0, 0], Z.T @ a_ref, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(mb.intercept[0, 0], b_ref, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["cholesky", "eigh", "tridiagonal"])
+def test_exact_solvers_agree_on_a_path(solver):
+    X, y = problem(11, 35, 3)
+    alphas = 2.0 ** np.arange(-15, 6, 2)
+    ref = fit_kernel_machine(X, y, 0.7, alphas, exact_solver="cholesky")
+    got = fit_kernel_machine(X, y, 0.7, alphas, exact_solver=solver)
+    assert got.method == solver
+    np.testing.assert_allclose(got.coef, ref.coef, rtol=1e-6, atol=1e-9 * np.abs(ref.coef).max())
+    np.testing.assert_allclose(got.intercept, ref.intercept, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="exact_solver"):
+        fit_kernel_machine(X, y, 0.7, alphas, exact_solver="qr")
+
+
+@settings(max_examples=20)
+@given(problems)
+def test_alpha_path_equals_fresh_solves(p):
+    seed, n, d, gamma, _ = p
+    X, y = problem(seed, n, d)
+    alphas = np.array([1e-3, 0.1, 1.0, 30.0])
+    for approx in ("exact", Nystroem(n_landmarks=max(1, n // 2))):
+        path = fit_kernel_machine(X, y, gamma, alphas, approximation=approx, random_state=seed)
+        for j, a in enumerate(alphas):
+            one = fit_kernel_machine(X, y, gamma, [a], approximation=approx, random_state=seed)
+            scale = np.abs(one.coef).max()
+            np.testing.assert_allclose(path.coef[:, :, j], one.coef[:, :, 0], rtol=1e-6,
+                                       atol=1e-8 * (1 + scale))
+            np.testing.assert_allclose(path.intercept[:, j], one.intercept[:, 0], rtol=1e-6,
+                                       atol=1e-8 * (1 + abs(one.intercept[0, 0])))
+
+
+@settings(max_examples=20)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 50), st.integers(1, 30), st.integers(1, 3),
+       st.sampled_from(["gaussian", "laplacian"]), st.integers(1, 2000))
+def test_cross_kernel_matvec_equals_dense(seed, n_new, n_train, m, kernel, block_bytes):
+    rng = np.random.default_rng(seed)
+    Xn = rng.standard_normal((n_new, 3))
+    Xt = rng.standard_normal((n_train, 3))
+    coef = rng.standard_normal((n_train, m))
+    ref = kernel_matrix(Xn, Xt, 0.6, kernel) @ coef
+    python_blocks = cross_kernel_matvec(Xn, Xt, coef, 0.6, kernel, block_bytes=block_bytes)
+    np.testing.assert_allclose(python_blocks, ref, rtol=1e-10, atol=1e-12)
+    compiled = cross_kernel_matvec(Xn, Xt, coef, 0.6, kernel)
+    np.testing.assert_allclose(compiled, ref, rtol=1e-10, atol=1e-12)
+    out1 = cross_kernel_matvec(Xn, Xt, coef[:, 0], 0.6, kernel)
+    np.testing.assert_allclose(out1, ref[:, 0], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
+def test_compiled_prediction_is_thread_invariant(kernel):
+    rng = np.random.default_rng(0)
+    Xn = rng.standard_normal((700, 4))               # 11 blocks of 64 rows
+    Xt = rng.standard_normal((150, 4))
+    coef = rng.standard_normal((150, 3))
+    one = cross_kernel_matvec(Xn, Xt, coef, 0.4, kernel, workers=1)
+    two = cross_kernel_matvec(Xn, Xt, coef, 0.4, kernel, workers=2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_allclose(one, kernel_matrix(Xn, Xt, 0.4, kernel) @ coef, rtol=1e-10,
+                               atol=1e-12)
+    empty = cross_kernel_matvec(Xn[:0], Xt, coef, 0.4, kernel)
+    assert empty.shape == (0, 3)
+
+
+def test_multi_output_solves_every_column():
+    X, y = problem(8, 25, 2)
+    Y = np.column_stack([y, -y, np.linspace(-1, 1, 25)])
+    m = kernelselect.fit_lssvm(X, Y, 0.5, 0.2)
+    K = kernel_matrix(X, X, 0.5)
+    for j in range(3):
+        a_ref, b_ref = dense_lssvm(K, Y[:, j], 0.2)
+        np.testing.assert_allclose(m.coef[:, j, 0], a_ref, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(m.intercept[j, 0], b_ref, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"alpha": 0.0}, "alpha"),
+    ({"alpha": -1.0}, "alpha"),
+    ({"alpha": [1.0, np.nan]}, "alpha"),
+    ({"gamma": 0.0}, "gamma"),
+    ({"kernel": "poly"}, "kernel"),
+    ({"approximation": "nope"}, "approximation"),
+    ({"approximation": Nystroem(n_landmarks=50)}, "n_landmarks"),
+    ({"approximation": Nystroem(n_landmarks=5, rank=8)}, "rank"),
+])
+def test_bad_solver_inputs(kwargs, match):
+    X, y = problem(9, 20, 2)
+    args = {"gamma": 0.5, "alpha": 1.0}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        kernelselect.fit_lssvm(X, y, **args)
+
+
+def test_bad_data():
+    X, y = problem(9, 20, 2)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X contains NaN"):
+        kernelselect.fit_krr(Xn, y, 0.5)
+    with pytest.raises(ValueError, match="y has 19 entries"):
+        kernelselect.fit_krr(X, y[:-1], 0.5)
+    yn = y.copy()
+    yn[0] = np.inf
+    with pytest.raises(ValueError, match="y contains inf"):
+        kernelselect.fit_lssvm(X, yn, 0.5)
