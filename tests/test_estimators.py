@@ -19,21 +19,6 @@ from kernelselect import (  # noqa: E402
     SelectionResult,
 )
 
-# The circulant stand-in keeps only the grid points and approximates K crudely on the
-# check's small random data set: the accuracy threshold of the training check is not met.
-MCM_EXPECTED = {
-    "check_classifiers_train": "the Song–Xu circulant stand-in is too crude on the check's "
-                               "data to reach its accuracy threshold",
-}
-
-
-def expected_failed(estimator):
-    if getattr(estimator, "approximation", None) == "mcm" and not isinstance(
-            estimator, KernelSelectionCV):
-        return MCM_EXPECTED
-    return {}
-
-
 @parametrize_with_checks(
     [
         LSSVMClassifier(),
@@ -50,7 +35,6 @@ def expected_failed(estimator):
         KernelSelectionCV(KernelRidgeRegressor(), criterion="cv", approximation="nystrom",
                           cv=3, gammas=[0.1, 1.0], alphas=[0.1, 1.0], random_state=0),
     ],
-    expected_failed_checks=expected_failed,
 )
 def test_sklearn_conformance(estimator, check):
     check(estimator)
