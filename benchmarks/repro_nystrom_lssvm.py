@@ -22,7 +22,6 @@ Run single-threaded for comparable timings on a shared machine:
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time

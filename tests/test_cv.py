@@ -24,7 +24,6 @@ def brute_force_cv(X, y, gammas, alphas, folds, bias, loss):
         for i, g in enumerate(gammas):
             K = kernel_matrix(X[tr], X[tr], g)
             Kv = kernel_matrix(X[va], X[tr], g)
-            n = tr.size
             for j, a in enumerate(alphas):
                 if loss == "error" and classes.size > 2:
                     scores = []

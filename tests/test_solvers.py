@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelselect
-from kernelselect import lowlevel
 from kernelselect._solvers import (
     CholeskyFactor,
     CirculantFactor,
@@ -21,7 +20,7 @@ from kernelselect._solvers import (
     fit_kernel_machine,
 )
 from kernelselect.operators.mcm import MCMOperator
-from kernelselect.operators.nystrom import Nystroem, nystroem_factor
+from kernelselect.operators.nystrom import Nystroem
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import kernel_matrix, multilevel_circulant, song_xu_column

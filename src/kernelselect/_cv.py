@@ -153,7 +153,7 @@ def encode_targets(y, classification):
     classes, codes = np.unique(y, return_inverse=True)
     if classes.size < 2:
         raise ValueError(
-            f"y holds one class only ({classes[0]!r}); classification needs at least two "
+            f"y holds one class only ({np.asarray(classes[0]).tolist()!r}); classification needs at least two "
             "classes."
         )
     if classes.size == 2:

@@ -32,7 +32,7 @@ form z(x)ᵀw + b.
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_kernel, check_matrix, check_positive, float_dtype
+from ._validation import check_kernel, check_matrix, check_positive
 from .operators._lowrank import small_blas
 
 __all__ = [
@@ -80,7 +80,7 @@ def check_alphas(alphas, name="alpha"):
         raise ValueError(f"{name} must be a positive number or a non-empty 1-D sequence, got shape {arr.shape}.")
     bad = ~(np.isfinite(arr) & (arr > 0))
     if bad.any():
-        raise ValueError(f"{name} must be finite and > 0 (the ridge added to K); got {arr[bad][0]!r}.")
+        raise ValueError(f"{name} must be finite and > 0 (the ridge added to K); got {float(arr[bad][0])!r}.")
     return arr
 
 

@@ -231,7 +231,7 @@ def encode_binary(y, criterion=None):
     who = f" (criterion {criterion!r} needs two classes)" if criterion else ""
     if classes.size < 2:
         raise ValueError(
-            f"y has a single class ({classes[0]!r} for all {y.size} samples){who}; "
+            f"y has a single class ({np.asarray(classes[0]).tolist()!r} for all {y.size} samples){who}; "
             "give labels of two classes."
         )
     if classes.size > 2:

@@ -44,7 +44,7 @@ def _check_grid(values, name):
         raise ValueError(f"{name} must be a non-empty 1-D sequence of positive numbers, got shape {arr.shape}.")
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
-        raise ValueError(f"{name} must all be finite and > 0; got {bad!r}.")
+        raise ValueError(f"{name} must all be finite and > 0; got {float(bad)!r}.")
     return arr
 
 
@@ -285,7 +285,7 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     classes = np.unique(y)
     if classes.size < 2:
         raise ValueError(
-            f"y has a single value ({classes[0]!r}) for all {n} samples; criterion "
+            f"y has a single value ({np.asarray(classes[0]).tolist()!r}) for all {n} samples; criterion "
             f"{crits[0].name!r} needs two classes or a varying target."
         )
     for c in crits:
