@@ -1,4 +1,4 @@
-"""Nyström low-rank stand-in K̃ = C W_k⁺ Cᵀ = VVᵀ (papers 002, 004)."""
+"""Nyström low-rank stand-ins K̃ = VVᵀ (papers 002, 004) and their landmark samplers."""
 
 import numpy as np
 import scipy.linalg
@@ -6,20 +6,25 @@ import scipy.linalg
 from .._validation import check_positive, check_positive_int, check_random_state
 from ._base import Approximation, ExplicitBasisOperator
 from ._lowrank import factor_spectrum, small_blas
+from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
+                        ridge_leverage_scores)
 
-__all__ = ["Nystroem", "nystroem_factor"]
+__all__ = ["Nystroem", "nystroem_factor", "SAMPLERS"]
 
-SAMPLERS = ("uniform",)
+SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
+#: the "optimal" rank-k approximation holds K and its full eigendecomposition
+OPTIMAL_MAX_N = 5000
 
 
-def nystroem_factor(C, landmarks, rank, eigen_floor):
+def nystroem_factor(C, landmarks, rank, eigen_floor, W=None):
     """V (n, k′) with VVᵀ = C W_k⁺ Cᵀ, W = C[landmarks] = K(X_I, X_I).
 
     W = UΣUᵀ (eigh); the k largest eigenvalues above ``eigen_floor``·σ_max are kept
-    (k′ ≤ k of them) and V = C U_k Σ_k^{−1/2}.
+    (k′ ≤ k of them) and V = C U_k Σ_k^{−1/2}. ``W`` may be given instead of
+    ``landmarks`` (landmarks that are not rows of X, e.g. k-means centres).
     """
     C = np.asarray(C, dtype=np.float64)
-    W = C[landmarks]
+    W = C[landmarks] if W is None else np.asarray(W, dtype=np.float64)
     W = 0.5 * (W + W.T)
     with small_blas(float(W.shape[0]) ** 3):
         sig, U = scipy.linalg.eigh(W, driver="evd")
@@ -33,45 +38,81 @@ def nystroem_factor(C, landmarks, rank, eigen_floor):
 
 
 class Nystroem(Approximation):
-    """Nyström approximation with uniformly sampled landmarks.
+    """Nyström approximation K̃ = C W_k⁺ Cᵀ = VVᵀ with a choice of landmark sampler.
 
-    C = K(X, X_I) (n×c), W = K(X_I, X_I), K̃ = C W_k⁺ Cᵀ = VVᵀ with
-    V = C U_k Σ_k^{−1/2}; the thin SVD V = QSRᵀ gives the eigenpairs (s_i², q_i) of K̃
-    and zero on the complement (DESIGN.md, "Nyström family").
+    C = K(X, Z) (n×c) for c landmarks Z, W = K(Z, Z), V = C U_k Σ_k^{−1/2} (W = UΣUᵀ);
+    the thin SVD V = QSRᵀ gives the eigenpairs (s_i², q_i) of K̃ and zero on the
+    complement (DESIGN.md, "Nyström family"; paper 002, Sec. V).
 
     Parameters
     ----------
     n_landmarks : int or None, default=None
-        c, the number of landmark points; None → min(n, 200).
+        c, the number of landmark points; None → min(n, 200) (the number of rows of
+        ``landmarks`` when those are given).
     rank : int or None, default=None
-        k ≤ c, the number of eigenpairs of W kept; None → c.
-    sampler : {"uniform"}, default="uniform"
-        Landmark sampler: uniform without replacement.
+        k ≤ c, the number of eigenpairs kept; None → c.
+    sampler : str, default="uniform"
+        - "uniform": c rows of X uniformly without replacement.
+        - "column_norm": without replacement with p_i ∝ ‖K_{:,i}‖² (Drineas & Mahoney
+          2005). The squared column norms are the row sums of the kernel at 2γ
+          (κ_γ² = κ_{2γ} for the Gaussian and the Laplacian), streamed: O(n²d) time,
+          O(n) memory per γ.
+        - "leverage": without replacement with p_i ∝ ℓ̃_i(λ), the Nyström estimate of
+          the λ-ridge leverage scores from a uniform pilot of ``pilot_size`` landmarks
+          (Musco & Musco 2017; Alaoui & Mahoney 2015): an upper bound on the exact
+          scores, see :func:`~kernelselect.operators._samplers.ridge_leverage_scores`.
+          O(nc′d + nc′²) per γ.
+        - "kmeans": landmarks at the c k-means centres of X (Zhang, Tsang & Kwok 2008;
+          scikit-learn's KMeans, needed). The centres are new points: C = K(X, Z),
+          W = K(Z, Z). Drawn once, independent of γ.
+        - "modified": uniform landmarks, then the modified Nyström approximation
+          K̃ = C (C⁺ K (C⁺)ᵀ) Cᵀ (Wang & Zhang 2013), the best approximation of K in the
+          column space of C. With C = QR (thin SVD, directions below ``eigen_floor``
+          dropped) it is Q (QᵀKQ) Qᵀ; KQ is one streamed ``kernel_matvec``: O(n²c)
+          time, O(nc) memory. The c×c core is truncated to its top k eigenpairs.
+        - "optimal": the best rank-k approximation of K (dense eigh; paper 002's
+          OptApp reference). O(n³) time, O(n²) memory; refused above 5000 points.
+    landmarks : array or None, default=None
+        User landmarks, overriding the sampler's choice: an integer array (c,) of row
+        indices of X, or a float array (c, d) of points. Allowed with
+        sampler="uniform" (plain Nyström) or "modified" (indices only).
+    pilot_size : int or None, default=None
+        c′, the uniform pilot of the "leverage" sampler; None → c.
+    ridge : float or None, default=None
+        λ of the ridge leverage scores; None → 0.005·n (paper 002's α = μn, μ = 0.005).
     eigen_floor : float, default=1e-8
         Eigenvalues of W at or below ``eigen_floor``·σ_max(W) are dropped: through
         W_k⁺ they amplify the rounding error of K̃ by about σ_max/σ, so keeping
         σ/σ_max > 1e-8 holds K̃ to ~1e-8 relative accuracy (with a floor of 1e-12
         entries of K̃ were off by 1e-5 relative on smooth Gaussian kernels).
     random_state : int, Generator or None
-        Landmarks are drawn once per selection and reused for every γ.
+        All randomness is drawn once per selection (``prepare``) and reused for every γ.
+        The γ-dependent samplers ("column_norm", "leverage") draw their c landmarks per
+        γ from fixed Gumbel noise G (Gumbel-top-c: the c largest log p_γ,i + G_i), a
+        without-replacement draw from p_γ; as γ moves only the ranking changes, so the
+        criterion curve is reproducible and smooth in the sense of common random
+        numbers.
 
     Notes
     -----
-    Cost per γ: O(ncd) for C, O(c³) for eigh(W), O(nk²) for the SVD of V; memory
-    O(nc). Paper 004 (Nyström approximate model selection for LSSVM) bounds the
-    criterion error in terms of ‖K − K̃‖.
+    Cost per γ: O(ncd) for C, O(c³) for eigh(W), O(nk²) for the SVD of V, plus the
+    sampler's cost above; memory O(nc). Paper 004 (Nyström approximate model selection
+    for LSSVM) bounds the criterion error in terms of ‖K − K̃‖.
     """
 
     name = "nystrom"
     label = "nystrom"
 
     def __init__(self, n_landmarks=None, rank=None, sampler="uniform", eigen_floor=1e-8,
-                 random_state=None):
+                 random_state=None, landmarks=None, pilot_size=None, ridge=None):
         self.n_landmarks = n_landmarks
         self.rank = rank
         self.sampler = sampler
         self.eigen_floor = eigen_floor
         self.random_state = random_state
+        self.landmarks = landmarks
+        self.pilot_size = pilot_size
+        self.ridge = ridge
 
     def _sizes(self, n):
         c = min(n, 200) if self.n_landmarks is None else check_positive_int(
@@ -83,26 +124,155 @@ class Nystroem(Approximation):
             raise ValueError(f"rank={k} exceeds n_landmarks={c}; choose rank ≤ n_landmarks.")
         return c, k
 
+    def _user_landmarks(self, X):
+        L = np.asarray(self.landmarks)
+        n, d = X.shape
+        if L.ndim == 1 and L.size and np.issubdtype(L.dtype, np.integer):
+            if L.min() < 0 or L.max() >= n:
+                raise ValueError(f"landmarks indices must lie in [0, {n}); got the range "
+                                 f"[{int(L.min())}, {int(L.max())}].")
+            if np.unique(L).size != L.size:
+                raise ValueError("landmarks indices must be distinct (W would be singular).")
+            return np.sort(L.astype(np.intp)), None
+        if L.ndim == 2 and L.shape[0] >= 1 and L.shape[1] == d and np.issubdtype(
+                L.dtype, np.number):
+            if not np.all(np.isfinite(L)):
+                raise ValueError("landmarks points must be finite.")
+            return None, np.ascontiguousarray(L, dtype=np.float64)
+        raise ValueError(
+            f"landmarks must be a non-empty integer index array of shape (c,) or a float "
+            f"array of points of shape (c, {d}); got dtype {L.dtype} and shape {L.shape}."
+        )
+
     def prepare(self, X, y, *, kernel, random_state, workers):
         n = X.shape[0]
-        c, k = self._sizes(n)
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}.")
         check_positive(self.eigen_floor, "eigen_floor", allow_zero=True)
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
-        landmarks = np.sort(rng.choice(n, size=c, replace=False))
-        return {"landmarks": landmarks, "rank": k}
+        state = {"sampler": self.sampler}
+        if self.landmarks is not None:
+            if self.sampler not in ("uniform", "modified"):
+                raise ValueError(f"landmarks= replaces the sampler's choice; use it with "
+                                 f"sampler='uniform' or 'modified', not {self.sampler!r}.")
+            idx, pts = self._user_landmarks(X)
+            if pts is not None and self.sampler == "modified":
+                raise ValueError("sampler='modified' needs landmarks that are rows of X: "
+                                 "pass indices, not points.")
+            c_user = idx.size if idx is not None else pts.shape[0]
+            if c_user > n:
+                raise ValueError(f"landmarks has {c_user} rows, more than n={n} samples.")
+            if self.n_landmarks is not None and int(self.n_landmarks) != c_user:
+                raise ValueError(f"n_landmarks={self.n_landmarks} disagrees with the "
+                                 f"{c_user} landmarks given; leave n_landmarks=None.")
+            k = c_user if self.rank is None else check_positive_int(self.rank, "rank")
+            if k > c_user:
+                raise ValueError(f"rank={k} exceeds the {c_user} landmarks given.")
+            state.update(rank=k, landmarks=idx, points=pts)
+            return state
+        c, k = self._sizes(n)
+        state["rank"] = k
+        if self.sampler in ("uniform", "modified"):
+            state["landmarks"] = np.sort(rng.choice(n, size=c, replace=False))
+        elif self.sampler in ("column_norm", "leverage"):
+            state["n_landmarks"] = c
+            state["gumbel"] = rng.gumbel(size=n)
+            if self.sampler == "leverage":
+                cp = c if self.pilot_size is None else check_positive_int(
+                    self.pilot_size, "pilot_size")
+                if cp > n:
+                    raise ValueError(f"pilot_size={cp} exceeds the number of samples n={n}.")
+                state["pilot"] = np.sort(rng.choice(n, size=cp, replace=False))
+                state["ridge"] = (0.005 * n if self.ridge is None
+                                  else check_positive(self.ridge, "ridge"))
+        elif self.sampler == "kmeans":
+            state["points"] = kmeans_centres(X, c, rng.integers(2 ** 31 - 1))
+            state["landmarks"] = None
+        else:  # optimal
+            if n > OPTIMAL_MAX_N:
+                raise ValueError(
+                    f"sampler='optimal' computes the dense eigendecomposition of K and is "
+                    f"limited to n ≤ {OPTIMAL_MAX_N}; got n={n}. Use a Nyström sampler.")
+        return state
 
-    def build(self, X, y, gamma, *, kernel, state, workers):
+    def landmarks_for(self, X, gamma, *, kernel, state, workers=None):
+        """(indices or None, points or None) of the landmarks used at ``gamma``."""
+        sampler = state.get("sampler", "uniform")
+        if sampler == "column_norm" and "gumbel" in state:
+            p = column_norm_probabilities(X, gamma, kernel=kernel, workers=workers)
+            return gumbel_top_c(p, state["gumbel"], state["n_landmarks"]), None
+        if sampler == "leverage" and "gumbel" in state:
+            p = ridge_leverage_scores(X, gamma, state["pilot"], state["ridge"], kernel=kernel,
+                                      workers=workers)
+            return gumbel_top_c(p, state["gumbel"], state["n_landmarks"]), None
+        return state.get("landmarks"), state.get("points")
+
+    def factor(self, X, gamma, *, kernel, state, workers=None):
+        """V (n, k′) with K̃ = VVᵀ at ``gamma`` (the solvers' Woodbury factor)."""
+        return self._factor(X, gamma, kernel, state, workers)[0]
+
+    def _factor(self, X, gamma, kernel, state, workers):
         from .. import lowlevel
 
-        landmarks = state["landmarks"]
-        C = lowlevel.kernel_block(X, X[landmarks], gamma, kernel=kernel, workers=workers)
-        V = nystroem_factor(C, landmarks, state["rank"], float(self.eigen_floor))
+        floor = float(self.eigen_floor)
+        k = state["rank"]
+        sampler = state.get("sampler", "uniform")
+        if sampler == "optimal":
+            return _optimal_factor(X, gamma, kernel, k, floor, workers), X.shape[0]
+        idx, pts = self.landmarks_for(X, gamma, kernel=kernel, state=state, workers=workers)
+        Z = X[idx] if pts is None else pts
+        C = lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers)
+        if sampler == "modified":
+            return _modified_factor(X, C, gamma, kernel, k, floor, workers), Z.shape[0]
+        if pts is None:
+            return nystroem_factor(C, idx, k, floor), Z.shape[0]
+        W = lowlevel.kernel_block(pts, pts, gamma, kernel=kernel, workers=workers)
+        return nystroem_factor(C, None, k, floor, W=W), Z.shape[0]
+
+    def build(self, X, y, gamma, *, kernel, state, workers):
+        V, c = self._factor(X, gamma, kernel, state, workers)
         lam, Q = factor_spectrum(V)
         op = ExplicitBasisOperator(lam, Q)
         op.name = "nystrom"
-        op.details = {"n_landmarks": int(landmarks.size), "rank": int(state["rank"]),
-                      "effective_rank": int(V.shape[1])}
+        op.details = {"n_landmarks": int(c), "rank": int(state["rank"]),
+                      "effective_rank": int(V.shape[1]),
+                      "sampler": state.get("sampler", "uniform")}
         return op
+
+
+def _modified_factor(X, C, gamma, kernel, rank, eigen_floor, workers):
+    """V with VVᵀ = C (C⁺ K (C⁺)ᵀ)_k Cᵀ = Q (QᵀKQ)_k Qᵀ, C = Q S Rᵀ (thin SVD)."""
+    from .. import lowlevel
+
+    C = np.asarray(C, dtype=np.float64)
+    with small_blas(float(C.shape[0]) * C.shape[1] ** 2):
+        Q, s, _ = scipy.linalg.svd(C, full_matrices=False, lapack_driver="gesdd")
+    Q = Q[:, s > np.sqrt(eigen_floor) * (s[0] if s.size else 0.0)]
+    if Q.shape[1] == 0:
+        return np.zeros((C.shape[0], 0))
+    KQ = np.asarray(lowlevel.kernel_matvec(X, np.ascontiguousarray(Q), gamma, kernel=kernel,
+                                           workers=workers), dtype=np.float64)
+    core = Q.T @ KQ
+    core = 0.5 * (core + core.T)
+    with small_blas(float(core.shape[0]) ** 3):
+        sig, U = scipy.linalg.eigh(core, driver="evd")
+    order = np.argsort(sig)[::-1]
+    sig, U = sig[order], U[:, order]
+    keep = np.flatnonzero(sig > eigen_floor * max(sig[0], 0.0))[:rank]
+    return Q @ (U[:, keep] * np.sqrt(sig[keep]))
+
+
+def _optimal_factor(X, gamma, kernel, rank, eigen_floor, workers):
+    """V = U_k Λ_k^{1/2}: the best rank-k approximation of K (dense eigh)."""
+    from .. import lowlevel
+
+    K = np.asarray(lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers),
+                   dtype=np.float64)
+    n = K.shape[0]
+    lam, U = scipy.linalg.eigh(0.5 * (K + K.T), subset_by_index=[max(n - rank, 0), n - 1],
+                               driver="evr")
+    order = np.argsort(lam)[::-1]
+    lam, U = lam[order], U[:, order]
+    keep = np.flatnonzero(lam > eigen_floor * max(lam[0], 0.0))
+    return U[:, keep] * np.sqrt(lam[keep])

@@ -1,0 +1,132 @@
+"""Landmark samplers and sampling distributions for the Nyström family (paper 002, Sec. V).
+
+Every function streams the kernel (``lowlevel.kernel_sums`` / ``kernel_block``) and
+never holds the n×n matrix.
+
+Sampling without replacement from a distribution p uses the Gumbel-top-c trick:
+with G_i i.i.d. standard Gumbel, the c indices with the largest log p_i + G_i are a
+draw of c items without replacement, each successive item chosen with probability
+proportional to p among those left (successive sampling). The Gumbel noise G is drawn
+once per selection, so for a γ-dependent p the landmark set changes only where the
+ranking of log p_γ + G changes: the criterion curve over γ stays reproducible and moves
+by common random numbers, not by fresh draws per γ.
+"""
+
+import numpy as np
+import scipy.linalg
+
+from ._lowrank import small_blas
+
+__all__ = [
+    "column_norm_probabilities",
+    "gumbel_top_c",
+    "ridge_leverage_scores",
+    "kmeans_centres",
+]
+
+
+def gumbel_top_c(p, gumbel, c):
+    """The c indices (sorted) of a without-replacement draw from p given fixed noise.
+
+    Parameters
+    ----------
+    p : ndarray (n,)
+        Non-negative weights (need not sum to one); zero weights are never chosen
+        unless fewer than c weights are positive.
+    gumbel : ndarray (n,)
+        Standard Gumbel variates, −log(−log U) for U uniform on (0, 1).
+    c : int
+        Number of indices.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        keys = np.where(p > 0, np.log(np.where(p > 0, p, 1.0)), -np.inf) + gumbel
+    top = np.argpartition(-keys, c - 1)[:c] if c < p.size else np.arange(p.size)
+    return np.sort(top)
+
+
+def column_norm_probabilities(X, gamma, kernel="gaussian", workers=None):
+    """p_i = ‖K_{:,i}‖² / ‖K‖_F², the squared column-norm distribution (paper 002, Sec. V;
+    Drineas & Mahoney 2005).
+
+    ‖K_{:,i}‖² = Σ_j κ(x_i, x_j)². For the Gaussian and the Laplacian kernel
+    κ_γ(x, z)² = κ_{2γ}(x, z), so the squared column norms are the row sums of the kernel
+    matrix at 2γ, streamed by ``kernel_sums``: O(n²d) time, O(n) memory.
+
+    Returns
+    -------
+    ndarray (n,)
+        Probabilities summing to one.
+    """
+    from .. import lowlevel
+
+    sq = np.asarray(lowlevel.kernel_sums(X, 2.0 * gamma, kernel=kernel, workers=workers)
+                    ["row_sums"], dtype=np.float64)
+    return sq / sq.sum()
+
+
+def ridge_leverage_scores(X, gamma, pilot, ridge, kernel="gaussian", workers=None):
+    """Nyström estimate of the λ-ridge leverage scores ℓ_i(λ) = (K(K + λI)⁻¹)_ii.
+
+    With a pilot landmark set S (columns C = K(X, X_S), W = K(X_S, X_S)),
+
+        ℓ̃_i = (K_ii − C_i (W + λI)⁻¹ C_iᵀ) / λ
+
+    (the regularised Nyström estimate of Musco & Musco 2017, "Recursive sampling for the
+    Nyström method", NeurIPS, taken with an unweighted selection; Alaoui & Mahoney 2015,
+    "Fast randomized kernel methods with statistical guarantees", NeurIPS, estimate the
+    scores from a Nyström pilot in the same spirit). For any S it is an upper bound,
+    ℓ_i ≤ ℓ̃_i ≤ K_ii/λ, with ℓ̃ = ℓ when S holds every point: writing K = ΦΦᵀ,
+    λ(ℓ̃_i − ℓ_i) = φ_iᵀ[f(ΦᵀΦ) − f(ΦᵀP_SΦ)]φ_i with f(x) = x/(x + λ) operator
+    monotone and ΦᵀP_SΦ ⪯ ΦᵀΦ. Musco & Musco show the over-estimate is within a constant
+    factor when S is itself a ridge-leverage sample; for a uniform pilot of size c′ no
+    factor is guaranteed, so the tests check the bound ℓ ≤ ℓ̃ and measure the factor
+    max ℓ̃_i/ℓ_i on small problems (≤ 3 there with c′ ≥ d_eff(λ)).
+
+    Cost O(nc′d + nc′²), memory O(nc′).
+
+    Parameters
+    ----------
+    X : ndarray (n, d)
+    gamma : float
+    pilot : ndarray (c′,) of int
+        Indices of the pilot landmarks.
+    ridge : float
+        λ > 0.
+
+    Returns
+    -------
+    ndarray (n,)
+        ℓ̃ (positive, Σ ℓ̃ ≥ d_eff(λ) = tr K(K + λI)⁻¹).
+    """
+    from .. import lowlevel
+
+    C = np.asarray(lowlevel.kernel_block(X, X[pilot], gamma, kernel=kernel, workers=workers),
+                   dtype=np.float64)
+    W = C[pilot]
+    W = 0.5 * (W + W.T) + ridge * np.eye(pilot.size)
+    with small_blas(float(pilot.size) ** 3 + float(C.shape[0]) * pilot.size ** 2):
+        R = scipy.linalg.cholesky(W, lower=False, check_finite=False)
+        B = scipy.linalg.solve_triangular(R, C.T, trans="T", lower=False, check_finite=False)
+    # both kernels have κ(x, x) = 1
+    scores = (1.0 - np.einsum("ij,ij->j", B, B)) / ridge
+    return np.clip(scores, np.finfo(np.float64).tiny, None)
+
+
+def kmeans_centres(X, c, seed):
+    """c k-means centres of the rows of X (scikit-learn's KMeans, k-means++ start).
+
+    Zhang, Tsang & Kwok 2008 ("Improved Nyström low-rank approximation and error
+    analysis", ICML) place the landmarks at k-means centres; these are new points, not
+    rows of X.
+    """
+    try:
+        from sklearn.cluster import KMeans
+    except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
+        raise ImportError(
+            "sampler='kmeans' needs scikit-learn (pip install scikit-learn); use "
+            "sampler='uniform' or pass landmarks= instead."
+        ) from exc
+    km = KMeans(n_clusters=c, n_init=1, random_state=int(seed), max_iter=100)
+    km.fit(np.asarray(X, dtype=np.float64))
+    return np.asarray(km.cluster_centers_, dtype=np.float64)
