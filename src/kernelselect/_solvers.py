@@ -477,7 +477,7 @@ def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=N
     """(factor, support rows or None, RFF feature map or None) for one γ."""
     from . import lowlevel
     from .operators.dense import Exact
-    from .operators.nystrom import Nystroem, nystroem_factor
+    from .operators.nystrom import Nystroem
     from .operators.rff import RFF
 
     if isinstance(approx, Exact):
@@ -492,10 +492,9 @@ def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=N
             )
         return factors[method](K), None, None
     if isinstance(approx, Nystroem):
-        landmarks = state["landmarks"]
-        C = lowlevel.kernel_block(X, X[landmarks], gamma, kernel=kernel,
-                                  workers=block_workers(X.shape[0] * landmarks.size, workers))
-        V = nystroem_factor(C, landmarks, state["rank"], float(approx.eigen_floor))
+        c = state.get("n_landmarks") or state["rank"]
+        V = approx.factor(X, gamma, kernel=kernel, state=state,
+                          workers=block_workers(X.shape[0] * c, workers))
         return WoodburyFactor(V), None, None
     if isinstance(approx, RFF):
         D = state["W0"].shape[1]
