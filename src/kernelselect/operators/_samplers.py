@@ -80,8 +80,9 @@ def ridge_leverage_scores(X, gamma, pilot, ridge, kernel="gaussian", workers=Non
     λ(ℓ̃_i − ℓ_i) = φ_iᵀ[f(ΦᵀΦ) − f(ΦᵀP_SΦ)]φ_i with f(x) = x/(x + λ) operator
     monotone and ΦᵀP_SΦ ⪯ ΦᵀΦ. Musco & Musco show the over-estimate is within a constant
     factor when S is itself a ridge-leverage sample; for a uniform pilot of size c′ no
-    factor is guaranteed, so the tests check the bound ℓ ≤ ℓ̃ and measure the factor
-    max ℓ̃_i/ℓ_i on small problems (≤ 3 there with c′ ≥ d_eff(λ)).
+    factor is guaranteed. Stated and tested here: ℓ ≤ ℓ̃ always, ℓ̃ = ℓ for a full
+    pilot, and, measured on n = 80 Gaussian samples with c′ = ⌈2·d_eff(λ)⌉ uniform pilot
+    points, max_i ℓ̃_i/ℓ_i ≤ 6.5 (tests/test_samplers.py asserts ≤ 8).
 
     Cost O(nc′d + nc′²), memory O(nc′).
 
