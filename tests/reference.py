@@ -366,3 +366,48 @@ def one_hot_unit_columns(labels):
         for i in members:
             Y[i, c] = 1.0 / np.sqrt(len(members))
     return Y
+
+
+# Nyström samplers (paper 002, Sec. V) on explicit matrices
+# ---------------------------------------------------------------------------
+
+
+def column_norm_probabilities(X, gamma, kernel="gaussian"):
+    """p_i = ‖K_{:,i}‖² / ‖K‖_F² from the explicit K."""
+    K = kernel_matrix(X, X, gamma, kernel)
+    sq = (K ** 2).sum(axis=0)
+    return sq / sq.sum()
+
+
+def ridge_leverage(K, lam):
+    """ℓ_i(λ) = (K (K + λI)⁻¹)_ii."""
+    return np.diag(K @ np.linalg.inv(K + lam * np.eye(K.shape[0])))
+
+
+def ridge_leverage_nystroem(K, pilot, lam):
+    """(K − K_{:,S}(K_SS + λI)⁻¹K_{S,:})_ii / λ."""
+    C = K[:, pilot]
+    W = K[np.ix_(pilot, pilot)]
+    return np.diag(K - C @ np.linalg.inv(W + lam * np.eye(len(pilot))) @ C.T) / lam
+
+
+def modified_nystroem_matrix(X, landmarks, gamma, kernel="gaussian"):
+    """C (C⁺ K (C⁺)ᵀ) Cᵀ, C = K(X, X_I)."""
+    K = kernel_matrix(X, X, gamma, kernel)
+    C = K[:, landmarks]
+    Cp = np.linalg.pinv(C)
+    return C @ (Cp @ K @ Cp.T) @ C.T
+
+
+def optimal_rank_k(X, gamma, k, kernel="gaussian"):
+    """The best rank-k approximation U_k Λ_k U_kᵀ of K."""
+    K = kernel_matrix(X, X, gamma, kernel)
+    lam, U = np.linalg.eigh(K)
+    order = np.argsort(lam)[::-1][:k]
+    return (U[:, order] * lam[order]) @ U[:, order].T
+
+
+def nystroem_points_matrix(X, Z, gamma, kernel="gaussian"):
+    """K(X, Z) K(Z, Z)⁺ K(Z, X) for landmark points Z."""
+    C = kernel_matrix(X, Z, gamma, kernel)
+    return C @ np.linalg.pinv(kernel_matrix(Z, Z, gamma, kernel)) @ C.T
