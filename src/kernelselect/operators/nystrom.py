@@ -69,7 +69,8 @@ class Nystroem(Approximation):
           K̃ = C (C⁺ K (C⁺)ᵀ) Cᵀ (Wang & Zhang 2013), the best approximation of K in the
           column space of C. With Q an orthonormal basis of range(C) (directions with
           singular values below √eigen_floor·s_max dropped) it is Q (QᵀKQ) Qᵀ; KQ is
-          one streamed ``kernel_matvec``: O(n²c) time, O(nc) memory. The c×c core is truncated to its top k eigenpairs.
+          one streamed ``kernel_matvec``: O(n²c) time, O(nc) memory. The c×c core is
+          truncated to its top k eigenpairs.
         - "optimal": the best rank-k approximation of K (dense eigh; paper 002's
           OptApp reference). O(n³) time, O(n²) memory; refused above 5000 points.
     landmarks : array or None, default=None
