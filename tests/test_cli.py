@@ -313,3 +313,41 @@ def test_end_to_end_errors(capsys, argv, message):
     code, _, err = run(argv, capsys)
     assert code == 2 and err.startswith("kernelselect: error: ") and message in err
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "extra, approximation",
+    [
+        (["--sampler", "column_norm", "--landmarks", "60"],
+         kernelselect.Nystroem(n_landmarks=60, sampler="column_norm")),
+        (["--approximation", "rff", "--features", "50"], kernelselect.RFF(n_features=50)),
+        (["--approximation", "random_mcm", "--features", "30", "--criterion", "random_kta_row"],
+         kernelselect.RandomMCM(n_features=30)),
+    ],
+)
+def test_end_to_end_configured_approximation(capsys, tmp_path, extra, approximation):
+    js = tmp_path / "out.json"
+    argv = ["select", "--dataset", "heart", "--gammas", "0.05,0.2", "--quiet",
+            "--json", str(js)] + extra
+    criterion = extra[extra.index("--criterion") + 1] if "--criterion" in extra else "ree"
+    code, _, err = run(argv, capsys)
+    assert code == 0, err
+    X, y = datasets.load("heart", return_X_y=True)
+    direct = kernelselect.select_kernel(X, y, gammas=[0.05, 0.2], criterion=criterion,
+                                        approximation=approximation, random_state=0,
+                                        standardize=True)
+    got = np.asarray(json.loads(js.read_text())["result"]["curves"][criterion])
+    np.testing.assert_allclose(got, direct.curves[criterion], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--approximation", "rff", "--sampler", "leverage"], "--approximation nystrom only"),
+        (["--features", "10"], "rff or random_mcm only"),
+        (["--sampler", "bogus"], "sampler"),
+    ],
+)
+def test_configured_approximation_errors(capsys, extra, message):
+    code, _, err = run(["select", "--dataset", "heart", "--gammas", "0.1"] + extra, capsys)
+    assert code == 2 and message in err

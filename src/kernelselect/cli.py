@@ -139,6 +139,13 @@ def build_parser():
                      "the first one selects")
     sel.add_argument("--approximation", default="nystrom", choices=APPROXIMATIONS,
                      help="stand-in for the kernel matrix (default nystrom)")
+    sel.add_argument("--sampler", metavar="NAME",
+                     help="Nystroem landmark sampler: uniform (default), column_norm, "
+                     "leverage, kmeans, modified, optimal")
+    sel.add_argument("--landmarks", type=int, metavar="C",
+                     help="Nystroem landmarks c (default min(n, 200))")
+    sel.add_argument("--features", type=int, metavar="D",
+                     help="random features D of rff / random_mcm (defaults 200 / 100)")
     sel.add_argument("--kernel", default="gaussian", choices=KERNELS)
     grid = sel.add_mutually_exclusive_group()
     grid.add_argument("--gammas", metavar="LIST", help="comma-separated gamma values")
@@ -338,7 +345,7 @@ def _cmd_select(args, out):
         gammas=gammas,
         alphas=alphas,
         criterion=criteria if len(criteria) > 1 else criteria[0],
-        approximation=args.approximation,
+        approximation=_approximation(args),
         random_state=args.random_state,
         workers=args.workers,
         progress=progress,
@@ -407,6 +414,24 @@ def _cmd_config(args, out):
 
 
 _COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config}
+
+
+def _approximation(args):
+    """The approximation name, or a configured object when sizes or a sampler are given."""
+    import kernelselect
+
+    name = args.approximation
+    if args.sampler is not None or args.landmarks is not None:
+        if name != "nystrom":
+            raise CommandError("--sampler and --landmarks apply to --approximation nystrom only.")
+        return kernelselect.Nystroem(n_landmarks=args.landmarks, sampler=args.sampler or "uniform")
+    if args.features is not None:
+        if name == "rff":
+            return kernelselect.RFF(n_features=args.features)
+        if name == "random_mcm":
+            return kernelselect.RandomMCM(n_features=args.features)
+        raise CommandError("--features applies to --approximation rff or random_mcm only.")
+    return name
 
 
 def main(argv=None):
