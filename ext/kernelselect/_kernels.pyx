@@ -67,6 +67,7 @@ def vecmath_backend():
 cdef enum:
     ROW_BLOCK = 128
     COL_BLOCK = 512
+    BLOCK_ENTRIES = 16384     # entries of K per chunk of kernel_block (128 KiB in float64)
 
 ROW_BLOCK_SIZE = ROW_BLOCK
 COL_BLOCK_SIZE = COL_BLOCK
@@ -343,7 +344,9 @@ cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
                          const floating* Z, Py_ssize_t nz, Py_ssize_t d,
                          double gamma, int kernel, floating* K,
                          int threads) noexcept nogil:
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, c, i0, bi
+    cdef Py_ssize_t rows = BLOCK_ENTRIES // nz if nz < BLOCK_ENTRIES else 1
+    cdef Py_ssize_t n_chunks = (nx + rows - 1) // rows
     cdef floating g = _gamma(gamma, X)
     cdef floating* sq
     cdef floating* ZT
@@ -355,11 +358,16 @@ cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
             return KS_ERR_NOMEM
         _sq_norms(X, nx, d, sq)
         _sq_norms(Z, nz, d, sq + nx)
-        # One BLAS call for all dot products (BLAS threads are the caller's choice).
-        _gemm_nt(X, nx, Z, nz, d, <floating>-2, K, nz)
-        for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
-            _finish_sq_row(K + i * nz, X + i * d, sq[i], Z, sq + nx, nz, d)
-            _exp_neg_scaled(K + i * nz, nz, g)
+        # Fixed chunks of rows: the chunk's dot products by a single-threaded BLAS call
+        # straight into its rows of K, then the distances and exp while they are still
+        # in cache (one pass over K instead of three; the call scales with threads).
+        for c in prange(n_chunks, nogil=True, schedule='static', num_threads=threads):
+            i0 = c * rows
+            bi = min(rows, nx - i0)
+            _gemm_nt(X + i0 * d, bi, Z, nz, d, <floating>-2, K + i0 * nz, nz)
+            for i in range(i0, i0 + bi):
+                _finish_sq_row(K + i * nz, X + i * d, sq[i], Z, sq + nx, nz, d)
+                _exp_neg_scaled(K + i * nz, nz, g)
         free(sq)
     else:
         ZT = _transpose(Z, nz, d)

@@ -104,8 +104,7 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
     kernel : {"gaussian", "laplacian"}
         κ(x, z) = exp(−γ‖x − z‖²) or exp(−γ‖x − z‖₁).
     workers : int or None
-        Threads (None: OpenMP default; -1: all cores), used by BLAS and the
-        exponentiation pass.
+        Threads (None: OpenMP default; -1: all cores) over fixed chunks of rows.
 
     Returns
     -------
@@ -114,10 +113,12 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
 
     Notes
     -----
-    Gaussian: one BLAS GEMM for the dot products, then one parallel pass forming
-    ‖x_i‖² + ‖z_j‖² − 2x_i·z_j, clamped at 0, times −γ, exponentiated (after a common
-    centring of X and Z, which leaves K unchanged). Laplacian: direct L1 distances.
-    O(n_x n_z d) time.
+    Gaussian: rows are cut into fixed chunks of about 16384 entries of K; per chunk
+    (in parallel) a single-threaded BLAS GEMM writes the dot products into its rows,
+    then, while they are in cache, ‖x_i‖² + ‖z_j‖² − 2x_i·z_j is formed, clamped at 0,
+    multiplied by −γ and exponentiated (after a common centring of X and Z, which
+    leaves K unchanged). Laplacian: direct L1 distances. O(n_x n_z d) time; results do
+    not depend on the thread count.
 
     Examples
     --------
@@ -136,7 +137,7 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
     _check_sizes(("X", X), ("Z", Z))
     (Xc, Zc), g = _condition([X, Z], gamma, kernel)
     K = np.empty((X.shape[0], Z.shape[0]), dtype=X.dtype)
-    with _blas_controller().limit(limits=threads, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         _kernels.kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
     return K
 
