@@ -186,3 +186,34 @@ def test_bad_estimator_inputs():
         KernelSelectionCV(estimator=KernelRidge()).fit(X, np.ones(40) + np.arange(40))
     with pytest.raises(ValueError, match="features"):
         LSSVMClassifier().fit(X, y).predict(X[:, :2])
+
+
+def test_package_imports_and_solvers_run_without_scikit_learn():
+    # scikit-learn is optional: blocking it must leave the package importable, the
+    # solvers working, and the estimators failing with a clear ImportError.
+    import subprocess
+    import sys
+
+    code = """
+import sys
+sys.modules["sklearn"] = None
+import numpy as np
+import kernelselect
+X = np.random.default_rng(0).normal(size=(30, 3)); y = np.sign(X[:, 0] + 0.1)
+model = kernelselect.fit_lssvm(X, y, gamma=0.5, alpha=1.0)
+assert model.decision_function(X).shape == (30, 1, 1)   # (n, targets, alphas)
+res = kernelselect.select_kernel(X, y, criterion="eloo", random_state=0)
+assert np.isfinite(res.best_gamma)
+for cls in (kernelselect.LSSVMClassifier, kernelselect.KernelRidgeRegressor,
+            kernelselect.KernelSelectionCV, kernelselect.DIRandomFourierFeatures):
+    try:
+        cls()
+    except ImportError as exc:
+        assert "scikit-learn" in str(exc), exc
+    else:
+        raise AssertionError(f"{cls.__name__}() did not raise ImportError")
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"

@@ -36,15 +36,21 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     _SKLEARN_ERROR = exc
 
     class BaseEstimator:
-        def __init__(self, *args, **kwargs):
+        def __new__(cls, *args, **kwargs):
             raise ImportError(
-                "kernelselect's estimators (LSSVMClassifier, KernelRidgeRegressor, "
-                "KernelSelectionCV) need scikit-learn; install it with "
+                f"kernelselect.{cls.__name__} needs scikit-learn; install it with "
                 "`pip install scikit-learn`. The solvers kernelselect.fit_lssvm / fit_krr "
                 "and kernelselect.cross_validate_grid work without it."
             ) from _SKLEARN_ERROR
 
-    ClassifierMixin = RegressorMixin = MetaEstimatorMixin = object
+    class ClassifierMixin:
+        pass
+
+    class RegressorMixin:
+        pass
+
+    class MetaEstimatorMixin:
+        pass
 
     def available_if(check):
         return lambda method: method
