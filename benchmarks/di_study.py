@@ -29,7 +29,7 @@ import numpy as np
 import kernelselect
 from kernelselect import di
 
-DATA = Path(os.environ.get("KERNELSELECT_DATA", "/work/shared/data"))
+DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 OUT = Path(__file__).resolve().parent / "results"
 JS = (100, 500, 1000)
 METHODS = ("Std RFF", "DI RFF", "Std Nys", "DI Nys")

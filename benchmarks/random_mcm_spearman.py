@@ -10,6 +10,7 @@ seeds (mean ± std). Run:  python benchmarks/random_mcm_spearman.py [--seeds 5]
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +22,7 @@ from kernelselect.operators.random_mcm import RandomMCM
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 if not DATA.exists():
-    DATA = Path("/work/shared/data")
+    DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 DATASETS = ["breast_cancer", "heart", "ionosphere", "wdbc", "australian", "liver_disorders",
             "haberman", "german_numer", "fourclass", "ratsch_breast_cancer"]
 ALPHA = 1.0

@@ -22,6 +22,7 @@ Run single-threaded for comparable timings on a shared machine:
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -32,7 +33,7 @@ import numpy as np
 import kernelselect
 from kernelselect import ProportionalNystroem, cross_validate_grid, fit_lssvm
 
-DATA = Path("/work/shared/data")
+DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 OUT = Path(__file__).resolve().parent / "results"
 
 # Paper 004, Table 1 (features, training, test, replications) and Table 2
@@ -62,12 +63,12 @@ AVAILABLE = {
     "Image": ("ratsch_image", "ratsch"),
 }
 MISSING = {
-    "Thyroid": "no copy in /work/shared/data",
-    "Twonorm": "no copy in /work/shared/data",
-    "Waveform": "no copy in /work/shared/data",
+    "Thyroid": "no copy in shared/data",
+    "Twonorm": "no copy in shared/data",
+    "Waveform": "no copy in shared/data",
     "Diabetes": "only diabetes_reg (a regression set), not Pima diabetes",
-    "Flare solar": "no copy in /work/shared/data",
-    "Splice": "no copy in /work/shared/data",
+    "Flare solar": "no copy in shared/data",
+    "Splice": "no copy in shared/data",
 }
 
 
@@ -268,7 +269,7 @@ def report():
         lines += ["", "Missing data sets of paper 004's Table 1: " + "; ".join(
             f"{k} ({v})" for k, v in T["missing"].items()) + ".", "",
             "Splits: Breast, Banana, German, Image use Rätsch's predefined realisations "
-            "(the first 10 that ship in /work/shared/data; features standardised by Rätsch). "
+            "(the first 10 that ship in shared/data; features standardised by Rätsch). "
             "Heart (LIBSVM Statlog heart, 270 points) and Ringnorm (KEEL ring, 7400 points) have "
             "no predefined realisations here: random splits of the paper's sizes (170/100 and "
             "400/7000), standardised with training-set statistics, seed 0.", ""]
