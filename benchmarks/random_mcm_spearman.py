@@ -20,9 +20,7 @@ from kernelselect import random_criteria as RC
 from kernelselect.operators.mcm import MCM
 from kernelselect.operators.random_mcm import RandomMCM
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-if not DATA.exists():
-    DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 DATASETS = ["breast_cancer", "heart", "ionosphere", "wdbc", "australian", "liver_disorders",
             "haberman", "german_numer", "fourclass", "ratsch_breast_cancer"]
 ALPHA = 1.0
