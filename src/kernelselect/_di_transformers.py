@@ -54,7 +54,21 @@ def _resolve_task(target, y):
 
 
 class _DIBase(TransformerMixin, BaseEstimator):
-    """Shared parameter checks and fitting scaffold."""
+    """Shared parameters, parameter checks and fitting scaffold."""
+
+    def __init__(self, n_components=100, gamma=1.0, rho=1e-4, batch_size=None,
+                 max_epochs=200, learning_rate=1e-2, tol=1e-3, target="auto",
+                 verbose=False, random_state=None):
+        self.n_components = n_components
+        self.gamma = gamma
+        self.rho = rho
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.learning_rate = learning_rate
+        self.tol = tol
+        self.target = target
+        self.verbose = verbose
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -145,20 +159,6 @@ class DIRandomFourierFeatures(_DIBase):
     ...                       RidgeClassifier())                       # doctest: +SKIP
     """
 
-    def __init__(self, n_components=100, gamma=1.0, rho=1e-4, batch_size=None,
-                 max_epochs=200, learning_rate=1e-2, tol=1e-3, target="auto",
-                 verbose=False, random_state=None):
-        self.n_components = n_components
-        self.gamma = gamma
-        self.rho = rho
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.learning_rate = learning_rate
-        self.tol = tol
-        self.target = target
-        self.verbose = verbose
-        self.random_state = random_state
-
     def fit(self, X, y):
         """Learn (W, b) from samples X (n, d) and targets y (n,)."""
         X, y, task = self._fit_common(X, y)
@@ -204,20 +204,6 @@ class DINystroem(_DIBase):
     history_ : kernelselect.di.TrainingHistory
     n_features_in_ : int
     """
-
-    def __init__(self, n_components=100, gamma=1.0, rho=1e-4, batch_size=None,
-                 max_epochs=200, learning_rate=1e-2, tol=1e-3, target="auto",
-                 verbose=False, random_state=None):
-        self.n_components = n_components
-        self.gamma = gamma
-        self.rho = rho
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.learning_rate = learning_rate
-        self.tol = tol
-        self.target = target
-        self.verbose = verbose
-        self.random_state = random_state
 
     def fit(self, X, y):
         """Learn the landmarks from samples X (n, d) and targets y (n,)."""
