@@ -14,10 +14,12 @@ import numpy as np
 from . import _kernels
 from ._validation import (
     KERNEL_CODES,
+    check_finite,
     check_kernel,
     check_matrix,
     check_positive,
     check_workers,
+    real_array,
 )
 
 __all__ = ["kernel_block", "kernel_matvec", "kernel_sums"]
@@ -143,22 +145,13 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
 
 
 def _check_V(V, n, dtype):
-    try:
-        arr = np.asarray(V)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise TypeError(f"V must be array-like: {exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"V must hold numbers, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"V must be real, got dtype {arr.dtype}.")
+    arr = real_array(V, "V")
     if arr.ndim not in (1, 2):
         raise ValueError(f"V must be 1-D of shape (n,) or 2-D of shape (n, m), got shape {arr.shape}.")
     if arr.shape[0] != n:
         raise ValueError(f"V has {arr.shape[0]} rows but X has {n}; they must match.")
     arr = np.ascontiguousarray(arr, dtype=dtype)
-    if not np.all(np.isfinite(arr)):
-        bad = "NaN" if np.isnan(arr).any() else "inf"
-        raise ValueError(f"V contains {bad} values; remove or impute them before calling.")
+    check_finite(arr, "V")
     return arr
 
 

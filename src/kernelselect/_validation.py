@@ -14,6 +14,8 @@ __all__ = [
     "KNOWN_KERNELS",
     "check_kernel",
     "check_matrix",
+    "check_finite",
+    "real_array",
     "check_vector",
     "check_positive",
     "check_positive_int",
@@ -46,7 +48,21 @@ def float_dtype(*arrays):
     return np.dtype(np.float64)
 
 
-def _finite(arr, name):
+def real_array(obj, name):
+    """``np.asarray(obj)``, refusing objects, text and complex numbers (TypeError)."""
+    try:
+        arr = np.asarray(obj)
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} must be array-like: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got dtype {arr.dtype}.")
+    return arr
+
+
+def check_finite(arr, name):
+    """Raise ValueError naming ``name`` when ``arr`` holds NaN or inf."""
     if not np.all(np.isfinite(arr)):
         bad = "NaN" if np.isnan(arr).any() else "inf"
         raise ValueError(
@@ -56,14 +72,7 @@ def _finite(arr, name):
 
 def check_matrix(X, name="X", dtype=None, min_rows=1, min_cols=1):
     """A finite, C-contiguous 2-D float array (float64 unless ``dtype`` says)."""
-    try:
-        arr = np.asarray(X)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise TypeError(f"{name} must be array-like: {exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got dtype {arr.dtype}.")
+    arr = real_array(X, name)
     if arr.ndim == 1 and name.lower().startswith("x"):
         raise ValueError(
             f"{name} must be 2-D of shape (n_samples, n_features), got 1-D shape {arr.shape}; "
@@ -77,7 +86,7 @@ def check_matrix(X, name="X", dtype=None, min_rows=1, min_cols=1):
         raise ValueError(f"{name} needs at least {min_cols} column(s), got shape {arr.shape}.")
     dt = np.dtype(dtype) if dtype is not None else float_dtype(arr)
     arr = np.ascontiguousarray(arr, dtype=dt)
-    _finite(arr, name)
+    check_finite(arr, name)
     return arr
 
 
@@ -87,9 +96,7 @@ def check_vector(y, name="y", n=None, dtype=np.float64, allow_none=False):
         if allow_none:
             return None
         raise ValueError(f"{name} is required.")
-    arr = np.asarray(y)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
+    arr = real_array(y, name)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
     if arr.ndim != 1:
@@ -99,7 +106,7 @@ def check_vector(y, name="y", n=None, dtype=np.float64, allow_none=False):
             f"{name} has {arr.shape[0]} entries but X has {n} rows; they must match."
         )
     arr = np.ascontiguousarray(arr, dtype=dtype)
-    _finite(arr, name)
+    check_finite(arr, name)
     return arr
 
 
