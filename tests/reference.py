@@ -157,14 +157,32 @@ def crit_gcv(A, y, alpha):
     return n * (r @ r) / np.trace(np.eye(n) - S) ** 2
 
 
-def crit_eloo_residuals(A, y, alpha):
-    """LOO residuals of the LSSVM with bias from the bordered system P⁻¹."""
+def lssvm_bordered_matrix(A, alpha):
+    """P = [[A + αI, 1], [1ᵀ, 0]], the LSSVM-with-bias system matrix."""
     n = A.shape[0]
     P = np.zeros((n + 1, n + 1))
     P[:n, :n] = A + alpha * np.eye(n)
     P[:n, n] = 1.0
     P[n, :n] = 1.0
-    Pi = np.linalg.inv(P)
+    return P
+
+
+def lssvm_solve(A, y, alpha):
+    """Dual coefficients a and bias b of the LSSVM: P [a; b] = [y; 0]."""
+    n = A.shape[0]
+    sol = np.linalg.solve(lssvm_bordered_matrix(A, alpha), np.r_[y, 0.0])
+    return sol[:n], sol[n]
+
+
+def krr_solve(A, y, alpha):
+    """Dual coefficients of kernel ridge regression: (A + αI) a = y."""
+    return np.linalg.solve(A + alpha * np.eye(A.shape[0]), y)
+
+
+def crit_eloo_residuals(A, y, alpha):
+    """LOO residuals of the LSSVM with bias from the bordered system P⁻¹."""
+    n = A.shape[0]
+    Pi = np.linalg.inv(lssvm_bordered_matrix(A, alpha))
     sol = Pi @ np.concatenate([y, [0.0]])
     return sol[:n] / np.diag(Pi)[:n]
 

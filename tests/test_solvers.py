@@ -1,7 +1,5 @@
 """LSSVM / KRR solvers against dense numpy solves of the formulas."""
 
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,23 +20,9 @@ from kernelselect._solvers import (
 from kernelselect.operators.mcm import MCMOperator
 from kernelselect.operators.nystrom import Nystroem
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from reference import kernel_matrix, multilevel_circulant, song_xu_column
-
-
-def dense_lssvm(K, y, alpha):
-    """Bordered LSSVM system [[K + αI, 1], [1ᵀ, 0]] [a; b] = [y; 0]."""
-    n = K.shape[0]
-    A = np.zeros((n + 1, n + 1))
-    A[:n, :n] = K + alpha * np.eye(n)
-    A[:n, n] = 1.0
-    A[n, :n] = 1.0
-    sol = np.linalg.solve(A, np.r_[y, 0.0])
-    return sol[:n], sol[n]
-
-
-def dense_krr(K, y, alpha):
-    return np.linalg.solve(K + alpha * np.eye(K.shape[0]), y)
+from reference import krr_solve as dense_krr
+from reference import lssvm_solve as dense_lssvm
 
 
 def problem(seed, n, d):
