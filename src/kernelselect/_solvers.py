@@ -454,12 +454,8 @@ class KernelMachine:
     def decision_function(self, X, workers=None):
         """f(X) of shape (n_new, t, L)."""
         X = np.asarray(X, dtype=np.float64)
-        if not X.flags.writeable:        # the random-feature kernel takes writable buffers
-            X = X.copy()
         if self.weights is not None:
             approx, state = self._features
-            # unpickled (or memory-mapped) states may be read-only
-            state = {k: np.array(v) if isinstance(v, np.ndarray) else v for k, v in state.items()}
             D = self.weights.shape[0]
             Z = approx.features(X, self.gamma, kernel=self.kernel, state=state,
                                 workers=block_workers(X.shape[0] * D, workers))
@@ -551,8 +547,6 @@ def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
     Y2 = np.asarray(Y, dtype=np.float64)
     Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
     approx = get_approximation(approximation)
-    if not X.flags.writeable:            # the random-feature kernel takes writable buffers
-        X = X.copy()
     if state is None:
         state = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)

@@ -191,9 +191,6 @@ def _rff_map(X, W, b, workers=None):
     """√(2/J) cos(XW + b), shape (n, J); compiled ``rff_features`` when available."""
     rff_features = _compiled("rff_features")
     if rff_features is not None:
-        # the compiled kernel takes writeable buffers only; read-only inputs
-        # (e.g. unpickled or memory-mapped arrays) are copied
-        X, W, b = (a if a.flags.writeable else a.copy() for a in (X, W, b))
         return rff_features(X, W, b, workers=workers)
     U = X @ W
     U += b
