@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
+from ._columns import rff_features
+from ._kernel_ops import kernel_block
 from ._validation import (
     check_matrix,
     check_positive,
@@ -157,46 +159,14 @@ def _spd_solve(S, M):
     raise LinAlgError("the DI scatter matrix is not positive definite; increase rho.")
 
 
-_LOWLEVEL = {}
-
-
-def _compiled(name):
-    """``kernelselect.lowlevel.<name>`` if the compiled primitives are built, else None
-    (looked up once)."""
-    if name not in _LOWLEVEL:
-        try:
-            from . import lowlevel
-            _LOWLEVEL[name] = getattr(lowlevel, name)
-        except (ImportError, AttributeError):
-            _LOWLEVEL[name] = None
-    return _LOWLEVEL[name]
-
-
 def _gaussian_block(X, Z, gamma, workers=None):
-    """K(X, Z) for the Gaussian kernel, shape (n_x, n_z).
-
-    Uses the compiled ``lowlevel.kernel_block`` when it is available, else numpy
-    (‖x‖² + ‖z‖² − 2xᵀz, clipped at 0).
-    """
-    kernel_block = _compiled("kernel_block")
-    if kernel_block is not None:
-        return kernel_block(X, Z, gamma, kernel="gaussian", workers=workers)
-    d2 = (X * X).sum(axis=1)[:, None] + (Z * Z).sum(axis=1)[None, :] - 2.0 * (X @ Z.T)
-    np.maximum(d2, 0.0, out=d2)
-    d2 *= -gamma
-    return np.exp(d2, out=d2)
+    """K(X, Z) for the Gaussian kernel, shape (n_x, n_z) (compiled ``kernel_block``)."""
+    return kernel_block(X, Z, gamma, kernel="gaussian", workers=workers)
 
 
 def _rff_map(X, W, b, workers=None):
-    """√(2/J) cos(XW + b), shape (n, J); compiled ``rff_features`` when available."""
-    rff_features = _compiled("rff_features")
-    if rff_features is not None:
-        return rff_features(X, W, b, workers=workers)
-    U = X @ W
-    U += b
-    np.cos(U, out=U)
-    U *= np.sqrt(2.0 / W.shape[1])
-    return U
+    """√(2/J) cos(XW + b), shape (n, J) (compiled, fused GEMM + cos)."""
+    return rff_features(X, W, b, workers=workers)
 
 
 # --------------------------------------------------------------------------------------
@@ -347,22 +317,12 @@ def rfdi(X, Y, W, b, rho=1e-4, *, workers=None):
     Cost: GEMMs XW and XᵀΓ_U (O(ndJ)), Z_cᵀZ_c (O(nJ²)), the L-column products
     (O(nJL)), a J×J Cholesky (O(J³)); O(nJ) memory, no n×n array. Z and
     s·sin(U) = s·cos(XW + 1(b − π/2)ᵀ) come from the compiled fused GEMM + cos
-    kernel ``lowlevel.rff_features`` when it is built (numpy otherwise).
+    kernel ``lowlevel.rff_features``.
     """
     X, Yc, W, b, rho = _check_params_rff(X, Y, W, b, rho)
-    J = W.shape[1]
-    s = np.sqrt(2.0 / J)
-    if _compiled("rff_features") is not None:
-        # fused GEMM + vectorised cos; s·sin(U) = s·cos(XW + b − π/2)
-        Zc = _rff_map(X, W, b, workers)
-        SinU = _rff_map(X, W, b - 0.5 * np.pi, workers)
-    else:
-        U = X @ W
-        U += b
-        Zc = np.cos(U)
-        Zc *= s
-        SinU = np.sin(U, out=U)
-        SinU *= s
+    # fused GEMM + vectorised cos; with s = √(2/J), s·sin(U) = s·cos(XW + b − π/2)
+    Zc = _rff_map(X, W, b, workers)
+    SinU = _rff_map(X, W, b - 0.5 * np.pi, workers)
     Zc -= Zc.mean(axis=0)
     value, A = _di_core(Zc, Yc, rho)
     R = Yc - Zc @ A
