@@ -26,12 +26,6 @@ from scipy.linalg.cython_blas cimport dgemm, sgemm
 cdef extern from *:
     """
     #include <stdlib.h>
-    #ifdef _OPENMP
-    #include <omp.h>
-    static int ks_kernels_thread_num(void) { return omp_get_thread_num(); }
-    #else
-    static int ks_kernels_thread_num(void) { return 0; }
-    #endif
     /* 64-byte aligned buffer; size rounded up as aligned_alloc requires. */
     static void *ks_kernels_aligned_alloc(size_t size) {
         size_t rounded = (size + 63) & ~((size_t)63);
@@ -39,8 +33,10 @@ cdef extern from *:
         return aligned_alloc(64, rounded);
     }
     """
-    int ks_kernels_thread_num() noexcept nogil
     void *ks_kernels_aligned_alloc(size_t size) noexcept nogil
+
+cdef extern from "_openmp_helpers.h":
+    int ks_omp_thread_num() noexcept nogil
 
 cdef extern from "_vecmath.h" nogil:
     void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
@@ -409,7 +405,7 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
     _sq_norms(X, n, d, sq)
     memset(Y, 0, n * m * sizeof(floating))
     for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
-        T = buffers + ks_kernels_thread_num() * ROW_BLOCK * COL_BLOCK
+        T = buffers + ks_omp_thread_num() * ROW_BLOCK * COL_BLOCK
         i0 = blk * ROW_BLOCK
         bi = min(ROW_BLOCK, n - i0)
         j0 = 0
@@ -469,8 +465,8 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     memset(class_row_sums, 0, n * n_classes * sizeof(double))
     memset(row_sq_sums, 0, n * sizeof(double))
     for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
-        T = buffers + ks_kernels_thread_num() * ROW_BLOCK * COL_BLOCK
-        lanes = all_lanes + ks_kernels_thread_num() * 4 * n_classes
+        T = buffers + ks_omp_thread_num() * ROW_BLOCK * COL_BLOCK
+        lanes = all_lanes + ks_omp_thread_num() * 4 * n_classes
         i0 = blk * ROW_BLOCK
         bi = min(ROW_BLOCK, n - i0)
         j0 = 0

@@ -12,16 +12,8 @@ from scipy.linalg.cython_blas cimport dgemm
 
 from kernelselect._kernels cimport ks_kernel_block
 
-cdef extern from *:
-    """
-    #ifdef _OPENMP
-    #include <omp.h>
-    static int ks_predict_thread_num(void) { return omp_get_thread_num(); }
-    #else
-    static int ks_predict_thread_num(void) { return 0; }
-    #endif
-    """
-    int ks_predict_thread_num() noexcept nogil
+cdef extern from "_openmp_helpers.h":
+    int ks_omp_thread_num() noexcept nogil
 
 cdef extern from "_vecmath.h" nogil:
     void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
@@ -61,7 +53,7 @@ cdef int ks_cross_kernel_matvec(const double* X_new, Py_ssize_t n_new,
     im = <int>m
     it = <int>n_train
     for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
-        T = buffers + ks_predict_thread_num() * PREDICT_ROWS * n_train
+        T = buffers + ks_omp_thread_num() * PREDICT_ROWS * n_train
         i0 = blk * PREDICT_ROWS
         bi = min(PREDICT_ROWS, n_new - i0)
         errors[blk] = ks_kernel_block(X_new + i0 * d, bi, X_train, n_train, d, gamma,
@@ -119,7 +111,7 @@ cdef int ks_distance_kernel_matvec(const double* D, Py_ssize_t n_new, Py_ssize_t
     im = <int>m
     it = <int>n_train
     for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
-        T = buffers + ks_predict_thread_num() * PREDICT_ROWS * n_train
+        T = buffers + ks_omp_thread_num() * PREDICT_ROWS * n_train
         i0 = blk * PREDICT_ROWS
         bi = min(PREDICT_ROWS, n_new - i0)
         memcpy(T, D + i0 * n_train, bi * n_train * sizeof(double))
