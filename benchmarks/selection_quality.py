@@ -26,7 +26,9 @@ Protocol (per dataset, per split)
     trained with the chosen γ, on the training set (or a seeded subsample of
     ``--krr-cap`` rows). Approximate criteria select on the full training set.
   - **Time**: seconds of the ``select_kernel`` call (all criteria of one
-    approximation together; a separate "ree only" call is timed as well).
+    approximation together; a separate "ree only" call is timed as well — for the
+    exact criteria on the first ``--exact-ree-splits`` splits only, since one
+    eigendecomposition per γ dominates both calls).
 * Beside them: scikit-learn 5-fold ``GridSearchCV(KernelRidge(kernel="rbf"))`` on the
   same grid (accuracy of the sign / negative MSE; α = μ·(4/5)n_cv) on at most
   ``--cv-cap`` training rows; the median heuristic (k = 0); and the oracle (best
@@ -120,26 +122,31 @@ def sq_dists(A, B):
 
 
 def krr_scores(Xtr, ytr, Xte, yte, gammas, task, block=4000):
-    """Test score of exact KRR (α = μ·n) for every γ: accuracy or NMSE."""
+    """Test score of exact KRR (α = μ·n) for every γ: accuracy or NMSE.
+
+    All γ share one training distance matrix and, per test block, one cross
+    distance matrix.
+    """
     import scipy.linalg
 
     n = Xtr.shape[0]
     alpha = MU * n
     Dtr = sq_dists(Xtr, Xtr)
-    scores = []
+    coefs = []
     for g in gammas:
         K = np.exp(-g * Dtr)
         K.flat[:: n + 1] += alpha
-        coef = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, overwrite_a=True,
-                                                              check_finite=False), ytr)
-        pred = np.empty(Xte.shape[0])
-        for s in range(0, Xte.shape[0], block):
-            pred[s:s + block] = np.exp(-g * sq_dists(Xte[s:s + block], Xtr)) @ coef
-        if task == "binary":
-            scores.append(float(np.mean(np.where(pred >= 0, 1.0, -1.0) == yte)))
-        else:
-            scores.append(float(np.mean((pred - yte) ** 2)))
-    return scores
+        coefs.append(scipy.linalg.cho_solve(
+            scipy.linalg.cho_factor(K, overwrite_a=True, check_finite=False), ytr))
+    del Dtr
+    preds = np.empty((len(gammas), Xte.shape[0]))
+    for s in range(0, Xte.shape[0], block):
+        D = sq_dists(Xte[s:s + block], Xtr)
+        for j, g in enumerate(gammas):
+            preds[j, s:s + block] = np.exp(-g * D) @ coefs[j]
+    if task == "binary":
+        return [float(np.mean(np.where(p >= 0, 1.0, -1.0) == yte)) for p in preds]
+    return [float(np.mean((p - yte) ** 2)) for p in preds]
 
 
 def grid_search_cv(X, y, gammas, task, seed):
@@ -234,7 +241,7 @@ def run_split(name, task, data, split, args):
     seed = 1000 + split
     gammas = default_gammas(Xtr, random_state=seed)
     base = dict(dataset=name, task=task, split=split, n_train=int(n_train), d=int(d),
-                gammas=gammas.tolist())
+                gammas=gammas.tolist(), mu=MU)
     records = []
 
     # Test score of KRR for every γ (the selections then only look it up).
@@ -252,6 +259,7 @@ def run_split(name, task, data, split, args):
     # 5-fold CV on at most cv_cap rows.
     cidx = subsample(rng, n_train, args.cv_cap)
     k_cv, t_cv = grid_search_cv(Xtr[cidx], ytr[cidx], gammas, task, seed)
+    log(f"  {name} split {split}: KRR scores {t_krr:.1f} s, 5-fold CV {t_cv:.1f} s")
     records.append({**base, "method": "cv", "k": k_cv - 7, "score": float(scores[k_cv]),
                     "time": t_cv, "n_used": int(cidx.size)})
 
@@ -264,7 +272,11 @@ def run_split(name, task, data, split, args):
         curves, chosen, t, _ = run_select(Xr, yr, gammas, alpha_r, todo["exact"], "exact",
                                           seed, args.workers)
         exact_curves, exact_k = curves, chosen
-        _, _, t_ree, _ = run_select(Xr, yr, gammas, alpha_r, ["ree"], "exact", seed, args.workers)
+        log(f"  {name} split {split}: exact criteria {t:.1f} s")
+        t_ree = None
+        if split < args.exact_ree_splits:  # the eigendecomposition dominates: time it once
+            _, _, t_ree, _ = run_select(Xr, yr, gammas, alpha_r, ["ree"], "exact", seed,
+                                        args.workers)
         for c in todo["exact"]:
             k = chosen[c]
             records.append({**base, "method": f"{c}/exact", "criterion": c,
@@ -621,6 +633,7 @@ def plot(per, datasets, methods, path):
 
 
 def main(argv=None):
+    global MU
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", default=str(DEFAULT_DATA))
     parser.add_argument("--datasets", help="comma-separated names (default: every binary and "
@@ -632,6 +645,10 @@ def main(argv=None):
     parser.add_argument("--cv-cap", type=int, default=None, help="default 3000")
     parser.add_argument("--krr-cap", type=int, default=None, help="default 5000")
     parser.add_argument("--test-cap", type=int, default=None, help="default 20000")
+    parser.add_argument("--mu", type=float, default=MU,
+                        help=f"per-sample ridge μ, α = μ·n (default {MU:g})")
+    parser.add_argument("--exact-ree-splits", type=int, default=1,
+                        help="time the exact ree-only call on this many splits (default 1)")
     parser.add_argument("--max-n", type=int, default=None, help="skip datasets with more rows")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--out-dir", default=str(DEFAULT_OUT))
@@ -639,6 +656,9 @@ def main(argv=None):
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--note", help="a paragraph for the top of the report (coverage, mode)")
     args = parser.parse_args(argv)
+    if not args.mu > 0:
+        parser.error(f"--mu must be positive, got {args.mu}")
+    MU = args.mu
     q = args.quick
     args.splits = args.splits or (2 if q else 5)
     args.exact_cap = args.exact_cap or (1000 if q else 3000)
@@ -658,6 +678,9 @@ def main(argv=None):
     if args.fresh and raw.exists():
         raw.unlink()
     records = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
+    other = sorted({r.get("mu", 1e-3) for r in records} - {MU})
+    if other:
+        parser.error(f"{raw} holds records for μ = {other}, not {MU:g}; use another --out-dir")
     if not args.report_only:
         available = list_data(args.data_dir)
         if args.datasets:
