@@ -226,3 +226,154 @@ def test_approximation_names():
     with pytest.raises(TypeError):
         get_approximation(3)
     assert "n_landmarks=5" in repr(kernelselect.Nystroem(n_landmarks=5))
+
+
+def _ridge_reference(K, kind, alpha, power):
+    """g(K) written out: K_α^(−p) or (K K_α⁻¹)^p."""
+    inv = np.linalg.inv(K + alpha * np.eye(len(K)))
+    M = inv if kind == "resolvent" else K @ inv
+    return np.linalg.matrix_power(M, power)
+
+
+@settings(deadline=None, max_examples=25)
+@given(n=st.integers(4, 40), seed=st.integers(0, 2**31), log_gamma=st.floats(-4, 2),
+       log_alphas=st.lists(st.floats(-3, 1), min_size=1, max_size=3),
+       kind=st.sampled_from(["resolvent", "smoother"]), power=st.sampled_from([1, 2]),
+       kernel=st.sampled_from(["gaussian", "laplacian"]))
+def test_dense_ridge_forms_from_cholesky(n, seed, log_gamma, log_alphas, kind, power, kernel):
+    from kernelselect.operators import RidgeFunction
+    from kernelselect.operators.dense import DenseOperator
+
+    X, y = data(n, 3, seed)
+    K = ref.kernel_matrix(X, X, 2.0 ** log_gamma, kernel)
+    alphas = 10.0 ** np.asarray(log_alphas)
+    g = RidgeFunction(kind, alphas, power)
+    B = np.stack([y, np.ones(n), X[:, 1]], axis=1)
+    ops = {solver: DenseOperator(K, solver=solver) for solver in ("auto", "eigh")}
+    for op in ops.values():
+        quad, quad_pq = op.quadratic(g, B), op.quadratic(g, B[:, :1], B[:, 1:])
+        appl, diag, tr = op.apply_function(g, B), op.diagonal_function(g), op.trace(g)
+        assert quad.shape == (3, 3, alphas.size) and quad_pq.shape == (1, 2, alphas.size)
+        for j, a in enumerate(alphas):
+            M = _ridge_reference(K, kind, a, power)
+            scale = np.abs(M).max()
+            np.testing.assert_allclose(quad[:, :, j], B.T @ M @ B, rtol=1e-8,
+                                       atol=1e-10 * scale * n)
+            np.testing.assert_allclose(quad_pq[:, :, j], B[:, :1].T @ M @ B[:, 1:], rtol=1e-8,
+                                       atol=1e-10 * scale * n)
+            np.testing.assert_allclose(appl[:, :, j], M @ B, rtol=1e-8, atol=1e-10 * scale * n)
+            np.testing.assert_allclose(diag[:, j], np.diag(M), rtol=1e-8, atol=1e-10 * scale)
+            np.testing.assert_allclose(tr[j], np.trace(M), rtol=1e-8, atol=1e-10 * scale * n)
+    # "auto" served every form from Cholesky factors, never from an eigendecomposition
+    assert ops["auto"]._eig is None and ops["auto"].details["factorisation"] == "cholesky"
+    assert ops["eigh"].details["factorisation"] == "eigh"
+
+
+@settings(deadline=None, max_examples=15)
+@given(n=st.integers(4, 30), seed=st.integers(0, 2**31), log_gamma=st.floats(-4, 2))
+def test_dense_moments_from_k_without_factorising(n, seed, log_gamma):
+    from kernelselect.operators.dense import DenseOperator
+
+    X, y = data(n, 2, seed)
+    K = ref.kernel_matrix(X, X, 2.0 ** log_gamma)
+    op = DenseOperator(K)
+    P = np.stack([y, np.ones(n)], axis=1)
+    for r in range(6):
+        Kr = np.linalg.matrix_power(K, r)
+        np.testing.assert_allclose(op.power_quadratic(r, P), P.T @ Kr @ P, rtol=1e-10,
+                                   atol=1e-12 * np.abs(Kr).max() * n)
+    for r in range(3):
+        np.testing.assert_allclose(op.power_trace(r), np.trace(np.linalg.matrix_power(K, r)),
+                                   rtol=1e-12)
+    np.testing.assert_array_equal(op.diagonal(), np.diag(K))
+    assert op._eig is None and op._ridge == {}
+    # tr K³ needs the spectrum; afterwards the moments come from the eigenpairs
+    np.testing.assert_allclose(op.power_trace(3), np.trace(K @ K @ K), rtol=1e-10)
+    assert op._eig is not None
+    np.testing.assert_allclose(op.power_quadratic(3, P), P.T @ K @ K @ K @ P, rtol=1e-9,
+                               atol=1e-12 * n ** 3)
+
+
+def test_dense_operator_picks_its_factorisation():
+    from kernelselect.operators import RidgeFunction
+    from kernelselect.operators.dense import DenseOperator
+
+    X, y = data(25)
+    K = ref.kernel_matrix(X, X, 0.5)
+    long_path = RidgeFunction("resolvent", np.logspace(-2, 1, 4))
+    op = DenseOperator(K)
+    op.trace(long_path)                              # 4 > max_ridge_alphas: eigh
+    assert op._eig is not None and op._ridge == {}
+    op = DenseOperator(K, max_ridge_alphas=4)
+    op.trace(long_path)
+    assert op._eig is None and len(op._ridge) == 4
+    # once the eigenpairs exist, they serve every later request
+    assert op.eigenvalues.shape == (25,)
+    before = dict(op._ridge)
+    op.trace(RidgeFunction("resolvent", [7.0]))
+    assert op._ridge.keys() == before.keys()
+    # a plain callable always goes through the spectrum
+    op = DenseOperator(K)
+    np.testing.assert_allclose(op.trace(lambda lam: np.sqrt(np.clip(lam, 0, None))),
+                               np.sum(np.sqrt(np.clip(np.linalg.eigvalsh(K), 0, None))))
+    with pytest.raises(ValueError, match="solver must be"):
+        DenseOperator(K, solver="lu")
+    with pytest.raises(ValueError, match="dense_solver must be"):
+        kernelselect.Exact(dense_solver="lu").prepare(X, y, kernel="gaussian", random_state=None,
+                                                      workers=None)
+
+
+def test_dense_cholesky_failure_falls_back_to_eigh():
+    from kernelselect.operators import RidgeFunction
+    from kernelselect.operators.dense import DenseOperator
+
+    # rank one K with a ridge far below rounding: K + αI is not numerically SPD
+    K = np.ones((12, 12))
+    g = RidgeFunction("smoother", [1e-30])
+    auto, eig = DenseOperator(K), DenseOperator(K, solver="eigh")
+    np.testing.assert_array_equal(auto.trace(g), eig.trace(g))
+    assert auto.details["factorisation"] == "eigh"
+
+
+@settings(deadline=None, max_examples=20)
+@given(n=st.integers(5, 40), seed=st.integers(0, 2**31), log_gamma=st.floats(-4, 2),
+       log_alpha=st.floats(-3, 1), regression=st.booleans())
+def test_exact_criteria_same_by_cholesky_and_eigh(n, seed, log_gamma, log_alpha, regression):
+    from kernelselect.criteria import criterion_names, evaluate_criterion, get_criterion
+    from kernelselect.operators.dense import DenseOperator
+
+    X, y = data(n, 3, seed)
+    assume(0 < np.sum(y > 0) < n)
+    if regression:
+        y = X[:, 0] * 2.0 + np.sin(X[:, 1])
+    K = ref.kernel_matrix(X, X, 2.0 ** log_gamma)
+    alphas = [10.0 ** log_alpha]
+    for name in criterion_names():
+        crit = get_criterion(name)
+        if crit.requirement() not in ("moments", "spectral"):
+            continue
+        if crit.labels == "binary" and regression:
+            continue
+        fast = evaluate_criterion(crit, DenseOperator(K), y, alphas)
+        slow = evaluate_criterion(crit, DenseOperator(K, solver="eigh"), y, alphas)
+        if name == "eloo" and not regression:
+            # an error rate: counts flip only where a LOO margin is at rounding level
+            assert np.abs(fast - slow).max() <= 1.0 / n + 1e-12
+            continue
+        np.testing.assert_allclose(fast, slow, rtol=1e-7, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("n", [1, 7, 600, 1100])
+def test_symmetrise_from_one_triangle(n, lower):
+    from kernelselect.operators.dense import _symmetrise_from
+
+    rng = np.random.default_rng(n)
+    S = rng.standard_normal((n, n))
+    S = S + S.T
+    A = rng.standard_normal((n, n))                       # garbage in the other triangle
+    keep = np.tril(np.ones((n, n), bool)) if lower else np.triu(np.ones((n, n), bool))
+    A[keep] = S[keep]
+    out = _symmetrise_from(A, lower)
+    np.testing.assert_array_equal(out, S)
+    assert np.shares_memory(out, A)

@@ -42,6 +42,8 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
+from .operators._base import RidgeFunction
+
 __all__ = [
     "Criterion",
     "CRITERIA",
@@ -269,13 +271,13 @@ def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
 
 
 def _inv(alphas, power=1):
-    """g(λ) = (λ + α)^(−power) for every α: (r,) → (r, L)."""
-    a = alphas[None, :]
+    """g(λ) = (λ + α)^(−power) for every α: (r,) → (r, L), i.e. K_α^(−power)."""
+    return RidgeFunction("resolvent", alphas, power)
 
-    def g(lam):
-        return (lam[:, None] + a) ** (-power)
 
-    return g
+def _hat(alphas, power=1):
+    """g(λ) = (λ/(λ + α))^power for every α, i.e. (K K_α⁻¹)^power."""
+    return RidgeFunction("smoother", alphas, power)
 
 
 def _quad(operator, g, p):
@@ -322,8 +324,7 @@ def ipe(operator, y, alphas, sigma=None):
     s = _sigma(yv, sigma)
     n = operator.n
     bias = alphas ** 2 / n * _quad(operator, _inv(alphas, 2), yv)
-    a = alphas[None, :]
-    var = operator.trace(lambda lam: (lam[:, None] / (lam[:, None] + a)) ** 2)
+    var = operator.trace(_hat(alphas, 2))
     return bias + s ** 2 / n * var
 
 
@@ -334,8 +335,7 @@ def c1(operator, y, alphas, sigma=None):
     s = _sigma(yv, sigma)
     n = operator.n
     bias = alphas ** 2 / n * _quad(operator, _inv(alphas, 2), yv)
-    a = alphas[None, :]
-    dof = operator.trace(lambda lam: lam[:, None] / (lam[:, None] + a))
+    dof = operator.trace(_hat(alphas, 1))
     return bias + s ** 2 / n * dof
 
 

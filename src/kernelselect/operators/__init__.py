@@ -7,12 +7,13 @@ with scikit-learn style parameters; the strings ``"exact"``, ``"nystrom"``,
 
 import importlib
 
-from ._base import Approximation, ExplicitBasisOperator, KernelOperator
+from ._base import Approximation, ExplicitBasisOperator, KernelOperator, RidgeFunction
 
 __all__ = [
     "Approximation",
     "KernelOperator",
     "ExplicitBasisOperator",
+    "RidgeFunction",
     "approximation_names",
     "get_approximation",
     "register_approximation",

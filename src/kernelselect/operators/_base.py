@@ -29,7 +29,41 @@ given in the original order and pass through :meth:`KernelOperator.restrict`.
 
 import numpy as np
 
-__all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "evaluate_at"]
+__all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "RidgeFunction",
+           "evaluate_at"]
+
+
+class RidgeFunction:
+    """A spectral function of K_α = K + αI for a path of ridges α, with its name.
+
+    ``kind="resolvent"``: g(λ) = (λ + α)^(−p), i.e. g(K) = K_α^(−p).
+    ``kind="smoother"``:  g(λ) = (λ/(λ + α))^p, i.e. g(K) = (K K_α⁻¹)^p = (I − αK_α⁻¹)^p.
+
+    Called on eigenvalues (r,) it returns the (r, L) table every spectral operator
+    uses. Because it also says *what* it is, an operator that holds K itself can
+    evaluate the forms from a Cholesky factorisation of K_α and the explicit inverse
+    instead of an eigendecomposition (:class:`~kernelselect.operators.dense.DenseOperator`).
+    """
+
+    __slots__ = ("kind", "alphas", "power")
+
+    def __init__(self, kind, alphas, power=1):
+        if kind not in ("resolvent", "smoother"):
+            raise ValueError(f"kind must be 'resolvent' or 'smoother', got {kind!r}.")
+        if power not in (1, 2):
+            raise ValueError(f"power must be 1 or 2, got {power!r}.")
+        self.kind = kind
+        self.alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+        self.power = power
+
+    def __call__(self, lam):
+        lam = np.asarray(lam, dtype=np.float64)[:, None]
+        a = self.alphas[None, :]
+        base = 1.0 / (lam + a) if self.kind == "resolvent" else lam / (lam + a)
+        return base ** self.power
+
+    def __repr__(self):
+        return f"RidgeFunction({self.kind!r}, alphas={self.alphas.tolist()}, power={self.power})"
 
 
 def evaluate_at(g, lam):
