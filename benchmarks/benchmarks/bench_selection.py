@@ -1,0 +1,69 @@
+"""The selection driver end to end: ``select_kernel`` over 15 γ.
+
+Exact criteria on the dense kernel matrix (Cholesky factors of K + αI against one
+eigendecomposition per γ) and the approximations at a size where they are the only
+practical choice. One α unless the parameter says otherwise.
+"""
+
+import numpy as np
+
+from ._common import LARGE, data, require
+
+N_GAMMAS = 15
+
+
+def select_kernel():
+    try:
+        from kernelselect import select_kernel as func
+    except ImportError:
+        return None
+    return func
+
+
+def exact(dense_solver):
+    """``Exact(method="dense", dense_solver=...)``, or None where the option is missing."""
+    try:
+        from kernelselect import Exact
+    except ImportError:
+        return None
+    try:
+        return Exact(method="dense", dense_solver=dense_solver)
+    except TypeError:
+        return None
+
+
+def gammas(d):
+    return 2.0 ** np.arange(-7, 8) / d
+
+
+class SelectExact:
+    params = ([1000, 2000] + ([4000] if LARGE else []), ["auto", "eigh"],
+              ["ree", "ree,eloo,gcv,kta,mmd"], [1, 8])
+    param_names = ["n", "dense_solver", "criteria", "n_alphas"]
+    timeout = 600
+
+    def setup(self, n, dense_solver, criteria, n_alphas):
+        self.func = require(select_kernel())
+        self.approx = require(exact(dense_solver))
+        self.X, self.y = data(n, d=10)
+        self.alphas = np.logspace(-3, 1, n_alphas) * n * 1e-3 if n_alphas > 1 else (n * 1e-3,)
+
+    def time_select(self, n, dense_solver, criteria, n_alphas):
+        self.func(self.X, self.y, gammas=gammas(10), alphas=self.alphas, criterion=criteria.split(","),
+                  approximation=self.approx, random_state=0, workers=1)
+
+
+class SelectApproximate:
+    params = ([10_000] + ([100_000] if LARGE else []), ["nystrom", "rff", "mcm", "random_mcm"])
+    param_names = ["n", "approximation"]
+    timeout = 600
+
+    def setup(self, n, approximation):
+        self.func = require(select_kernel())
+        self.X, self.y = data(n, d=10)
+        self.criterion = "random_kta" if approximation == "random_mcm" else "ree"
+
+    def time_select(self, n, approximation):
+        self.func(self.X, self.y, gammas=gammas(10), alphas=(n * 1e-3,),
+                  criterion=self.criterion, approximation=approximation, random_state=0,
+                  workers=1)
