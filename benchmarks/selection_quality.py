@@ -49,6 +49,7 @@ Usage
     python benchmarks/selection_quality.py --quick                 # 2 splits, small caps
     python benchmarks/selection_quality.py --datasets heart,wdbc   # full protocol
     python benchmarks/selection_quality.py --report-only
+    python benchmarks/selection_quality.py --mu 0.005 --criteria ree,eloo --out-dir DIR
 """
 
 import argparse
@@ -173,8 +174,9 @@ def grid_search_cv(X, y, gammas, task, seed):
 # --------------------------------------------------------------------------- criteria
 
 
-def plan(task):
-    """approximation → criteria it can compute for this task."""
+def plan(task, only=None):
+    """approximation → criteria it can compute for this task (those in ``only``, when
+    given)."""
     from kernelselect.criteria import approximations_for, criterion_names, get_criterion
     from kernelselect.operators import approximation_names
 
@@ -184,6 +186,8 @@ def plan(task):
     for name in criterion_names():
         crit = get_criterion(name)
         if crit.labels == "binary" and task != "binary":
+            continue
+        if only is not None and name not in only:
             continue
         for a in approximations_for(name):
             if a in out:
@@ -263,7 +267,7 @@ def run_split(name, task, data, split, args):
     records.append({**base, "method": "cv", "k": k_cv - 7, "score": float(scores[k_cv]),
                     "time": t_cv, "n_used": int(cidx.size)})
 
-    todo = plan(task)
+    todo = plan(task, args.criteria)
     ridx = subsample(rng, n_train, args.exact_cap)
     Xr, yr = Xtr[ridx], ytr[ridx]
     alpha_r, alpha_full = MU * ridx.size, MU * n_train
@@ -645,6 +649,7 @@ def main(argv=None):
     parser.add_argument("--cv-cap", type=int, default=None, help="default 3000")
     parser.add_argument("--krr-cap", type=int, default=None, help="default 5000")
     parser.add_argument("--test-cap", type=int, default=None, help="default 20000")
+    parser.add_argument("--criteria", help="comma-separated criteria to run (default: all)")
     parser.add_argument("--mu", type=float, default=MU,
                         help=f"per-sample ridge μ, α = μ·n (default {MU:g})")
     parser.add_argument("--exact-ree-splits", type=int, default=1,
@@ -659,6 +664,13 @@ def main(argv=None):
     if not args.mu > 0:
         parser.error(f"--mu must be positive, got {args.mu}")
     MU = args.mu
+    if args.criteria:
+        from kernelselect.criteria import criterion_names
+
+        args.criteria = {c.strip() for c in args.criteria.split(",") if c.strip()}
+        unknown = sorted(args.criteria - set(criterion_names()))
+        if unknown:
+            parser.error(f"unknown criteria {unknown}; known: {criterion_names()}")
     q = args.quick
     args.splits = args.splits or (2 if q else 5)
     args.exact_cap = args.exact_cap or (1000 if q else 3000)
