@@ -16,7 +16,6 @@ Usage
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -36,10 +35,7 @@ def folder(out_dir, mu):
 
 
 def load(out_dir, mu):
-    raw = folder(out_dir, mu) / "selection_quality_raw.jsonl"
-    if not raw.exists():
-        return []
-    return [json.loads(line) for line in raw.read_text().splitlines()]
+    return sq.read_records(folder(out_dir, mu))
 
 
 def deltas(records, task):

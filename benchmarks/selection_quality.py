@@ -40,7 +40,8 @@ Protocol (per dataset, per split)
 * Multiclass sets (penbased, segment, vehicle) are left out.
 
 Raw records go to ``<out>/selection_quality_raw.jsonl`` (one line per dataset,
-split and method; reruns skip what is there unless ``--fresh``); the markdown
+split and method; a committed ``selection_quality_raw.jsonl.gz`` beside it is read
+as well; reruns skip what is there unless ``--fresh``); the markdown
 report and the PNG are rebuilt from all records at the end (``--report-only``
 rebuilds them without running anything).
 
@@ -345,6 +346,22 @@ def run_split(name, task, data, split, args):
 
 
 # --------------------------------------------------------------------------- report
+
+
+def read_records(out_dir):
+    """Every raw record in ``out_dir``: the gzipped archive, then the plain file."""
+    import gzip
+
+    out_dir = Path(out_dir)
+    records = []
+    packed = out_dir / "selection_quality_raw.jsonl.gz"
+    if packed.exists():
+        with gzip.open(packed, "rt") as fh:
+            records += [json.loads(line) for line in fh if line.strip()]
+    raw = out_dir / "selection_quality_raw.jsonl"
+    if raw.exists():
+        records += [json.loads(line) for line in raw.read_text().splitlines() if line.strip()]
+    return records
 
 
 def _mean(values):
@@ -689,7 +706,9 @@ def main(argv=None):
     args_text = " ".join(shown)
     if args.fresh and raw.exists():
         raw.unlink()
-    records = [json.loads(line) for line in raw.read_text().splitlines()] if raw.exists() else []
+    if args.fresh and raw.with_suffix(".jsonl.gz").exists():
+        raw.with_suffix(".jsonl.gz").unlink()
+    records = read_records(out_dir)
     other = sorted({r.get("mu", 1e-3) for r in records} - {MU})
     if other:
         parser.error(f"{raw} holds records for μ = {other}, not {MU:g}; use another --out-dir")
