@@ -33,7 +33,7 @@ import numpy as np
 import scipy.linalg
 
 from ._validation import check_kernel, check_matrix, check_positive
-from .operators._lowrank import small_blas
+from .operators._lowrank import shifted_cholesky, small_blas
 
 __all__ = [
     "CholeskyFactor",
@@ -113,14 +113,9 @@ class CholeskyFactor:
         Z = _as_columns(Z, self.n)
         alphas = check_alphas(alphas)
         out = np.empty(Z.shape + (alphas.size,))
-        A = self.K.copy()
-        diag = np.einsum("ii->i", A)
-        base = diag.copy()
         for j, a in enumerate(alphas):
-            diag[:] = base + a
-            with small_blas(float(self.n) ** 3 / 3):
-                cf = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
-                out[:, :, j] = scipy.linalg.cho_solve(cf, Z, check_finite=False)
+            cf = shifted_cholesky(self.K, a)
+            out[:, :, j] = scipy.linalg.cho_solve(cf, Z, check_finite=False)
         return out
 
 

@@ -5,7 +5,7 @@ import contextlib
 import numpy as np
 import scipy.linalg
 
-__all__ = ["factor_spectrum", "small_blas"]
+__all__ = ["factor_spectrum", "shifted_cholesky", "small_blas"]
 
 _CONTROLLER = None
 SMALL_FLOPS = 2e7
@@ -28,6 +28,15 @@ def small_blas(flops):
         return _CONTROLLER.limit(limits=1, user_api="blas")
     except Exception:  # pragma: no cover - threadpoolctl missing or unusable
         return contextlib.nullcontext()
+
+
+def shifted_cholesky(K, alpha):
+    """Lower Cholesky factor ``(c, lower)`` of K + αI for scipy's ``cho_solve``; K is not
+    modified. Raises ``LinAlgError`` when K + αI is not numerically positive definite."""
+    A = np.array(K, dtype=np.float64, copy=True)
+    A.flat[:: A.shape[0] + 1] += alpha
+    with small_blas(float(A.shape[0]) ** 3 / 3):
+        return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
 
 
 def _chol(G):

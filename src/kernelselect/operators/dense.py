@@ -12,7 +12,7 @@ from ._base import (
     RidgeFunction,
     evaluate_at,
 )
-from ._lowrank import small_blas
+from ._lowrank import shifted_cholesky, small_blas
 
 __all__ = ["Exact", "DenseOperator"]
 
@@ -107,11 +107,7 @@ class DenseOperator(ExplicitBasisOperator):
         if entry is None:
             if not a > 0:
                 raise np.linalg.LinAlgError("α ≤ 0")
-            A = self._K.copy()
-            A.flat[:: self.n + 1] += a
-            with small_blas(float(self.n) ** 3 / 3):
-                c, lower = scipy.linalg.cho_factor(A, lower=True, overwrite_a=True,
-                                                   check_finite=False)
+            c, lower = shifted_cholesky(self._K, a)
             if not np.all(np.isfinite(np.diagonal(c))):
                 raise np.linalg.LinAlgError("non-finite Cholesky factor")
             entry = self._ridge[a] = {"factor": (c, lower)}
