@@ -262,6 +262,18 @@ def crit_sm(A, y, r=3, h=None):
     return np.sum(lam[keep] * c[keep] ** 2) / n
 
 
+def crit_er(A, y, alpha, t=None, c=1.0):
+    """(α²/n) yᵀ(A + αI)⁻²y + c·Σ_{i>t}λ_i/Σ_{i≤t}λ_i, λ = eigvalsh(A) in decreasing
+    order with negative values set to 0; t = ⌈√n⌉ by default."""
+    n = A.shape[0]
+    t = int(np.ceil(np.sqrt(n))) if t is None else t
+    t = min(t, n - 1)
+    lam = np.sort(np.maximum(np.linalg.eigvalsh(A), 0.0))[::-1]
+    R = np.linalg.inv(A + alpha * np.eye(n))
+    fit = alpha ** 2 / n * y @ R @ R @ y
+    return fit + c * lam[t:].sum() / lam[:t].sum()
+
+
 def nystroem_matrix(X, landmarks, gamma, kernel, rank, eigen_floor):
     """K̃ = C W_k⁺ Cᵀ with the k largest eigenvalues of W above eigen_floor·σ_max."""
     C = kernel_matrix(X, X[landmarks], gamma, kernel)
