@@ -233,8 +233,15 @@ def test_usage_errors_and_help(capsys):
     assert code == 0 and "select" in out and "datasets" in out
     code, out, _ = run(["select", "--help"], capsys)
     assert code == 0 and "breast_cancer" in out and "--gamma-grid" in out
-    code, out, _ = run([], capsys)
-    assert code == 2 and "COMMAND" in out
+    code, out, _ = run([], capsys)  # bare command: the help, and success
+    assert code == 0 and "COMMAND" in out and "select" in out
+    code, _, err = run(["frobnicate"], capsys)
+    assert code == 2 and "invalid choice" in err
+
+
+def test_version(capsys):
+    code, out, _ = run(["--version"], capsys)
+    assert code == 0 and out == f"kernelselect {kernelselect.__version__}\n"
 
 
 def test_datasets_command(capsys):

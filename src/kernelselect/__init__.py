@@ -5,9 +5,11 @@ Selection criteria evaluated on structured stand-ins for the kernel matrix
 features) and exact criteria computed by streaming over the kernel matrix.
 """
 
+import importlib
+
 from . import criteria, datasets, di, fft, lowlevel
 from ._config import show_config
-from ._di_transformers import DINystroem, DIRandomFourierFeatures
+from ._cv import ProportionalNystroem, cross_validate_grid, paper004_grid
 from ._version import __version__
 from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
 from .operators.dense import Exact
@@ -15,17 +17,20 @@ from .operators.mcm import MCM
 from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
-from .models import (
-    KernelRidgeRegressor,
-    KernelSelectionCV,
-    LSSVMClassifier,
-    ProportionalNystroem,
-    cross_validate_grid,
-    fit_krr,
-    fit_lssvm,
-    paper004_grid,
-)
 from .selection import SelectionResult, select_kernel
+
+# Names whose modules import scikit-learn are resolved on first access (PEP 562), so
+# that `import kernelselect` stays fast and does not need scikit-learn;
+# `from kernelselect import KernelSelectionCV` works as usual.
+_LAZY = {
+    "KernelRidgeRegressor": "models",
+    "KernelSelectionCV": "models",
+    "LSSVMClassifier": "models",
+    "fit_krr": "models",
+    "fit_lssvm": "models",
+    "DIRandomFourierFeatures": "_di_transformers",
+    "DINystroem": "_di_transformers",
+}
 
 __all__ = [
     "__version__",
@@ -57,3 +62,17 @@ __all__ = [
     "KernelRidgeRegressor",
     "KernelSelectionCV",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    if name == "models":
+        return importlib.import_module(".models", __name__)
+    raise AttributeError(f"module 'kernelselect' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__) | {"models"})

@@ -14,8 +14,9 @@ Sub-commands
 ``kernelselect config``
     Print how the package was built (OpenMP, FFT backend, BLAS).
 
-``python -m kernelselect`` is the same command. Errors print one line on stderr and
-exit with status 2.
+``kernelselect --version`` prints the version; ``kernelselect`` alone prints the help
+and exits 0. ``python -m kernelselect`` is the same command. Errors print one line on
+stderr and exit with status 2.
 """
 
 import argparse
@@ -28,6 +29,7 @@ import time
 import numpy as np
 
 from . import datasets as _datasets
+from ._version import __version__
 
 __all__ = ["main", "build_parser", "parse_gamma_grid", "format_table"]
 
@@ -116,6 +118,7 @@ def build_parser():
         description="Select the kernel (Gaussian/Laplacian width gamma and ridge alpha) "
         "of a kernel machine with fast selection criteria.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -453,8 +456,11 @@ def main(argv=None):
     except SystemExit as exc:  # --help, or a usage error already printed by argparse
         return int(exc.code or 0)
     if args.command is None:
+        # Bare `kernelselect` is a request for orientation, not a mistake: print the
+        # help and succeed, as pip and python -m venv --help do. Usage errors (an
+        # unknown command or option) still exit 2, argparse's convention.
         parser.print_help(sys.stdout)
-        return 2
+        return 0
     try:
         return _COMMANDS[args.command](args, sys.stdout)
     except KeyboardInterrupt:

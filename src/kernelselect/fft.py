@@ -33,19 +33,32 @@ full spectrum, which is what the spectral criteria need.
 """
 
 import collections
+import importlib
+import importlib.util
 import math
 import numbers
 import threading
 
 import numpy as np
-import scipy.fft
 
 from ._validation import check_workers
 
-try:  # pyFFTW is a dependency, but the scipy path must work without it
-    import pyfftw as _pyfftw
-except ImportError:  # pragma: no cover - exercised only where pyFFTW is missing
-    _pyfftw = None
+
+class _LazyModule:
+    """A module imported on first attribute access: pyFFTW and scipy.fft take a few
+    hundred milliseconds to import (pyFFTW also pulls in dask when it is installed),
+    which ``import kernelselect`` should not pay when no FFT is ever run."""
+
+    def __init__(self, name):
+        self._name = name
+
+    def __getattr__(self, attr):
+        return getattr(importlib.import_module(self._name), attr)
+
+
+# pyFFTW is a dependency, but the scipy path must work without it.
+_pyfftw = _LazyModule("pyfftw") if importlib.util.find_spec("pyfftw") is not None else None
+_scipy_fft = _LazyModule("scipy.fft")
 
 __all__ = [
     "rfftn",
@@ -466,7 +479,7 @@ def rfftn(a, axes=None, workers=None, backend=None):
     threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
-        return scipy.fft.rfftn(arr, axes=axes, workers=threads)
+        return _scipy_fft.rfftn(arr, axes=axes, workers=threads)
     out_dtype = np.complex64 if arr.dtype == np.float32 else np.complex128
     return _run_pyfftw("r2c", arr, _half_shape(arr.shape, axes), out_dtype, axes, threads)
 
@@ -528,7 +541,7 @@ def irfftn(A, s, axes=None, workers=None, backend=None):
     threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
-        return scipy.fft.irfftn(arr, s=s, axes=axes, workers=threads)
+        return _scipy_fft.irfftn(arr, s=s, axes=axes, workers=threads)
     out_shape = list(arr.shape)
     out_shape[last] = s[-1]
     out_dtype = np.float32 if arr.dtype == np.complex64 else np.float64
@@ -547,7 +560,7 @@ def fftn(a, axes=None, workers=None, backend=None):
     threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
-        return scipy.fft.fftn(arr, axes=axes, workers=threads)
+        return _scipy_fft.fftn(arr, axes=axes, workers=threads)
     return _run_pyfftw("c2c_fwd", arr, arr.shape, arr.dtype, axes, threads)
 
 
@@ -559,7 +572,7 @@ def ifftn(A, axes=None, workers=None, backend=None):
     threads = _threads(workers, arr.size)
     name = _check_backend(backend)
     if name == "scipy":
-        return scipy.fft.ifftn(arr, axes=axes, workers=threads)
+        return _scipy_fft.ifftn(arr, axes=axes, workers=threads)
     return _run_pyfftw("c2c_bwd", arr, arr.shape, arr.dtype, axes, threads)
 
 
