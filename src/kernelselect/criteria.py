@@ -371,17 +371,20 @@ def eloo(operator, y, alphas, loss="auto"):
     n = operator.n
     g = _inv(alphas)
     B = np.stack([yv, np.ones(n)], axis=1)
-    R = operator.apply_function(g, B)                    # (n, 2, L): K_α⁻¹y, K_α⁻¹1
-    ky, k1 = R[:, 0, :], R[:, 1, :]
-    s11 = k1.sum(axis=0)                                 # 1ᵀK_α⁻¹1
-    s1y = ky.sum(axis=0)                                 # 1ᵀK_α⁻¹y
-    b = s1y / s11
-    a = ky - k1 * b[None, :]
-    pinv_diag = operator.diagonal_function(g) - k1 ** 2 / s11[None, :]
-    e = a / pinv_diag
-    if loss == "squared":
-        return np.mean(e ** 2, axis=0)
-    return np.mean(yv[:, None] * (yv[:, None] - e) <= 0.0, axis=0)
+    S = operator.quadratic(g, B)                         # [y 1]ᵀ K_α⁻¹ [y 1], (2, 2, L)
+    s11 = S[1, 1]                                        # 1ᵀK_α⁻¹1
+    b = S[1, 0] / s11                                    # 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1
+    squared = loss == "squared"
+
+    def residuals(Bb, gB, dg):
+        # rows of K_α⁻¹y, K_α⁻¹1 and diag K_α⁻¹ → Σ_i loss(e_i) over these rows
+        yb, ky, k1 = Bb[:, 0], gB[:, 0, :], gB[:, 1, :]
+        e = (ky - k1 * b[None, :]) / (dg - k1 ** 2 / s11[None, :])
+        if squared:
+            return np.sum(e ** 2, axis=0)
+        return np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0).astype(np.float64)
+
+    return operator.reduce_rows(g, B, residuals) / n
 
 
 # ---------------------------------------------------------------------------
@@ -421,6 +424,10 @@ def ckta(operator, y, alphas):
     return ycky / (np.sqrt(kc_sq) * float(yc @ yc))
 
 
+def _diagonal_sums(Bb, _, diag):
+    return diag @ Bb
+
+
 def fsm(operator, y, alphas):
     """Feature space measure (Nguyen & Ho 2007): (s₊ + s₋) / ‖m₊ − m₋‖.
 
@@ -433,10 +440,11 @@ def fsm(operator, y, alphas):
     yv = operator.restrict(y)
     pos, neg = _class_indicators(yv)
     n_pos, n_neg = pos.sum(), neg.sum()
-    S = operator.power_quadratic(1, np.stack([pos, neg], axis=1))
-    d = operator.diagonal()
-    scatter_pos = d @ pos - S[0, 0] / n_pos
-    scatter_neg = d @ neg - S[1, 1] / n_neg
+    B = np.stack([pos, neg], axis=1)
+    S = operator.power_quadratic(1, B)
+    d_pos, d_neg = operator.reduce_rows(None, B, _diagonal_sums)     # Σ_{i∈±} K_ii
+    scatter_pos = d_pos - S[0, 0] / n_pos
+    scatter_neg = d_neg - S[1, 1] / n_neg
     s_pos = np.sqrt(max(scatter_pos, 0.0) / (n_pos - 1)) if n_pos > 1 else 0.0
     s_neg = np.sqrt(max(scatter_neg, 0.0) / (n_neg - 1)) if n_neg > 1 else 0.0
     gap_sq = S[0, 0] / n_pos ** 2 + S[1, 1] / n_neg ** 2 - 2.0 * S[0, 1] / (n_pos * n_neg)

@@ -322,9 +322,13 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         except ImportError:
             raise ImportError("progress=True needs tqdm; install it with `pip install tqdm`.") from None
         iterator = tqdm(iterator, desc="kernel selection", unit="γ")
-    with _blas_threads(workers_n):
-        _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n,
-                  crits, params, curves, timings, op_details)
+    ops = _build_all(approx, X, y_used, gammas, kernel, state, workers_n)
+    if ops is not None:
+        _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details)
+    else:
+        with _blas_threads(workers_n):
+            _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n,
+                      crits, params, curves, timings, op_details)
     details["operators"] = op_details
     directions = {c.name: c.direction for c in crits}
     return SelectionResult(gammas, alphas, curves, directions, timings, details)
@@ -339,6 +343,47 @@ def _blas_threads(workers):
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
         return contextlib.nullcontext()
     return threadpool_limits(limits=workers, user_api="blas")
+
+
+def _build_all(approx, X, y_used, gammas, kernel, state, workers_n):
+    """Operators for the whole γ grid from shared passes over the rows, when the
+    approximation offers them (``build_all``); None otherwise."""
+    build_all = getattr(approx, "build_all", None)
+    if build_all is None:
+        return None
+    from .operators.streaming_lowrank import ArrayRows
+
+    t0 = time.perf_counter()
+    ops = build_all(ArrayRows(X, y_used, threads=workers_n), y_used, gammas, kernel=kernel,
+                    state=state)
+    if ops is not None:
+        for op in ops:
+            op.build_time = (time.perf_counter() - t0) / len(ops)
+    return ops
+
+
+def _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details):
+    """Every criterion on every operator of a streamed grid; the row passes they need
+    are shared (``evaluate_grid``) and their time is spread evenly over γ."""
+    from .operators.streaming_lowrank import evaluate_grid
+
+    by_name = {c.name: c for c in crits}
+    spent = np.zeros(len(ops))
+
+    def evaluate(i, op, name):
+        t0 = time.perf_counter()
+        try:
+            curves[name][i] = evaluate_criterion(by_name[name], op, y_used, alphas,
+                                                 **params[name])
+        finally:
+            spent[i] += time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    evaluate_grid(ops, list(by_name), evaluate)
+    shared = (time.perf_counter() - t0 - spent.sum()) / len(ops)
+    for i, op in enumerate(ops):
+        timings[i] = op.build_time + shared + spent[i]
+        op_details.append(dict(op.details, n_operator=op.n))
 
 
 def _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n, crits,

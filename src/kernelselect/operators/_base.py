@@ -159,6 +159,21 @@ class KernelOperator:
         """g(A) B for columns B (n, m) → (n, m) or (n, m, L)."""
         raise NotImplementedError
 
+    def reduce_rows(self, g, B, func):
+        """Σ over row blocks of ``func(B_b, (g(A)B)_b, (diag g(A))_b)``.
+
+        For criteria whose value is a sum over points of a function of per-row
+        quantities (the leave-one-out residuals of ELOO, Σ_{i∈class} A_ii): ``func``
+        must be additive over rows and return an array of fixed shape. ``g=None``
+        asks for diag A only (``func`` then receives ``None`` for the product). An
+        in-memory operator passes all rows at once; a streaming one passes blocks
+        of rows (possibly on other machines), so ``func`` must not keep state.
+        """
+        B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
+        if g is None:
+            return func(B, None, self.diagonal())
+        return func(B, self.apply_function(g, B), self.diagonal_function(g))
+
     # -- power moments from the spectrum (used by spectral operators) -----------
     def _spectral_power_quadratic(self, r, P):
         return self.quadratic(lambda lam: lam ** r, P)

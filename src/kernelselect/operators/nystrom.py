@@ -25,6 +25,23 @@ def nystroem_factor(C, landmarks, rank, eigen_floor, W=None):
     """
     C = np.asarray(C, dtype=np.float64)
     W = C[landmarks] if W is None else np.asarray(W, dtype=np.float64)
+    T = nystroem_transform(W, rank, eigen_floor)
+    return C @ T if T.shape[1] else np.zeros((C.shape[0], 0))
+
+
+def _landmark_gram(Z, gamma, kernel):
+    """W = K(Z, Z) as the in-memory path forms it (C = K(X, Z) restricted to Z)."""
+    from .. import lowlevel
+
+    return np.asarray(lowlevel.kernel_block(Z, Z, gamma, kernel=kernel, workers=1),
+                      dtype=np.float64)
+
+
+def nystroem_transform(W, rank, eigen_floor):
+    """T = U_k Σ_k^{−1/2} (c, k′) with W_k⁺ = TTᵀ: the k largest eigenpairs of the
+    landmark Gram matrix W above ``eigen_floor``·σ_max, so that the Nyström factor is
+    V = C T."""
+    W = np.asarray(W, dtype=np.float64)
     W = 0.5 * (W + W.T)
     with small_blas(float(W.shape[0]) ** 3):
         sig, U = scipy.linalg.eigh(W, driver="evd")
@@ -32,9 +49,7 @@ def nystroem_factor(C, landmarks, rank, eigen_floor, W=None):
     sig, U = sig[order], U[:, order]
     top = sig[0] if sig.size else 0.0
     keep = np.flatnonzero(sig > eigen_floor * max(top, 0.0))[:rank]
-    if keep.size == 0:
-        return np.zeros((C.shape[0], 0))
-    return C @ (U[:, keep] / np.sqrt(sig[keep]))
+    return U[:, keep] / np.sqrt(sig[keep])
 
 
 class Nystroem(Approximation):
@@ -230,6 +245,30 @@ class Nystroem(Approximation):
             return nystroem_factor(C, idx, k, floor), Z.shape[0]
         W = lowlevel.kernel_block(pts, pts, gamma, kernel=kernel, workers=workers)
         return nystroem_factor(C, None, k, floor, W=W), Z.shape[0]
+
+    def build_all(self, rows, y, gammas, *, kernel, state):
+        """Operators for every γ of a grid from one pass over ``rows`` (an
+        :class:`~kernelselect.operators.streaming_lowrank.ArrayRows` or a Dask row
+        source), or None when the landmarks depend on γ or the sampler needs K itself
+        ("column_norm", "leverage", "modified", "optimal")."""
+        from .streaming_lowrank import LandmarkFeatures, build_operators
+
+        if state.get("sampler", "uniform") not in ("uniform", "kmeans"):
+            return None
+        idx, pts = state.get("landmarks"), state.get("points")
+        Z = rows.gather(idx) if pts is None else pts
+        floor, k = float(self.eigen_floor), state["rank"]
+        transforms, details = [], []
+        for gamma in gammas:
+            W = _landmark_gram(Z, float(gamma), kernel)
+            transforms.append(nystroem_transform(W, k, floor))
+            details.append({"n_landmarks": int(Z.shape[0]), "rank": int(k),
+                            "sampler": state.get("sampler", "uniform")})
+        ops = build_operators(rows, LandmarkFeatures(Z, gammas, kernel), y, transforms,
+                              "nystrom", details)
+        for op, T in zip(ops, transforms):
+            op.details["effective_rank"] = int(T.shape[1])
+        return ops
 
     def build(self, X, y, gamma, *, kernel, state, workers):
         V, c = self._factor(X, gamma, kernel, state, workers)
