@@ -140,7 +140,7 @@ def test_svmlight_basic(tmp_path):
 def test_svmlight_zero_based_and_n_features(tmp_path):
     path = _write(tmp_path, "z.libsvm", "1.5 0:1 2:2\n2.5 1:3\n0.1 0:4\n")
     with pytest.raises(ValueError, match=r"z.libsvm:1: feature index 0 .*zero_based=True"):
-        datasets.load_svmlight(path)
+        datasets.load_svmlight(path, zero_based=False)
     for zb in (True, "auto"):
         data = datasets.load_svmlight(path, zero_based=zb, n_features=5)
         np.testing.assert_array_equal(data.X, [[1, 0, 2, 0, 0], [0, 3, 0, 0, 0], [4, 0, 0, 0, 0]])
@@ -300,3 +300,16 @@ def test_missing_file_and_unknown_extension(tmp_path):
         datasets.load_file(path)
     with pytest.raises(IsADirectoryError):
         datasets.load_npz(tmp_path)
+
+
+def test_svmlight_written_by_scikit_learn_loads_by_default(tmp_path):
+    sklearn_datasets = pytest.importorskip("sklearn.datasets")
+    rng = np.random.default_rng(0)
+    X = np.round(rng.standard_normal((12, 4)), 3)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    for zero_based in (True, False):
+        path = tmp_path / f"z{int(zero_based)}.svm"
+        sklearn_datasets.dump_svmlight_file(X, y, str(path), zero_based=zero_based)
+        data = datasets.load_svmlight(path)
+        np.testing.assert_allclose(data.X, X)
+        np.testing.assert_array_equal(data.y, y)

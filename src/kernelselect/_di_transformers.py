@@ -18,6 +18,10 @@ try:
     from sklearn.base import BaseEstimator, TransformerMixin
     from sklearn.utils.multiclass import type_of_target
     from sklearn.utils.validation import check_is_fitted, validate_data
+
+    from ._validation import screen_inputs
+
+    validate_data = screen_inputs(validate_data)
     _SKLEARN_ERROR = None
 except ImportError as exc:  # scikit-learn absent (or too old for validate_data)
     _SKLEARN_ERROR = exc

@@ -9,6 +9,8 @@ hold it: their memory is O(n·m) (resp. O(n·C)) plus one 128 × 512 tile per th
 import math
 import threading
 
+import numbers
+
 import numpy as np
 
 from . import _kernels
@@ -212,6 +214,9 @@ def _check_labels(labels, n):
         raise ValueError(f"labels has {arr.shape[0]} entries but X has {n} rows; they must match.")
     if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
         raise ValueError("labels contains NaN or inf; every sample needs a class label.")
+    if arr.dtype == object and any(
+            v is None or (isinstance(v, numbers.Number) and not np.isfinite(v)) for v in arr):
+        raise ValueError("labels contains None, NaN or inf; every sample needs a class label.")
     try:
         classes, codes = np.unique(arr, return_inverse=True)
     except TypeError as exc:

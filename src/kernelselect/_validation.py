@@ -5,6 +5,7 @@ for a wrong kind of object) whose message names the argument and says how to fix
 Non-contiguous or other-dtype input is converted, never refused.
 """
 
+import functools
 import numbers
 import os
 
@@ -21,6 +22,7 @@ __all__ = [
     "check_positive_int",
     "check_workers",
     "check_random_state",
+    "check_bool",
     "float_dtype",
 ]
 
@@ -48,8 +50,64 @@ def float_dtype(*arrays):
     return np.dtype(np.float64)
 
 
+def _refuse_sparse_or_masked(obj, name):
+    """Sparse matrices are refused (densify explicitly); masked arrays pass only
+    without masked entries (there is no notion of a missing value here)."""
+    if hasattr(obj, "toarray") and type(obj).__module__.startswith("scipy.sparse"):
+        shape = getattr(obj, "shape", None)
+        size = ""
+        if shape is not None and len(shape) == 2:
+            size = f" (a dense float64 copy of shape {shape} takes {_nbytes(shape)})"
+        raise TypeError(
+            f"{name} is a scipy.sparse {type(obj).__name__}; kernelselect works on dense "
+            f"arrays: pass {name}.toarray() instead{size}."
+        )
+    if isinstance(obj, np.ma.MaskedArray):
+        masked = int(np.ma.count_masked(obj))
+        if masked:
+            raise ValueError(
+                f"{name} is a masked array with {masked} masked entries; missing values are "
+                f"not supported: drop or impute them, or pass {name}.filled(value)."
+            )
+        return np.ma.getdata(obj)
+    return obj
+
+
+def _nbytes(shape):
+    size = 8.0 * float(np.prod([float(s) for s in shape]))
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.3g} {unit}"
+        size /= 1024
+
+
+def screen_inputs(validate):
+    """Wrap scikit-learn's ``validate_data`` so that X and y pass
+    :func:`real_array`'s sparse and masked-array rules first (one message for the
+    functions and the estimators)."""
+
+    @functools.wraps(validate)
+    def wrapper(estimator, X="no_validation", y="no_validation", **kwargs):
+        if not (isinstance(X, str) and X == "no_validation"):
+            X = _refuse_sparse_or_masked(X, "X")
+        if not (isinstance(y, str) and y == "no_validation") and y is not None:
+            y = _refuse_sparse_or_masked(y, "y")
+        return validate(estimator, X, y, **kwargs)
+
+    return wrapper
+
+
+def check_bool(value, name):
+    """A plain bool (numpy bools too); strings, numbers and None are refused."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}.")
+
+
 def real_array(obj, name):
-    """``np.asarray(obj)``, refusing objects, text and complex numbers (TypeError)."""
+    """``np.asarray(obj)``, refusing objects, text and complex numbers (TypeError),
+    scipy.sparse matrices (TypeError) and masked arrays with masked entries."""
+    obj = _refuse_sparse_or_masked(obj, name)
     try:
         arr = np.asarray(obj)
     except Exception as exc:  # pragma: no cover - exotic objects
@@ -150,6 +208,11 @@ def check_workers(workers):
 
 def check_random_state(random_state):
     """A numpy Generator from None, an int seed, a SeedSequence or a Generator."""
+    if isinstance(random_state, (bool, np.bool_)):
+        raise TypeError(
+            f"random_state must be None, an int or a numpy Generator, got the bool "
+            f"{random_state!r}; give a seed such as random_state=0."
+        )
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, numbers.Integral) and int(random_state) < 0:
             raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}.")

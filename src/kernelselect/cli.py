@@ -17,13 +17,25 @@ Sub-commands
 ``kernelselect --version`` prints the version; ``kernelselect`` alone prints the help
 and exits 0. ``python -m kernelselect`` is the same command. Errors print one line on
 stderr and exit with status 2.
+
+Outputs of ``select`` (``--json``, ``--plot``) are checked before anything is
+computed: the folder must exist and be writable, the file must not be a folder or a
+device, must not be the input data, must not be given twice, the plot's extension
+must be a format matplotlib writes, and an existing file is replaced only with
+``--force``. They are written only when the selection is finite, each atomically
+(a temporary file in the same folder, then renamed), so a failure leaves nothing
+half-written. ``--json -`` writes the JSON to standard output; the human-readable
+report then goes to standard error.
 """
 
 import argparse
+import contextlib
+import io
 import json
 import math
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -162,8 +174,17 @@ def build_parser():
                      help="seed of the randomised approximations (default 0)")
     sel.add_argument("--workers", type=int, default=None, metavar="N",
                      help="threads for the compiled kernels (-1: all cores)")
-    sel.add_argument("--plot", metavar="OUT.png", help="save criterion-vs-gamma curves")
-    sel.add_argument("--json", metavar="OUT.json", help="save the full result as JSON")
+    sel.add_argument("--plot", metavar="OUT.png",
+                     help="save criterion-vs-gamma curves (format from the extension: "
+                     ".png, .pdf, .svg, ...)")
+    sel.add_argument("--json", metavar="OUT.json",
+                     help="save the full result as JSON; '-' writes it to standard output "
+                     "(the report then goes to standard error)")
+    sel.add_argument("--force", action="store_true",
+                     help="replace existing --json/--plot files (never the input data)")
+    sel.add_argument("--zero-based", choices=("auto", "yes", "no"), default=None,
+                     help="svmlight files: whether feature indices start at 0 (default auto: "
+                     "yes when an index 0 occurs, as scikit-learn's load_svmlight_file)")
     sel.add_argument("--quiet", action="store_true",
                      help="print only the selected kernel, no table or progress bar")
 
@@ -257,19 +278,132 @@ def _details_line(details):
     return ", ".join(parts)
 
 
-def _save_plot(result, path):
+def _finite(value):
+    try:
+        return value is not None and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _plot_formats():
+    """File formats matplotlib can write ({extension: description})."""
     try:
         import matplotlib
     except ImportError:
-        raise CommandError("--plot needs matplotlib: pip install matplotlib") from None
+        raise CommandError(
+            "--plot needs matplotlib, which is not installed: pip install matplotlib "
+            "(or drop --plot)."
+        ) from None
     matplotlib.use("Agg")
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def _check_output(path, option, force, data_file):
+    """Refuse, before any work, an output path that cannot or must not be written."""
+    if path == "":
+        raise CommandError(f"{option}: the file name is empty.")
+    if path == "-":
+        if option != "--json":
+            raise CommandError(f"{option}: a plot needs a file name ('-' is for --json).")
+        return
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    if data_file is not None and os.path.exists(data_file) and (
+            os.path.realpath(target) == os.path.realpath(data_file)
+            or (os.path.exists(target) and os.path.samefile(target, data_file))):
+        raise CommandError(f"{option}: {path} is the input data file; choose another name.")
+    if os.path.isdir(target):
+        raise CommandError(f"{option}: {path} is a folder; give a file name inside it.")
+    if os.path.lexists(target):
+        if not os.path.isfile(target):
+            raise CommandError(
+                f"{option}: {path} exists and is not a regular file; give a file name"
+                + (" (or '-' for standard output)." if option == "--json" else ".")
+            )
+        if not force:
+            raise CommandError(f"{option}: {path} exists; pass --force to replace it.")
+    if not os.path.isdir(folder):
+        raise CommandError(f"{option}: the folder {folder} does not exist.")
+    try:  # the real test of writability (permissions, read-only file systems)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kernelselect-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise CommandError(
+            f"{option}: cannot write in the folder {folder} ({exc.strerror or exc})."
+        ) from None
+
+
+def _check_outputs(args):
+    """Check --json and --plot before anything runs; returns the plot format."""
+    outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
+    for path, option in outputs:
+        _check_output(path, option, args.force, args.file)
+    if args.json not in (None, "-") and args.plot is not None and (
+            os.path.realpath(args.json) == os.path.realpath(args.plot)):
+        raise CommandError(f"--json and --plot name the same file {args.plot}; give two names.")
+    if args.plot is None:
+        return None
+    formats = _plot_formats()
+    ext = os.path.splitext(args.plot)[1].lower().lstrip(".")
+    if ext not in formats:
+        shown = ", ".join(f".{e}" for e in sorted(formats))
+        got = f"the extension .{ext}" if ext else "no extension"
+        raise CommandError(
+            f"--plot: {args.plot} has {got}; the format is taken from the extension, one of "
+            f"{shown}."
+        )
+    return ext
+
+
+def _render_plot(result, fmt):
+    """The plot as bytes in format ``fmt``."""
+    _plot_formats()
     import matplotlib.pyplot as plt
 
+    buffer = io.BytesIO()
     try:
         fig = result.plot()
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")
     finally:
         plt.close("all")
+    return buffer.getvalue()
+
+
+def _write_atomic(path, data, force):
+    """Write ``data`` (bytes) to ``path`` through a temporary file in the same folder,
+    so that a failure (disk full, interruption) leaves no partial file; an existing
+    file is replaced only when ``force``."""
+    target = os.path.abspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target),
+                               prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        if force:
+            os.replace(tmp, target)
+        else:
+            try:  # link fails if the name appeared meanwhile: never clobber
+                os.link(tmp, target)
+            except FileExistsError:
+                raise CommandError(f"{path} exists; pass --force to replace it.") from None
+            except OSError:  # file systems without hard links
+                if os.path.lexists(target):
+                    raise CommandError(f"{path} exists; pass --force to replace it.") from None
+                os.replace(tmp, target)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}; nothing was written.") \
+            from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 # --------------------------------------------------------------------------- commands
@@ -290,9 +424,15 @@ def _load_data(args):
                 hint = f" (to use the shipped dataset, write --dataset {args.file})"
             raise CommandError(f"no such file: {args.file}{hint}")
         kwargs = {"target": target} if args.file.lower().endswith((".csv", ".tsv")) else {}
+        if args.zero_based is not None:
+            if not args.file.lower().endswith(_datasets._SVMLIGHT_SUFFIXES):
+                raise CommandError("--zero-based applies to svmlight files only.")
+            kwargs["zero_based"] = {"auto": "auto", "yes": True, "no": False}[args.zero_based]
         data = _datasets.load_file(args.file, task=args.task, **kwargs)
         label = f"{args.file}"
     else:
+        if args.zero_based is not None:
+            raise CommandError("--zero-based applies to svmlight files only, not to --dataset.")
         name = args.dataset or _datasets.DEFAULT_DATASET
         data = _datasets.load(name)
         label = f"{data.name} (shipped)"
@@ -305,18 +445,21 @@ def _cmd_select(args, out):
     criteria = [c.strip() for c in args.criterion.split(",") if c.strip()]
     if not criteria:
         raise CommandError("--criterion: give at least one criterion name.")
-    if args.gammas:
+    import kernelselect
+
+    for name in criteria:  # unknown names are reported before any data is read
+        kernelselect.get_criterion(name)
+    if args.gammas is not None:
         gammas = _float_list(args.gammas, "--gammas")
-    elif args.gamma_grid:
+    elif args.gamma_grid is not None:
         gammas = parse_gamma_grid(args.gamma_grid)
     else:
         gammas = None
-    alphas = tuple(_float_list(args.alphas, "--alphas")) if args.alphas else (1.0,)
-    for path, option in ((args.plot, "--plot"), (args.json, "--json")):
-        if path:
-            folder = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(folder):
-                raise CommandError(f"{option}: the folder {folder} does not exist.")
+    alphas = tuple(_float_list(args.alphas, "--alphas")) if args.alphas is not None else (1.0,)
+    approximation = _approximation(args)
+    plot_format = _check_outputs(args)
+    if args.json == "-":  # standard output carries the JSON alone
+        out = sys.stderr
 
     t0 = time.perf_counter()
     data, label = _load_data(args)
@@ -332,8 +475,6 @@ def _cmd_select(args, out):
         except ImportError:
             progress = False
 
-    import kernelselect
-
     if not args.quiet:
         scaled = "standardised" if args.standardize else "raw features"
         print(f"data       {label}: n={n}, d={d}, {data.task}, {scaled}", file=out)
@@ -348,7 +489,7 @@ def _cmd_select(args, out):
         gammas=gammas,
         alphas=alphas,
         criterion=criteria if len(criteria) > 1 else criteria[0],
-        approximation=_approximation(args),
+        approximation=approximation,
         random_state=args.random_state,
         workers=args.workers,
         progress=progress,
@@ -358,6 +499,12 @@ def _cmd_select(args, out):
 
     first = list(result.curves)[0]
     best = result.best[first]
+    if not all(_finite(v) for v in (result.best_gamma, result.best_alpha, best.get("value"))):
+        raise CommandError(
+            f"the selection is not finite ({first} is NaN or infinite at every grid point); "
+            "nothing was written. Check the data's scale and --alphas, or choose another "
+            "--criterion."
+        )
     summary = (f"gamma={result.best_gamma:.6g} (log2 {math.log2(result.best_gamma):.2f}), "
                f"alpha={result.best_alpha:.6g}, {first}={best['value']:.6g} "
                f"({_direction_word(result.directions.get(first))})")
@@ -373,13 +520,18 @@ def _cmd_select(args, out):
         print(f"selected   {summary}", file=out)
         for name in list(result.curves)[1:]:
             b = result.best[name]
+            if not _finite(b.get("value")):
+                print(f"           {name} is undefined (NaN at every grid point)", file=out)
+                continue
             print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
                   f"({name}={b['value']:.6g})", file=out)
         print(f"time       {elapsed:.3f} s selection ({len(result.gammas)} gammas x "
               f"{len(result.alphas)} alphas), {t_load:.3f} s loading", file=out)
 
+    # everything is rendered in memory first: a failure here writes nothing
+    payload = None
     if args.json:
-        payload = {
+        payload = json.dumps({
             "data": {"source": label, "n": n, "d": d, "task": data.task,
                      "standardize": args.standardize},
             "settings": {"kernel": args.kernel, "approximation": args.approximation,
@@ -387,13 +539,18 @@ def _cmd_select(args, out):
                          "workers": args.workers},
             "elapsed_seconds": elapsed,
             "result": _jsonable(result.to_dict()),
-        }
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2)
-        if not args.quiet:
-            print(f"wrote      {args.json}", file=out)
-    if args.plot:
-        _save_plot(result, args.plot)
+        }, indent=2, allow_nan=False) + "\n"
+    image = _render_plot(result, plot_format) if args.plot else None
+    if payload is not None:
+        if args.json == "-":
+            sys.stdout.write(payload)
+            sys.stdout.flush()
+        else:
+            _write_atomic(args.json, payload.encode("utf-8"), args.force)
+            if not args.quiet:
+                print(f"wrote      {args.json}", file=out)
+    if image is not None:
+        _write_atomic(args.plot, image, args.force)
         if not args.quiet:
             print(f"wrote      {args.plot}", file=out)
     return 0

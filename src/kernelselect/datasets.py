@@ -227,21 +227,26 @@ def _finite_X(X, source):
 # --------------------------------------------------------------------------- svmlight
 
 
-def load_svmlight(path, *, n_features=None, zero_based=False, task="auto",
+def load_svmlight(path, *, n_features=None, zero_based="auto", task="auto",
                   max_dense_bytes=MAX_DENSE_BYTES):
     """Read a file in svmlight / LIBSVM format into a dense :class:`Dataset`.
 
     Each line is ``<target> [qid:<q>] <index>:<value> ... [# comment]``. Indices are
-    1-based by default (the LIBSVM convention); ``qid`` fields are ignored; empty lines
-    and ``#`` comments are skipped; features not mentioned on a line are 0.
+    1-based (the LIBSVM convention) unless an index 0 occurs, which marks a 0-based file
+    such as scikit-learn's ``dump_svmlight_file`` writes by default; ``qid`` fields are
+    ignored; empty lines and ``#`` comments are skipped; features not mentioned on a
+    line are 0.
 
     Parameters
     ----------
     path : str or path-like
     n_features : int, optional
         Number of columns; by default the largest index found. Larger indices raise.
-    zero_based : bool or "auto", default False
-        Whether indices start at 0. ``"auto"``: zero-based when an index 0 occurs.
+    zero_based : bool or "auto", default "auto"
+        Whether indices start at 0. ``"auto"`` (as scikit-learn's
+        ``load_svmlight_file``): zero-based when an index 0 occurs, else 1-based. A
+        0-based file whose rows never use feature 0 cannot be told from a 1-based one:
+        pass ``zero_based=True`` for it.
     task : {"auto", "binary", "regression", "multiclass"}, default "auto"
         "auto": two distinct targets → binary (mapped to ±1), else regression.
     max_dense_bytes : int, default 2 GiB

@@ -31,6 +31,10 @@ try:
     from sklearn.utils.metaestimators import available_if
     from sklearn.utils.multiclass import check_classification_targets, type_of_target
     from sklearn.utils.validation import check_is_fitted, validate_data
+
+    from ._validation import screen_inputs
+
+    validate_data = screen_inputs(validate_data)
     _SKLEARN_ERROR = None
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     _SKLEARN_ERROR = exc

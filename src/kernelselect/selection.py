@@ -6,6 +6,7 @@ import time
 import numpy as np
 
 from ._validation import (
+    check_bool,
     check_kernel,
     check_matrix,
     check_random_state,
@@ -191,9 +192,14 @@ def _split_params(criteria, params):
         takers = [c for c in criteria if key in c.params]
         if not takers:
             names = ", ".join(c.name for c in criteria)
+            known = sorted({p for c in criteria for p in c.params})
+            hint = (f" (they take: {', '.join(known)})" if known
+                    else " (they take no parameters)")
+            if key in ("n_jobs", "threads", "num_threads", "n_threads"):
+                hint += "; the number of threads is set with workers=N (-1: all cores)"
             raise TypeError(
-                f"select_kernel got keyword {key!r}, which none of the requested criteria "
-                f"({names}) takes."
+                f"select_kernel has no parameter {key!r}, and none of the requested criteria "
+                f"({names}) takes it{hint}."
             )
         for c in takers:
             per[c.name][key] = value
@@ -262,6 +268,7 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     n = X.shape[0]
     y = check_vector(y, "y", n=n)
     kernel = check_kernel(kernel)
+    standardize = check_bool(standardize, "standardize")
     workers_n = check_workers(workers) if workers is not None else None
 
     names = [criterion] if isinstance(criterion, str) else list(criterion) \
@@ -280,7 +287,7 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     for c in crits:
         check_compatible(c, approx, params[c.name])
         needs.add(c.requirement(params[c.name]))
-    approx.configure(needs)
+    approx = approx.configured(needs)
 
     classes = np.unique(y)
     if classes.size < 2:

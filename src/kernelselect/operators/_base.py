@@ -27,6 +27,9 @@ expose ``indices``: the original rows they act on, in operator order. Probes are
 given in the original order and pass through :meth:`KernelOperator.restrict`.
 """
 
+import copy
+import inspect
+
 import numpy as np
 
 __all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "RidgeFunction",
@@ -256,8 +259,21 @@ class Approximation:
 
     def configure(self, needs):
         """Told, before :meth:`prepare`, the set of capability tags the criteria of
-        one call need; recipes with a choice of operator (``Exact``) pick from it."""
+        one call need; recipes with a choice of operator (``Exact``) pick from it.
+
+        It may record the choice on ``self``; drivers call it through
+        :meth:`configured`, which leaves the caller's instance untouched."""
         return None
+
+    def configured(self, needs):
+        """An instance told ``needs`` (see :meth:`configure`): ``self`` when the
+        recipe has no choice to make, else a shallow copy, so that an instance given
+        by the caller (and its clones) keeps the parameters it was built with."""
+        if type(self).configure is Approximation.configure:
+            return self
+        other = copy.copy(self)
+        other.configure(needs)
+        return other
 
     def prepare(self, X, y, *, kernel, random_state, workers):
         """Draw whatever is shared by every γ; returns an opaque state (or None)."""
@@ -267,9 +283,93 @@ class Approximation:
         """The operator for kernel parameter ``gamma`` (``state`` from :meth:`prepare`)."""
         raise NotImplementedError
 
-    def get_params(self):
-        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+    # -- scikit-learn parameter protocol ---------------------------------------
+    @classmethod
+    def _get_param_names(cls):
+        """The parameter names: the keyword arguments of ``__init__``."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        return [p.name for p in params if p.name != "self"
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep=True):
+        """The constructor parameters as a dict (scikit-learn's protocol).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of parameters that have ``get_params``, as
+            ``name__sub``.
+        """
+        out = {}
+        for key in self._get_param_names():
+            try:
+                value = getattr(self, key)
+            except AttributeError:
+                raise AttributeError(
+                    f"{type(self).__name__}.__init__ takes {key!r} but does not store it as "
+                    f"self.{key}; every constructor argument must be kept under its own name "
+                    "(scikit-learn's convention) for get_params and clone to work."
+                ) from None
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{key}__{k}", v) for k, v in value.get_params().items())
+            out[key] = value
+        return out
+
+    def set_params(self, **params):
+        """Set constructor parameters (``name`` or ``name__sub``); returns self."""
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested = {}
+        for key, value in params.items():
+            head, delim, sub = key.partition("__")
+            if head not in valid:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {head!r}; valid parameters: "
+                    f"{', '.join(self._get_param_names()) or '(none)'}."
+                )
+            if delim:
+                nested.setdefault(head, {})[sub] = value
+            else:
+                setattr(self, head, value)
+                valid[head] = value
+        for head, sub_params in nested.items():
+            valid[head].set_params(**sub_params)
+        return self
+
+    def __eq__(self, other):
+        if type(other) is not type(self):
+            return NotImplemented
+        mine, theirs = self.get_params(deep=False), other.get_params(deep=False)
+        return mine.keys() == theirs.keys() and all(
+            _same_value(mine[k], theirs[k]) for k in mine)
+
+    def __hash__(self):
+        # equal objects have the same type; parameters may be unhashable (arrays)
+        return hash(type(self))
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        """Like scikit-learn: only the parameters that differ from their defaults."""
+        defaults = {}
+        if type(self).__init__ is not object.__init__:
+            defaults = {p.name: p.default for p in
+                        inspect.signature(type(self).__init__).parameters.values()}
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
+                         if k not in defaults or not _same_value(v, defaults[k]))
         return f"{type(self).__name__}({args})"
+
+
+def _same_value(a, b):
+    """Parameter equality that also compares arrays (by shape and contents)."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.dtype == b.dtype and np.array_equal(a, b))
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
