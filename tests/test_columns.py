@@ -140,7 +140,7 @@ def _song_xu_entry(idx, m, h, gamma, kernel):
         (dict(m=(3, 2), h=1.0, gamma=np.inf), ValueError, "gamma"),
         (dict(m=(3, 2), h=1.0, gamma=1.0, kernel="poly"), ValueError, "gaussian, laplacian"),
         (dict(m=(3, 2), h=1.0, gamma=1.0, workers=0), ValueError, "workers"),
-        (dict(m=(2**21, 2**21), h=1.0, gamma=1.0), ValueError, "too many"),
+        (dict(m=(2**21, 2**21), h=1.0, gamma=1.0), ValueError, "needs about 32 TiB"),
     ],
 )
 def test_song_xu_rejects_bad_input(kwargs, exc, match):

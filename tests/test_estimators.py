@@ -24,7 +24,6 @@ from kernelselect import (  # noqa: E402
         LSSVMClassifier(),
         LSSVMClassifier(approximation="nystrom", random_state=0),
         LSSVMClassifier(approximation="rff", random_state=0),
-        LSSVMClassifier(approximation="mcm", random_state=0),
         KernelRidgeRegressor(),
         KernelRidgeRegressor(approximation="nystrom", random_state=0),
         KernelRidgeRegressor(approximation="rff", random_state=0),
@@ -105,7 +104,6 @@ def test_lssvm_one_vs_rest():
 @pytest.mark.parametrize("est", [
     LSSVMClassifier(gamma=0.5, approximation="nystrom", random_state=0),
     LSSVMClassifier(gamma=0.5, approximation="rff", random_state=0),
-    LSSVMClassifier(gamma=0.5, approximation="mcm", random_state=0),
     KernelSelectionCV(criterion="cv", approximation="nystrom", cv=3, random_state=0,
                       gammas=[0.1, 1.0], alphas=[0.1, 1.0]),
 ])

@@ -94,23 +94,13 @@ def test_circulant_solve_matches_explicit_U(seed, m, gamma, alpha):
         np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
 
 
-def test_mcm_machine_solves_on_grid_points_and_predicts_with_true_kernel():
-    X, y = problem(3, 37, 2)                     # 37 is prime: points are dropped
+def test_mcm_machine_is_refused_with_the_reason():
+    X, y = problem(3, 37, 2)
     from kernelselect.operators.mcm import MCM
 
-    approx = MCM()
-    state = approx.prepare(X, y, kernel="gaussian", random_state=0)
-    m = fit_kernel_machine(X, y, 0.7, [0.5], approximation=approx, state=state)
-    rows = m.support_indices
-    assert rows.size < 37 and m.details["dropped"] == 37 - rows.size
-    op = approx.build(X, y, 0.7, state=state)
-    U = multilevel_circulant(op.column)
-    a_ref, b_ref = dense_lssvm(U, y[rows], 0.5)
-    np.testing.assert_allclose(m.coef[:, 0, 0], a_ref, rtol=1e-8, atol=1e-10)
-    dropped = np.setdiff1d(np.arange(37), rows)
-    f = m.decision_function(X[dropped])[:, 0, 0]
-    ref = kernel_matrix(X[dropped], X[rows], 0.7) @ a_ref + b_ref
-    np.testing.assert_allclose(f, ref, rtol=1e-9, atol=1e-10)
+    for approx in ("mcm", MCM()):
+        with pytest.raises(ValueError, match="cannot train a kernel machine.*select_kernel"):
+            fit_kernel_machine(X, y, 0.7, [0.5], approximation=approx)
 
 
 @pytest.mark.parametrize("bias", [True, False])

@@ -348,6 +348,13 @@ cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
     cdef floating* ZT
     if kernel != 0 and kernel != 1:
         return KS_ERR_KERNEL
+    # never more threads than units of work (each thread costs the runtime a stack)
+    if kernel == 1:
+        n_chunks = nx
+    if threads > n_chunks:
+        threads = <int>n_chunks
+    if threads < 1:
+        threads = 1
     if kernel == 0:
         sq = <floating*>malloc((nx + nz) * sizeof(floating))
         if sq == NULL:

@@ -10,6 +10,7 @@ import importlib
 from . import criteria, datasets, di, fft, lowlevel
 from ._config import show_config
 from ._cv import ProportionalNystroem, cross_validate_grid, paper004_grid
+from ._resources import config_context, get_config, reset_config, set_config
 from ._version import __version__
 from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
 from .operators.dense import Exact
@@ -35,6 +36,10 @@ _LAZY = {
 __all__ = [
     "__version__",
     "show_config",
+    "set_config",
+    "get_config",
+    "reset_config",
+    "config_context",
     "select_kernel",
     "SelectionResult",
     "Exact",

@@ -10,6 +10,7 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 from . import _mcm, _rff
+from ._resources import check_allocation
 from ._validation import (
     KERNEL_CODES,
     check_kernel,
@@ -26,7 +27,6 @@ __all__ = ["song_xu_column", "song_xu_factors", "labeled_rff_column", "rff_featu
 _blas_controller = ThreadpoolController()
 
 _INT32_MAX = 2**31 - 1
-_MAX_GRID = 2**40
 
 
 # ---------------------------------------------------------------------------
@@ -52,12 +52,18 @@ def _check_grid(m):
                 f"m[{s}] = {int(ms)}: every grid size in m must be an integer ≥ 1."
             )
         out.append(int(ms))
-    total = 1
-    for ms in out:
-        total *= ms
-    if total > _MAX_GRID:
-        raise ValueError(f"m = {tuple(out)} asks for {total} grid points; that is too many.")
     return np.asarray(out, dtype=np.intp)
+
+
+def _check_grid_memory(grid, what):
+    """The column of Π m float64 entries, refused before allocation when too large."""
+    total = 1
+    for ms in grid.tolist():
+        total *= int(ms)
+    check_allocation(8.0 * total, f"{what} on the grid m = {tuple(grid.tolist())} "
+                     f"({total} points, float64)",
+                     "choose a smaller grid")
+    return total
 
 
 def _check_spacing(h, p):
@@ -98,6 +104,8 @@ def song_xu_factors(m, h, gamma, kernel="gaussian"):
     gamma = check_positive(gamma, "gamma")
     grid = _check_grid(m)
     spacing = _check_spacing(h, grid.shape[0])
+    check_allocation(8.0 * int(grid.sum()), f"the Song–Xu factors of m = {tuple(grid.tolist())}",
+                     "choose a smaller grid")
     flat = np.empty(int(grid.sum()), dtype=np.float64)
     _mcm._song_xu_factors(grid, spacing, gamma, KERNEL_CODES[kernel], flat)
     return np.split(flat, np.cumsum(grid)[:-1])
@@ -152,7 +160,8 @@ def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
     grid = _check_grid(m)
     spacing = _check_spacing(h, grid.shape[0])
     n_threads = check_workers(workers)
-    out = np.empty(int(np.prod(grid, dtype=np.int64)), dtype=np.float64)
+    total = _check_grid_memory(grid, "the Song–Xu column")
+    out = np.empty(total, dtype=np.float64)
     _mcm._song_xu_column(grid, spacing, gamma, KERNEL_CODES[kernel], out,
                          min(n_threads, _INT32_MAX))
     return out.reshape(tuple(int(v) for v in grid))
@@ -190,12 +199,23 @@ def _check_rff_inputs(X, W, b, y=None, labeled=False):
 
 def _run_rff(X, W, b, row_scale, scale, workers):
     n_threads = min(check_workers(workers), _INT32_MAX)
-    out = np.empty((X.shape[0], W.shape[1]), dtype=X.dtype)
+    n, D = X.shape[0], W.shape[1]
+    check_allocation(float(n) * D * X.dtype.itemsize,
+                     f"the random features of {n} points × {D} frequencies ({X.dtype})",
+                     "use fewer random features (n_features) or fewer points")
+    out = np.empty((n, D), dtype=X.dtype)
     if row_scale is None:
         row_scale = np.empty(0, dtype=X.dtype)
     # Each chunk calls gemm from inside the OpenMP loop: BLAS must not spawn threads.
     with _blas_controller.limit(limits=1, user_api="blas"):
         _rff._rff_columns(X, W, b, row_scale, scale, out, n_threads)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(
+            f"xᵀw + b overflows {X.dtype} for some row of X and column of W (largest "
+            f"|X| = {float(np.max(np.abs(X))):.3g}, largest |W| = {float(np.max(np.abs(W))):.3g}); "
+            "the phases are not representable. Rescale X (e.g. standardise it) or use "
+            "smaller frequencies W (a smaller gamma)."
+        )
     return out
 
 

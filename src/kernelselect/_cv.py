@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from ._solvers import check_alphas, fit_kernel_machine
+from ._solvers import check_alphas, check_machine, fit_kernel_machine
 from ._validation import (
     check_kernel,
     check_matrix,
@@ -232,7 +232,8 @@ def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", ma
         it by an O(n) tridiagonal solve),
         "nystrom" (Woodbury, per fold) or an instance such as
         ``ProportionalNystroem(0.1, 0.5)`` (paper 004's c = 0.1n, k = 0.5c); "rff"
-        and "mcm" work too.
+        works too ("mcm" is refused: it does not train a model, see
+        :func:`kernelselect._solvers.check_machine`).
     cv : int, splitter or (train, test) pairs
         An int gives k folds, stratified by class for ``loss="error"``.
     random_state : int, Generator or None
@@ -270,7 +271,7 @@ def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", ma
     Y, classes = encode_targets(y, classification)
     if not classification and np.ptp(y) == 0:
         raise ValueError("y is constant; there is nothing to regress.")
-    approx = get_approximation(approximation)
+    approx = check_machine(approximation, *X.shape)
     rng = check_random_state(random_state)
     folds = make_folds(y, cv, stratify=classification, random_state=rng)
     bias = machine == "lssvm"

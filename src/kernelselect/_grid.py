@@ -17,6 +17,7 @@ import numbers
 
 import numpy as np
 
+from ._resources import check_allocation
 from ._validation import check_matrix, check_positive_int, check_random_state
 
 __all__ = ["choose_grid", "grid_order", "fit_spacing", "grid_index_differences"]
@@ -228,11 +229,19 @@ def fit_spacing(X_grid, m, n_pairs=4096, periodic=False, random_state=None):
     if n < 2:
         raise ValueError("fit_spacing needs at least 2 points.")
     n_pairs = check_positive_int(n_pairs, "n_pairs")
+    check_allocation(8.0 * n_pairs * (3 * X.shape[1] + 4 * len(m) + 8),
+                     f"fit_spacing with n_pairs={n_pairs} (pair indices, differences and "
+                     f"distances for {n_pairs} pairs in {X.shape[1]} features)",
+                     "use fewer pairs (the default 4096 fixes h to a fraction of a percent)")
     rng = check_random_state(random_state)
     a = rng.integers(0, n, size=n_pairs)
     b = (a + rng.integers(1, n, size=n_pairs)) % n                # b ≠ a
     delta = grid_index_differences(a, b, m, periodic=periodic)    # (pairs, p)
-    dist = np.sqrt(np.sum((X[a] - X[b]) ** 2, axis=1))
+    # The fit runs on X / 2^e (exact) with 2^e near X's largest magnitude, so that its
+    # tolerances and floor act on numbers of order one: h is then equivariant to the
+    # data's units (h(cX) = c h(X)) and the squared distances cannot overflow.
+    unit = _power_of_two_scale(X)
+    dist = np.sqrt(np.sum((np.ldexp(X[a], -unit) - np.ldexp(X[b], -unit)) ** 2, axis=1))
     active = delta.max(axis=0) > 0                                 # levels seen in the sample
     if not active.any():  # pragma: no cover - a ≠ b always differs on some level
         raise ValueError("no informative pairs; increase n_pairs.")
@@ -257,4 +266,16 @@ def fit_spacing(X_grid, m, n_pairs=4096, periodic=False, random_state=None):
                         xtol=1e-14, ftol=1e-14, gtol=1e-14, max_nfev=200)
     h = np.full(len(m), float(np.median(res.x)))
     h[active] = res.x
+    h = np.ldexp(h, unit)
+    if not np.all(np.isfinite(h) & (h > 0)):
+        raise ValueError(
+            "the fitted grid spacing h leaves the float64 range at the scale of X_grid "
+            f"(largest magnitude 2^{unit}); rescale X."
+        )
     return h
+
+
+def _power_of_two_scale(X):
+    """e with 2^(e−1) ≤ max|X| < 2^e (0 for an all-zero X)."""
+    peak = float(np.max(np.abs(X))) if X.size else 0.0
+    return int(np.frexp(peak)[1]) if peak > 0 else 0

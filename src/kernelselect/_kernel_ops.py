@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from . import _kernels
+from ._resources import check_allocation
 from ._validation import (
     KERNEL_CODES,
     check_finite,
@@ -139,6 +140,10 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
             f"Z has {Z.shape[1]} features but X has {X.shape[1]}; they must match."
         )
     _check_sizes(("X", X), ("Z", Z))
+    check_allocation(float(X.shape[0]) * Z.shape[0] * X.dtype.itemsize,
+                     f"the kernel block K(X, Z) of shape ({X.shape[0]}, {Z.shape[0]})",
+                     "compute it in blocks of rows, or use kernel_matvec / kernel_sums, "
+                     "which stream K")
     (Xc, Zc), g = _condition([X, Z], gamma, kernel)
     K = np.empty((X.shape[0], Z.shape[0]), dtype=X.dtype)
     with _blas_controller().limit(limits=1, user_api="blas"):
@@ -196,12 +201,37 @@ def kernel_matvec(X, V, gamma, kernel="gaussian", workers=None):
     V = _check_V(V, n, X.dtype)
     _check_sizes(("X", X), ("V", V))
     V2 = V.reshape(n, -1)
+    check_allocation(float(V2.size) * X.dtype.itemsize,
+                     f"the product K V of shape {V.shape}", "use fewer columns of V at a time")
     Y = np.zeros(V2.shape, dtype=X.dtype)
     if V2.shape[1] > 0:
+        # 0 ≤ K_ij ≤ 1, so |KV| ≤ n max|V|: V is scaled by a power of two (exact) to
+        # keep the sums in range, and the scale is put back at the end.
+        V2, v_exp = _unit_scale(V2)
         (Xc,), g = _condition([X], gamma, kernel)
         with _blas_controller().limit(limits=1, user_api="blas"):
             _kernels.kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
+        if v_exp:
+            with np.errstate(over="ignore"):
+                Y = np.ldexp(Y, v_exp).astype(X.dtype, copy=False)
+        if not np.all(np.isfinite(Y)):
+            raise ValueError(
+                f"K V overflows {X.dtype}: V's largest magnitude "
+                f"{float(np.max(np.abs(V))):.3g} times row sums of K up to n = {n}; "
+                "rescale V."
+            )
     return Y.reshape(V.shape)
+
+
+def _unit_scale(V):
+    """(V·2⁻ᵉ, e) with the largest magnitude near 1 when V's exponent is extreme, else (V, 0)."""
+    peak = float(np.max(np.abs(V))) if V.size else 0.0
+    if peak == 0.0:
+        return V, 0
+    exponent = math.frexp(peak)[1]
+    if abs(exponent) <= _SAFE_EXPONENT[V.dtype] // 2:
+        return V, 0
+    return np.ascontiguousarray(np.ldexp(V, -exponent), dtype=V.dtype), exponent
 
 
 def _check_labels(labels, n):
@@ -272,6 +302,11 @@ def kernel_sums(X, gamma, kernel="gaussian", labels=None, workers=None):
     else:
         classes, codes = _check_labels(labels, n)
         n_classes = classes.size
+    check_allocation(8.0 * n_classes * (n + n_classes + 4 * threads),
+                     f"kernel_sums with {n_classes} distinct labels (an n × C array of "
+                     f"per-class row sums, n = {n})",
+                     "pass labels with few classes (kernel_sums sums K over class blocks; "
+                     "per-sample labels make it an n × n matrix)")
     class_row_sums = np.empty((n, n_classes), dtype=np.float64)
     row_sq_sums = np.empty(n, dtype=np.float64)
     (Xc,), g = _condition([X], gamma, kernel)

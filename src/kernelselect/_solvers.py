@@ -22,6 +22,8 @@ solves K_α U = Z for a whole path of α values from it:
   Alg. 1); VᵀV = PSPᵀ is diagonalised once so that every α costs O(nk).
 - :class:`CirculantFactor` — the Song–Xu multilevel circulant U on the grid points
   (paper 002, Ding, Liao et al., TNNLS 2020, Alg. 2): U_α⁻¹z = IFFT(FFT(z)/(λ+α)).
+  Exact for U, but U is not the kernel matrix of the points, so the machines do
+  not train on it (:func:`check_machine` says why).
 
 Prediction always evaluates the true kernel between new points and the points the
 model was trained on, in blocks of rows (:func:`cross_kernel_matvec`), so the full
@@ -47,6 +49,7 @@ __all__ = [
     "block_workers",
     "KernelMachine",
     "fit_kernel_machine",
+    "check_machine",
 ]
 
 #: rows of new points per block in :func:`cross_kernel_matvec` (≈ 8 MB per block at
@@ -464,6 +467,36 @@ class KernelMachine:
         return out + self.intercept[None, :, :]
 
 
+#: Why a kernel machine is not trained on the Song–Xu circulant stand-in.
+MCM_MACHINE_REFUSAL = (
+    "approximation='mcm' cannot train a kernel machine: the Song–Xu circulant U is a "
+    "stand-in for the kernel matrix of grid cells, not of the training points (its "
+    "entries add periodic images, reach 2^p > 1, and U is indefinite when the kernel has "
+    "not decayed within half the grid), so coefficients solved with U do not fit the data "
+    "under the true kernel the model predicts with (training R² far below 0 for ridge "
+    "regression, decision values growing like 1/alpha). Use 'mcm' to select (gamma, alpha) "
+    "with select_kernel, and train with approximation='exact', 'nystrom' or 'rff'."
+)
+
+
+def check_machine(approximation, n, d):
+    """The :class:`Approximation` a machine on n points of d features would use,
+    after refusing (``ValueError``) one that cannot train a machine (the Song–Xu MCM)
+    or would exceed the memory limit. Cheap: nothing is drawn or allocated, so a
+    caller can check a final refit before a long selection."""
+    from .operators import get_approximation
+    from .operators.dense import Exact
+
+    approx = get_approximation(approximation)
+    if getattr(approx, "name", None) == "mcm":
+        raise ValueError(MCM_MACHINE_REFUSAL)
+    if isinstance(approx, Exact):
+        approx.check_resources(n, d, method="dense")   # machines always hold K
+    else:
+        approx.check_resources(n, d)
+    return approx
+
+
 def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=None):
     """(factor, support rows or None, RFF feature map or None) for one γ."""
     from . import lowlevel
@@ -492,11 +525,8 @@ def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=N
         Z = approx.features(X, gamma, kernel=kernel, state=state,
                             workers=block_workers(X.shape[0] * D, workers))
         return WoodburyFactor(Z), None, (approx, state)
-    if getattr(approx, "name", None) == "mcm":
-        op = approx.build(X, None, gamma, kernel=kernel, state=state, workers=workers)
-        return CirculantFactor(op), op.indices, None
     raise ValueError(
-        f"approximation {approx!r} has no solver; use 'exact', 'nystrom', 'rff' or 'mcm'."
+        f"approximation {approx!r} has no solver; use 'exact', 'nystrom' or 'rff'."
     )
 
 
@@ -519,7 +549,8 @@ def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
     approximation : str or Approximation
         "exact" (Cholesky for one α, one eigendecomposition for a path),
         "nystrom" (Woodbury, paper 004 Alg. 1), "rff" (primal ridge in D dimensions),
-        "mcm" (FFT solve on the Song–Xu grid, paper 002 Alg. 2), or an instance.
+        or an instance. "mcm" is refused (see :func:`check_machine`): its circulant
+        stand-in selects kernels but does not train a model.
     random_state : int, Generator or None
         Landmarks / frequencies / dropped grid points.
     state : dict or None
@@ -534,14 +565,13 @@ def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
     KernelMachine
     """
     from ._validation import check_random_state
-    from .operators import get_approximation
 
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
     Y2 = np.asarray(Y, dtype=np.float64)
     Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
-    approx = get_approximation(approximation)
+    approx = check_machine(approximation, *np.shape(X))
     if state is None:
         state = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)

@@ -21,6 +21,8 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_workers",
+    "max_workers",
+    "available_cores",
     "check_random_state",
     "check_bool",
     "float_dtype",
@@ -189,20 +191,49 @@ def check_positive_int(value, name, minimum=1):
     return v
 
 
+#: Most threads per core that ``workers`` may ask for (see :func:`max_workers`).
+WORKERS_PER_CORE = 8
+
+
+def available_cores():
+    """Cores this process may run on (its CPU affinity when the OS reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def max_workers():
+    """The largest accepted thread count: ``WORKERS_PER_CORE`` (8) × the available cores.
+
+    More threads than that only contend for the same cores, and thousands of them
+    exhaust the OpenMP runtime (thread creation fails, or the process crashes).
+    """
+    return WORKERS_PER_CORE * available_cores()
+
+
 def check_workers(workers):
-    """Thread count: None → OpenMP's default (OMP_NUM_THREADS or all cores);
-    -1 → all cores; a positive int as given."""
+    """Thread count: None → OpenMP's default (OMP_NUM_THREADS or all cores), at most
+    :func:`max_workers`; -1 → all available cores; a positive int up to
+    :func:`max_workers` as given (larger values raise ``ValueError``)."""
+    limit = max_workers()
     if workers is None:
         from ._openmp_info import omp_max_threads
 
-        return max(1, int(omp_max_threads()))
+        return max(1, min(int(omp_max_threads()), limit))
     if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
         raise TypeError(f"workers must be an integer or None, got {workers!r}.")
     w = int(workers)
     if w == -1:
-        return max(1, os.cpu_count() or 1)
+        return available_cores()
     if w < 1:
         raise ValueError(f"workers must be a positive integer, -1 (all cores) or None, got {workers!r}.")
+    if w > limit:
+        raise ValueError(
+            f"workers={w} is more threads than this machine can use: at most {limit} "
+            f"({WORKERS_PER_CORE} per core × {available_cores()} cores); use -1 for all cores "
+            "or None for the OpenMP default."
+        )
     return w
 
 

@@ -36,6 +36,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from ._columns import rff_features
 from ._kernel_ops import kernel_block
+from ._resources import check_allocation
 from ._validation import (
     check_matrix,
     check_positive,
@@ -550,7 +551,13 @@ def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, ma
     rho = _check_rho(rho)
     batch = default_batch_size(J) if batch_size is None else check_positive_int(
         batch_size, "batch_size", minimum=2)
-    targets, _ = _prepare_targets(y, task, X.shape[0])
+    targets, n_targets = _prepare_targets(y, task, X.shape[0])
+    b = min(batch, X.shape[0])
+    # per batch: K(batch, landmarks) or features (b × J) and its gradient pieces; the
+    # J × J system, its factor and the Adam moments of the J landmarks
+    check_allocation(8.0 * (4.0 * b * J + 4.0 * J * J + 3.0 * J * X.shape[1] + b * n_targets),
+                     f"DI training with n_components={J} (batches of {b} × {J} and "
+                     f"{J} × {J} systems)", "use fewer components")
     opts = dict(
         learning_rate=check_positive(learning_rate, "learning_rate"),
         max_epochs=check_positive_int(max_epochs, "max_epochs"),

@@ -22,7 +22,7 @@ from ._cv import (
     make_folds,
     paper004_grid,
 )
-from ._solvers import KernelMachine, check_alphas, fit_kernel_machine
+from ._solvers import KernelMachine, check_alphas, check_machine, fit_kernel_machine
 from ._validation import check_kernel, check_matrix, check_vector
 
 try:
@@ -90,11 +90,12 @@ def fit_lssvm(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact
     alpha : float or array-like of shape (L,)
         Ridge values; a path is solved from one factorisation.
     kernel : {"gaussian", "laplacian"}
-    approximation : {"exact", "nystrom", "rff", "mcm"} or Approximation
+    approximation : {"exact", "nystrom", "rff"} or Approximation
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³); nystrom:
         Woodbury with the Nyström factor, O(c³ + nck) (paper 004 Alg. 1); rff: primal
-        ridge in D dimensions; mcm: FFT solve on the Song–Xu grid (paper 002 Alg. 2),
-        the dropped points take no part in training.
+        ridge in D dimensions. "mcm" is refused with the reason: the Song–Xu circulant
+        stand-in selects kernels but its coefficients do not fit the data under the
+        true kernel.
     random_state : int, Generator or None
     workers : int or None
 
@@ -203,7 +204,7 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
         Kernel parameter; None → 1/n_features (as scikit-learn's rbf kernels).
     alpha : float, default=1.0
         Ridge added to K (α = μ of paper 004).
-    approximation : {"exact", "nystrom", "rff", "mcm"} or Approximation, default="exact"
+    approximation : {"exact", "nystrom", "rff"} or Approximation, default="exact"
         How the system is solved (see :func:`fit_lssvm`); predictions use the true
         kernel on new points (RFF: the random features).
     random_state : int, Generator or None
@@ -369,6 +370,16 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
             check_classification_targets(y)
             self.classes_ = np.unique(y)
         kernel = check_kernel(est.kernel)
+        # the final refit's feasibility (memory, approximation) before the selection runs
+        try:
+            check_machine(est.approximation, *X.shape)
+        except ValueError as exc:
+            raise ValueError(
+                f"the final refit of {type(est).__name__}(approximation="
+                f"{est.approximation!r}) on all {X.shape[0]} samples would fail, so the "
+                f"selection was not started: {exc} The refit uses the estimator's own "
+                f"approximation: pass e.g. {type(est).__name__}(approximation='nystrom')."
+            ) from None
         if self.criterion == "cv":
             # class labels of any type → codes 0..C−1 (the error rate is unchanged)
             y_cv = np.searchsorted(self.classes_, y).astype(np.float64) if classifier else y

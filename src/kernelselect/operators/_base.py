@@ -279,6 +279,12 @@ class Approximation:
         """Draw whatever is shared by every γ; returns an opaque state (or None)."""
         return None
 
+    def check_resources(self, n, d):
+        """Raise ``ValueError`` when working on n points of d features would allocate
+        more than the limit of :func:`kernelselect.set_config` (checked by ``prepare``
+        too; callers that will build later call it first, before any long work)."""
+        return None
+
     def build(self, X, y, gamma, *, kernel, state, workers):
         """The operator for kernel parameter ``gamma`` (``state`` from :meth:`prepare`)."""
         raise NotImplementedError

@@ -4,6 +4,7 @@
 import numpy as np
 import scipy.linalg
 
+from .._resources import check_allocation
 from .._validation import check_positive_int
 from ._base import (
     Approximation,
@@ -273,22 +274,33 @@ class Exact(Approximation):
             return "streaming"
         return "dense"
 
+    def check_resources(self, n, d, method=None):
+        """The dense method holds K, a factor of K + αI and eigenvectors: three n × n
+        float64 arrays, refused above ``max_dense`` points or the memory limit."""
+        method = self._resolved_method() if method is None else method
+        check_positive_int(self.max_dense, "max_dense")
+        if method != "dense":
+            return
+        alternatives = ("Exact(method='streaming') for the moment criteria (kta, ckta, fsm, "
+                        "mmd, sm), an approximation (approximation='nystrom', 'rff' or 'mcm')")
+        if n > self.max_dense:
+            raise ValueError(
+                f"the exact dense criteria hold the {n}×{n} kernel matrix and its "
+                f"eigendecomposition; n={n} exceeds max_dense={self.max_dense}. Use "
+                f"{alternatives}, or raise Exact(max_dense=...)."
+            )
+        check_allocation(3 * 8.0 * n * n,
+                         f"the exact dense kernel matrix at n={n} (K, a factor of K + αI "
+                         "and eigenvectors, three n × n float64 arrays)",
+                         f"use {alternatives}")
+
     def prepare(self, X, y, *, kernel, random_state, workers):
         method = self._resolved_method()
-        check_positive_int(self.max_dense, "max_dense")
         if self.dense_solver not in ("auto", "eigh"):
             raise ValueError(
                 f"dense_solver must be 'auto' or 'eigh', got {self.dense_solver!r}."
             )
-        n = X.shape[0]
-        if method == "dense" and n > self.max_dense:
-            raise ValueError(
-                f"the exact dense criteria hold the {n}×{n} kernel matrix and its "
-                f"eigendecomposition; n={n} exceeds max_dense={self.max_dense}. Use "
-                "Exact(method='streaming') for the moment criteria (kta, ckta, fsm, mmd, "
-                "sm), an approximation (approximation='nystrom', 'rff' or 'mcm'), or "
-                "raise Exact(max_dense=...)."
-            )
+        self.check_resources(*X.shape, method=method)
         return {"method": method}
 
     def build(self, X, y, gamma, *, kernel, state, workers):

@@ -3,6 +3,7 @@
 import numpy as np
 import scipy.linalg
 
+from .._resources import check_allocation
 from .._validation import check_positive, check_positive_int, check_random_state
 from ._base import Approximation, ExplicitBasisOperator
 from ._lowrank import factor_spectrum, small_blas
@@ -14,6 +15,25 @@ __all__ = ["Nystroem", "nystroem_factor", "SAMPLERS"]
 SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
 #: the "optimal" rank-k approximation holds K and its full eigendecomposition
 OPTIMAL_MAX_N = 5000
+
+
+def check_eigen_floor(value):
+    """eigen_floor ∈ [0, 1): the relative eigenvalue cut of W (1 or more drops them all)."""
+    v = check_positive(value, "eigen_floor", allow_zero=True)
+    if v >= 1.0:
+        raise ValueError(
+            f"eigen_floor={value!r} would drop every eigenvalue of W (it is relative to the "
+            "largest one); use a value in [0, 1), typically 1e-12 … 1e-6."
+        )
+    return v
+
+
+def _check_memory(n, c, k):
+    """C (n × c), its factor V (n × k) and W, its eigenvectors (c × c), float64."""
+    check_allocation(8.0 * (2.0 * n * c + n * k + 2.0 * c * c),
+                     f"the Nyström factors with n_landmarks={c} at n={n} (C = K(X, landmarks) "
+                     f"{n} × {c}, V {n} × {k}, W and its eigenvectors {c} × {c})",
+                     "use fewer landmarks (a few hundred to a few thousand usually suffice)")
 
 
 def nystroem_factor(C, landmarks, rank, eigen_floor, W=None):
@@ -160,11 +180,21 @@ class Nystroem(Approximation):
             f"array of points of shape (c, {d}); got dtype {L.dtype} and shape {L.shape}."
         )
 
+    def check_resources(self, n, d):
+        if self.landmarks is not None:
+            c = int(np.shape(self.landmarks)[0]) if np.ndim(self.landmarks) else 1
+            k = c if self.rank is None else check_positive_int(self.rank, "rank")
+        else:
+            c, k = self._sizes(n)
+            if self.sampler == "optimal":
+                c = n
+        _check_memory(n, c, k)
+
     def prepare(self, X, y, *, kernel, random_state, workers):
         n = X.shape[0]
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}.")
-        check_positive(self.eigen_floor, "eigen_floor", allow_zero=True)
+        check_eigen_floor(self.eigen_floor)
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
         state = {"sampler": self.sampler}
@@ -185,8 +215,10 @@ class Nystroem(Approximation):
             k = c_user if self.rank is None else check_positive_int(self.rank, "rank")
             if k > c_user:
                 raise ValueError(f"rank={k} exceeds the {c_user} landmarks given.")
+            _check_memory(n, c_user, k)
             state.update(rank=k, landmarks=idx, points=pts)
             return state
+        self.check_resources(n, X.shape[1])
         c, k = self._sizes(n)
         state["rank"] = k
         if self.sampler in ("uniform", "modified"):

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import fft as _fft
 from .._columns import labeled_rff_column
+from .._resources import check_allocation
 from .._validation import (
     check_kernel,
     check_matrix,
@@ -195,12 +196,21 @@ class RandomMCM(Approximation):
         self.n_features = n_features
         self.random_state = random_state
 
+    def check_resources(self, n, d):
+        D = check_positive_int(self.n_features, "n_features")
+        # û (n × D), its labelled copy, the doubled-γ features and the half-spectrum
+        # FFT (n × (D/2 + 1) complex, plus its squared magnitudes)
+        check_allocation(8.0 * (3.0 * n * D + 3.0 * n * (D // 2 + 1) + d * D),
+                         f"RandomMCM with n_features={D} at n={n} (columns {n} × {D} and "
+                         "their 2-D FFT)", "use fewer random features")
+        return D
+
     def prepare(self, X, y=None, *, kernel="gaussian", random_state=None, workers=None):
         X = check_matrix(X, "X", dtype=np.float64)
         kernel = check_kernel(kernel)
-        D = check_positive_int(self.n_features, "n_features")
-        rng = check_random_state(self.random_state if random_state is None else random_state)
+        D = self.check_resources(*X.shape)
         d = X.shape[1]
+        rng = check_random_state(self.random_state if random_state is None else random_state)
         if kernel == "gaussian":
             W0 = rng.standard_normal((d, D))
         else:

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .._resources import check_allocation
 from .._validation import check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
 from ._base import Approximation, ExplicitBasisOperator
@@ -38,8 +39,17 @@ class RFF(Approximation):
         self.n_features = n_features
         self.random_state = random_state
 
-    def prepare(self, X, y, *, kernel, random_state, workers):
+    def check_resources(self, n, d):
         D = check_positive_int(self.n_features, "n_features")
+        # Z (n × D), its thin SVD (n × min(n, D) and min(n, D)²) and the draws (d × D)
+        k = min(n, D)
+        check_allocation(8.0 * (n * D + n * k + 2.0 * k * k + d * D),
+                         f"RFF with n_features={D} at n={n} (features Z {n} × {D} and its "
+                         f"thin SVD)", "use fewer random features")
+        return D
+
+    def prepare(self, X, y, *, kernel, random_state, workers):
+        D = self.check_resources(*X.shape)
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
         W0, b = sample_frequencies(kernel, X.shape[1], D, rng)
