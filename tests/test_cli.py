@@ -42,9 +42,12 @@ class FakeResult:
         return {"gammas": self.gammas, "alphas": self.alphas, "curves": self.curves,
                 "best": self.best, "directions": self.directions, "details": self.details}
 
-    def plot(self, axes=None):
+    plot_calls = []
+
+    def plot(self, axes=None, **kwargs):
         import matplotlib.pyplot as plt
 
+        FakeResult.plot_calls.append(kwargs)
         fig, ax = plt.subplots()
         for name, values in self.curves.items():
             ax.plot(np.log2(self.gammas), values[:, 0], label=name)
@@ -101,7 +104,7 @@ def test_select_default_dataset_prints_table(fake_select, capsys):
     data = datasets.load(datasets.DEFAULT_DATASET)
     np.testing.assert_array_equal(call["X"], data.X)
     np.testing.assert_array_equal(call["y"], data.y)
-    assert call["standardize"] is True and call["progress"] is False
+    assert call["standardize"] is True and call["progress"] == cli.PROGRESS_DELAY
     assert call["criterion"] == "ree" and call["approximation"] == "nystrom"
     assert call["gammas"] is None and call["alphas"] == (1.0,)
     assert "breast_cancer (shipped): n=683, d=9, binary, standardised" in out
@@ -155,6 +158,11 @@ def test_select_gamma_grid_json_plot_quiet(fake_select, capsys, tmp_path):
     assert payload["result"]["best"]["ree"]["gamma"] == 0.5
     assert len(payload["result"]["curves"]["ree"]) == 7
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the figure is titled with the data set; one α: the curves alone
+    assert FakeResult.plot_calls[-1] == {"kind": "curves", "data_name": "heart"}
+    run(["select", "--dataset", "heart", "--alphas", "0.1,1", "--plot",
+         str(tmp_path / "r2.png"), "--quiet"], capsys)
+    assert FakeResult.plot_calls[-1] == {"kind": "both", "data_name": "heart"}
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".svm", ".npz"])

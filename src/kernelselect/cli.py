@@ -45,6 +45,13 @@ from ._version import __version__
 
 __all__ = ["main", "build_parser", "parse_gamma_grid", "format_table"]
 
+#: Progress (stderr) appears once a selection has run this many seconds: a tqdm bar on
+#: a terminal when tqdm is installed, otherwise a line every 10 s.
+PROGRESS_DELAY = 2.0
+#: With --quiet only runs longer than this show progress (a line a minute), so that
+#: a long run still shows signs of life while a short one prints one line.
+QUIET_PROGRESS_DELAY = 60.0
+
 APPROXIMATIONS = ("nystrom", "exact", "mcm", "random_mcm", "rff")
 KERNELS = ("gaussian", "laplacian")
 
@@ -175,8 +182,9 @@ def build_parser():
     sel.add_argument("--workers", type=int, default=None, metavar="N",
                      help="threads for the compiled kernels (-1: all cores)")
     sel.add_argument("--plot", metavar="OUT.png",
-                     help="save criterion-vs-gamma curves (format from the extension: "
-                     ".png, .pdf, .svg, ...)")
+                     help="save the criteria against gamma (and, with several alphas, "
+                     "their (gamma, alpha) heat maps) as an image; format from the "
+                     "extension: .png, .pdf, .svg, ...")
     sel.add_argument("--json", metavar="OUT.json",
                      help="save the full result as JSON; '-' writes it to standard output "
                      "(the report then goes to standard error)")
@@ -186,7 +194,11 @@ def build_parser():
                      help="svmlight files: whether feature indices start at 0 (default auto: "
                      "yes when an index 0 occurs, as scikit-learn's load_svmlight_file)")
     sel.add_argument("--quiet", action="store_true",
-                     help="print only the selected kernel, no table or progress bar")
+                     help="print only the selected kernel; progress only on runs longer "
+                     f"than {QUIET_PROGRESS_DELAY:g} s (a line a minute on stderr)")
+    sel.add_argument("--no-progress", action="store_true",
+                     help="never show progress (by default it appears on stderr once a "
+                     f"run has lasted {PROGRESS_DELAY:g} s)")
 
     sub.add_parser("datasets", help="list the shipped datasets",
                    description="List the datasets shipped with kernelselect.")
@@ -358,14 +370,21 @@ def _check_outputs(args):
     return ext
 
 
-def _render_plot(result, fmt):
-    """The plot as bytes in format ``fmt``."""
+def _data_name(args, data):
+    """The data set's name for a figure title: the shipped name or the file's name."""
+    return os.path.basename(args.file) if args.file else data.name
+
+
+def _render_plot(result, fmt, data_name):
+    """The plot as bytes in format ``fmt``, titled with ``data_name``."""
     _plot_formats()
     import matplotlib.pyplot as plt
 
     buffer = io.BytesIO()
     try:
-        fig = result.plot()
+        # With an α path the curves are drawn above the (γ, α) heat maps.
+        kind = "both" if np.asarray(result.alphas).size > 1 else "curves"
+        fig = result.plot(kind=kind, data_name=data_name)
         fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")
     finally:
         plt.close("all")
@@ -466,14 +485,11 @@ def _cmd_select(args, out):
     t_load = time.perf_counter() - t0
     n, d = data.X.shape
 
-    progress = False
-    if not args.quiet and out.isatty():
-        try:
-            import tqdm  # noqa: F401
-
-            progress = True
-        except ImportError:
-            progress = False
+    # Signs of life on stderr, never on short runs: see PROGRESS_DELAY.
+    if args.no_progress:
+        progress = False
+    else:
+        progress = QUIET_PROGRESS_DELAY if args.quiet else PROGRESS_DELAY
 
     if not args.quiet:
         scaled = "standardised" if args.standardize else "raw features"
@@ -540,7 +556,7 @@ def _cmd_select(args, out):
             "elapsed_seconds": elapsed,
             "result": _jsonable(result.to_dict()),
         }, indent=2, allow_nan=False) + "\n"
-    image = _render_plot(result, plot_format) if args.plot else None
+    image = _render_plot(result, plot_format, _data_name(args, data)) if args.plot else None
     if payload is not None:
         if args.json == "-":
             sys.stdout.write(payload)

@@ -13,6 +13,7 @@ from ._validation import (
     check_vector,
     check_workers,
 )
+from ._progress import check_progress, progress_iter
 from .criteria import check_compatible, encode_binary, evaluate_criterion, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import get_approximation
@@ -139,38 +140,36 @@ class SelectionResult:
             data[name] = self.curves[name].ravel()
         return pd.DataFrame(data)
 
-    def plot(self, axes=None):
-        """Each criterion against log₂γ (one panel per criterion, one line per α),
-        the selected γ marked. Returns the matplotlib Figure."""
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError:
-            raise ImportError(
-                "SelectionResult.plot needs matplotlib; install it with `pip install matplotlib`."
-            ) from None
-        k = len(self.criteria)
-        if axes is None:
-            fig, axes = plt.subplots(1, k, figsize=(4.0 * k, 3.2), squeeze=False)
-            axes = axes[0]
-        else:
-            axes = np.atleast_1d(axes)
-            if axes.size != k:
-                raise ValueError(f"axes must hold {k} axes (one per criterion), got {axes.size}.")
-            fig = axes[0].figure
-        lg = np.log2(self.gammas)
-        for ax, name in zip(axes, self.criteria):
-            for j, a in enumerate(self.alphas):
-                label = f"α={a:g}" if self.alphas.size > 1 else None
-                ax.plot(lg, self.curves[name][:, j], marker="o", ms=3, label=label)
-            b = self.best[name]
-            if b["index"] is not None:
-                ax.axvline(np.log2(b["gamma"]), color="k", ls=":", lw=1)
-            ax.set_xlabel("log₂ γ")
-            ax.set_title(f"{name} ({self.directions[name]})")
-            if self.alphas.size > 1:
-                ax.legend(fontsize="small")
-        fig.tight_layout()
-        return fig
+    def plot(self, axes=None, *, kind="curves", title=None, data_name=None):
+        """Plot the criteria over the grid; returns the matplotlib Figure.
+
+        The selected kernel (the first criterion's best) is a filled red diamond and
+        each criterion's own best an open black circle; the legend says which is which.
+        The value axes name the criterion and whether lower or higher is better.
+
+        Parameters
+        ----------
+        axes : array of matplotlib Axes, optional
+            One per criterion (two per criterion for ``kind="both"``: the curves first,
+            then the heat maps). By default a new figure is made.
+        kind : {"curves", "heatmap", "both"}, default="curves"
+            ``"curves"``: each criterion against log₂ γ, one line per α.
+            ``"heatmap"``: each criterion over the (log₂ γ, log₁₀ α) grid, the view
+            of a joint (γ, α) selection; needs at least two alphas. ``"both"``: the
+            curves above the heat maps.
+        title : str, optional
+            Figure title; by default the approximation, kernel and n from ``details``,
+            preceded by ``data_name``. Pass ``""`` for none.
+        data_name : str, optional
+            Name of the data set, shown at the start of the default title.
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        from ._plotting import plot_result
+
+        return plot_result(self, axes, kind=kind, title=title, data_name=data_name)
 
     def __repr__(self):
         d = self.details
@@ -241,8 +240,10 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     workers : int or None
         Threads of the compiled kernels (None: OpenMP default; -1: all cores). When
         given, BLAS/LAPACK are limited to the same number of threads for the call.
-    progress : bool, default=False
-        Show a progress bar over γ (needs tqdm).
+    progress : bool or float, default=False
+        Show progress over γ on stderr: a tqdm bar on a terminal when tqdm is
+        installed, otherwise a line every 10 s. True: from the start; a number t:
+        only once the call has run t seconds (nothing on shorter calls).
     standardize : bool, default=False
         Centre each feature and scale it to unit variance first.
     **criterion_params
@@ -270,6 +271,7 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
     workers_n = check_workers(workers) if workers is not None else None
+    progress = check_progress(progress)
 
     names = [criterion] if isinstance(criterion, str) else list(criterion) \
         if isinstance(criterion, (list, tuple)) else [criterion]
@@ -322,17 +324,17 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     curves = {c.name: np.empty((gammas.size, alphas.size)) for c in crits}
     timings = np.empty(gammas.size)
     op_details = []
-    iterator = range(gammas.size)
-    if progress:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            raise ImportError("progress=True needs tqdm; install it with `pip install tqdm`.") from None
-        iterator = tqdm(iterator, desc="kernel selection", unit="γ")
-    ops = _build_all(approx, X, y_used, gammas, kernel, state, workers_n)
-    if ops is not None:
-        _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details)
-    else:
+    ops = None
+    if getattr(approx, "build_all", None) is not None:
+        # every γ from shared row passes: progress is a heartbeat over the whole grid
+        for _ in progress_iter(range(1), 1, progress, desc="kernel selection (all γ at once)",
+                               unit="grid"):
+            ops = _build_all(approx, X, y_used, gammas, kernel, state, workers_n)
+            if ops is not None:
+                _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details)
+    if ops is None:
+        iterator = progress_iter(range(gammas.size), gammas.size, progress,
+                                 desc="kernel selection", unit="γ")
         with _blas_threads(workers_n):
             _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n,
                       crits, params, curves, timings, op_details)

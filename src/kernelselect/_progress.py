@@ -1,0 +1,143 @@
+"""Signs of life for long runs: a tqdm bar on a terminal, low-rate lines otherwise.
+
+The policy (``progress=`` of :func:`kernelselect.select_kernel`):
+
+- ``False``: nothing.
+- ``True``: from the start — a tqdm bar on stderr when tqdm is installed and stderr is a
+  terminal; otherwise a line on stderr every :data:`LINE_INTERVAL` seconds, written by
+  a background thread so that it comes even while one long step runs (the first line
+  says that installing tqdm would show a bar, when it would).
+- a number ``t`` of seconds: the same, but only once the run has lasted ``t`` seconds,
+  so that short runs print nothing; lines then come every ``max(t, LINE_INTERVAL)``
+  seconds.
+
+The bar or the lines go to stderr, never to stdout, so piped output stays clean.
+"""
+
+import numbers
+import sys
+import threading
+import time
+
+__all__ = ["check_progress", "progress_iter", "LINE_INTERVAL"]
+
+#: Least number of seconds between two plain progress lines.
+LINE_INTERVAL = 10.0
+
+
+def check_progress(progress):
+    """``progress`` validated: False, True or a delay in seconds (a float ≥ 0)."""
+    if isinstance(progress, (bool, type(None))):
+        return bool(progress)
+    if isinstance(progress, numbers.Real) and progress >= 0 and progress != float("inf"):
+        return float(progress)
+    raise ValueError(
+        f"progress must be True, False or a delay in seconds (a number >= 0), got {progress!r}."
+    )
+
+
+def _tqdm():
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+def _is_tty(stream):
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed or not a real stream
+        return False
+
+
+def _duration(seconds):
+    seconds = max(0.0, float(seconds))
+    if seconds < 60:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+    return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f} min"
+
+
+class _Lines:
+    """Plain progress lines on a stream from a background thread: the first after
+    ``delay`` seconds, then one every ``interval`` seconds until closed, so that a long
+    step still shows signs of life."""
+
+    def __init__(self, total, desc, unit, delay, interval, stream, note):
+        self.total, self.desc, self.unit = total, desc, unit
+        self.delay, self.interval, self.stream, self.note = delay, interval, stream, note
+        self.start = time.monotonic()
+        self.done = 0
+        self.shown = False
+        self._stop = threading.Event()
+        if delay == 0:  # shown from the start: the first line before any work
+            self._line()
+        self._thread = threading.Thread(target=self._run, name="kernelselect-progress",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        wait = self.interval if self.shown else self.delay
+        while not self._stop.wait(wait):
+            self._line()
+            wait = self.interval
+
+    def _line(self):
+        done, elapsed = self.done, time.monotonic() - self.start
+        line = f"{self.desc}: {done}/{self.total} {self.unit} done, {_duration(elapsed)} elapsed"
+        if 0 < done < self.total:
+            line += f", about {_duration(elapsed / done * (self.total - done))} left"
+        if self.note:
+            line += f" ({self.note})"
+            self.note = None
+        self.shown = True
+        print(line, file=self.stream, flush=True)
+
+    def close(self):
+        self._stop.set()
+        self._thread.join()
+        if self.shown and self.done == self.total:  # lines were shown: say it ended
+            print(f"{self.desc}: {self.total}/{self.total} {self.unit} done in "
+                  f"{_duration(time.monotonic() - self.start)}", file=self.stream, flush=True)
+
+
+def progress_iter(iterable, total, progress, *, desc, unit, stream=None):
+    """Yield from ``iterable`` while showing progress according to ``progress``.
+
+    Parameters
+    ----------
+    iterable : iterable
+        The work items; ``total`` of them.
+    total : int
+    progress : bool or float
+        See the module docstring (already checked by :func:`check_progress`).
+    desc, unit : str
+        What is being done and what is counted, e.g. ``"kernel selection"``, ``"γ"``.
+    stream : file, optional
+        Where the lines go; ``sys.stderr`` by default.
+    """
+    if progress is False:
+        yield from iterable
+        return
+    stream = sys.stderr if stream is None else stream
+    delay = 0.0 if progress is True else float(progress)
+    tqdm = _tqdm()
+    if tqdm is not None and _is_tty(stream):
+        bar = tqdm(iterable, total=total, desc=desc, unit=unit, file=stream, delay=delay)
+        try:
+            yield from bar
+        finally:
+            bar.close()
+        return
+    note = None
+    if tqdm is None and _is_tty(stream):
+        note = "install tqdm for a progress bar"
+    lines = _Lines(total, desc, unit, delay, max(delay, LINE_INTERVAL), stream, note)
+    try:
+        for item in iterable:
+            yield item
+            lines.done += 1
+    finally:
+        lines.close()

@@ -1,0 +1,105 @@
+"""SelectionResult.plot: the figure carries the labels, markers and title a reader needs."""
+
+import numpy as np
+import pytest
+
+import kernelselect
+
+matplotlib = pytest.importorskip("matplotlib")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import QuadMesh  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def result():
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((80, 3))
+    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(80))
+    return kernelselect.select_kernel(X, y, criterion=["ree", "kta", "eloo"],
+                                      approximation="exact", alphas=[0.01, 0.1, 1.0],
+                                      random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def _marker_lines(ax, marker):
+    return [line for line in ax.get_lines() if line.get_marker() == marker
+            and line.get_linestyle() == "None"]
+
+
+def test_curves_axes_labels_and_markers(result):
+    fig = result.plot(data_name="toy")
+    axes = fig.axes
+    assert len(axes) == 3
+    for ax, name in zip(axes, result.criteria):
+        assert ax.get_xlabel() == "log₂ γ"
+        better = "lower" if result.directions[name] == "min" else "higher"
+        assert ax.get_ylabel() == f"{name} ({better} is better)"
+        assert ax.get_title() == name
+        # one line per α, then the selected point (diamond) and the panel's own best (ring)
+        assert len([ln for ln in ax.get_lines() if ln.get_label().startswith("α = ")]) == 3
+        (selected,) = _marker_lines(ax, "D")
+        (own,) = _marker_lines(ax, "o")
+        gi, ai = result.best["ree"]["index"]
+        assert selected.get_xdata()[0] == pytest.approx(np.log2(result.gammas[gi]))
+        assert selected.get_ydata()[0] == pytest.approx(result.curves[name][gi, ai])
+        oi, oj = result.best[name]["index"]
+        assert own.get_xdata()[0] == pytest.approx(np.log2(result.gammas[oi]))
+        assert own.get_ydata()[0] == pytest.approx(result.curves[name][oi, oj])
+        assert own.get_markerfacecolor() == "none"      # drawn differently from the choice
+        assert selected.get_markerfacecolor() != "none"
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[:3] == ["α = 0.01", "α = 0.1", "α = 1"]
+    b = result.best["ree"]
+    assert labels[3] == f"selected by ree: γ = {b['gamma']:.4g}, α = {b['alpha']:.4g}"
+    assert labels[4] == "best of the panel's criterion"
+    title = fig.get_suptitle()
+    assert title.startswith("toy: ") and "exact approximation" in title and "n = 80" in title
+
+
+def test_heatmap_has_a_mesh_a_labelled_colorbar_and_markers(result):
+    fig = result.plot(kind="heatmap", title="my title")
+    assert fig.get_suptitle() == "my title"
+    panels = [ax for ax in fig.axes if ax.get_xlabel() == "log₂ γ"]
+    assert len(panels) == 3
+    for ax, name in zip(panels, result.criteria):
+        meshes = [c for c in ax.collections if isinstance(c, QuadMesh)]
+        assert len(meshes) == 1
+        values = meshes[0].get_array()
+        assert values.size == result.gammas.size * result.alphas.size
+        assert ax.get_ylabel() == "log₁₀ α"
+        assert ax.get_title() == f"{name} over (γ, α)"
+        (own,) = _marker_lines(ax, "o")
+        oi, oj = result.best[name]["index"]
+        assert own.get_xdata()[0] == pytest.approx(np.log2(result.gammas[oi]))
+        assert own.get_ydata()[0] == pytest.approx(np.log10(result.alphas[oj]))
+        assert len(_marker_lines(ax, "D")) == 1
+    bar_labels = {ax.get_ylabel() for ax in fig.axes if ax not in panels}
+    assert bar_labels == {"ree (lower is better)", "kta (higher is better)",
+                          "eloo (lower is better)"}
+
+
+def test_both_kinds_and_given_axes(result):
+    fig = result.plot(kind="both", title="")
+    assert fig.get_suptitle() == ""
+    assert sum(ax.get_ylabel() == "log₁₀ α" for ax in fig.axes) == 3
+    fig2, axes = plt.subplots(1, 3)
+    assert result.plot(axes) is fig2
+    assert all(ax.get_legend() is not None for ax in axes)   # own legends on given axes
+    with pytest.raises(ValueError, match="axes must hold 3 axes"):
+        result.plot(axes[:2])
+
+
+def test_bad_kinds_are_refused(result):
+    with pytest.raises(ValueError, match="kind='surface' is not a plot kind"):
+        result.plot(kind="surface")
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    one_alpha = kernelselect.select_kernel(X, X[:, 0], approximation="exact")
+    with pytest.raises(ValueError, match="needs an α path"):
+        one_alpha.plot(kind="heatmap")
