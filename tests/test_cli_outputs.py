@@ -201,3 +201,24 @@ def test_zero_based_option(tmp_path, capsys):
     one_line_error(code, out, err, "feature index 0 in a 1-based file")
     code, out, err = run(["select", path, "--zero-based", "yes", "--json", "-", *FAST], capsys)
     assert code == 0 and json.loads(out)["data"]["d"] == 3
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("log10:-1:1:nan", "every field of 'log10:-1:1:nan' must be a finite number"),
+    ("log2:-1e308:1e308", "beyond the float range; keep START and STOP within ±996"),
+    ("log2:-1:1:1e-300", "STEP=1e-300 gives 2e+300 values, more than 1000"),
+    ("log10:-1:1:1e300", "NUM=1e+300 values is too many"),
+    ("log2:3:1", "need START <= STOP"),
+])
+def test_gamma_grid_errors_name_the_field(good, capsys, no_selection, spec, message):
+    code, out, err = run(["select", good, "--gamma-grid", spec], capsys)
+    one_line_error(code, out, err, message)
+
+
+def test_complex_npz_refused_not_truncated(tmp_path, capsys, no_selection):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2)) + 1j
+    path = tmp_path / "c.npz"
+    np.savez(path, X=X, y=np.sign(X.real[:, 0]))
+    code, out, err = run(["select", path], capsys)
+    one_line_error(code, out, err, "X holds complex numbers")

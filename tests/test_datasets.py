@@ -278,7 +278,7 @@ def test_npz_with_sidecar_and_split(tmp_path):
     with pytest.raises(ValueError, match="10 rows but y has 4"):
         datasets.load_npz(tmp_path / "m.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="not a readable .npz"):
+    with pytest.raises(ValueError, match="not an .npz archive"):
         datasets.load_npz(tmp_path / "junk.npz")
 
 

@@ -151,3 +151,57 @@ def test_kernel_sums_refuses_missing_class_labels(labels):
     X = np.arange(8.0).reshape(4, 2)
     with pytest.raises(ValueError, match="labels contains"):
         lowlevel.kernel_sums(X, 0.5, labels=labels)
+
+
+# --------------------------------------------------------------- messages that name the fix
+
+
+def test_npz_problems_named(tmp_path):
+    from kernelselect import datasets
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((160, 3))
+    y = np.sign(X[:, 0])
+    cases = {
+        "empty.npz": (lambda p: p.write_bytes(b""), "the file is empty"),
+        "random.npz": (lambda p: p.write_bytes(rng.bytes(500)), "not an .npz archive"),
+        "single.npz": (lambda p: p.write_bytes(b"\x93NUMPY" + bytes(100)), "a single .npy array"),
+        "y2d.npz": (lambda p: np.savez(p, X=X, y=np.column_stack([y, y])),
+                    r"y must be 1-D of shape \(n,\).*\(160, 2\)"),
+        "complex.npz": (lambda p: np.savez(p, X=X + 1j, y=y), "X holds complex numbers"),
+        "complex_y.npz": (lambda p: np.savez(p, X=X, y=y + 0j), "y holds complex numbers"),
+        "objects.npz": (lambda p: np.savez(p, X=X.astype(object), y=y),
+                        "array of Python objects"),
+        "text.npz": (lambda p: np.savez(p, X=X.astype(str), y=y), "X must hold numbers"),
+    }
+    for name, (make, message) in cases.items():
+        path = tmp_path / name
+        make(path)
+        with pytest.raises(ValueError, match=message) as info:
+            datasets.load_npz(path)
+        assert name in str(info.value)
+        assert "allow_pickle" not in str(info.value)
+    np.savez(tmp_path / "column.npz", X=X, y=y[:, None])       # (n, 1) is one target
+    assert datasets.load_npz(tmp_path / "column.npz").y.shape == (160,)
+
+
+def test_grid_helpers_name_the_argument():
+    X = np.random.default_rng(0).standard_normal((160, 3))
+    with pytest.raises(ValueError, match=r"1000000-level grid .*use levels ≤ 6"):
+        lowlevel.choose_grid(100, 10**6)
+    for shape in [(2, 2), (3, 5), (3,)]:
+        with pytest.raises(ValueError, match=r"directions must have shape \(d, p\) = \(3, 3\)"):
+            lowlevel.grid_order(X, [4, 4, 10], directions=np.ones(shape))
+    with pytest.raises(ValueError, match="directions contains NaN"):
+        lowlevel.grid_order(X, [4, 4, 10], directions=np.full((3, 3), np.nan))
+    order = lowlevel.grid_order(X, [4, 4, 10], directions=np.eye(3))
+    assert np.array_equal(np.sort(order), np.arange(160))
+
+
+def test_singular_ridge_system_names_alpha_and_duplicate_rows():
+    X, y = binary(40)
+    Xd, yd = np.vstack([X[:20], X[:20]]), np.concatenate([y[:20], y[:20]])
+    for call in (lambda: ks.fit_krr(Xd, yd, 1.0, alpha=1e-300),
+                 lambda: ks.KernelRidgeRegressor(gamma=1.0, alpha=1e-300).fit(Xd, yd)):
+        with pytest.raises(ValueError, match=r"alpha=1e-300.*20 duplicate row\(s\).*larger alpha"):
+            call()

@@ -13,12 +13,14 @@ here:
    of point pairs.
 """
 
+import math
 import numbers
 
 import numpy as np
 
 from ._resources import check_allocation
-from ._validation import check_matrix, check_positive_int, check_random_state
+from ._validation import (check_finite, check_matrix, check_positive_int, check_random_state,
+                          real_array)
 
 __all__ = ["choose_grid", "grid_order", "fit_spacing", "grid_index_differences"]
 
@@ -81,10 +83,11 @@ def choose_grid(n, levels, max_ratio=2.0):
     p = check_positive_int(levels, "levels")
     if isinstance(max_ratio, bool) or not isinstance(max_ratio, numbers.Real) or not max_ratio >= 1:
         raise ValueError(f"max_ratio must be a real number ≥ 1, got {max_ratio!r}.")
-    if n < 2 ** p:
+    if p > n.bit_length() - 1:  # n < 2^p, without forming 2^p for a huge p
+        need = f"2^{p} = {2 ** p}" if p <= 64 else f"2^{p}"
         raise ValueError(
             f"n={n} points cannot fill a {p}-level grid with at least 2 cells per level "
-            f"(needs n ≥ 2^{p} = {2 ** p}); use levels ≤ {max(1, int(np.log2(max(n, 2))))}."
+            f"(needs n ≥ {need}); use levels ≤ {max(1, n.bit_length() - 1)}."
         )
     if p == 1:
         return (n,), n
@@ -153,9 +156,20 @@ def grid_order(X, m, directions=None):
     m = tuple(check_positive_int(v, "m") for v in m)
     p = len(m)
     n = X.shape[0]
-    if int(np.prod(m)) != n:
-        raise ValueError(f"X has {n} rows but the grid {m} has {int(np.prod(m))} cells; they must match.")
-    if directions is None:
+    if math.prod(m) != n:
+        raise ValueError(f"X has {n} rows but the grid {m} has {math.prod(m)} cells; they must match.")
+    if directions is not None:
+        D = real_array(directions, "directions")
+        if D.ndim == 1 and p == 1:
+            D = D[:, None]
+        if D.shape != (X.shape[1], p):
+            raise ValueError(
+                f"directions must have shape (d, p) = ({X.shape[1]}, {p}): one column of "
+                f"length d={X.shape[1]} per grid level; got shape {D.shape}."
+            )
+        check_finite(D, "directions")
+        directions = D
+    else:
         if X.shape[1] < p:
             raise ValueError(
                 f"levels={p} needs at least {p} features to split along, X has {X.shape[1]}; "

@@ -530,6 +530,19 @@ def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=N
     )
 
 
+def _singular_message(X, gamma, alphas, exc):
+    """Why K + αI could not be solved, and what to change."""
+    n = X.shape[0]
+    duplicates = n - np.unique(X, axis=0).shape[0] if n <= 200_000 else 0
+    shown = ", ".join(f"{a:g}" for a in np.asarray(alphas).ravel()[:4])
+    cause = (f"X has {duplicates} duplicate row(s), which make K singular, so nothing but "
+             "alpha keeps K + alpha*I invertible" if duplicates else
+             "K is numerically singular at this gamma")
+    return (f"cannot solve with K + alpha*I at gamma={gamma:g}, alpha={shown} ({exc}): "
+            f"{cause}; use a larger alpha (at least about 1e-10 relative to the kernel's "
+            f"diagonal of 1){' or drop the duplicate rows' if duplicates else ''}.")
+
+
 def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
                        approximation="exact", random_state=None, workers=None, state=None,
                        exact_solver=None):
@@ -576,10 +589,13 @@ def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
         state = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)
     with small_blas(float(X.shape[0]) ** 3):
-        factor, rows, features = _factor_for(approx, X, gamma, kernel, state, workers, alphas,
-                                             exact_solver)
-        Yf = Y2 if rows is None else Y2[rows]
-        coef, intercept = dual_solution(factor, Yf, alphas, bias)
+        try:
+            factor, rows, features = _factor_for(approx, X, gamma, kernel, state, workers,
+                                                 alphas, exact_solver)
+            Yf = Y2 if rows is None else Y2[rows]
+            coef, intercept = dual_solution(factor, Yf, alphas, bias)
+        except np.linalg.LinAlgError as exc:
+            raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc
     support = X if rows is None else X[rows]
     details = {"method": factor.name, "n_support": int(support.shape[0])}
     if isinstance(factor, WoodburyFactor):

@@ -108,24 +108,36 @@ def parse_gamma_grid(text):
         extra = float(parts[3]) if len(parts) == 4 else None
     except ValueError:
         raise CommandError(f"--gamma-grid: {text!r} holds a non-number.") from None
-    if not (math.isfinite(start) and math.isfinite(stop)) or stop < start:
-        raise CommandError(f"--gamma-grid: need finite START <= STOP, got {text!r}.")
-    if parts[0].lower() == "log2":
+    if not all(math.isfinite(v) for v in (start, stop, 0.0 if extra is None else extra)):
+        raise CommandError(f"--gamma-grid: every field of {text!r} must be a finite number.")
+    if stop < start:
+        raise CommandError(f"--gamma-grid: need START <= STOP, got {text!r}.")
+    base = 2.0 if parts[0].lower() == "log2" else 10.0
+    limit = math.floor(300 / math.log10(base))
+    if max(abs(start), abs(stop)) > limit:
+        raise CommandError(
+            f"--gamma-grid: {text!r} reaches beyond the float range; keep START and STOP "
+            f"within ±{limit} for {parts[0].lower()}."
+        )
+    if base == 2.0:
         step = 1.0 if extra is None else extra
         if not step > 0:
             raise CommandError(f"--gamma-grid: STEP must be positive, got {parts[3]}.")
-        count = int(math.floor((stop - start) / step + 1e-9)) + 1
-        base, exponents = 2.0, start + step * np.arange(min(count, 1001))
+        count = math.floor((stop - start) / step + 1e-9) + 1
+        if count > 1000:
+            raise CommandError(
+                f"--gamma-grid: STEP={parts[3]} gives {count:.3g} values, more than 1000; "
+                "use a larger STEP."
+            )
+        exponents = start + step * np.arange(count)
     else:
         count = int(stop - start) + 1 if extra is None else extra
         if count != int(count) or count < 1:
             raise CommandError(f"--gamma-grid: NUM must be a positive integer, got {parts[3]}.")
+        if count > 1000:
+            raise CommandError(f"--gamma-grid: NUM={count:.3g} values is too many (at most 1000).")
         count = int(count)
-        base, exponents = 10.0, np.linspace(start, stop, min(count, 1001))
-    if count > 1000:
-        raise CommandError(f"--gamma-grid: {count} values is too many (at most 1000).")
-    if max(abs(start), abs(stop)) * math.log10(base) > 300:
-        raise CommandError(f"--gamma-grid: {text!r} reaches beyond the float range.")
+        exponents = np.linspace(start, stop, count)
     gammas = base**exponents
     return [float(g) for g in gammas]
 

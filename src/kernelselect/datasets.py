@@ -22,6 +22,7 @@ import csv
 import io
 import json
 import os
+import zipfile
 from collections import namedtuple
 from importlib import resources
 from pathlib import Path
@@ -479,12 +480,24 @@ def _from_arrays(arrays, meta, *, name, source, task, x_key="X", y_key="y"):
             f"{source}: no array named {', '.join(map(repr, missing))}; the file holds"
             f" {', '.join(sorted(arrays)) or 'nothing'} (choose with X=... / y=...)."
         )
+    for key in (x_key, y_key):
+        kind = np.asarray(arrays[key]).dtype.kind
+        if kind == "c":
+            raise ValueError(f"{source}: {key} holds complex numbers; kernelselect needs real "
+                             f"data (save {key}.real or abs({key}) if that is what you mean).")
+        if key == x_key and kind not in "biuf":
+            raise ValueError(f"{source}: {key} must hold numbers, got dtype "
+                             f"{arrays[key].dtype}.")
     X = np.asarray(arrays[x_key], dtype=np.float64)
     if X.ndim == 1:
         X = X[:, None]
     if X.ndim != 2:
         raise ValueError(f"{source}: {x_key} must be 2-D (n, d), got shape {X.shape}.")
-    y = np.asarray(arrays[y_key]).ravel()
+    y = np.asarray(arrays[y_key])
+    if y.ndim > 1 and sum(s != 1 for s in y.shape) > 1:
+        raise ValueError(f"{source}: {y_key} must be 1-D of shape (n,) (one target per row), "
+                         f"got shape {y.shape}.")
+    y = y.ravel()
     if y.shape[0] != X.shape[0]:
         raise ValueError(
             f"{source}: {x_key} has {X.shape[0]} rows but {y_key} has {y.shape[0]} entries."
@@ -529,10 +542,25 @@ def load_npz(path, *, X="X", y="y", task="auto"):
         when the archive has them, and the sidecar as ``meta``.
     """
     path = _check_path(path)
+    with open(path, "rb") as fh:
+        magic = fh.read(6)
+    if not magic:
+        raise ValueError(f"{path}: the file is empty (0 bytes), not an .npz archive.")
+    if magic.startswith(b"\x93NUMPY"):
+        raise ValueError(f"{path}: a single .npy array, not an .npz archive; save the data "
+                         "with numpy.savez(path, X=X, y=y).")
+    if not magic.startswith(b"PK"):
+        raise ValueError(f"{path}: not an .npz archive (numpy.savez writes a zip file; this "
+                         "one does not start like a zip file).")
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
-    except (ValueError, OSError) as exc:
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise ValueError(f"{path}: holds an array of Python objects, which is not loaded "
+                             "(unpickling can run code); save numeric arrays X and y.") from None
+        raise ValueError(f"{path}: not a readable .npz archive ({exc}).") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
         raise ValueError(f"{path}: not a readable .npz archive ({exc}).") from None
     sidecar = path.with_suffix(".json")
     meta = {}
