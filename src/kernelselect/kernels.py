@@ -66,7 +66,8 @@ def median_heuristic_gamma(X, kernel="gaussian", rng=None, n_pairs=5000):
     if every pair is a duplicate, γ₀ = 1.
     """
     kernel = check_kernel(kernel)
-    X = np.asarray(X, dtype=np.float64)
+    if not hasattr(X, "shape"):
+        X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     rng = np.random.default_rng(rng)
     if n * (n - 1) // 2 <= n_pairs:
@@ -75,7 +76,14 @@ def median_heuristic_gamma(X, kernel="gaussian", rng=None, n_pairs=5000):
         i = rng.integers(0, n, n_pairs)
         j = rng.integers(0, n - 1, n_pairs)
         j = j + (j >= i)                        # j ≠ i, uniform over the others
-    diff = X[i] - X[j]
+    # only the rows in some pair are read (X may be a memory map or a Dask array)
+    rows, inverse = np.unique(np.concatenate([i, j]), return_inverse=True)
+    sample = np.asarray(X[rows], dtype=np.float64)
+    bad = ~np.isfinite(sample).all(axis=1)
+    if bad.any():
+        raise ValueError(f"X contains NaN or inf (row {int(rows[bad][0])}); drop or impute "
+                         "those rows.")
+    diff = sample[inverse[: i.size]] - sample[inverse[i.size:]]
     dist = np.sum(diff ** 2, axis=1) if kernel == "gaussian" else np.sum(np.abs(diff), axis=1)
     dist = dist[dist > 0]
     if dist.size == 0:

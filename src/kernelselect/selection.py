@@ -264,8 +264,14 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     >>> res.curves["ree"].shape
     (15, 1)
     """
-    X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32 else None,
-                     min_rows=3)
+    distributed = _is_dask(X) or _is_dask(y)
+    if distributed:
+        from . import _dask
+
+        X, y, y_dask = _dask.check_dask_data(X, y)
+    else:
+        X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32
+                         else None, min_rows=3)
     n = X.shape[0]
     y = check_vector(y, "y", n=n)
     kernel = check_kernel(kernel)
@@ -285,6 +291,10 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     params = _split_params(crits, criterion_params)
 
     approx = get_approximation(approximation)
+    if distributed and not _dask.supports(approx):
+        raise ValueError(
+            f"approximation={getattr(approx, 'label', approx.name)!r} does not run on Dask "
+            "arrays; use 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")
     needs = set()
     for c in crits:
         check_compatible(c, approx, params[c.name])
@@ -302,7 +312,9 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
             encode_binary(y, c.name)               # raises naming y and the criterion
     y_used = encode_binary(y)[0] if classes.size == 2 else y
 
-    if standardize:
+    if standardize and distributed:
+        X = _dask.standardize(X)
+    elif standardize:
         mu = X.mean(axis=0)
         sd = X.std(axis=0)
         X = np.ascontiguousarray((X - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
@@ -313,7 +325,8 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
                "approximation_params": approx.get_params(),
                "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
     if gammas is None:
-        g0 = median_heuristic_gamma(X, kernel, rng)
+        with _dask.cluster_guard() if distributed else contextlib.nullcontext():
+            g0 = median_heuristic_gamma(X, kernel, rng)     # reads only the sampled rows
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
@@ -326,10 +339,16 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     op_details = []
     ops = None
     if getattr(approx, "build_all", None) is not None:
+        if distributed:
+            rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, classes))
+        else:
+            from .operators.streaming_lowrank import ArrayRows
+
+            rows = ArrayRows(X, y_used, threads=workers_n)
         # every γ from shared row passes: progress is a heartbeat over the whole grid
         for _ in progress_iter(range(1), 1, progress, desc="kernel selection (all γ at once)",
                                unit="grid"):
-            ops = _build_all(approx, X, y_used, gammas, kernel, state, workers_n)
+            ops = _build_all(approx, rows, y_used, gammas, kernel, state)
             if ops is not None:
                 _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details)
     if ops is None:
@@ -354,17 +373,18 @@ def _blas_threads(workers):
     return threadpool_limits(limits=workers, user_api="blas")
 
 
-def _build_all(approx, X, y_used, gammas, kernel, state, workers_n):
-    """Operators for the whole γ grid from shared passes over the rows, when the
+def _is_dask(obj):
+    return type(obj).__module__.split(".")[0] == "dask"
+
+
+def _build_all(approx, rows, y_used, gammas, kernel, state):
+    """Operators for the whole γ grid from shared passes over ``rows``, when the
     approximation offers them (``build_all``); None otherwise."""
     build_all = getattr(approx, "build_all", None)
     if build_all is None:
         return None
-    from .operators.streaming_lowrank import ArrayRows
-
     t0 = time.perf_counter()
-    ops = build_all(ArrayRows(X, y_used, threads=workers_n), y_used, gammas, kernel=kernel,
-                    state=state)
+    ops = build_all(rows, y_used, gammas, kernel=kernel, state=state)
     if ops is not None:
         for op in ops:
             op.build_time = (time.perf_counter() - t0) / len(ops)

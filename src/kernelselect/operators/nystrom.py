@@ -15,6 +15,10 @@ __all__ = ["Nystroem", "nystroem_factor", "SAMPLERS"]
 SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
 #: the "optimal" rank-k approximation holds K and its full eigendecomposition
 OPTIMAL_MAX_N = 5000
+#: the streaming operator accumulates the rotated block C U_k when the kept
+#: eigenvalues of W span more than this ratio in Σ^{−1/2} (10⁴ in σ); see
+#: streaming_lowrank.Transform
+ROTATE_ABOVE = 1e2
 
 
 def check_eigen_floor(value):
@@ -57,10 +61,10 @@ def _landmark_gram(Z, gamma, kernel):
                       dtype=np.float64)
 
 
-def nystroem_transform(W, rank, eigen_floor):
+def nystroem_transform(W, rank, eigen_floor, split=False):
     """T = U_k Σ_k^{−1/2} (c, k′) with W_k⁺ = TTᵀ: the k largest eigenpairs of the
     landmark Gram matrix W above ``eigen_floor``·σ_max, so that the Nyström factor is
-    V = C T."""
+    V = C T. ``split=True`` returns (U_k, Σ_k^{−1/2} as a vector) instead."""
     W = np.asarray(W, dtype=np.float64)
     W = 0.5 * (W + W.T)
     with small_blas(float(W.shape[0]) ** 3):
@@ -69,6 +73,8 @@ def nystroem_transform(W, rank, eigen_floor):
     sig, U = sig[order], U[:, order]
     top = sig[0] if sig.size else 0.0
     keep = np.flatnonzero(sig > eigen_floor * max(top, 0.0))[:rank]
+    if split:
+        return U[:, keep], 1.0 / np.sqrt(sig[keep])
     return U[:, keep] / np.sqrt(sig[keep])
 
 
@@ -283,7 +289,7 @@ class Nystroem(Approximation):
         :class:`~kernelselect.operators.streaming_lowrank.ArrayRows` or a Dask row
         source), or None when the landmarks depend on γ or the sampler needs K itself
         ("column_norm", "leverage", "modified", "optimal")."""
-        from .streaming_lowrank import LandmarkFeatures, build_operators
+        from .streaming_lowrank import LandmarkFeatures, Transform, build_operators
 
         if state.get("sampler", "uniform") not in ("uniform", "kmeans"):
             return None
@@ -293,14 +299,16 @@ class Nystroem(Approximation):
         transforms, details = [], []
         for gamma in gammas:
             W = _landmark_gram(Z, float(gamma), kernel)
-            transforms.append(nystroem_transform(W, k, floor))
+            U, scale = nystroem_transform(W, k, floor, split=True)
+            T = U * scale
+            if scale.size and scale.max() > ROTATE_ABOVE * scale.min():
+                transforms.append(Transform(rotation=np.ascontiguousarray(U), post=scale, T=T))
+            else:
+                transforms.append(Transform(post=T, T=T))
             details.append({"n_landmarks": int(Z.shape[0]), "rank": int(k),
                             "sampler": state.get("sampler", "uniform")})
-        ops = build_operators(rows, LandmarkFeatures(Z, gammas, kernel), y, transforms,
-                              "nystrom", details)
-        for op, T in zip(ops, transforms):
-            op.details["effective_rank"] = int(T.shape[1])
-        return ops
+        return build_operators(rows, LandmarkFeatures(Z, gammas, kernel), y, transforms,
+                               "nystrom", details)
 
     def build(self, X, y, gamma, *, kernel, state, workers):
         V, c = self._factor(X, gamma, kernel, state, workers)

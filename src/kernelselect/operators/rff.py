@@ -67,11 +67,12 @@ class RFF(Approximation):
     def build_all(self, rows, y, gammas, *, kernel, state):
         """Operators for every γ of a grid from one pass over ``rows`` (the projections
         X W₀ are formed once per row block and scaled per γ)."""
-        from .streaming_lowrank import FourierFeatures, build_operators
+        from .streaming_lowrank import FourierFeatures, Transform, build_operators
 
         fmap = FourierFeatures(state["W0"], state["b"], gammas, kernel)
         details = [{"n_features": int(fmap.width)} for _ in gammas]
-        return build_operators(rows, fmap, y, [None] * len(details), "rff", details)
+        return build_operators(rows, fmap, y, [Transform() for _ in details], "rff",
+                               details)
 
     def build(self, X, y, gamma, *, kernel, state, workers):
         Z = self.features(X, gamma, kernel=kernel, state=state, workers=workers)

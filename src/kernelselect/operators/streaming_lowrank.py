@@ -48,6 +48,7 @@ __all__ = [
     "ArrayRows",
     "StreamingLowRankOperator",
     "RowsPending",
+    "Transform",
     "build_operators",
     "evaluate_grid",
     "block_rows",
@@ -151,28 +152,28 @@ def probe_basis(yb, values):
     return (yb[:, None] == values[None, :]).astype(np.float64)
 
 
-def first_pass(fmap, Xb, yb, values):
-    """Statistics of one block of rows for every γ: [G (n_γ, c, c), H (n_γ, c, m)]
-    with G = FᵀF and H = FᵀY for the probe basis Y (:func:`probe_basis`).
+def first_pass(fmap, Xb, yb, values, rotations):
+    """Statistics of one block of rows for every γ: the list [G_0, …, H_0, …] with
+    G = PᵀP and H = PᵀY for P = F A (``rotations[i]`` = A, or None for A = I) and
+    the probe basis Y (:func:`probe_basis`).
 
     Long blocks are cut into sub-blocks of :func:`block_rows` rows, so the
     temporaries stay O(b·c).
     """
-    c, ng = fmap.width, _n_gammas(fmap)
-    G = np.zeros((ng, c, c))
-    H = None
-    rows = block_rows(c)
+    ng = _n_gammas(fmap)
+    G, H = [None] * ng, [None] * ng
+    rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
         F = np.empty_like(S)
         Yb = probe_basis(yb[a:b], values)
-        if H is None:
-            H = np.zeros((ng, c, Yb.shape[1]))
         for i in range(ng):
             fmap.block(S, i, F)
-            G[i] += F.T @ F                     # a symmetric (syrk) product
-            H[i] += F.T @ Yb
-    return [G, H]
+            P = F if rotations[i] is None else F @ rotations[i]
+            g, h = P.T @ P, P.T @ Yb                # PᵀP is a symmetric (syrk) product
+            G[i] = g if G[i] is None else G[i] + g
+            H[i] = h if H[i] is None else H[i] + h
+    return G + H
 
 
 def _n_gammas(fmap):
@@ -365,6 +366,25 @@ class _Family:
             op._answers[key] = value
 
 
+class Transform:
+    """How the statistics of one γ map to V = F T.
+
+    The first pass accumulates the Gram matrix of P = F A (``rotation`` A, None for
+    the identity); VᵀV = postᵀ(PᵀP)post with ``post`` a matrix, a vector (a diagonal)
+    or None (the identity), and T = A·post. Nyström with a well-conditioned W
+    uses A = I, post = T = U_kΣ_k^{−1/2}. With an ill-conditioned W (σ_max/σ_min > 10⁴
+    among the kept eigenvalues) the rounding error of FᵀF, about ε‖F‖², would be
+    amplified by σ_max/σ_min in TᵀFᵀFT; accumulating the Gram matrix of the rotated
+    block F U_k (A = U_k, post = Σ_k^{−1/2}) keeps its error relative to each
+    direction, as the in-memory factor V = C T does.
+    """
+
+    __slots__ = ("rotation", "post", "T")
+
+    def __init__(self, rotation=None, post=None, T=None):
+        self.rotation, self.post, self.T = rotation, post, T
+
+
 class StreamingLowRankOperator(KernelOperator):
     """K̃ = VVᵀ, V = F T, known through FᵀF, FᵀY and passes over the rows.
 
@@ -375,14 +395,19 @@ class StreamingLowRankOperator(KernelOperator):
 
     spectral = True
 
-    def __init__(self, family, index, G, H, T, name):
+    def __init__(self, family, index, G, H, transform, name):
         super().__init__(family.Y.shape[0])
         self.name = name
         self._family = family
         self.index = index
+        post, T = transform.post, transform.T
         G = 0.5 * (G + G.T)
-        VtV = G if T is None else T.T @ G @ T
-        VtY = H if T is None else T.T @ H
+        if post is None:
+            VtV, VtY = G, H
+        elif post.ndim == 1:                                     # a diagonal scaling
+            VtV, VtY = G * post[:, None] * post[None, :], H * post[:, None]
+        else:
+            VtV, VtY = post.T @ G @ post, post.T @ H
         if VtV.shape[0] == 0:
             lam, R = np.zeros(0), np.zeros((0, 0))
         else:
@@ -477,12 +502,14 @@ class StreamingLowRankOperator(KernelOperator):
 
 
 def build_operators(rows, fmap, y, transforms, name, details):
-    """One first pass over ``rows``; an operator per γ (``transforms[i]`` = T or None)."""
+    """One first pass over ``rows``; an operator per γ (``transforms[i]`` a
+    :class:`Transform`)."""
     family = _Family(rows, fmap, np.asarray(y, dtype=np.float64))
-    G, H = rows.reduce(first_pass, fmap, family.values)
+    parts = rows.reduce(first_pass, fmap, family.values, [t.rotation for t in transforms])
+    ng = len(transforms)
     ops = []
     for i, T in enumerate(transforms):
-        op = StreamingLowRankOperator(family, i, G[i], H[i], T, name)
+        op = StreamingLowRankOperator(family, i, parts[i], parts[ng + i], T, name)
         op.details = dict(details[i], effective_rank=op.effective_rank, method="streaming")
         ops.append(op)
     return ops

@@ -1,0 +1,247 @@
+"""Kernel selection on Dask arrays: the streaming passes as a Dask graph.
+
+``select_kernel`` hands row-chunked ``dask.array`` input here. The passes of
+:mod:`kernelselect.operators.streaming_lowrank` run once per chunk of rows (each
+chunk cut into row blocks as in memory) and their statistics are summed by a tree
+of ``dask.delayed`` additions, on whatever scheduler is active (a
+``distributed.Client`` when the user made one). A task holds its chunk of X and y
+and the k×k statistics; X is never gathered: the landmarks and the pairs of the
+median heuristic are gathered by index, and y (one float per row) is gathered to
+the caller for the probe coefficients of the criteria.
+
+This module imports dask only when it is used; ``import kernelselect`` does not.
+"""
+
+import contextlib
+import math
+import uuid
+
+import numpy as np
+
+__all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
+
+#: row chunks of about this many bytes when a file is opened (``from_file``)
+CHUNK_BYTES = 64 * 2 ** 20
+#: statistics added per tree node
+SPLIT_EVERY = 8
+_CLUSTER_FAILURES = {"CommClosedError", "CancelledError", "FutureCancelledError",
+                     "KilledWorker", "StreamClosedError", "TimeoutError"}
+
+
+def is_dask_array(obj):
+    """Whether ``obj`` is a ``dask.array.Array`` (without importing dask)."""
+    cls = type(obj)
+    return cls.__name__ == "Array" and cls.__module__.split(".")[0] == "dask"
+
+
+def _dask():
+    try:
+        import dask
+        import dask.array as da
+    except ImportError as exc:  # pragma: no cover - only without the extra
+        raise ImportError('Dask input needs dask: pip install "kernelselect[dask]"') from exc
+    return dask, da
+
+
+def _known(chunks, name):
+    if any(isinstance(c, float) and math.isnan(c) for c in chunks):
+        raise ValueError(
+            f"{name} has unknown chunk sizes (NaN in {name}.chunks, e.g. after boolean "
+            f"indexing); call {name}.compute_chunk_sizes() first.")
+
+
+def check_dask_data(X, y):
+    """Validate row-chunked Dask input; returns (X, y gathered as numpy, y as Dask).
+
+    X must be 2-D with known chunk sizes (it is rechunked to one chunk of columns);
+    y, a Dask array chunked like the rows of X or an in-memory vector of n values.
+    """
+    dask, da = _dask()
+    if not is_dask_array(X):
+        X = da.from_array(np.asarray(X), chunks=(
+            max(1, CHUNK_BYTES // (8 * max(np.asarray(X).shape[-1], 1))), -1))
+    if X.ndim != 2:
+        raise ValueError(f"X must be a 2-D dask array (n_samples, n_features), got {X.ndim}-D.")
+    _known(X.chunks[0], "X")
+    _known(X.chunks[1], "X")
+    if X.dtype.kind not in "fiub":
+        raise TypeError(f"X must hold real numbers, got dtype {X.dtype}.")
+    if X.shape[0] < 3 or X.shape[1] < 1:
+        raise ValueError(f"X must have at least 3 rows and 1 column, got shape {X.shape}.")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    if is_dask_array(y):
+        y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D of shape (n,), got shape {y.shape}.")
+        _known(y.chunks[0], "y")
+        if y.shape[0] != X.shape[0]:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; "
+                             "they must match.")
+        if tuple(y.chunks[0]) != tuple(X.chunks[0]):
+            raise ValueError(
+                f"y's chunks {_brief(y.chunks[0])} do not match the row chunks of X "
+                f"{_brief(X.chunks[0])}; chunk them alike, e.g. y = y.rechunk(X.chunks[0]).")
+        y_dask = y
+    else:
+        y_local = np.asarray(y)
+        if y_local.ndim != 1 or y_local.shape[0] != X.shape[0]:
+            raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got "
+                             f"{y_local.shape}.")
+        y_dask = da.from_array(y_local, chunks=(X.chunks[0],))
+    y_local = np.asarray(_compute(y_dask))
+    return X, y_local, y_dask
+
+
+def _brief(chunks):
+    chunks = tuple(chunks)
+    return str(chunks) if len(chunks) <= 4 else f"({chunks[0]}, {chunks[1]}, …, {chunks[-1]})"
+
+
+def encoded_target(y_dask, classes):
+    """y as used by the criteria (±1 for two classes), still a Dask array."""
+    _, da = _dask()
+    if classes.size == 2:
+        return da.where(y_dask == classes[1], 1.0, -1.0)
+    return y_dask.astype(np.float64)
+
+
+def standardize(X):
+    """(X − mean)/std per feature (std 0 → 1), the statistics in one pass."""
+    dask, da = _dask()
+    mu, sd = _compute(X.mean(axis=0), X.std(axis=0))
+    return (X - mu) / np.where(sd > 0, sd, 1.0)
+
+
+@contextlib.contextmanager
+def cluster_guard():
+    """Turn the errors of a lost cluster or Client into one RuntimeError naming it."""
+    try:
+        yield
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:
+        if type(exc).__name__ in _CLUSTER_FAILURES or isinstance(exc, (OSError, EOFError)):
+            raise RuntimeError(
+                f"the Dask cluster failed during a pass over X ({type(exc).__name__}: "
+                f"{exc}); no result was produced. Restart the cluster or Client and call "
+                "again.") from exc
+        raise
+
+
+def _compute(*things):
+    """dask.compute on the active scheduler (a lost cluster becomes a RuntimeError)."""
+    dask, _ = _dask()
+    with cluster_guard():
+        out = dask.compute(*things)
+    return out[0] if len(things) == 1 else out
+
+
+def check_rows_finite(x, rows, where=""):
+    """ValueError naming the first row of ``x`` (original index ``rows[i]``) with NaN/inf."""
+    bad = ~np.isfinite(x).all(axis=1)
+    if bad.any():
+        row = int(rows[int(np.flatnonzero(bad)[0])])
+        raise ValueError(f"X contains NaN or inf (first at row {row}{where}); drop or "
+                         "impute those rows.")
+
+
+def _chunk_task(payload, fn, x, y, start):
+    fmap, args = payload
+    x = np.asarray(x, dtype=np.float64)
+    check_rows_finite(x, range(start, start + x.shape[0]),
+                      f", in the chunk of rows {start}..{start + x.shape[0] - 1}")
+    return fn(fmap, x, np.asarray(y, dtype=np.float64), *args)
+
+
+def _add(*parts):
+    total = parts[0]
+    for p in parts[1:]:
+        total = [a + b for a, b in zip(total, p)]
+    return total
+
+
+class DaskRows:
+    """Row source over Dask arrays: a pass is one graph (a task per chunk of rows,
+    then a tree of additions), computed on the active scheduler."""
+
+    threads = None
+
+    def __init__(self, X, y_dask):
+        self.X = X
+        self.y = y_dask
+        self.n = X.shape[0]
+        self.passes = 0
+        self.starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
+
+    def reduce(self, fn, fmap, *args):
+        dask, _ = _dask()
+        self.passes += 1
+        payload = dask.delayed((fmap, args), name=f"kernelselect-plan-{uuid.uuid4().hex}",
+                               traverse=False)
+        xs = self.X.to_delayed().ravel()
+        ys = self.y.to_delayed().ravel()
+        task = dask.delayed(_chunk_task, pure=True)
+        parts = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]
+        add = dask.delayed(_add, pure=True)
+        while len(parts) > 1:
+            parts = [add(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
+                     else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
+        return _compute(parts[0])
+
+    def gather(self, idx):
+        """Rows ``idx`` of X (a few, e.g. landmarks) as a numpy array."""
+        idx = np.asarray(idx)
+        order = np.argsort(idx)
+        rows = np.asarray(_compute(self.X[idx[order]]), dtype=np.float64)
+        check_rows_finite(rows, idx[order])
+        out = np.empty_like(rows)
+        out[order] = rows
+        return out
+
+
+def supports(approx):
+    """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
+    or random features)."""
+    from .operators.nystrom import Nystroem
+    from .operators.rff import RFF
+
+    if isinstance(approx, RFF):
+        return True
+    if isinstance(approx, Nystroem):
+        return approx.sampler == "uniform"
+    return False
+
+
+def from_file(path, target=-1, chunk_rows=None):
+    """(X, y) as row-chunked Dask arrays over a ``.npy`` file (memory-mapped) or a
+    ``.zarr`` array holding the features and the target as one 2-D array.
+
+    ``target`` is the column of y (default: the last one); the other columns are X.
+    Chunks hold ``chunk_rows`` rows (default: about 64 MB of each file chunk).
+    """
+    _, da = _dask()
+    path = str(path)
+    if path.rstrip("/").lower().endswith(".zarr"):
+        A = da.from_zarr(path)
+        if chunk_rows is None and A.ndim == 2 and len(A.chunks[1]) == 1:
+            chunk_rows = A.chunks[0][0]
+    else:
+        mm = np.load(path, mmap_mode="r")
+        A = mm
+    if A.ndim != 2 or A.shape[1] < 2:
+        raise ValueError(f"{path}: expected a 2-D array with feature columns and a target "
+                         f"column, got shape {A.shape}.")
+    d = A.shape[1]
+    t = int(target)
+    if not -d <= t < d:
+        raise ValueError(f"--target {target} is outside the {d} columns of {path}.")
+    t %= d
+    rows = chunk_rows or max(1, CHUNK_BYTES // (8 * d))
+    if not is_dask_array(A):
+        A = da.from_array(A, chunks=(rows, -1))
+    elif A.chunks[0][0] != rows:
+        A = A.rechunk((rows, -1))
+    cols = [j for j in range(d) if j != t]
+    X = A[:, cols] if t != d - 1 else A[:, : d - 1]
+    return X, A[:, t]

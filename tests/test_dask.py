@@ -1,0 +1,168 @@
+"""select_kernel on Dask arrays: same results as in memory, on a real two-process
+cluster, and clear errors for bad distributed input."""
+
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+import kernelselect  # noqa: E402
+
+CRITERIA = ["eloo", "gcv", "ree", "ipe", "c1", "kta", "ckta", "fsm", "mmd", "sm", "di"]
+REGRESSION = ["eloo", "gcv", "ree", "ipe", "c1", "kta", "ckta", "di"]
+APPROXIMATIONS = {
+    "nystrom": lambda: kernelselect.Nystroem(n_landmarks=40),
+    "nystrom_given": lambda: kernelselect.Nystroem(landmarks=np.arange(0, 1200, 40)),
+    "rff": lambda: kernelselect.RFF(n_features=30),
+}
+
+
+def _data(n=1200, d=4, binary=True, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d)) * [1.0, 2.0, 0.5, 1.0][:d]
+    f = X[:, 0] - 0.4 * X[:, 1] ** 2
+    y = np.sign(f + 0.3 * rng.standard_normal(n)) if binary else f + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def _compare(X, y, approx, criteria, **kw):
+    args = dict(criterion=criteria, random_state=7, alphas=[0.05, 1.0, 20.0], **kw)
+    mem = kernelselect.select_kernel(X, y, approximation=approx(), **args)
+    Xd, yd = da.from_array(X, chunks=(300, -1)), da.from_array(y, chunks=300)
+    dist = kernelselect.select_kernel(Xd, yd, approximation=approx(), **args)
+    np.testing.assert_allclose(dist.gammas, mem.gammas, rtol=1e-12)
+    for name in criteria:
+        np.testing.assert_allclose(dist.curves[name], mem.curves[name], rtol=1e-8, atol=1e-300,
+                                   err_msg=name)
+        assert dist.best[name]["index"] == mem.best[name]["index"]
+    return dist
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.mark.parametrize("name", list(APPROXIMATIONS))
+def test_two_workers_give_the_in_memory_result(client, name):
+    X, y = _data()
+    with distributed.get_task_stream(client) as ts:
+        _compare(X, y, APPROXIMATIONS[name], CRITERIA, standardize=True)
+    workers = {t["worker"] for t in ts.data}
+    assert len(workers) == 2, workers
+
+
+def test_regression_target_and_laplacian_kernel(client):
+    X, y = _data(binary=False)
+    _compare(X, y, APPROXIMATIONS["nystrom"], REGRESSION, kernel="laplacian")
+    _compare(X, y, APPROXIMATIONS["rff"], REGRESSION)
+
+
+def test_local_scheduler_and_numpy_target():
+    X, y = _data(n=600)
+    small = dict(criterion="eloo", random_state=1, approximation=kernelselect.Nystroem(30))
+    mem = kernelselect.select_kernel(X, y, **small)
+    dist = kernelselect.select_kernel(da.from_array(X, chunks=(128, 2)), y, **small)
+    np.testing.assert_allclose(dist.curves["eloo"], mem.curves["eloo"], rtol=1e-8)
+
+
+def test_x_larger_than_its_chunks_from_a_memory_map(tmp_path):
+    """The out-of-core recipe: a .npy file opened as a memory map, read chunk by chunk."""
+    X, y = _data(n=3000, d=3)
+    path = tmp_path / "data.npy"
+    np.save(path, np.column_stack([X, y]))
+    from kernelselect._dask import from_file
+
+    Xd, yd = from_file(path, chunk_rows=500)
+    assert Xd.chunks[0] == (500,) * 6
+    small = dict(criterion=["eloo", "gcv"], random_state=2,
+                 approximation=kernelselect.Nystroem(30))
+    dist = kernelselect.select_kernel(Xd, yd, **small)
+    mem = kernelselect.select_kernel(X, y, **small)
+    for name in ("eloo", "gcv"):
+        np.testing.assert_allclose(dist.curves[name], mem.curves[name], rtol=1e-8)
+
+
+def test_zarr_input(tmp_path):
+    zarr = pytest.importorskip("zarr")
+    X, y = _data(n=900, d=3)
+    z = zarr.open(str(tmp_path / "data.zarr"), mode="w", shape=(900, 4), chunks=(300, 4),
+                  dtype="f8")
+    z[:] = np.column_stack([X, y])
+    from kernelselect._dask import from_file
+
+    Xd, yd = from_file(tmp_path / "data.zarr")
+    small = dict(criterion="gcv", random_state=2, approximation=kernelselect.RFF(30))
+    dist = kernelselect.select_kernel(Xd, yd, **small)
+    mem = kernelselect.select_kernel(X, y, **small)
+    np.testing.assert_allclose(dist.curves["gcv"], mem.curves["gcv"], rtol=1e-8)
+
+
+def test_unknown_chunk_sizes_are_refused():
+    X, y = _data(n=400)
+    Xd = da.from_array(X, chunks=(100, -1))
+    masked = Xd[Xd[:, 0] > -10]                     # every row, but sizes unknown
+    with pytest.raises(ValueError, match="unknown chunk sizes.*compute_chunk_sizes"):
+        kernelselect.select_kernel(masked, y, criterion="eloo")
+
+
+def test_nan_in_a_chunk_names_the_row():
+    X, y = _data(n=400)
+    X[333, 1] = np.nan
+    Xd = da.from_array(X, chunks=(100, -1))
+    with pytest.raises(ValueError, match="row 333"):
+        kernelselect.select_kernel(Xd, y, criterion="eloo", gammas=[0.5])
+
+
+def test_mismatched_chunks_are_refused():
+    X, y = _data(n=400)
+    with pytest.raises(ValueError, match="do not match the row chunks"):
+        kernelselect.select_kernel(da.from_array(X, chunks=(100, -1)),
+                                   da.from_array(y, chunks=150), criterion="eloo")
+    with pytest.raises(ValueError, match="entries but X has"):
+        kernelselect.select_kernel(da.from_array(X, chunks=(100, -1)),
+                                   da.from_array(y[:-1], chunks=100), criterion="eloo")
+
+
+def test_unsupported_approximation_is_refused():
+    X, y = _data(n=300)
+    with pytest.raises(ValueError, match="does not run on Dask"):
+        kernelselect.select_kernel(da.from_array(X, chunks=(100, -1)), y, approximation="exact")
+
+
+def _slow(block):
+    time.sleep(0.2)
+    return block
+
+
+def test_a_cluster_that_dies_mid_run_gives_a_clear_error():
+    X, y = _data(n=2000)
+    Xd = da.from_array(X, chunks=(100, -1)).map_blocks(_slow, dtype=float)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    killer = threading.Timer(1.5, cluster.close)
+    killer.start()
+    try:
+        with pytest.raises(RuntimeError, match="Dask cluster failed"):
+            kernelselect.select_kernel(Xd, y, criterion="eloo", random_state=0)
+    finally:
+        killer.join()
+        c.close()
+        cluster.close()
+
+
+def test_import_does_not_import_dask():
+    code = "import sys, kernelselect; sys.exit('dask' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
