@@ -1,0 +1,274 @@
+"""Streaming and Dask-distributed selection at scale: time, peak memory, cost floor.
+
+Every measurement runs in a fresh child process (peak RSS = the child's ru_maxrss)
+and appends one JSON line to benchmarks/results/streaming_scale.jsonl together with
+the machine load (``os.getloadavg``) before and after it.
+
+Commands (run from the repository root with the project's virtualenv active):
+
+    # n = 10⁶, d = 10, 15 γ, c = 200, eloo + gcv: this version (1 thread and default
+    # threads), the cost floor, and a previous version built in another worktree
+    python benchmarks/streaming_scale.py inprocess --n 1000000 \
+        --base-python /work/wt/streaming-base/.venv/bin/python
+    # threads under a busy neighbour (a niced busy loop on the other core)
+    python benchmarks/streaming_scale.py threads --n 100000 \
+        --base-python /work/wt/streaming-base/.venv/bin/python
+    # 10⁷ rows from a .npy file on disk through a 2-worker LocalCluster
+    python benchmarks/streaming_scale.py dask-file --n 10000000 --path /tmp/ks_1e7.npy
+    # strong scaling 1 → 2 workers at n = 10⁶
+    python benchmarks/streaming_scale.py scaling --n 1000000 --path /tmp/ks_1e6.npy
+    # paper 000's large sets (a9a, w8a) at full size
+    python benchmarks/streaming_scale.py paper000
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "streaming_scale.jsonl"
+CRITERIA = ["eloo", "gcv"]
+
+
+def synthetic(n, d=10, seed=0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sign(X[:, 0] + 0.5 * np.sin(2.0 * X[:, 1]) + 0.5 * rng.standard_normal(n))
+    return X, y
+
+
+def peak_rss_gb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+
+
+# ---------------------------------------------------------------------------- children
+
+
+def child_select(spec):
+    """select_kernel on synthetic data (whatever kernelselect this Python imports)."""
+    import kernelselect
+
+    X, y = synthetic(spec["n"])
+    t0 = time.perf_counter()
+    res = kernelselect.select_kernel(X, y, criterion=CRITERIA, random_state=0,
+                                     workers=spec.get("workers"))
+    elapsed = time.perf_counter() - t0
+    return {"seconds": elapsed, "peak_rss_gb": peak_rss_gb(), "best_gamma": res.best_gamma,
+            "eloo": res.curves["eloo"][:, 0].tolist(), "gcv": res.curves["gcv"][:, 0].tolist(),
+            "kernelselect": kernelselect.__file__}
+
+
+def child_floor(spec):
+    """The cost floor per γ: the kernel block K(X_b, Z) and the Gram product C_bᵀC_b for
+    every row block (one thread), summed over the 15 γ of the default grid."""
+    import numpy as np
+    from threadpoolctl import threadpool_limits
+
+    from kernelselect import lowlevel
+    from kernelselect.operators.streaming_lowrank import block_rows
+    from kernelselect.selection import default_gammas
+
+    X, y = synthetic(spec["n"])
+    gammas = default_gammas(X, random_state=0)
+    rng = np.random.default_rng(0)
+    Z = X[np.sort(rng.choice(X.shape[0], 200, replace=False))]
+    rows = 8 * block_rows(200)
+    t0 = time.perf_counter()
+    with threadpool_limits(1, user_api="blas"):
+        for g in gammas:
+            G = np.zeros((200, 200))
+            for a in range(0, X.shape[0], rows):
+                C = lowlevel.kernel_block(X[a:a + rows], Z, g, workers=1)
+                G += C.T @ C
+    return {"seconds": time.perf_counter() - t0, "peak_rss_gb": peak_rss_gb()}
+
+
+def _worker_peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+
+
+def child_dask(spec):
+    """select_kernel on a .npy file through a LocalCluster (processes, 1 thread each)."""
+    import distributed
+
+    import kernelselect
+    from kernelselect._dask import from_file
+
+    cluster = distributed.LocalCluster(n_workers=spec["workers"], threads_per_worker=1,
+                                       processes=True, dashboard_address=":0",
+                                       memory_limit=spec.get("memory_limit", "4GiB"))
+    client = distributed.Client(cluster)
+    try:
+        X, y = from_file(spec["path"], chunk_rows=spec.get("chunk_rows"))
+        t0 = time.perf_counter()
+        with distributed.get_task_stream(client) as ts:
+            res = kernelselect.select_kernel(X, y, criterion=CRITERIA, random_state=0)
+        elapsed = time.perf_counter() - t0
+        per_worker = client.run(_worker_peak)
+        tasks = {}
+        for t in ts.data:
+            name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
+            kind = name.rsplit("-", 1)[0]
+            span = sum(s["stop"] - s["start"] for s in t["startstops"]
+                       if s["action"] == "compute")
+            tasks.setdefault(kind, []).append(span)
+        return {"seconds": elapsed, "peak_rss_gb_client": peak_rss_gb(),
+                "peak_rss_gb_workers": per_worker, "chunks": len(X.chunks[0]),
+                "chunk_rows": X.chunks[0][0], "best_gamma": res.best_gamma,
+                "task_seconds": {k: {"count": len(v), "total": sum(v)}
+                                 for k, v in tasks.items()},
+                "eloo": res.curves["eloo"][:, 0].tolist()}
+    finally:
+        client.close()
+        cluster.close()
+
+
+def child_paper000(spec):
+    """Selection by the streaming path on a 50 % split, then the LSSVM on the train half
+    at the chosen γ (α = 1, paper 000's protocol) and its test accuracy."""
+    import numpy as np
+
+    import kernelselect
+    from kernelselect.models import LSSVMClassifier
+
+    data = np.load(spec["path"])
+    X, y = data["X"].astype(np.float64), data["y"]
+    rng = np.random.default_rng(spec["seed"])
+    perm = rng.permutation(X.shape[0])
+    tr, te = perm[: X.shape[0] // 2], perm[X.shape[0] // 2:]
+    gammas = 2.0 ** np.arange(-8, 7)
+    t0 = time.perf_counter()
+    res = kernelselect.select_kernel(X[tr], y[tr], criterion=spec["criterion"], gammas=gammas,
+                                     alphas=[1.0], random_state=spec["seed"])
+    t_sel = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    clf = LSSVMClassifier(gamma=res.best_gamma, alpha=1.0,
+                          approximation=kernelselect.Nystroem(n_landmarks=1000),
+                          random_state=spec["seed"]).fit(X[tr], y[tr])
+    acc = float(np.mean(clf.predict(X[te]) == y[te]))
+    return {"seconds_selection": t_sel, "seconds_fit": time.perf_counter() - t0,
+            "accuracy": acc, "best_gamma": res.best_gamma, "n_train": int(tr.size),
+            "peak_rss_gb": peak_rss_gb()}
+
+
+CHILDREN = {"select": child_select, "floor": child_floor, "dask": child_dask,
+            "paper000": child_paper000}
+
+
+# ---------------------------------------------------------------------------- driver
+
+
+def run_child(spec, python=None, env=None, busy=False):
+    python = python or sys.executable
+    full_env = dict(os.environ, **(env or {}))
+    hog = None
+    if busy:
+        hog = subprocess.Popen(["nice", "-n", "10", python, "-c", "while True: pass"])
+        time.sleep(0.5)
+    load0 = os.getloadavg()
+    try:
+        out = subprocess.run([python, __file__, "_child", json.dumps(spec)], env=full_env,
+                             capture_output=True, text=True, check=True)
+    except subprocess.CalledProcessError as exc:
+        print(exc.stderr, file=sys.stderr)
+        raise
+    finally:
+        if hog is not None:
+            hog.kill()
+            hog.wait()
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    record = {"spec": spec, "python": python, "env": env or {}, "busy_neighbour": busy,
+              "load_before": load0, "load_after": os.getloadavg(),
+              "date": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), **result}
+    RESULTS.parent.mkdir(exist_ok=True)
+    with open(RESULTS, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+    short = {k: v for k, v in record.items() if k not in ("eloo", "gcv")}
+    print(json.dumps(short), flush=True)
+    return record
+
+
+ONE = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def write_npy(path, n, d=10):
+    """X and y of :func:`synthetic` as one (n, d + 1) .npy file, written in blocks."""
+    import numpy as np
+
+    path = Path(path)
+    if path.exists() and np.load(path, mmap_mode="r").shape == (n, d + 1):
+        return
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float64, shape=(n, d + 1))
+    rng = np.random.default_rng(0)
+    step = 10 ** 6
+    for a in range(0, n, step):
+        m = min(step, n - a)
+        X = rng.standard_normal((m, d))
+        out[a:a + m, :d] = X
+        out[a:a + m, d] = np.sign(X[:, 0] + 0.5 * np.sin(2.0 * X[:, 1])
+                                  + 0.5 * rng.standard_normal(m))
+    out.flush()
+    del out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("inprocess")
+    a.add_argument("--n", type=int, default=10 ** 6)
+    a.add_argument("--base-python")
+    a = sub.add_parser("threads")
+    a.add_argument("--n", type=int, default=10 ** 5)
+    a.add_argument("--base-python")
+    for name in ("dask-file", "scaling"):
+        a = sub.add_parser(name)
+        a.add_argument("--n", type=int, default=10 ** 7)
+        a.add_argument("--path", required=True)
+        a.add_argument("--chunk-rows", type=int, default=250_000)
+    sub.add_parser("paper000")
+    a = sub.add_parser("_child")
+    a.add_argument("spec")
+    args = p.parse_args(argv)
+
+    if args.cmd == "_child":
+        spec = json.loads(args.spec)
+        print(json.dumps(CHILDREN[spec["kind"]](spec)))
+        return
+    if args.cmd == "inprocess":
+        run_child({"kind": "select", "n": args.n, "workers": 1}, env=ONE)
+        run_child({"kind": "floor", "n": args.n}, env=ONE)
+        run_child({"kind": "select", "n": args.n})
+        if args.base_python:
+            run_child({"kind": "select", "n": args.n, "workers": 1}, python=args.base_python,
+                      env=ONE)
+    elif args.cmd == "threads":
+        pythons = [None] + ([args.base_python] if args.base_python else [])
+        for py in pythons:
+            run_child({"kind": "select", "n": args.n, "workers": 1}, python=py, env=ONE)
+            run_child({"kind": "select", "n": args.n}, python=py)
+            run_child({"kind": "select", "n": args.n}, python=py, busy=True)
+    elif args.cmd == "dask-file":
+        write_npy(args.path, args.n)
+        run_child({"kind": "dask", "path": args.path, "workers": 2,
+                   "chunk_rows": args.chunk_rows}, env=ONE)
+    elif args.cmd == "scaling":
+        write_npy(args.path, args.n)
+        for w in (1, 2):
+            run_child({"kind": "dask", "path": args.path, "workers": w,
+                       "chunk_rows": args.chunk_rows}, env=ONE)
+    elif args.cmd == "paper000":
+        root = Path(os.environ.get("KERNELSELECT_DATA", HERE.parent.parent / "shared" / "data"))
+        for name in ("a9a", "w8a"):
+            run_child({"kind": "paper000", "path": str(root / f"{name}.npz"), "seed": 0,
+                       "criterion": "eloo"}, env=ONE)
+
+
+if __name__ == "__main__":
+    main()
