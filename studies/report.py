@@ -37,6 +37,8 @@ LABEL000 = {
 ORDER000 = list(LABEL000)
 LABEL003 = {"sm": "SM (r = 3)", "cv": "5-fold CV", "eloo": "ELOO", "ckta": "CKTA", "fsm": "FSM",
             "er": "ER"}
+GAMMAS000 = 2.0 ** np.arange(-8, 7)
+GAMMAS003 = 1.0 / (2.0 * 2.0 ** np.arange(-15, 16))
 DS000 = ["mushrooms", "coil2000", "penbased", "adult", "w8a"]
 DS003 = ["heart", "ionosphere", "liver-disorders", "wdbc", "breast-w", "australian",
          "german.numer", "a1a"]
@@ -67,7 +69,7 @@ def collect000(records):
                 continue
             cell = out.setdefault(r["dataset"], {}).setdefault(m, {})
             cell[r["repeat"]] = (100.0 * v["accuracy"], v["seconds"], v.get("note"), r["n_fit"],
-                                 r["n_train"], r.get("load"))
+                                 r["n_train"], r.get("load"), v["index"])
     return out
 
 
@@ -88,9 +90,9 @@ def table1(data, lines, flagged):
         table_methods = [m for m in ORDER000 if m in cells]
         best = max((m for m in table_methods if len(cells[m]) >= 2), key=lambda m: means[m],
                    default=None)
-        lines.append("| criterion | ours: accuracy % (sd) | repeats | z vs best | ours: s / selection "
-                     "| paper: accuracy % | paper: s | note |")
-        lines.append("|---|---|---|---|---|---|---|---|")
+        lines.append("| criterion | ours: accuracy % (sd) | repeats | z vs best | log₂ γ chosen "
+                     "(median) | ours: s / selection | paper: accuracy % | paper: s | note |")
+        lines.append("|---|---|---|---|---|---|---|---|---|")
         for m in table_methods:
             c = cells[m]
             acc = np.array([v[0] for v in c.values()])
@@ -107,15 +109,16 @@ def table1(data, lines, flagged):
             zs = "best" if m == best else fmt(z)
             if z is not None and np.isfinite(z) and z > 1.64:
                 zs += " *"
+            lg = np.median([np.log2(GAMMAS000[v[6]]) for v in c.values()])
             lines.append(f"| {LABEL000[m]} | {acc.mean():.2f} ({fmt(sd)}) | {acc.size} | {zs} | "
-                         f"{sec:.2f} | {fmt(pacc) if pacc != 'NA' else 'NA'} | "
+                         f"{lg:g} | {sec:.2f} | {fmt(pacc) if pacc != 'NA' else 'NA'} | "
                          f"{fmt(ptime, '{:.0f}') if ptime != 'NA' else 'NA'} | {note} |")
             if isinstance(pacc, float):
                 tol = max(sd if np.isfinite(sd) else 0.0, 0.5)
                 if abs(acc.mean() - pacc) > tol:
                     flagged.append(("000/T1", ds, m, acc.mean(), pacc, tol))
         if "cv" not in cells:
-            lines.append("| 5-fold CV (LSSVM) | NA (not run yet) | | | | | | |")
+            lines.append("| 5-fold CV (LSSVM) | NA (not run yet) | | | | | | | |")
         lines.append("")
         if loads:
             lines.append(f"Load average during these runs: {min(loads):.1f}–{max(loads):.1f} "
@@ -226,6 +229,23 @@ def table003(data, lines, flagged):
         lines.append(f"| {LABEL003[c]} | {b} | {w} |")
     lines.append("")
     return paper_rows
+
+
+def chosen003(data, lines):
+    cols = P.P003_COLS
+    lines.append("Median log₂ γ selected by each criterion, and the median log₂ γ of the lowest "
+                 "test error on the grid (oracle):\n")
+    lines.append("| data set | " + " | ".join(LABEL003[c] for c in cols) + " | oracle |")
+    lines.append("|---|" + "---|" * (len(cols) + 1))
+    for ds in DS003:
+        recs = data.get(ds)
+        if not recs:
+            continue
+        cells = [f"{np.median([np.log2(GAMMAS003[r['methods'][c]['index']]) for r in recs]):g}"
+                 for c in cols]
+        orc = np.median([np.log2(GAMMAS003[int(np.argmax(r["test_accuracy"]))]) for r in recs])
+        lines.append(f"| {ds} | " + " | ".join(cells) + f" | {orc:g} |")
+    lines.append("")
 
 
 def table3(data, lines):
@@ -370,26 +390,35 @@ def plot000_time(data, path):
     sets = [ds for ds in DS000 if ds in data]
     if not sets:
         return False
-    fig, axes = plt.subplots(1, len(sets), figsize=(4 * len(sets), 4))
-    axes = np.atleast_1d(axes)
-    for ax, ds in zip(axes, sets):
-        for m in ORDER000:
+    colours = plt.get_cmap("tab20")
+    fig, axes = plt.subplots(2, 3, figsize=(15, 8))
+    for ax, ds in zip(axes.flat, sets):
+        for i, m in enumerate(ORDER000):
             if m not in data[ds]:
                 continue
             c = data[ds][m]
-            h = ax.scatter(np.median([v[1] for v in c.values()]), np.mean([v[0] for v in c.values()]),
-                           s=40, label=LABEL000[m])
+            col = colours(i % 20)
+            ax.scatter(np.median([v[1] for v in c.values()]), np.mean([v[0] for v in c.values()]),
+                       s=45, color=col, marker="o" if i < 10 else "s")
             pap = P.P000_T1.get(ds, {}).get(m)
             if pap:
-                ax.scatter(pap[1], pap[0], marker="x", s=40, color=h.get_facecolor()[0])
+                ax.scatter(pap[1], pap[0], marker="x", s=60, color=col)
         ax.set_xscale("log")
         ax.set_title(ds)
         ax.set_xlabel("seconds per selection")
-    axes[0].set_ylabel("test accuracy % (dots: ours, crosses: paper)")
-    axes[-1].legend(fontsize=6, loc="lower right")
-    fig.suptitle("Paper 000 protocol: accuracy against selection time")
+        ax.set_ylabel("test accuracy %")
+    legend_ax = axes.flat[-1]
+    legend_ax.axis("off")
+    for i, m in enumerate(ORDER000):
+        legend_ax.scatter([], [], color=colours(i % 20), marker="o" if i < 10 else "s", label=LABEL000[m])
+    legend_ax.scatter([], [], color="k", marker="x", label="paper's value (same colour)")
+    legend_ax.legend(loc="center", fontsize=8, ncol=2)
+    for ax in axes.flat[len(sets):-1]:
+        ax.axis("off")
+    fig.suptitle("Paper 000 protocol: test accuracy against selection time (dots/squares: ours, "
+                 "crosses: paper; mean accuracy, median time over repeats)")
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    fig.savefig(path, dpi=80)
     plt.close(fig)
     return True
 
@@ -427,6 +456,7 @@ def main(argv=None):
     lines.append("## Paper 003, Table 2: SM against CV, ELOO, CKTA, FSM and ER\n")
     lines.append(SECTION_TEXT["003/T2"])
     table003(d003, lines, flagged)
+    chosen003(d003, lines)
     if plot003_curves(d003, DOCS / "repro_paper003_curves.png"):
         lines.append("![criterion curves](repro_paper003_curves.png)\n")
     lines.append(SECTION_TEXT["003/T2/after"])
