@@ -177,6 +177,8 @@ class DaskRows:
     def reduce(self, fn, fmap, *args):
         dask, _ = _dask()
         self.passes += 1
+        from .operators.streaming_lowrank import one_blas_thread
+
         payload = dask.delayed((fmap, args), name=f"kernelselect-plan-{uuid.uuid4().hex}",
                                traverse=False)
         xs = self.X.to_delayed().ravel()
@@ -187,7 +189,8 @@ class DaskRows:
         while len(parts) > 1:
             parts = [add(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
                      else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
-        return _compute(parts[0])
+        with one_blas_thread():          # tasks in this process (local schedulers)
+            return _compute(parts[0])
 
     def gather(self, idx):
         """Rows ``idx`` of X (a few, e.g. landmarks) as a numpy array."""
@@ -213,35 +216,62 @@ def supports(approx):
     return False
 
 
+class NpyRows:
+    """Rows of a C-ordered ``.npy`` file read by plain file reads (no memory map, so a
+    worker's memory holds only the chunks it reads); small to pickle."""
+
+    def __init__(self, path):
+        self.path = str(path)
+        with open(self.path, "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                    else np.lib.format.read_array_header_2_0)
+            shape, fortran, dtype = read(fh)
+            self.offset = fh.tell()
+        if fortran or len(shape) != 2 or dtype.hasobject:
+            raise ValueError(f"{self.path}: expected a 2-D C-ordered numeric array "
+                             f"(np.save of a C-contiguous array), got shape {shape}, "
+                             f"{'Fortran' if fortran else 'C'} order, dtype {dtype}.")
+        self.shape, self.dtype, self.ndim = tuple(shape), dtype, 2
+
+    def __getitem__(self, key):
+        rows, cols = key if isinstance(key, tuple) else (key, slice(None))
+        start, stop, step = rows.indices(self.shape[0])
+        width = self.shape[1] * self.dtype.itemsize
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset + start * width)
+            block = np.fromfile(fh, dtype=self.dtype, count=(stop - start) * self.shape[1])
+        return block.reshape(stop - start, self.shape[1])[::step, cols]
+
+
 def from_file(path, target=-1, chunk_rows=None):
-    """(X, y) as row-chunked Dask arrays over a ``.npy`` file (memory-mapped) or a
-    ``.zarr`` array holding the features and the target as one 2-D array.
+    """(X, y) as row-chunked Dask arrays over a ``.npy`` file or a ``.zarr`` array
+    holding the features and the target as one 2-D array.
 
     ``target`` is the column of y (default: the last one); the other columns are X.
-    Chunks hold ``chunk_rows`` rows (default: about 64 MB of each file chunk).
+    Chunks hold ``chunk_rows`` rows (default: about 64 MB per chunk; a zarr array
+    keeps its own row chunks). Nothing is read until a pass runs.
     """
     _, da = _dask()
     path = str(path)
     if path.rstrip("/").lower().endswith(".zarr"):
         A = da.from_zarr(path)
-        if chunk_rows is None and A.ndim == 2 and len(A.chunks[1]) == 1:
+        if chunk_rows is None and A.ndim == 2:
             chunk_rows = A.chunks[0][0]
     else:
-        mm = np.load(path, mmap_mode="r")
-        A = mm
+        A = NpyRows(path)
     if A.ndim != 2 or A.shape[1] < 2:
         raise ValueError(f"{path}: expected a 2-D array with feature columns and a target "
                          f"column, got shape {A.shape}.")
     d = A.shape[1]
     t = int(target)
     if not -d <= t < d:
-        raise ValueError(f"--target {target} is outside the {d} columns of {path}.")
+        raise ValueError(f"target column {target} is outside the {d} columns of {path}.")
     t %= d
-    rows = chunk_rows or max(1, CHUNK_BYTES // (8 * d))
+    rows = int(chunk_rows or max(1, CHUNK_BYTES // (8 * d)))
     if not is_dask_array(A):
-        A = da.from_array(A, chunks=(rows, -1))
-    elif A.chunks[0][0] != rows:
+        A = da.from_array(A, chunks=(rows, -1), asarray=True, fancy=False)
+    elif A.chunks[0][0] != rows or len(A.chunks[1]) > 1:
         A = A.rechunk((rows, -1))
-    cols = [j for j in range(d) if j != t]
-    X = A[:, cols] if t != d - 1 else A[:, : d - 1]
+    X = A[:, [j for j in range(d) if j != t]] if t != d - 1 else A[:, : d - 1]
     return X, A[:, t]

@@ -19,6 +19,9 @@ OPTIMAL_MAX_N = 5000
 #: eigenvalues of W span more than this ratio in Σ^{−1/2} (10⁴ in σ); see
 #: streaming_lowrank.Transform
 ROTATE_ABOVE = 1e2
+#: samplers whose landmarks do not depend on γ: select_kernel streams them
+#: (build_all), holding no n × c array
+STREAMING_SAMPLERS = ("uniform", "kmeans")
 
 
 def check_eigen_floor(value):
@@ -221,10 +224,12 @@ class Nystroem(Approximation):
             k = c_user if self.rank is None else check_positive_int(self.rank, "rank")
             if k > c_user:
                 raise ValueError(f"rank={k} exceeds the {c_user} landmarks given.")
-            _check_memory(n, c_user, k)
+            if self.sampler not in STREAMING_SAMPLERS:
+                _check_memory(n, c_user, k)
             state.update(rank=k, landmarks=idx, points=pts)
             return state
-        self.check_resources(n, X.shape[1])
+        if self.sampler not in STREAMING_SAMPLERS:   # the others check per γ (_factor)
+            self.check_resources(n, X.shape[1])
         c, k = self._sizes(n)
         state["rank"] = k
         if self.sampler in ("uniform", "modified"):
@@ -276,6 +281,7 @@ class Nystroem(Approximation):
             return _optimal_factor(X, gamma, kernel, k, floor, workers), X.shape[0]
         idx, pts = self.landmarks_for(X, gamma, kernel=kernel, state=state, workers=workers)
         Z = X[idx] if pts is None else pts
+        _check_memory(X.shape[0], Z.shape[0], k)
         if sampler == "modified":
             return _modified_factor(X, Z, gamma, kernel, k, floor, workers), Z.shape[0]
         C = lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers)
@@ -289,11 +295,16 @@ class Nystroem(Approximation):
         :class:`~kernelselect.operators.streaming_lowrank.ArrayRows` or a Dask row
         source), or None when the landmarks depend on γ or the sampler needs K itself
         ("column_norm", "leverage", "modified", "optimal")."""
-        from .streaming_lowrank import LandmarkFeatures, Transform, build_operators
+        from .streaming_lowrank import (LandmarkFeatures, Transform, build_operators,
+                                        check_streaming_memory)
 
-        if state.get("sampler", "uniform") not in ("uniform", "kmeans"):
+        if state.get("sampler", "uniform") not in STREAMING_SAMPLERS:
             return None
         idx, pts = state.get("landmarks"), state.get("points")
+        c = len(idx) if pts is None else pts.shape[0]
+        check_streaming_memory(rows, c, len(gammas), f"Nyström with n_landmarks={c}",
+                               "use fewer landmarks (a few hundred to a few thousand "
+                               "usually suffice)")
         Z = rows.gather(idx) if pts is None else pts
         floor, k = float(self.eigen_floor), state["rank"]
         transforms, details = [], []

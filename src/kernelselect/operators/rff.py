@@ -49,7 +49,7 @@ class RFF(Approximation):
         return D
 
     def prepare(self, X, y, *, kernel, random_state, workers):
-        D = self.check_resources(*X.shape)
+        D = check_positive_int(self.n_features, "n_features")   # Z is checked in build
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
         W0, b = sample_frequencies(kernel, X.shape[1], D, rng)
@@ -67,14 +67,19 @@ class RFF(Approximation):
     def build_all(self, rows, y, gammas, *, kernel, state):
         """Operators for every γ of a grid from one pass over ``rows`` (the projections
         X W₀ are formed once per row block and scaled per γ)."""
-        from .streaming_lowrank import FourierFeatures, Transform, build_operators
+        from .streaming_lowrank import (FourierFeatures, Transform, build_operators,
+                                        check_streaming_memory)
 
+        D = state["W0"].shape[1]
+        check_streaming_memory(rows, D, len(gammas), f"RFF with n_features={D}",
+                               "use fewer random features")
         fmap = FourierFeatures(state["W0"], state["b"], gammas, kernel)
         details = [{"n_features": int(fmap.width)} for _ in gammas]
         return build_operators(rows, fmap, y, [Transform() for _ in details], "rff",
                                details)
 
     def build(self, X, y, gamma, *, kernel, state, workers):
+        self.check_resources(*X.shape)
         Z = self.features(X, gamma, kernel=kernel, state=state, workers=workers)
         lam, Q = factor_spectrum(Z)
         op = ExplicitBasisOperator(lam, Q)

@@ -238,7 +238,7 @@ def default_threads():
 
 
 @contextlib.contextmanager
-def _one_blas_thread():
+def one_blas_thread():
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - threadpoolctl is a dependency
@@ -281,7 +281,7 @@ class ArrayRows:
             return fn(fmap, self.X[a:b], self.y[a:b], *args)
 
         total = None
-        with _one_blas_thread():
+        with one_blas_thread():
             if self.threads == 1 or len(blocks) == 1:
                 for ab in blocks:
                     part = work(ab)
@@ -499,6 +499,19 @@ class StreamingLowRankOperator(KernelOperator):
     def apply_function(self, g, B):
         B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
         return self._rows_collected(g, B)[0]
+
+
+def check_streaming_memory(rows, width, n_gammas, what, hint):
+    """The memory guard for one streamed grid, before anything of that size is made:
+    blocks in flight, the c × c statistics and transforms of every γ, the probes."""
+    from .._resources import check_allocation
+
+    threads = getattr(rows, "threads", None) or 1
+    block = 8 * block_rows(width) * width
+    check_allocation(8.0 * (4 * threads * block + 4 * n_gammas * width * width
+                            + (MAX_CLASSES + 2) * rows.n),
+                     f"{what} streamed for {n_gammas} kernels at n={rows.n} (row blocks and "
+                     f"{n_gammas} statistics of {width} × {width})", hint)
 
 
 def build_operators(rows, fmap, y, transforms, name, details):
