@@ -166,3 +166,41 @@ def test_a_cluster_that_dies_mid_run_gives_a_clear_error():
 def test_import_does_not_import_dask():
     code = "import sys, kernelselect; sys.exit('dask' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def _cli(argv, capsys):
+    from kernelselect import cli
+
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_selects_on_a_npy_file_chunk_by_chunk(tmp_path, capsys):
+    X, y = _data(n=1500, d=3)
+    path = tmp_path / "big.npy"
+    np.save(path, np.column_stack([y, X]))               # target in column 0
+    out_json = tmp_path / "r.json"
+    code, out, err = _cli(["select", str(path), "--target", "0", "--criterion", "eloo,gcv",
+                           "--chunk-rows", "400", "--landmarks", "30", "--json",
+                           str(out_json)], capsys)
+    assert code == 0, err
+    assert "chunked, Dask" in out and "n=1500, d=3, binary" in out
+    got = __import__("json").loads(out_json.read_text())["result"]
+    mem = kernelselect.select_kernel(X, y, criterion=["eloo", "gcv"], standardize=True,
+                                     approximation=kernelselect.Nystroem(30), random_state=0)
+    np.testing.assert_allclose(got["curves"]["gcv"], mem.curves["gcv"], rtol=1e-8)
+
+
+def test_cli_nan_in_a_chunk_writes_nothing(tmp_path, capsys):
+    X, y = _data(n=900, d=3)
+    X[700, 2] = np.inf
+    path = tmp_path / "bad.npy"
+    np.save(path, np.column_stack([X, y]))
+    out_json = tmp_path / "r.json"
+    code, out, err = _cli(["select", str(path), "--no-standardize", "--gammas", "0.5",
+                           "--chunk-rows", "300", "--json", str(out_json)], capsys)
+    assert code != 0 and "row 700" in err
+    assert not out_json.exists()
+    code, _, err = _cli(["select", str(path), "--target", "name"], capsys)
+    assert code != 0 and "column index" in err

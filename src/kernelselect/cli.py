@@ -161,7 +161,9 @@ def build_parser():
         f"'{_datasets.DEFAULT_DATASET}' dataset.",
     )
     sel.add_argument("file", nargs="?", metavar="FILE",
-                     help="data file: .npz, .csv/.tsv, or svmlight (.svm .svmlight .libsvm .txt .dat)")
+                     help="data file: .npz, .csv/.tsv, or svmlight (.svm .svmlight .libsvm .txt .dat); "
+                     ".npy or .zarr (a 2-D array, target column --target) are read chunk by "
+                     "chunk with Dask and may be larger than memory")
     sel.add_argument("--dataset", metavar="NAME",
                      help="a shipped dataset (see `kernelselect datasets`)")
     sel.add_argument("--target", default="-1", metavar="COL",
@@ -191,6 +193,11 @@ def build_parser():
                      help="scale every feature to zero mean, unit variance first (default on)")
     sel.add_argument("--random-state", type=int, default=0, metavar="N",
                      help="seed of the randomised approximations (default 0)")
+    sel.add_argument("--chunk-rows", type=int, default=None, metavar="R",
+                     help=".npy/.zarr input: rows per Dask chunk (default about 64 MB)")
+    sel.add_argument("--scheduler", metavar="ADDRESS",
+                     help=".npy/.zarr input: run on the Dask scheduler at ADDRESS "
+                     "(distributed; default: Dask's local threads)")
     sel.add_argument("--workers", type=int, default=None, metavar="N",
                      help="threads for the compiled kernels (-1: all cores)")
     sel.add_argument("--plot", metavar="OUT.png",
@@ -454,6 +461,10 @@ def _load_data(args):
             if args.file.lower() in {i.name for i in _datasets.list_datasets()}:
                 hint = f" (to use the shipped dataset, write --dataset {args.file})"
             raise CommandError(f"no such file: {args.file}{hint}")
+        if args.file.lower().rstrip("/").endswith(OUT_OF_CORE):
+            return _load_out_of_core(args, target), f"{args.file} (chunked, Dask)"
+        if args.chunk_rows is not None or args.scheduler is not None:
+            raise CommandError("--chunk-rows and --scheduler apply to .npy/.zarr input only.")
         kwargs = {"target": target} if args.file.lower().endswith((".csv", ".tsv")) else {}
         if args.zero_based is not None:
             if not args.file.lower().endswith(_datasets._SVMLIGHT_SUFFIXES):
@@ -470,6 +481,75 @@ def _load_data(args):
     if data.task == "multiclass":
         raise CommandError("multiclass targets are not supported; give binary or regression data.")
     return data, label
+
+
+def _select(kernelselect, data, args, gammas, alphas, criteria, approximation, progress):
+    return kernelselect.select_kernel(
+        data.X, data.y,
+        kernel=args.kernel,
+        gammas=gammas,
+        alphas=alphas,
+        criterion=criteria if len(criteria) > 1 else criteria[0],
+        approximation=approximation,
+        random_state=args.random_state,
+        workers=args.workers,
+        progress=progress,
+        standardize=args.standardize,
+    )
+
+
+OUT_OF_CORE = (".npy", ".zarr")
+
+
+class _ChunkedData:
+    """X and y as Dask arrays over a file, with the task inferred from y."""
+
+    def __init__(self, X, y, task, name):
+        self.X, self.y, self.task, self.name = X, y, task, name
+
+
+def _load_out_of_core(args, target):
+    """(X, y) over a .npy/.zarr file: nothing but y (one value per row) is read here."""
+    if not isinstance(target, int):
+        raise CommandError("--target: give a column index for .npy/.zarr input.")
+    if args.chunk_rows is not None and args.chunk_rows < 1:
+        raise CommandError(f"--chunk-rows must be a positive integer, got {args.chunk_rows}.")
+    try:
+        from . import _dask
+
+        X, y = _dask.from_file(args.file, target=target, chunk_rows=args.chunk_rows)
+    except ImportError:
+        raise CommandError('.npy/.zarr input is read chunk by chunk with Dask: '
+                           'pip install "kernelselect[dask]"') from None
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"{args.file}: {exc}") from None
+    values = np.unique(np.asarray(y.compute()))
+    if args.task == "binary" and values.size != 2:
+        raise CommandError(f"--task binary: the target column has {values.size} distinct values.")
+    task = "binary" if values.size == 2 and args.task != "regression" else "regression"
+    name = os.path.basename(args.file.rstrip("/"))
+    return _ChunkedData(X, y, task, name)
+
+
+@contextlib.contextmanager
+def _scheduler(address):
+    """A distributed Client for the duration of the call when --scheduler is given."""
+    if address is None:
+        yield
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise CommandError('--scheduler needs distributed: pip install "kernelselect[dask]"') \
+            from None
+    try:
+        client = distributed.Client(address, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise CommandError(f"--scheduler: cannot reach {address}: {exc}") from None
+    try:
+        yield
+    finally:
+        client.close()
 
 
 def _cmd_select(args, out):
@@ -511,18 +591,9 @@ def _cmd_select(args, out):
         out.flush()
 
     t0 = time.perf_counter()
-    result = kernelselect.select_kernel(
-        data.X, data.y,
-        kernel=args.kernel,
-        gammas=gammas,
-        alphas=alphas,
-        criterion=criteria if len(criteria) > 1 else criteria[0],
-        approximation=approximation,
-        random_state=args.random_state,
-        workers=args.workers,
-        progress=progress,
-        standardize=args.standardize,
-    )
+    with _scheduler(args.scheduler):
+        result = _select(kernelselect, data, args, gammas, alphas, criteria, approximation,
+                         progress)
     elapsed = time.perf_counter() - t0
 
     first = list(result.curves)[0]
