@@ -82,9 +82,7 @@ def test_x_larger_than_its_chunks_from_a_memory_map(tmp_path):
     X, y = _data(n=3000, d=3)
     path = tmp_path / "data.npy"
     np.save(path, np.column_stack([X, y]))
-    from kernelselect._dask import from_file
-
-    Xd, yd = from_file(path, chunk_rows=500)
+    Xd, yd = kernelselect.datasets.open_chunked(path, chunk_rows=500)
     assert Xd.chunks[0] == (500,) * 6
     small = dict(criterion=["eloo", "gcv"], random_state=2,
                  approximation=kernelselect.Nystroem(30))
@@ -100,9 +98,7 @@ def test_zarr_input(tmp_path):
     z = zarr.open(str(tmp_path / "data.zarr"), mode="w", shape=(900, 4), chunks=(300, 4),
                   dtype="f8")
     z[:] = np.column_stack([X, y])
-    from kernelselect._dask import from_file
-
-    Xd, yd = from_file(tmp_path / "data.zarr")
+    Xd, yd = kernelselect.datasets.open_chunked(tmp_path / "data.zarr")
     small = dict(criterion="gcv", random_state=2, approximation=kernelselect.RFF(30))
     dist = kernelselect.select_kernel(Xd, yd, **small)
     mem = kernelselect.select_kernel(X, y, **small)

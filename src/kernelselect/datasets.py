@@ -36,6 +36,7 @@ __all__ = [
     "list_datasets",
     "load",
     "load_file",
+    "open_chunked",
     "load_svmlight",
     "load_csv",
     "load_npz",
@@ -576,6 +577,21 @@ def load_npz(path, *, X="X", y="y", task="auto"):
 
 
 _SVMLIGHT_SUFFIXES = (".svm", ".svmlight", ".libsvm", ".txt", ".dat")
+
+
+def open_chunked(path, *, target=-1, chunk_rows=None):
+    """(X, y) as row-chunked Dask arrays over a ``.npy`` file or a ``.zarr`` array that
+    holds the features and the target as one 2-D array (nothing is read yet).
+
+    ``target`` is the column of y (default: the last); the other columns are X. A
+    ``.npy`` file is read with plain file reads, ``chunk_rows`` rows at a time (default
+    about 64 MB), so X may be larger than memory; a zarr array keeps its own row
+    chunks. Pass the result to :func:`kernelselect.select_kernel` (docs/streaming.md).
+    Needs dask (``pip install "kernelselect[dask]"``).
+    """
+    from ._dask import from_file
+
+    return from_file(path, target=target, chunk_rows=chunk_rows)
 
 
 def load_file(path, *, target=-1, task="auto", **kwargs):

@@ -217,7 +217,9 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     ----------
     X : array-like of shape (n_samples, n_features)
         Training inputs, n ≥ 3. Distances are taken as given: scale the features
-        first (or pass ``standardize=True``).
+        first (or pass ``standardize=True``). A ``dask.array`` chunked by rows runs
+        the streamed passes as a Dask graph on the active scheduler (Nyström with
+        uniform landmarks, or RFF; docs/streaming.md); X is never gathered.
     y : array-like of shape (n_samples,)
         Targets. Exactly two distinct values mean a binary problem: they are encoded
         ±1 (the larger → +1) for every criterion. Otherwise y is a real target.

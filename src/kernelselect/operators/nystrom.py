@@ -141,7 +141,9 @@ class Nystroem(Approximation):
     Notes
     -----
     Cost per γ: O(ncd) for C, O(c³) for eigh(W), O(nk²) for the SVD of V, plus the
-    sampler's cost above; memory O(nc). Paper 004 (Nyström approximate model selection
+    sampler's cost above; memory O(nc). ``select_kernel`` streams the γ-independent
+    samplers instead (:meth:`build_all`, docs/streaming.md): per γ n·c² flops and
+    c × c statistics, no n × c array, and Dask arrays as input. Paper 004 (Nyström approximate model selection
     for LSSVM) bounds the criterion error in terms of ‖K − K̃‖.
     """
 

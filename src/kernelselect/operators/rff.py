@@ -29,7 +29,9 @@ class RFF(Approximation):
 
     Notes
     -----
-    Cost per γ: O(nDd) for Z, O(nD²) for the SVD; memory O(nD).
+    Cost per γ: O(nDd) for Z, O(nD²) for the SVD; memory O(nD). ``select_kernel``
+    streams instead (:meth:`build_all`, docs/streaming.md): D × D statistics per γ, no
+    n × D array, and Dask arrays as input.
     """
 
     name = "rff"
