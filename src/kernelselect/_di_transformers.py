@@ -147,7 +147,7 @@ class DIRandomFourierFeatures(_DIBase):
 
     Attributes
     ----------
-    random_weights_ : ndarray of shape (n_features_in_, n_components)
+    random_weights_ : ndarray of shape ``(n_features_in_, n_components)``
         Trained W.
     random_offset_ : ndarray of shape (n_components,)
         Trained b.
@@ -198,11 +198,11 @@ class DINystroem(_DIBase):
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components_, n_features_in_)
+    components_ : ndarray of shape ``(n_components_, n_features_in_)``
         Trained landmarks.
-    component_indices_ : ndarray of shape (n_components_,)
+    component_indices_ : ndarray of shape ``(n_components_,)``
         Training rows the landmarks started from.
-    normalization_ : ndarray of shape (n_components_, n_components_)
+    normalization_ : ndarray of shape ``(n_components_, n_components_)``
         B^{-1/2} (eigenvalues below 1e-12 treated as 1e-12).
     n_components_ : int
     history_ : kernelselect.di.TrainingHistory
@@ -222,6 +222,6 @@ class DINystroem(_DIBase):
         return self
 
     def transform(self, X):
-        """φ(X) = K(X, X_r) B^{-1/2}, shape (n, n_components_)."""
+        """φ(X) = K(X, X_r) B^{-1/2}, shape ``(n, n_components_)``."""
         X = self._check_transform_input(X)
         return _di._gaussian_block(X, self.components_, self.gamma) @ self.normalization_

@@ -122,7 +122,7 @@ class MCM(Approximation):
         Fit h against the torus distance min(k_s, m_s − k_s), k_s = (i_s − j_s)
         mod m_s, the distance at which U (whose column sums the images
         {k_s, m_s − k_s}) places two cells (True); or against the plain grid
-        difference |i_s − j_s|, the relation H4 of paper 002 assumes (False;
+        difference ``|i_s − j_s|``, the relation H4 of paper 002 assumes (False;
         exact for points that are a grid). Measured with clipping, the torus
         fit tracks the exact C_ree better (median Spearman over 6 sets, p = 3:
         0.54 vs 0.30; p = 2: 0.11 vs −0.13).
