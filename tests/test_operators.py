@@ -185,7 +185,12 @@ def test_median_heuristic():
     g1 = median_heuristic_gamma(big, "gaussian", np.random.default_rng(1), n_pairs=3000)
     g2 = median_heuristic_gamma(big, "gaussian", np.random.default_rng(1), n_pairs=3000)
     assert g1 == g2 and abs(g1 * 2 * 2 * np.log(2) - 1) < 0.1   # ‖x−x′‖² ~ 2χ²₂, median 4 ln 2
-    assert median_heuristic_gamma(np.zeros((5, 2))) == 1.0
+    with pytest.raises(ValueError, match="all 5 rows of X are equal"):
+        median_heuristic_gamma(np.zeros((5, 2)))
+    # many duplicates: the pairs are drawn again among the distinct rows
+    dup = np.zeros((3000, 2))
+    dup[0] = 1.0
+    assert median_heuristic_gamma(dup, "gaussian", np.random.default_rng(0), n_pairs=100) == 0.5
 
 
 def test_factor_spectrum_ill_conditioned_falls_back():
@@ -231,14 +236,15 @@ def test_approximation_names():
 def _ridge_reference(K, kind, alpha, power):
     """g(K) written out: K_α^(−p) or (K K_α⁻¹)^p."""
     inv = np.linalg.inv(K + alpha * np.eye(len(K)))
-    M = inv if kind == "resolvent" else K @ inv
+    M = {"resolvent": inv, "smoother": K @ inv, "complement": alpha * inv}[kind]
     return np.linalg.matrix_power(M, power)
 
 
 @settings(deadline=None, max_examples=25)
 @given(n=st.integers(4, 40), seed=st.integers(0, 2**31), log_gamma=st.floats(-4, 2),
        log_alphas=st.lists(st.floats(-3, 1), min_size=1, max_size=3),
-       kind=st.sampled_from(["resolvent", "smoother"]), power=st.sampled_from([1, 2]),
+       kind=st.sampled_from(["resolvent", "smoother", "complement"]),
+       power=st.sampled_from([1, 2]),
        kernel=st.sampled_from(["gaussian", "laplacian"]))
 def test_dense_ridge_forms_from_cholesky(n, seed, log_gamma, log_alphas, kind, power, kernel):
     from kernelselect.operators import RidgeFunction

@@ -197,15 +197,24 @@ def test_bad_inputs(kwargs, exc, match):
 
 def test_undefined_values_are_nan_and_skipped():
     X, y = data(20)
-    X[:] = 0.0                                   # every point identical: K = 11ᵀ
+    X[:] = 0.0                                   # every point identical but one
     X[0, 0] = 1.0
-    res = select_kernel(X, y, gammas=[1e-30, 1.0], criterion=["ckta", "kta"], approximation="exact")
-    # at γ = 1e-30, K = 11ᵀ exactly: ‖K_c‖_F = 0 and CKTA is undefined
+    kw = dict(criterion=["ckta", "kta"], approximation="exact", kernel="laplacian")
+    res = select_kernel(X, y, gammas=[1e-30, 1.0], **kw)
+    # at γ = 1e-30, K = 11ᵀ in float64: ‖K_c‖_F = 0 to rounding and the Laplacian
+    # kernel has no expansion to fall back on, so CKTA is undefined (NaN) there
     assert not np.isfinite(res.curves["ckta"][0, 0])
     assert np.isfinite(res.curves["ckta"][1, 0])
     assert res.best["ckta"]["gamma"] == 1.0 and res.best_gamma == 1.0
+    # a selection is never NaN: no finite value anywhere raises, naming the criterion
+    with pytest.raises(ValueError, match="criterion 'ckta' is NaN at every grid point"):
+        select_kernel(X, y, gammas=[1e-30], **kw)
+    # the Gaussian kernel's centred part at tiny γ is 2γ X_c X_cᵀ: CKTA is its limit
     res = select_kernel(X, y, gammas=[1e-30], criterion="ckta", approximation="exact")
-    assert np.isnan(res.best_gamma) and res.best["ckta"]["index"] is None
+    yc = y - y.mean()
+    Xc = X - X.mean(axis=0)
+    limit = (yc @ Xc) @ (Xc.T @ yc) / (np.linalg.norm(Xc.T @ Xc) * (yc @ yc))
+    assert np.isclose(res.curves["ckta"][0, 0], limit, rtol=1e-12)
 
 
 def test_workers_do_not_change_the_result():

@@ -37,6 +37,7 @@ er         min        spectral    yes    no       yes    yes      yes     any
 installed; ``docs/criteria.md`` holds the same table with the formulas.
 """
 
+import numbers
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable, Mapping, Optional
@@ -94,6 +95,10 @@ class Criterion:
     needs_for : callable or None
         Optional ``needs_for(params) → tag`` when the requirement depends on the
         parameters (the hinge form of ``sm`` needs the spectral forms).
+    check_params : callable or None
+        Optional ``check_params(name, params) → params``: validates the resolved
+        parameters (raising ``ValueError``/``TypeError`` that names the parameter and
+        its range) before anything is computed.
     """
 
     name: str
@@ -105,6 +110,7 @@ class Criterion:
     params: Mapping = field(default_factory=dict)
     description: str = ""
     needs_for: Optional[Callable] = None
+    check_params: Optional[Callable] = None
 
     def __post_init__(self):
         if self.direction not in DIRECTIONS:
@@ -128,7 +134,10 @@ class Criterion:
                 f"criterion {self.name!r} got unknown parameter(s) {', '.join(unknown)}; "
                 f"its parameters are: {valid}."
             )
-        return {**self.params, **params}
+        full = {**self.params, **params}
+        if self.check_params is not None:
+            full = self.check_params(self.name, full)
+        return full
 
     def better(self, a, b):
         """Whether value ``a`` is strictly better than ``b``."""
@@ -262,7 +271,7 @@ def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
         y, _ = encode_binary(y, crit.name)
     # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
     # there; the driver skips NaN when it picks the best kernel.
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
     return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
 
@@ -280,6 +289,29 @@ def _inv(alphas, power=1):
 def _hat(alphas, power=1):
     """g(λ) = (λ/(λ + α))^power for every α, i.e. (K K_α⁻¹)^power."""
     return RidgeFunction("smoother", alphas, power)
+
+
+def _comp(alphas, power=1, scale=None):
+    """g(λ) = (α/(λ + α))^power for every α, i.e. (αK_α⁻¹)^power = (I − S)^power.
+
+    The error criteria are written with this bounded function (values in (0, 1])
+    instead of α^p·K_α^(−p): the same numbers, but no overflow or 0·∞ when α is far
+    below or above the kernel's eigenvalues. ``scale`` (per α) divides it further,
+    for ratios whose terms would underflow (:func:`_unit_complement`).
+    """
+    return RidgeFunction("complement", alphas, power, scale)
+
+
+def _unit_complement(operator, alphas):
+    """(tr αK_α⁻¹, s) with s = tr(αK_α⁻¹)/n per α (1 where that is 0 or not finite).
+
+    (αK_α⁻¹)/s has mean eigenvalue 1, so forms that are ratios of homogeneous terms
+    (GCV, the leave-one-out residuals) keep their terms in range even at α = 1e-300,
+    where αK_α⁻¹ itself is of order 10⁻²⁹⁰ and its square underflows.
+    """
+    tr = np.atleast_1d(np.asarray(operator.trace(_comp(alphas)), dtype=np.float64))
+    s = tr / operator.n
+    return tr, np.where(np.isfinite(s) & (s > 0), s, 1.0)
 
 
 def _quad(operator, g, p):
@@ -311,21 +343,23 @@ def _ybar_signed(yv, scale):
 def ree(operator, y, alphas):
     """C_ree = (α/n) yᵀ K_α⁻¹ y: the regularised training error (paper 002, eq. 1).
 
-    A quadratic form of g(λ) = 1/(λ + α); minimise.
+    Evaluated as (1/n) yᵀ(αK_α⁻¹)y, a quadratic form of g(λ) = α/(λ + α) ∈ (0, 1];
+    minimise.
     """
     yv = operator.restrict(y)
-    return alphas / operator.n * _quad(operator, _inv(alphas), yv)
+    return _quad(operator, _comp(alphas), yv) / operator.n
 
 
 def ipe(operator, y, alphas, sigma=None):
     """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (paper 002, eq. 2).
 
-    σ defaults to 0.01·std(y), as in the paper's experiments. Minimise.
+    σ defaults to 0.01·std(y), as in the paper's experiments; a given σ must be a
+    finite number ≥ 0 in the units of y. Minimise.
     """
     yv = operator.restrict(y)
     s = _sigma(yv, sigma)
     n = operator.n
-    bias = alphas ** 2 / n * _quad(operator, _inv(alphas, 2), yv)
+    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
     var = operator.trace(_hat(alphas, 2))
     return bias + s ** 2 / n * var
 
@@ -336,7 +370,7 @@ def c1(operator, y, alphas, sigma=None):
     yv = operator.restrict(y)
     s = _sigma(yv, sigma)
     n = operator.n
-    bias = alphas ** 2 / n * _quad(operator, _inv(alphas, 2), yv)
+    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
     dof = operator.trace(_hat(alphas, 1))
     return bias + s ** 2 / n * dof
 
@@ -344,12 +378,14 @@ def c1(operator, y, alphas, sigma=None):
 def gcv(operator, y, alphas):
     """GCV = n‖(I − S)y‖² / tr(I − S)², S = K K_α⁻¹ (Golub, Heath & Wahba 1979).
 
-    With I − S = α K_α⁻¹ this is n yᵀK_α⁻²y / (tr K_α⁻¹)². Minimise.
+    With I − S = α K_α⁻¹ this is n yᵀK_α⁻²y / (tr K_α⁻¹)²; it is evaluated with
+    I − S itself (eigenvalues α/(λ + α) ∈ (0, 1]), so that no power of α or of
+    K_α⁻¹ over- or underflows. Minimise.
     """
     yv = operator.restrict(y)
-    num = _quad(operator, _inv(alphas, 2), yv)
-    den = operator.trace(_inv(alphas))
-    return operator.n * num / den ** 2
+    tr, s = _unit_complement(operator, alphas)
+    num = _quad(operator, _comp(alphas, 2, s), yv)           # yᵀ(I − S)²y / s²
+    return operator.n * num / (tr / s) ** 2
 
 
 def eloo(operator, y, alphas, loss="auto"):
@@ -362,6 +398,9 @@ def eloo(operator, y, alphas, loss="auto"):
     ``loss="squared"``: mean e_i² (regression); ``"error_rate"``: mean of
     [y_i(y_i − e_i) ≤ 0] (classification, the LOO prediction is y_i − e_i);
     ``"auto"``: error rate when y is ±1, squared otherwise. Minimise.
+
+    e_i is unchanged when K_α⁻¹ is replaced by αK_α⁻¹ (a and (P⁻¹)_ii both scale by
+    α), which is what is evaluated: its eigenvalues α/(λ + α) lie in (0, 1].
     """
     yv = operator.restrict(y)
     if loss == "auto":
@@ -369,9 +408,9 @@ def eloo(operator, y, alphas, loss="auto"):
     if loss not in ("squared", "error_rate"):
         raise ValueError(f"loss must be 'auto', 'squared' or 'error_rate', got {loss!r}.")
     n = operator.n
-    g = _inv(alphas)
+    g = _comp(alphas, 1, _unit_complement(operator, alphas)[1])   # αK_α⁻¹/s: same e_i
     B = np.stack([yv, np.ones(n)], axis=1)
-    S = operator.quadratic(g, B)                         # [y 1]ᵀ K_α⁻¹ [y 1], (2, 2, L)
+    S = operator.quadratic(g, B)                         # [y 1]ᵀ αK_α⁻¹ [y 1], (2, 2, L)
     s11 = S[1, 1]                                        # 1ᵀK_α⁻¹1
     b = S[1, 0] / s11                                    # 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1
     squared = loss == "squared"
@@ -379,9 +418,11 @@ def eloo(operator, y, alphas, loss="auto"):
     def residuals(Bb, gB, dg):
         # rows of K_α⁻¹y, K_α⁻¹1 and diag K_α⁻¹ → Σ_i loss(e_i) over these rows
         yb, ky, k1 = Bb[:, 0], gB[:, 0, :], gB[:, 1, :]
-        e = (ky - k1 * b[None, :]) / (dg - k1 ** 2 / s11[None, :])
-        if squared:
-            return np.sum(e ** 2, axis=0)
+        # may run in a worker thread of a streaming pass (error states are per thread)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            e = (ky - k1 * b[None, :]) / (dg - k1 ** 2 / s11[None, :])
+            if squared:
+                return np.sum(e ** 2, axis=0)
         return np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0).astype(np.float64)
 
     return operator.reduce_rows(g, B, residuals) / n
@@ -406,26 +447,30 @@ def ckta(operator, y, alphas):
     """Centred alignment ⟨K_c, y_c y_cᵀ⟩ / (‖K_c‖_F ‖y_c‖²), K_c = HKH
     (Cortes, Mohri & Rostamizadeh 2010).
 
-    ⟨K_c, y_c y_cᵀ⟩ = y_cᵀ K y_c and ‖K_c‖_F² = ‖K‖_F² − (2/n)‖K1‖² + (1ᵀK1)²/n².
-    NaN when ‖K_c‖_F² falls below 10⁻¹²‖K‖_F² (a numerically constant K). Maximise.
+    ⟨K_c, y_c y_cᵀ⟩ = y_cᵀ K y_c. The operators form the centred matrix itself
+    (``KernelOperator.centred_terms``: dense HKH by blocks; eigenbasis operators the
+    centred basis; MCM the spectrum without its zero frequency), which keeps CKTA
+    accurate when K is close to a constant matrix (small γ·d²), where the centred
+    kernel is small but well defined. The streaming exact operator has power moments
+    only, ‖K_c‖_F² = ‖K‖_F² − (2/n)‖K1‖² + (1ᵀK1)²/n², and gives NaN when that falls
+    below 10⁻¹²‖K‖_F² (the rounding of its terms). NaN too when K_c vanishes.
+    Maximise.
     """
     yv = operator.restrict(y)
-    n = operator.n
     yc = yv - yv.mean()
-    ones = np.ones(n)
-    M1 = operator.power_quadratic(1, np.stack([ones, yc], axis=1))
-    total, ycky = M1[0, 0], M1[1, 1]
-    row_sq = operator.power_quadratic(2, ones[:, None])[0, 0]
-    fro_sq = operator.power_trace(2)
-    kc_sq = fro_sq - 2.0 / n * row_sq + total ** 2 / n ** 2
-    if kc_sq <= 1e-12 * fro_sq:
-        # K is (numerically) constant: the centred kernel vanishes, CKTA is undefined
+    ycky, kc_sq = operator.centred_terms(yv)
+    if not kc_sq > 0:
+        # the centred kernel vanishes (to rounding): CKTA is undefined
         return np.nan
     return ycky / (np.sqrt(kc_sq) * float(yc @ yc))
 
 
 def _diagonal_sums(Bb, _, diag):
     return diag @ Bb
+
+
+#: relative rounding level below which FSM's differences of kernel sums carry no digits
+FSM_ROUNDING = 1e-13
 
 
 def fsm(operator, y, alphas):
@@ -435,7 +480,9 @@ def fsm(operator, y, alphas):
     the sample variances; all from diag K and the class-block sums S_ab = 1_aᵀK1_b
     (+inf when the class means coincide):
     Σ_{i∈±}‖φ(x_i) − m_±‖² = Σ_{i∈±}K_ii − S_±±/n_±, ‖m₊ − m₋‖² =
-    S₊₊/n₊² + S₋₋/n₋² − 2S₊₋/(n₊n₋). A class of one point has s = 0. Minimise.
+    S₊₊/n₊² + S₋₋/n₋² − 2S₊₋/(n₊n₋) (evaluated as ȳᵀKȳ with ȳ = 1₊/n₊ − 1₋/n₋,
+    which does not cancel). A class of one point has s = 0. NaN when the scatters lie
+    within the rounding of their terms (a numerically constant K). Minimise.
     """
     yv = operator.restrict(y)
     pos, neg = _class_indicators(yv)
@@ -445,10 +492,18 @@ def fsm(operator, y, alphas):
     d_pos, d_neg = operator.reduce_rows(None, B, _diagonal_sums)     # Σ_{i∈±} K_ii
     scatter_pos = d_pos - S[0, 0] / n_pos
     scatter_neg = d_neg - S[1, 1] / n_neg
+    if scatter_pos + scatter_neg <= FSM_ROUNDING * (abs(d_pos) + abs(d_neg)):
+        # both within-class scatters lie inside the rounding of their two terms (K is
+        # numerically constant on each class, e.g. a rank-one stand-in at tiny γ): the
+        # ratio is not determined, rather than 0 (which would be "best")
+        return np.nan
     s_pos = np.sqrt(max(scatter_pos, 0.0) / (n_pos - 1)) if n_pos > 1 else 0.0
     s_neg = np.sqrt(max(scatter_neg, 0.0) / (n_neg - 1)) if n_neg > 1 else 0.0
-    gap_sq = S[0, 0] / n_pos ** 2 + S[1, 1] / n_neg ** 2 - 2.0 * S[0, 1] / (n_pos * n_neg)
-    if gap_sq <= 0.0:
+    # ‖m₊ − m₋‖² = ȳᵀKȳ, ȳ = 1₊/n₊ − 1₋/n₋: one quadratic form of the difference probe
+    # instead of S₊₊/n₊² + S₋₋/n₋² − 2S₊₋/(n₊n₋), whose terms cancel when K is close to
+    # a constant matrix
+    gap_sq = float(operator.power_quadratic(1, _ybar_signed(yv, 1.0)[:, None])[0, 0])
+    if gap_sq <= FSM_ROUNDING * (S[0, 0] / n_pos ** 2 + S[1, 1] / n_neg ** 2):
         # coinciding class means: no separation at all (+inf), undefined if no spread either
         return np.inf if s_pos + s_neg > 0 else np.nan
     return (s_pos + s_neg) / np.sqrt(gap_sq)
@@ -464,8 +519,8 @@ def mmd(operator, y, alphas):
 def sm(operator, y, alphas, r=3, h=None):
     """Spectral measure (paper 003): (1/n) ȳᵀ φ(N) ȳ, N = K/(1ᵀK1), ȳ_i = n/n₊ or −n/n₋.
 
-    High-degree form φ(t) = tʳ (default r = 3): (1/n) ȳᵀKʳȳ / (1ᵀK1)ʳ, power moments
-    only. Hinge form (``h`` given): φ(t) = t for t > h, 0 otherwise, i.e.
+    High-degree form φ(t) = tʳ (default r = 3, an integer in [1, 16]):
+    (1/n) ȳᵀKʳȳ / (1ᵀK1)ʳ, power moments only. Hinge form (``h`` given, in [0, 1)): φ(t) = t for t > h, 0 otherwise, i.e.
     (1/n) Σ_{λ_i(N) > h} λ_i ⟨ȳ, q_i⟩², which needs the spectral forms. Maximise.
     """
     yv = operator.restrict(y)
@@ -491,13 +546,71 @@ def _sm_needs(params):
     return "moments" if params.get("h") is None else "spectral"
 
 
+#: largest degree r of the spectral measure's high-degree form φ(t) = tʳ
+SM_MAX_DEGREE = 16
+
+
+def _real_param(criterion, name, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"criterion {criterion!r}: {name} must be a real number, got {value!r}.")
+    return float(value)
+
+
+def _check_sigma(criterion, params):
+    """σ: None (0.01·std(y)) or a finite noise level ≥ 0 in the units of y."""
+    sigma = params.get("sigma")
+    if sigma is not None:
+        s = _real_param(criterion, "sigma", sigma)
+        if not (np.isfinite(s) and s >= 0):
+            raise ValueError(
+                f"criterion {criterion!r}: sigma must be None (0.01·std(y)) or a finite "
+                f"noise level ≥ 0 in the units of y, got {sigma!r}."
+            )
+        params = {**params, "sigma": s}
+    return params
+
+
+def _check_sm(criterion, params):
+    """r: an integer in [1, SM_MAX_DEGREE]; h: None or a threshold in [0, 1)."""
+    r, h = params.get("r"), params.get("h")
+    if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral):
+        raise TypeError(f"criterion {criterion!r}: r must be an integer, got {r!r}.")
+    if not 1 <= int(r) <= SM_MAX_DEGREE:
+        raise ValueError(
+            f"criterion {criterion!r}: r must be an integer in [1, {SM_MAX_DEGREE}] (the "
+            f"degree of φ(t) = tʳ; higher powers of K leave the float64 range), got {r!r}."
+        )
+    if h is not None:
+        hv = _real_param(criterion, "h", h)
+        if not (np.isfinite(hv) and 0.0 <= hv < 1.0):
+            raise ValueError(
+                f"criterion {criterion!r}: h must be None (the high-degree form) or a "
+                f"threshold in [0, 1) on the eigenvalues of K/1ᵀK1, which lie in [0, 1]; "
+                f"got {h!r}."
+            )
+        h = hv
+    return {**params, "r": int(r), "h": h}
+
+
+def _check_loss(criterion, params):
+    loss = params.get("loss")
+    if loss not in ("auto", "squared", "error_rate"):
+        raise ValueError(
+            f"criterion {criterion!r}: loss must be 'auto', 'squared' or 'error_rate', "
+            f"got {loss!r}."
+        )
+    return params
+
+
 for _c in (
     Criterion("ree", "min", "spectral", "any", True, ree, {},
               "regularised training error (α/n) yᵀK_α⁻¹y (paper 002)"),
     Criterion("ipe", "min", "spectral", "any", True, ipe, {"sigma": None},
-              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)"),
+              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)",
+              check_params=_check_sigma),
     Criterion("c1", "min", "spectral", "any", True, c1, {"sigma": None},
-              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)"),
+              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)",
+              check_params=_check_sigma),
     Criterion("kta", "max", "moments", "any", False, kta, {},
               "kernel-target alignment yᵀKy/(‖y‖²‖K‖_F) (Cristianini et al.)"),
     Criterion("ckta", "max", "moments", "any", False, ckta, {},
@@ -507,9 +620,11 @@ for _c in (
     Criterion("mmd", "max", "moments", "binary", False, mmd, {},
               "biased MMD ȳᵀKȳ, ȳ = ±1/n_± (Gretton et al.)"),
     Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
-              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs),
+              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs,
+              check_params=_check_sm),
     Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
-              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)"),
+              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)",
+              check_params=_check_loss),
     Criterion("gcv", "min", "spectral", "any", True, gcv, {},
               "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
 ):

@@ -11,6 +11,8 @@ per γ (:func:`scale_frequencies`), so that one set of random numbers serves a w
 γ grid.
 """
 
+import math
+
 import numpy as np
 
 from ._validation import check_kernel
@@ -63,19 +65,24 @@ def median_heuristic_gamma(X, kernel="gaussian", rng=None, n_pairs=5000):
     The distance is ‖x_i − x_j‖² for the Gaussian kernel and ‖x_i − x_j‖₁ for the
     Laplacian one (the quantity γ multiplies), over ``n_pairs`` pairs drawn uniformly
     (all pairs when there are fewer). Zero distances (duplicate points) are ignored;
-    if every pair is a duplicate, γ₀ = 1.
+    if every sampled pair is a duplicate, the pairs are drawn again among the
+    distinct rows. All rows equal raises ``ValueError`` (no distance to take a
+    median of).
+
+    The distances are taken on X·2⁻ᵉ (exact, 2ᵉ near X's largest magnitude) and γ₀
+    is scaled back by 2⁻²ᵉ (Gaussian) or 2⁻ᵉ (Laplacian), so that γ₀ is right at any
+    scale where it is a float64: squared distances of data of size 10¹⁶⁰ or 10⁻¹⁶⁰
+    neither overflow nor underflow. A γ₀ outside [2⁻¹⁰⁰⁰, 2¹⁰⁰⁰] (data beyond about
+    10^±150 for the Gaussian kernel) raises ``ValueError``: a γ grid around it would
+    leave the float64 range; rescale X (e.g. ``standardize=True``) or pass gammas.
     """
     kernel = check_kernel(kernel)
     if not hasattr(X, "shape"):
         X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     rng = np.random.default_rng(rng)
-    if n * (n - 1) // 2 <= n_pairs:
-        i, j = np.triu_indices(n, 1)
-    else:
-        i = rng.integers(0, n, n_pairs)
-        j = rng.integers(0, n - 1, n_pairs)
-        j = j + (j >= i)                        # j ≠ i, uniform over the others
+    all_pairs = n * (n - 1) // 2 <= n_pairs
+    i, j = _pairs(n, rng, n_pairs)
     # only the rows in some pair are read (X may be a memory map or a Dask array)
     rows, inverse = np.unique(np.concatenate([i, j]), return_inverse=True)
     sample = np.asarray(X[rows], dtype=np.float64)
@@ -83,9 +90,52 @@ def median_heuristic_gamma(X, kernel="gaussian", rng=None, n_pairs=5000):
     if bad.any():
         raise ValueError(f"X contains NaN or inf (row {int(rows[bad][0])}); drop or impute "
                          "those rows.")
-    diff = sample[inverse[: i.size]] - sample[inverse[i.size:]]
-    dist = np.sum(diff ** 2, axis=1) if kernel == "gaussian" else np.sum(np.abs(diff), axis=1)
-    dist = dist[dist > 0]
+    peak = float(np.max(np.abs(sample))) if sample.size else 0.0
+    unit = math.frexp(peak)[1] if peak > 0 else 0
+    sample = np.ldexp(sample, -unit)
+    dist = _distances(sample[inverse[: i.size]], sample[inverse[i.size:]], kernel)
+    if dist.size == 0 and not all_pairs and isinstance(X, np.ndarray):
+        # every sampled pair was a duplicate: draw again among the distinct rows
+        distinct = np.unique(np.ldexp(X.astype(np.float64, copy=False), -unit), axis=0)
+        if distinct.shape[0] >= 2:
+            a, b = _pairs(distinct.shape[0], rng, n_pairs)
+            dist = _distances(distinct[a], distinct[b], kernel)
     if dist.size == 0:
-        return 1.0
-    return float(1.0 / np.median(dist))
+        which = f"all {n} rows of X are equal" if all_pairs or isinstance(X, np.ndarray) \
+            else f"all {n_pairs} sampled pairs of rows of X are equal"
+        raise ValueError(
+            f"{which}: there is no distance between points, so the median-heuristic γ₀ "
+            "(and any kernel choice) is undefined; check X, or pass gammas."
+        )
+    g_unit = 1.0 / float(np.median(dist))
+    exponent = -2 * unit if kernel == "gaussian" else -unit
+    lo, hi = GAMMA0_EXPONENT_RANGE
+    if not lo <= math.frexp(g_unit)[1] + exponent <= hi:
+        raise ValueError(
+            f"X's scale (largest magnitude {peak:.3g}) puts the median-heuristic γ₀ at "
+            f"about 2^{math.frexp(g_unit)[1] + exponent}, outside [2^{lo}, 2^{hi}]: a γ "
+            "grid around it leaves the float64 range. Rescale X (e.g. standardize=True) "
+            "or pass gammas."
+        )
+    return math.ldexp(g_unit, exponent)
+
+
+def _pairs(n, rng, n_pairs):
+    """Indices (i, j), i ≠ j: all pairs when there are at most ``n_pairs``, else a
+    uniform sample of ``n_pairs``."""
+    if n * (n - 1) // 2 <= n_pairs:
+        return np.triu_indices(n, 1)
+    i = rng.integers(0, n, n_pairs)
+    j = rng.integers(0, n - 1, n_pairs)
+    return i, j + (j >= i)                      # j ≠ i, uniform over the others
+
+
+def _distances(A, B, kernel):
+    """Positive row distances ‖a − b‖² (Gaussian) or ‖a − b‖₁ (Laplacian)."""
+    diff = A - B
+    dist = np.sum(diff ** 2, axis=1) if kernel == "gaussian" else np.sum(np.abs(diff), axis=1)
+    return dist[dist > 0]
+
+
+#: binary exponents allowed for the median-heuristic γ₀ (grids γ₀·2^k stay normal floats)
+GAMMA0_EXPONENT_RANGE = (-1000, 1000)

@@ -247,7 +247,8 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         installed, otherwise a line every 10 s. True: from the start; a number t:
         only once the call has run t seconds (nothing on shorter calls).
     standardize : bool, default=False
-        Centre each feature and scale it to unit variance first.
+        Centre each feature and scale it to unit variance first
+        (:func:`standardize_columns`, safe at any magnitude).
     **criterion_params
         Passed to every requested criterion that takes them (e.g. ``sigma`` for ipe
         and c1, ``r`` or ``h`` for sm, ``loss`` for eloo).
@@ -255,6 +256,20 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     Returns
     -------
     SelectionResult
+
+    Raises
+    ------
+    ValueError
+        Besides bad input: when a requested criterion has no finite value anywhere on
+        the grid (a selection is never NaN).
+
+    Notes
+    -----
+    Numerical range: X enters only through distances, which the kernels compute on
+    data rescaled by a power of two (the median-heuristic γ₀ too). A target y whose
+    largest magnitude lies outside [2⁻²⁵⁶, 2²⁵⁶] is divided by a power of two s first;
+    the curves are then those of y/s (the choices are the same: the error criteria
+    scale as y², the alignments not at all) and ``details["target_scale"]`` holds s.
 
     Examples
     --------
@@ -317,15 +332,18 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     if standardize and distributed:
         X = _dask.standardize(X)
     elif standardize:
-        mu = X.mean(axis=0)
-        sd = X.std(axis=0)
-        X = np.ascontiguousarray((X - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
+        X = standardize_columns(X)
+    target_scale = 1.0
+    if not distributed:
+        y_used, params, target_scale = _rescale_target(y_used, params)
 
     rng = check_random_state(random_state)
     details = {"kernel": kernel, "n": n, "d": X.shape[1],
                "approximation": getattr(approx, "label", approx.name),
                "approximation_params": approx.get_params(),
                "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
+    if target_scale != 1.0:
+        details["target_scale"] = target_scale
     if gammas is None:
         with _dask.cluster_guard() if distributed else contextlib.nullcontext():
             g0 = median_heuristic_gamma(X, kernel, rng)     # reads only the sampled rows
@@ -333,7 +351,7 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
     gammas = _check_grid(gammas, "gammas")
-    alphas = _check_grid(alphas, "alphas")
+    alphas = _check_alpha_range(_check_grid(alphas, "alphas"), n)
 
     state = approx.prepare(X, y_used, kernel=kernel, random_state=rng, workers=workers_n)
     curves = {c.name: np.empty((gammas.size, alphas.size)) for c in crits}
@@ -361,7 +379,90 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
                       crits, params, curves, timings, op_details)
     details["operators"] = op_details
     directions = {c.name: c.direction for c in crits}
-    return SelectionResult(gammas, alphas, curves, directions, timings, details)
+    return _finite_selection(SelectionResult(gammas, alphas, curves, directions, timings,
+                                             details))
+
+
+def standardize_columns(X):
+    """Each column centred and scaled to unit variance, at any magnitude.
+
+    Columns are first divided by a power of two near their largest magnitude (exact),
+    so that the mean and the variance are computed on numbers of order one: data of
+    size 10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do (the variance of X·10¹⁶⁰
+    itself overflows). Constant columns become 0.
+    """
+    X = np.asarray(X)
+    peak = np.max(np.abs(X), axis=0)
+    exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
+    Xs = np.ldexp(X.astype(np.float64, copy=False), -exponents[None, :])
+    mu = Xs.mean(axis=0)
+    sd = Xs.std(axis=0)
+    return np.ascontiguousarray((Xs - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
+
+
+#: a target whose largest magnitude lies outside [2^-k, 2^k] is rescaled
+TARGET_EXPONENT_LIMIT = 256
+
+
+def _rescale_target(y, params):
+    """(y / s, params with σ / s, s) for s = 2ᵉ when y's magnitude is extreme, else s = 1.
+
+    The error criteria (ree, ipe, c1, gcv, eloo's squared loss) grow as y², so y of
+    size 10¹⁵⁴ overflows them and 10⁻¹⁶⁰ underflows them; their minimiser does not
+    depend on the scale of y, and kta, ckta and the error rate do not depend on it at
+    all. Dividing by a power of two is exact; the curves are then those of y / s.
+    """
+    peak = float(np.max(np.abs(y))) if y.size else 0.0
+    if peak == 0.0:
+        return y, params, 1.0
+    exponent = int(np.frexp(peak)[1])
+    if abs(exponent) <= TARGET_EXPONENT_LIMIT:
+        return y, params, 1.0
+    scale = float(np.ldexp(1.0, exponent))
+    scaled = {}
+    for name, p in params.items():
+        p = dict(p)
+        if p.get("sigma") is not None:
+            p["sigma"] = np.ldexp(float(p["sigma"]), -exponent)
+        scaled[name] = p
+    return np.ldexp(y, -exponent), scaled, scale
+
+
+def _check_alpha_range(alphas, n):
+    """Refuse ridges so large that K + αI rounds to αI for every kernel.
+
+    The kernel's eigenvalues lie in [0, n] (κ ≤ 1), so for α > 2⁵²·n every λ + α
+    rounds to α in float64: the ridge forms are those of αI, every kernel scores the
+    same and a selection would be arbitrary. Small α needs no bound (the criteria are
+    evaluated through α/(λ + α), see :mod:`kernelselect.criteria`).
+    """
+    limit = float(n) * 2.0 ** 52
+    if np.any(alphas > limit):
+        raise ValueError(
+            f"alphas must be at most 2^52·n = {limit:.3g} for n = {n} samples, got "
+            f"{float(alphas.max())!r}: the kernel's eigenvalues lie in [0, n], so K + αI "
+            "rounds to αI and every kernel scores the same. Use smaller alphas."
+        )
+    return alphas
+
+
+def _finite_selection(result):
+    """The result, or ``ValueError`` when a criterion has no finite value on the grid."""
+    for name in result.criteria:
+        if result.best[name]["index"] is not None:
+            continue
+        values = result.curves[name]
+        kind = "NaN" if np.isnan(values).all() else "not finite"
+        g, a = result.gammas, result.alphas
+        raise ValueError(
+            f"criterion {name!r} is {kind} at every grid point (γ in [{g.min():.3g}, "
+            f"{g.max():.3g}], α in [{a.min():.3g}, {a.max():.3g}]), so it selects nothing. "
+            "Likely causes: α far outside the kernel's eigenvalue range (0 … n), a γ grid "
+            "where the kernel matrix is numerically constant or the identity, or a "
+            "criterion undefined for these data (e.g. both classes with the same mean); "
+            "change the grid or the criterion."
+        )
+    return result
 
 
 def _blas_threads(workers):

@@ -41,6 +41,14 @@ class RidgeFunction:
 
     ``kind="resolvent"``: g(λ) = (λ + α)^(−p), i.e. g(K) = K_α^(−p).
     ``kind="smoother"``:  g(λ) = (λ/(λ + α))^p, i.e. g(K) = (K K_α⁻¹)^p = (I − αK_α⁻¹)^p.
+    ``kind="complement"``: g(λ) = (α/(λ + α))^p, i.e. g(K) = (αK_α⁻¹)^p = (I − K K_α⁻¹)^p;
+    it lies in (0, 1] for every α > 0 and λ ≥ 0, so forms built from it stay finite
+    for ridges far outside the kernel's scale (α = 1e-300 or 1e300), where α·K_α⁻¹
+    written as a product would overflow or underflow.
+    ``scale`` (complement only; one positive number per α, default 1) divides the
+    base before the power: g(λ) = (α/(s_α(λ + α)))^p, for forms whose value does not
+    depend on a common factor of g (GCV, the leave-one-out residuals) and whose
+    terms would otherwise underflow.
 
     Called on eigenvalues (r,) it returns the (r, L) table every spectral operator
     uses. Because it also says *what* it is, an operator that holds K itself can
@@ -48,25 +56,52 @@ class RidgeFunction:
     instead of an eigendecomposition (:class:`~kernelselect.operators.dense.DenseOperator`).
     """
 
-    __slots__ = ("kind", "alphas", "power")
+    __slots__ = ("kind", "alphas", "power", "scale")
 
-    def __init__(self, kind, alphas, power=1):
-        if kind not in ("resolvent", "smoother"):
-            raise ValueError(f"kind must be 'resolvent' or 'smoother', got {kind!r}.")
+    def __init__(self, kind, alphas, power=1, scale=None):
+        if kind not in ("resolvent", "smoother", "complement"):
+            raise ValueError(
+                f"kind must be 'resolvent', 'smoother' or 'complement', got {kind!r}.")
         if power not in (1, 2):
             raise ValueError(f"power must be 1 or 2, got {power!r}.")
         self.kind = kind
         self.alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
         self.power = power
+        self.scale = None if scale is None else np.broadcast_to(
+            np.asarray(scale, dtype=np.float64), self.alphas.shape).copy()
+        if self.scale is not None and kind != "complement":
+            raise ValueError("scale applies to kind='complement' only.")
 
     def __call__(self, lam):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            return self._evaluate(lam)
+
+    def _evaluate(self, lam):
         lam = np.asarray(lam, dtype=np.float64)[:, None]
         a = self.alphas[None, :]
-        base = 1.0 / (lam + a) if self.kind == "resolvent" else lam / (lam + a)
+        if self.kind == "resolvent":
+            base = 1.0 / (lam + a)
+        elif self.kind == "smoother":
+            base = lam / (lam + a)
+        else:
+            base = a / (lam + a)
+            if self.scale is not None:
+                base = base / self.scale[None, :]
         return base ** self.power
+
+    def factor(self, j):
+        """α_j / s_j: the multiplier of K_α⁻¹ in the complement form at the j-th α."""
+        a = float(self.alphas[j])
+        return a if self.scale is None else a / float(self.scale[j])
 
     def __repr__(self):
         return f"RidgeFunction({self.kind!r}, alphas={self.alphas.tolist()}, power={self.power})"
+
+
+def _centred(y):
+    """y − mean(y), centred twice so that its sum is zero to rounding."""
+    yc = np.asarray(y, dtype=np.float64) - np.mean(y)
+    return yc - yc.mean()
 
 
 def evaluate_at(g, lam):
@@ -176,6 +211,39 @@ class KernelOperator:
         if g is None:
             return func(B, None, self.diagonal())
         return func(B, self.apply_function(g, B), self.diagonal_function(g))
+
+    # -- centred forms ----------------------------------------------------------
+    def centred_terms(self, y):
+        """(y_cᵀ A y_c, ‖HAH‖_F²) with y_c = y − ȳ1 and H = I − 11ᵀ/n.
+
+        Spectral operators (A = QΛQᵀ on its range): with c = Qᵀ1 and the r × r matrix
+        M = QᵀHQ = I − ccᵀ/n, ‖HAH‖_F² = ‖Λ^{1/2} M Λ^{1/2}‖_F² and
+        y_cᵀAy_c = Σ λ_i (q_iᵀy_c)². The centring acts on the eigenbasis (entries of
+        order one), so nothing cancels between terms of order n² when A is close to a
+        constant matrix (a Gaussian kernel at small γ·d²); this keeps the centred
+        alignment accurate down to γ·d² of about 10⁻¹⁴.
+
+        Others (power moments only): ‖HAH‖_F² = ‖A‖_F² − (2/n)‖A1‖² + (1ᵀA1)²/n²,
+        NaN when it falls below 10⁻¹² ‖A‖_F², the rounding of its three terms.
+        """
+        yc = _centred(y)
+        ones = np.ones(self.n)
+        if self.spectral:
+            lam = np.clip(np.asarray(self.eigenvalues, dtype=np.float64), 0.0, None)
+            coef = self.project(np.stack([ones, yc], axis=1))
+            c1, cy = coef[:, 0], coef[:, 1]
+            M = np.eye(lam.size) - np.real(np.outer(c1, np.conj(c1))) / self.n
+            root = np.sqrt(lam)
+            G = root[:, None] * M * root[None, :]
+            return float(np.real(np.sum(lam * np.abs(cy) ** 2))), float(np.sum(G * G))
+        M1 = self.power_quadratic(1, np.stack([ones, yc], axis=1))
+        total, ycky = M1[0, 0], M1[1, 1]
+        row_sq = self.power_quadratic(2, ones[:, None])[0, 0]
+        fro_sq = self.power_trace(2)
+        kc_sq = fro_sq - 2.0 / self.n * row_sq + total ** 2 / self.n ** 2
+        if kc_sq <= 1e-12 * fro_sq:
+            kc_sq = np.nan              # below the rounding of the three terms
+        return float(ycky), float(kc_sq)
 
     # -- power moments from the spectrum (used by spectral operators) -----------
     def _spectral_power_quadratic(self, r, P):

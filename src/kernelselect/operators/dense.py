@@ -38,7 +38,7 @@ class DenseOperator(ExplicitBasisOperator):
     * Power moments come from K directly: Pᵀ Kʳ P by ⌈r/2⌉ products with K,
       tr K, ‖K‖_F² = tr K² and diag K (O(n²) each, no factorisation).
     * Forms in K_α = K + αI at a few ridges (:class:`RidgeFunction`: K_α⁻¹, K_α⁻²,
-      K K_α⁻¹, (K K_α⁻¹)²) come from one Cholesky factorisation of K_α per α
+      K K_α⁻¹, (K K_α⁻¹)², αK_α⁻¹, (αK_α⁻¹)²) come from one Cholesky factorisation of K_α per α
       (n³/3 flops) and, when a diagonal, trace or Frobenius norm is asked, the
       explicit inverse from it (2n³/3 more): tr K_α⁻² = ‖K_α⁻¹‖_F²,
       tr K K_α⁻¹ = n − α tr K_α⁻¹, tr (K K_α⁻¹)² = n − 2α tr K_α⁻¹ + α²‖K_α⁻¹‖_F².
@@ -75,7 +75,10 @@ class DenseOperator(ExplicitBasisOperator):
     def _eigenpairs(self):
         if self._eig is None:
             with small_blas(float(self.n) ** 3):
-                self._eig = scipy.linalg.eigh(self._K, driver="evd")
+                lam, Q = scipy.linalg.eigh(self._K, driver="evd")
+            # K is positive semi-definite: negative eigenvalues are rounding (of size
+            # n·ε·λ_max) and are taken as 0, so that K + αI stays positive at any α > 0
+            self._eig = (np.clip(lam, 0.0, None), Q)
             self.details["factorisation"] = "eigh"
         return self._eig
 
@@ -140,6 +143,10 @@ class DenseOperator(ExplicitBasisOperator):
             R = self._solve(float(a), B)                         # K_α⁻¹B
             if g.kind == "resolvent":
                 out[:, :, j] = R if g.power == 1 else self._solve(float(a), R)
+            elif g.kind == "complement":
+                f = g.factor(j)
+                C = f * R                                        # (α/s)K_α⁻¹B
+                out[:, :, j] = C if g.power == 1 else f * self._solve(float(a), C)
             else:
                 S = B - a * R                                    # K K_α⁻¹ B
                 out[:, :, j] = S if g.power == 1 else S - a * self._solve(float(a), S)
@@ -153,7 +160,7 @@ class DenseOperator(ExplicitBasisOperator):
         Q = P if Q is None else np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
         if g.power == 2 and Q is P:
             # Pᵀ M² P = (MP)ᵀ(MP) for the symmetric M = K_α⁻¹ or K K_α⁻¹
-            half = self._ridge_apply(RidgeFunction(g.kind, g.alphas, 1), P)
+            half = self._ridge_apply(RidgeFunction(g.kind, g.alphas, 1, g.scale), P)
             return np.einsum("nil,njl->ijl", half, half)
         return np.einsum("ni,njl->ijl", P, self._ridge_apply(g, Q))
 
@@ -163,12 +170,19 @@ class DenseOperator(ExplicitBasisOperator):
         out = np.empty(h.alphas.size)
         for j, a in enumerate(h.alphas):
             inv = self._inverse(float(a))
-            t1 = float(np.trace(inv))
-            t2 = float(np.einsum("ij,ij->", inv, inv)) if h.power == 2 else None
+            if h.kind == "complement":
+                ainv = h.factor(j) * inv                         # (α/s)K_α⁻¹
+                out[j] = (float(np.trace(ainv)) if h.power == 1
+                          else float(np.einsum("ij,ij->", ainv, ainv)))
+                continue
             if h.kind == "resolvent":
-                out[j] = t1 if h.power == 1 else t2
-            else:
-                out[j] = self.n - a * t1 if h.power == 1 else self.n - 2 * a * t1 + a * a * t2
+                out[j] = (float(np.trace(inv)) if h.power == 1
+                          else float(np.einsum("ij,ij->", inv, inv)))
+                continue
+            ainv = a * inv                       # smoother = I − αK_α⁻¹, from the bounded αK_α⁻¹
+            t1 = float(np.trace(ainv))
+            out[j] = (self.n - t1 if h.power == 1
+                      else self.n - 2 * t1 + float(np.einsum("ij,ij->", ainv, ainv)))
         return out
 
     def diagonal_function(self, g):
@@ -177,18 +191,45 @@ class DenseOperator(ExplicitBasisOperator):
         out = np.empty((self.n, g.alphas.size))
         for j, a in enumerate(g.alphas):
             inv = self._inverse(float(a))
-            d1 = np.diagonal(inv).copy()
-            d2 = np.einsum("ij,ij->i", inv, inv) if g.power == 2 else None
+            if g.kind == "complement":
+                ainv = g.factor(j) * inv
+                out[:, j] = (np.diagonal(ainv).copy() if g.power == 1
+                             else np.einsum("ij,ij->i", ainv, ainv))
+                continue
             if g.kind == "resolvent":
-                out[:, j] = d1 if g.power == 1 else d2
-            else:
-                out[:, j] = 1.0 - a * d1 if g.power == 1 else 1.0 - 2 * a * d1 + a * a * d2
+                out[:, j] = (np.diagonal(inv).copy() if g.power == 1
+                             else np.einsum("ij,ij->i", inv, inv))
+                continue
+            ainv = a * inv
+            d1 = np.diagonal(ainv)
+            out[:, j] = (1.0 - d1 if g.power == 1
+                         else 1.0 - 2 * d1 + np.einsum("ij,ij->i", ainv, ainv))
         return out
 
     def apply_function(self, g, B):
         if not self._use_ridge(g):
             return super().apply_function(g, B)
         return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1))
+
+    # -- centred forms from K itself ----------------------------------------------------
+    def centred_terms(self, y, block=512):
+        """HKH formed in blocks of rows (K_ij − r_i − r_j + m, r = K1/n, m = 1ᵀK1/n²):
+        each entry is computed once from K, so ‖HKH‖_F² keeps the accuracy of K's
+        entries instead of cancelling three terms of order n² (no eigendecomposition)."""
+        from ._base import _centred
+
+        K = self._K
+        r = K.mean(axis=1)
+        m = r.mean()
+        yc = _centred(y)
+        ycky = 0.0
+        kc_sq = 0.0
+        for i in range(0, self.n, block):
+            j = min(self.n, i + block)
+            Kc = K[i:j] - r[i:j, None] - r[None, :] + m
+            kc_sq += float(np.einsum("ij,ij->", Kc, Kc))
+            ycky += float(yc[i:j] @ (Kc @ yc))
+        return ycky, kc_sq
 
     # -- power moments, from K itself -------------------------------------------------
     def power_quadratic(self, r, P):

@@ -79,6 +79,16 @@ class MCMOperator(KernelOperator):
     def diagonal(self):
         return np.full(self.n, float(self._lam.mean()))
 
+    def centred_terms(self, y):
+        """The constant vector is U's zero-frequency eigenvector, so centring drops
+        that frequency: ‖HUH‖_F² = Σ_{j≠0} λ_j², y_cᵀUy_c = Σ_{j≠0} λ_j |⟨q_j, y_c⟩|²."""
+        from ._base import _centred
+
+        coef = self.project(_centred(y)[:, None])[:, 0]
+        lam = self._lam.copy()
+        lam[0] = 0.0
+        return float(np.sum(lam * np.abs(coef) ** 2)), float(np.sum(lam ** 2))
+
     def diagonal_function(self, g):
         """diag g(U) = (1/Π) Σ_j g(λ_j) on every entry (U is circulant)."""
         gl = evaluate_at(g, self._lam)

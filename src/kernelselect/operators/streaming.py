@@ -122,6 +122,37 @@ class StreamingOperator(KernelOperator):
             "use Exact(method='dense') or an approximation."
         )
 
+    #: the moment form of ‖HKH‖_F² is used while it exceeds this fraction of ‖K‖_F²
+    #: (its rounding error is then below ε/MOMENT_FLOOR ≈ 10⁻⁸ relative)
+    MOMENT_FLOOR = 1e-8
+
+    def centred_terms(self, y):
+        """(y_cᵀKy_c, ‖HKH‖_F²): the power-moment form while it is accurate; below
+        ``MOMENT_FLOOR`` (K close to a constant matrix) the Gaussian kernel's
+        expansion K = 11ᵀ − γD + O(γ²D²), D_ij = ‖x_i − x_j‖², whose centred part is
+        HKH = 2γ X_cX_cᵀ + O(γ²D²) (X_c the centred data): y_cᵀKy_c ≈ 2γ‖X_cᵀy_c‖² and
+        ‖HKH‖_F² ≈ 4γ²‖X_cᵀX_c‖_F², with relative error O(γ·max D) (at most about
+        10⁻⁴ where the switch happens). The Laplacian kernel has no such low-rank
+        expansion: NaN there, as the moment form would give.
+        """
+        ycky, kc_sq = super().centred_terms(y)
+        fro_sq = self.power_trace(2)
+        if np.isfinite(kc_sq) and kc_sq > self.MOMENT_FLOOR * fro_sq:
+            return ycky, kc_sq
+        if self._kernel != "gaussian":
+            return ycky, np.nan
+        from ._base import _centred
+
+        X = np.asarray(self._X, dtype=np.float64)
+        Xc = X - X.mean(axis=0)
+        spread = float(np.max(np.sum(Xc * Xc, axis=1)))
+        if not 4.0 * self._gamma * spread <= 1e-3:       # the expansion would be off
+            return ycky, np.nan
+        v = Xc.T @ _centred(y)
+        G = Xc.T @ Xc
+        g = self._gamma
+        return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(G * G))
+
     def diagonal(self):
         if self._sums is not None:
             return np.asarray(self._sums["diagonal"], dtype=np.float64)
