@@ -54,6 +54,8 @@ __all__ = [
     "block_rows",
 ]
 
+#: exp(−2γS) is formed as exp(−γS)² at most this many times in a row
+SQUARINGS = 3
 #: entries of one feature block (b·c); 2¹⁸ doubles = 2 MB keeps a block in L2/L3
 BLOCK_ENTRIES = 1 << 18
 #: eigenvalues of VᵀV below this fraction of the largest are rounding noise
@@ -105,8 +107,22 @@ class LandmarkFeatures:
 
         return cdist(Xb, self.Z, "cityblock")
 
-    def block(self, S, i, out):
-        np.multiply(S, -self.gammas[i], out=out)
+    def block(self, S, i, out, chain=None):
+        """exp(−γ_i S) into ``out``. ``chain`` = [index, squarings] says which γ ``out``
+        holds (updated here; one per caller and buffer). When γ_i = 2γ_index (the default
+        grid doubles γ), ``out`` is squared instead: exp(−2γS) = exp(−γS)², one
+        multiplication instead of an exponential per entry. Each squaring doubles the
+        relative rounding error, so a fresh exponential is taken after SQUARINGS of them
+        (error ≤ 2^SQUARINGS·ε)."""
+        g = self.gammas
+        if chain is not None and chain[0] == i - 1 and i > 0 and g[i] == 2.0 * g[i - 1] \
+                and chain[1] < SQUARINGS:
+            np.multiply(out, out, out=out)
+            chain[0], chain[1] = i, chain[1] + 1
+            return out
+        np.multiply(S, -g[i], out=out)
+        if chain is not None:
+            chain[0], chain[1] = i, 0
         return np.exp(out, out=out)
 
 
@@ -125,7 +141,7 @@ class FourierFeatures:
     def shared(self, Xb):
         return np.asarray(Xb, dtype=np.float64) @ self.W0
 
-    def block(self, S, i, out):
+    def block(self, S, i, out, chain=None):
         np.multiply(S, self.scales[i], out=out)
         out += self.b[None, :]
         np.cos(out, out=out)
@@ -167,8 +183,9 @@ def first_pass(fmap, Xb, yb, values, rotations):
         S = fmap.shared(Xb[a:b])
         F = np.empty_like(S)
         Yb = probe_basis(yb[a:b], values)
+        chain = [None, 0]
         for i in range(ng):
-            fmap.block(S, i, F)
+            fmap.block(S, i, F, chain)
             P = F if rotations[i] is None else F @ rotations[i]
             g, h = P.T @ P, P.T @ Yb                # PᵀP is a symmetric (syrk) product
             G[i] = g if G[i] is None else G[i] + g
@@ -192,9 +209,9 @@ def second_pass(fmap, Xb, yb, values, plan):
         S = fmap.shared(Xb[a:b])
         F = np.empty_like(S)
         Yb = probe_basis(yb[a:b], values)
-        slot = 0
+        slot, chain = 0, [None, 0]
         for i, Mu, reqs in plan:
-            fmap.block(S, i, F)
+            fmap.block(S, i, F, chain)
             Qb = F @ Mu
             Q2 = Qb * Qb
             for coef, cB, dgl, g0, func in reqs:
