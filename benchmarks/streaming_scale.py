@@ -14,9 +14,11 @@ Commands (run from the repository root with the project's virtualenv active):
     python benchmarks/streaming_scale.py threads --n 100000 \
         --base-python /work/wt/streaming-base/.venv/bin/python
     # 10⁷ rows from a .npy file on disk through a 2-worker LocalCluster
-    python benchmarks/streaming_scale.py dask-file --n 10000000 --path /tmp/ks_1e7.npy
+    python benchmarks/streaming_scale.py dask-file --n 10000000 --path /tmp/ks_1e7.npy \
+        --criteria gcv
     # strong scaling 1 → 2 workers at n = 10⁶
-    python benchmarks/streaming_scale.py scaling --n 1000000 --path /tmp/ks_1e6.npy
+    python benchmarks/streaming_scale.py scaling --n 1000000 --path /tmp/ks_1e6.npy \
+        --criteria gcv
     # paper 000's large sets (a9a, w8a) at full size
     python benchmarks/streaming_scale.py paper000
 """
@@ -117,7 +119,8 @@ def child_dask(spec):
         X, y = from_file(spec["path"], chunk_rows=spec.get("chunk_rows"))
         t0 = time.perf_counter()
         with distributed.get_task_stream(client) as ts:
-            res = kernelselect.select_kernel(X, y, criterion=CRITERIA, random_state=0)
+            res = kernelselect.select_kernel(X, y, criterion=spec.get("criteria", CRITERIA),
+                                             random_state=0)
         elapsed = time.perf_counter() - t0
         per_worker = client.run(_worker_peak)
         tasks = {}
@@ -132,7 +135,7 @@ def child_dask(spec):
                 "chunk_rows": X.chunks[0][0], "best_gamma": res.best_gamma,
                 "task_seconds": {k: {"count": len(v), "total": sum(v)}
                                  for k, v in tasks.items()},
-                "eloo": res.curves["eloo"][:, 0].tolist()}
+                "curves": {k: v[:, 0].tolist() for k, v in res.curves.items()}}
     finally:
         client.close()
         cluster.close()
@@ -198,7 +201,7 @@ def run_child(spec, python=None, env=None, busy=False):
     RESULTS.parent.mkdir(exist_ok=True)
     with open(RESULTS, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
-    short = {k: v for k, v in record.items() if k not in ("eloo", "gcv")}
+    short = {k: v for k, v in record.items() if k not in ("eloo", "gcv", "curves")}
     print(json.dumps(short), flush=True)
     return record
 
@@ -240,6 +243,7 @@ def main(argv=None):
         a.add_argument("--n", type=int, default=10 ** 7)
         a.add_argument("--path", required=True)
         a.add_argument("--chunk-rows", type=int, default=250_000)
+        a.add_argument("--criteria", default=",".join(CRITERIA))
     sub.add_parser("paper000")
     a = sub.add_parser("_child")
     a.add_argument("spec")
@@ -265,12 +269,14 @@ def main(argv=None):
     elif args.cmd == "dask-file":
         write_npy(args.path, args.n)
         run_child({"kind": "dask", "path": args.path, "workers": 2,
-                   "chunk_rows": args.chunk_rows}, env=ONE)
+                   "chunk_rows": args.chunk_rows, "criteria": args.criteria.split(",")},
+                  env=ONE)
     elif args.cmd == "scaling":
         write_npy(args.path, args.n)
         for w in (1, 2):
             run_child({"kind": "dask", "path": args.path, "workers": w,
-                       "chunk_rows": args.chunk_rows}, env=ONE)
+                       "chunk_rows": args.chunk_rows, "criteria": args.criteria.split(",")},
+                      env=ONE)
     elif args.cmd == "paper000":
         root = Path(os.environ.get("KERNELSELECT_DATA", HERE.parent.parent / "shared" / "data"))
         for name in ("a9a", "w8a"):

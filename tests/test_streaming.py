@@ -177,3 +177,17 @@ def test_select_kernel_uses_streaming_for_uniform_and_not_for_gamma_dependent_sa
     res = kernelselect.select_kernel(X, y, criterion="eloo", random_state=0,
                                      approximation=kernelselect.Nystroem(sampler="column_norm"))
     assert "method" not in res.details["operators"][0]
+
+
+def test_doubling_grid_blocks_equal_fresh_exponentials():
+    from kernelselect.operators.streaming_lowrank import LandmarkFeatures
+
+    X, _ = _problem(n=300)
+    gammas = 0.01 * 2.0 ** np.arange(10)
+    fmap = LandmarkFeatures(X[:40], gammas, "gaussian")
+    S = fmap.shared(X)
+    F, chain = np.empty_like(S), [None, 0]
+    for i, g in enumerate(gammas):
+        fmap.block(S, i, F, chain)
+        np.testing.assert_allclose(F, np.exp(-g * S), rtol=16 * np.finfo(float).eps, atol=0)
+    assert chain == [9, 1]            # squared three times in a row, then a fresh exp

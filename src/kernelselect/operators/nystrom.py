@@ -304,7 +304,7 @@ class Nystroem(Approximation):
             return None
         idx, pts = state.get("landmarks"), state.get("points")
         c = len(idx) if pts is None else pts.shape[0]
-        check_streaming_memory(rows, c, len(gammas), f"Nyström with n_landmarks={c}",
+        check_streaming_memory(rows, y, c, len(gammas), f"Nyström with n_landmarks={c}",
                                "use fewer landmarks (a few hundred to a few thousand "
                                "usually suffice)")
         Z = rows.gather(idx) if pts is None else pts

@@ -73,7 +73,7 @@ class RFF(Approximation):
                                         check_streaming_memory)
 
         D = state["W0"].shape[1]
-        check_streaming_memory(rows, D, len(gammas), f"RFF with n_features={D}",
+        check_streaming_memory(rows, y, D, len(gammas), f"RFF with n_features={D}",
                                "use fewer random features")
         fmap = FourierFeatures(state["W0"], state["b"], gammas, kernel)
         details = [{"n_features": int(fmap.width)} for _ in gammas]

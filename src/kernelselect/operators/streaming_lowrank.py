@@ -518,15 +518,18 @@ class StreamingLowRankOperator(KernelOperator):
         return self._rows_collected(g, B)[0]
 
 
-def check_streaming_memory(rows, width, n_gammas, what, hint):
+def check_streaming_memory(rows, y, width, n_gammas, what, hint):
     """The memory guard for one streamed grid, before anything of that size is made:
-    blocks in flight, the c × c statistics and transforms of every γ, the probes."""
+    blocks in flight, the c × c statistics and transforms of every γ, the probe basis
+    (held by the caller, n × m)."""
     from .._resources import check_allocation
 
     threads = getattr(rows, "threads", None) or 1
     block = 8 * block_rows(width) * width
+    values = np.unique(np.asarray(y))
+    m = values.size if values.size <= MAX_CLASSES else 2
     check_allocation(8.0 * (4 * threads * block + 4 * n_gammas * width * width
-                            + (MAX_CLASSES + 2) * rows.n),
+                            + (m + 3) * rows.n),
                      f"{what} streamed for {n_gammas} kernels at n={rows.n} (row blocks and "
                      f"{n_gammas} statistics of {width} × {width})", hint)
 
