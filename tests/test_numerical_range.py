@@ -271,3 +271,16 @@ def test_fsm_at_small_gamma_is_never_a_false_best():
             assert np.isnan(v) or v > 1.0, (approximation, gamma, v)
     exact = select_kernel(X, y, gammas=[1e-10], criterion="fsm", approximation="exact")
     assert 1.5 < exact.curves["fsm"][0, 0] < 1.7
+
+
+@pytest.mark.parametrize("approximation, error, match", [
+    (kernelselect.MCM(periodic="no"), TypeError, "periodic must be True or False"),
+    (kernelselect.MCM(clip_negative="no"), TypeError, "clip_negative must be True or False"),
+    (kernelselect.MCM(max_ratio=float("inf")), ValueError, "max_ratio must be a finite"),
+    (kernelselect.RFF(n_features=2.5), TypeError, "n_features must be an integer"),
+    (Nystroem(sampler="leverage", ridge=float("nan")), ValueError, "ridge must be"),
+])
+def test_approximation_parameters_are_checked(approximation, error, match):
+    X, y, _ = problem()
+    with pytest.raises(error, match=match):
+        select_kernel(X, y, approximation=approximation, criterion="ree")

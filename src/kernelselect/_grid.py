@@ -81,8 +81,9 @@ def choose_grid(n, levels, max_ratio=2.0):
     """
     n = check_positive_int(n, "n")
     p = check_positive_int(levels, "levels")
-    if isinstance(max_ratio, bool) or not isinstance(max_ratio, numbers.Real) or not max_ratio >= 1:
-        raise ValueError(f"max_ratio must be a real number ≥ 1, got {max_ratio!r}.")
+    if (isinstance(max_ratio, bool) or not isinstance(max_ratio, numbers.Real)
+            or not 1 <= max_ratio < float("inf")):
+        raise ValueError(f"max_ratio must be a finite real number ≥ 1, got {max_ratio!r}.")
     if p > n.bit_length() - 1:  # n < 2^p, without forming 2^p for a huge p
         need = f"2^{p} = {2 ** p}" if p <= 64 else f"2^{p}"
         raise ValueError(

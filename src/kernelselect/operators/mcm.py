@@ -16,7 +16,14 @@ import numpy as np
 from .. import fft as _fft
 from .._columns import song_xu_column
 from .._grid import choose_grid, fit_spacing, grid_order
-from .._validation import check_kernel, check_matrix, check_positive, check_positive_int, check_random_state
+from .._validation import (
+    check_bool,
+    check_kernel,
+    check_matrix,
+    check_positive,
+    check_positive_int,
+    check_random_state,
+)
 from ._base import Approximation, KernelOperator, evaluate_at
 
 __all__ = ["MCM", "MCMOperator"]
@@ -190,6 +197,8 @@ class MCM(Approximation):
                     f"along its own principal direction; use levels ≤ {d}."
                 )
         check_positive_int(self.n_pairs, "n_pairs")
+        periodic = check_bool(self.periodic, "periodic")
+        check_bool(self.clip_negative, "clip_negative")
         rng = check_random_state(random_state)
         m, n_used = choose_grid(n, p, self.max_ratio)
         if n_used < n:
@@ -198,7 +207,7 @@ class MCM(Approximation):
             keep = np.arange(n)
         order = keep[grid_order(X[keep], m)]
         if self.spacing is None:
-            h = fit_spacing(X[order], m, n_pairs=self.n_pairs, periodic=self.periodic, random_state=rng)
+            h = fit_spacing(X[order], m, n_pairs=self.n_pairs, periodic=periodic, random_state=rng)
         else:
             h = np.asarray(self.spacing, dtype=np.float64).ravel()
             if h.shape != (p,) or not np.all(np.isfinite(h)) or np.any(h <= 0):
