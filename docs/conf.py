@@ -16,6 +16,19 @@ import kernelselect
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "cimport_example"))
 
+# Technical notes: every top-level Markdown page (criteria.md and the notes written
+# beside it) goes into the "Technical notes" toctree that index.rst includes, generated
+# here so that a new note needs no edit.
+_NOTES = sorted(name[:-3] for name in os.listdir(HERE)
+                if name.endswith(".md") and name != "changelog.md")
+_notes_text = (".. toctree::\n   :maxdepth: 2\n   :caption: Technical notes\n\n"
+               + "".join(f"   {name}\n" for name in _NOTES))
+os.makedirs(os.path.join(HERE, "_generated"), exist_ok=True)
+_notes_path = os.path.join(HERE, "_generated", "notes_toctree.inc")
+if not os.path.exists(_notes_path) or open(_notes_path, encoding="utf-8").read() != _notes_text:
+    with open(_notes_path, "w", encoding="utf-8") as fh:
+        fh.write(_notes_text)
+
 project = "kernelselect"
 author = "kernelselect developers"
 copyright = "2026, kernelselect developers"
@@ -43,6 +56,10 @@ numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = False
 
 myst_enable_extensions = ["dollarmath"]
+# The technical notes are also read on the repository host, where they link to files
+# outside docs/ (benchmark tables, scripts); Sphinx cannot resolve those links and
+# renders them as plain text instead of failing the build.
+suppress_warnings = ["myst.xref_missing"]
 myst_heading_anchors = 3
 
 sphinx_gallery_conf = {
@@ -62,12 +79,16 @@ html_theme = "pydata_sphinx_theme"
 html_title = f"kernelselect {release}"
 html_theme_options = {
     "navigation_with_keys": False,
+    "header_links_before_dropdown": 4,
     "show_toc_level": 2,
     "secondary_sidebar_items": ["page-toc"],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+# Pages without sub-pages get no (empty) section navigation.
+html_sidebars = {"**": ["sidebar-nav-bs"],
+                 **{page: [] for page in ("index", "install", "quickstart", "cimport", "changelog",
+                                          *_NOTES)}}
 html_static_path = []
 html_show_sourcelink = False
 

@@ -77,8 +77,8 @@ def build_and_run(build_dir):
     sums = ext.kernel_row_sums(X, 0.5, threads=2)
     ref = lowlevel.kernel_matvec(X, np.ones(len(X)), 0.5)
     err = np.max(np.abs(sums - ref) / np.abs(ref))
-    lines.append(f"kernel_row_sums: first sums {np.round(sums[:3], 4)}, "
-                 f"max relative difference to kernel_matvec = {err:.1e}")
+    lines.append(f"kernel_row_sums: {len(sums)} sums, max relative difference to "
+                 f"kernel_matvec = {err:.1e}")
     assert err < 1e-12
 
     W = rng.standard_normal((4, 64))

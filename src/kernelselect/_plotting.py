@@ -110,13 +110,20 @@ def _draw_heatmap(result, ax, name, shared):
     la = np.log10(result.alphas)
     values = np.ma.masked_invalid(np.asarray(result.curves[name], dtype=float))
     import matplotlib
+    import matplotlib.colors
 
     # brighter is better either way; a NaN cell is light grey
     cmap = matplotlib.colormaps["viridis_r" if result.directions.get(name) == "min"
                                else "viridis"].with_extremes(bad="lightgrey")
+    # a log colour scale when positive values span more than a decade and a half, so
+    # that the region near the optimum is not washed out by the far corners
+    finite = values.compressed()
+    norm = None
+    if finite.size and finite.min() > 0 and finite.max() / finite.min() > 30:
+        norm = matplotlib.colors.LogNorm(vmin=finite.min(), vmax=finite.max())
     gi, ai = np.argsort(lg), np.argsort(la)
     mesh = ax.pcolormesh(_edges(lg[gi]), _edges(la[ai]), values[np.ix_(gi, ai)].T,
-                         cmap=cmap, shading="flat")
+                         cmap=cmap, norm=norm, shading="flat")
     bar = ax.figure.colorbar(mesh, ax=ax)
     bar.set_label(value_label(result, name))
     chosen = result.best[result.criteria[0]].get("index")
@@ -160,9 +167,15 @@ def plot_result(result, axes=None, *, kind="curves", title=None, data_name=None)
         elif kind == "both":
             _draw_heatmap(result, axes[k + c], name, shared)
     if shared:
+        # the α lines get a legend in the first panel, the two markers one below all
         handles, labels = axes[0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 6),
-                   fontsize="small", frameon=False)
+        lines = [(h, t) for h, t in zip(handles, labels) if t.startswith("α = ")]
+        marks = [(h, t) for h, t in zip(handles, labels) if not t.startswith("α = ")]
+        if lines:
+            axes[0].legend(*zip(*lines), fontsize="small", framealpha=0.8)
+        if marks:
+            fig.legend(*zip(*marks), loc="outside lower center", ncols=len(marks),
+                       fontsize="small", frameon=False)
     text = default_title(result, data_name) if title is None else title
     if text:
         fig.suptitle(text)

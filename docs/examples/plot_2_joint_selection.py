@@ -12,7 +12,7 @@ import numpy as np
 import kernelselect
 from kernelselect import datasets
 
-data = datasets.load("diabetes_reg")
+data = datasets.load("mpg")
 print(data.X.shape, data.task)
 
 alphas = np.logspace(-3, 1, 5)
@@ -30,4 +30,4 @@ print(result)
 # Brighter is better in every heat map. Here gcv selects (red diamond); the open circle
 # is each criterion's own best.
 
-fig = result.plot(kind="both", data_name="diabetes_reg")
+fig = result.plot(kind="both", data_name="mpg")
