@@ -229,6 +229,83 @@ def write_npy(path, n, d=10):
     del out
 
 
+PAPER000 = {  # paper 000 (Ding & Liao, AAAI 2018), Table 1: accuracy %, seconds (30 runs)
+    "a9a": {"name": "adult (32561, 123)", "C1(v)": (84.17, 61.02), "C2(v)": (84.29, 64.21),
+            "C3(v)": (84.42, 91.58), "KTA": (84.72, 4287.95), "MMD-B": (84.91, 3930.97),
+            "5-fold CV": None, "ELOO": None},
+    "w8a": {"name": "w8a (49749, 300)", "C1(v)": (98.11, 3865.91), "C2(v)": (98.24, 3890.73),
+            "C3(v)": (97.84, 4718.15), "KTA": (97.80, 21715.09), "MMD-B": (98.55, 21110.3),
+            "5-fold CV": None, "ELOO": None},
+}
+
+
+def _load(path=RESULTS):
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _version(r):
+    return "previous" if "streaming-base" in r["python"] else "streaming"
+
+
+def _load_str(r):
+    return f"{r['load_before'][0]:.1f} → {r['load_after'][0]:.1f}"
+
+
+def report(records):
+    """Markdown tables of the records (the last record of each configuration)."""
+    last = {}
+    for r in records:
+        key = json.dumps([r["spec"], _version(r), r["busy_neighbour"]], sort_keys=True)
+        last[key] = r
+    rs = list(last.values())
+    out = []
+    sel = [r for r in rs if r["spec"]["kind"] in ("select", "floor")]
+    for n in sorted({r["spec"]["n"] for r in sel}, reverse=True):
+        out += [f"### In process, n = {n:,}, d = 10, 15 γ, Nyström c = 200, eloo + gcv", "",
+                "| version | threads | busy neighbour | wall s | CPU s | peak RSS GB | "
+                "load (1 min) | best γ |", "|---|---|---|---:|---:|---:|---|---:|"]
+        for r in [r for r in sel if r["spec"]["n"] == n]:
+            kind = "floor (kernel block + CᵀC)" if r["spec"]["kind"] == "floor" else _version(r)
+            thr = r["spec"].get("workers") or ("1" if kind.startswith("floor") else "default")
+            out.append(f"| {kind} | {thr} | {'yes' if r['busy_neighbour'] else 'no'} | "
+                       f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
+                       f"{r['peak_rss_gb']:.2f} | {_load_str(r)} | "
+                       f"{r.get('best_gamma', float('nan')):.4g} |")
+        out.append("")
+    dk = [r for r in rs if r["spec"]["kind"] == "dask"]
+    if dk:
+        out += ["### Dask, LocalCluster (processes, 1 thread per worker), .npy file on disk", "",
+                "| file | criteria | workers | chunks × rows | wall s | peak RSS per worker GB "
+                "| client GB | chunk-task CPU s (count) | load (1 min) |",
+                "|---|---|---:|---|---:|---|---:|---|---|"]
+        for r in dk:
+            tasks = r["task_seconds"].get("_chunk_task", {"total": float("nan"), "count": 0})
+            peaks = ", ".join(f"{v:.2f}" for v in r["peak_rss_gb_workers"].values())
+            out.append(f"| {os.path.basename(r['spec']['path'])} | "
+                       f"{','.join(r['spec'].get('criteria', CRITERIA))} | "
+                       f"{r['spec']['workers']} | {r['chunks']} × {r['chunk_rows']:,} | "
+                       f"{r['seconds']:.1f} | {peaks} | {r['peak_rss_gb_client']:.2f} | "
+                       f"{tasks['total']:.1f} ({tasks['count']}) | {_load_str(r)} |")
+        out.append("")
+    pp = [r for r in rs if r["spec"]["kind"] == "paper000"]
+    if pp:
+        out += ["### Paper 000's large sets, full size (50 % train / 50 % test, γ = 2^−8…2^6, "
+                "α = 1)", "", "| set | this library: eloo (streamed Nyström c = 200) | "
+                "selection s | test accuracy | paper: C1(v) acc / s | C3(v) acc / s | "
+                "KTA acc / s | MMD-B acc / s |", "|---|---|---:|---:|---|---|---|---|"]
+        for r in pp:
+            name = Path(r["spec"]["path"]).stem
+            ref = PAPER000.get(name, {})
+            cells = [f"{ref[k][0]:.2f} % / {ref[k][1]:.0f}" if ref.get(k) else "NA"
+                     for k in ("C1(v)", "C3(v)", "KTA", "MMD-B")]
+            out.append(f"| {ref.get('name', name)} | γ = {r['best_gamma']:.4g} | "
+                       f"{r['seconds_selection']:.1f} | {100 * r['accuracy']:.2f} % | "
+                       + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -245,10 +322,14 @@ def main(argv=None):
         a.add_argument("--chunk-rows", type=int, default=250_000)
         a.add_argument("--criteria", default=",".join(CRITERIA))
     sub.add_parser("paper000")
+    sub.add_parser("report")
     a = sub.add_parser("_child")
     a.add_argument("spec")
     args = p.parse_args(argv)
 
+    if args.cmd == "report":
+        print(report(_load()))
+        return
     if args.cmd == "_child":
         spec = json.loads(args.spec)
         print(json.dumps(CHILDREN[spec["kind"]](spec)))
