@@ -211,6 +211,28 @@ def loo_lssvm_bruteforce(A, y, alpha):
     return out
 
 
+def loo_ovr_bruteforce(A, labels, alpha):
+    """One-vs-rest LSSVM leave-one-out by refitting: (error rate, residuals (n, C)).
+
+    For each i, C LSSVMs (one per class, ±1 targets) are trained on the other n − 1
+    points; the prediction is the class of the largest decision value at x_i.
+    """
+    classes = np.unique(labels)
+    Y = np.where(labels[:, None] == classes[None, :], 1.0, -1.0)
+    n, C = Y.shape
+    E = np.empty((n, C))
+    wrong = 0
+    for i in range(n):
+        keep = np.arange(n) != i
+        f = np.empty(C)
+        for c in range(C):
+            a, b = lssvm_solve(A[np.ix_(keep, keep)], Y[keep, c], alpha)
+            f[c] = A[i, keep] @ a + b
+        E[i] = Y[i] - f
+        wrong += classes[np.argmax(f)] != labels[i]
+    return wrong / n, E
+
+
 def crit_kta(A, y):
     """⟨A, yyᵀ⟩_F / (‖A‖_F ‖yyᵀ‖_F)."""
     Y = np.outer(y, y)

@@ -58,16 +58,16 @@ class FakeResult:
 def fake_select(monkeypatch):
     calls = []
 
-    def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criterion="ree",
-                      approximation="nystrom", random_state=None, workers=None,
-                      progress=False, standardize=False):
+    def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterion="auto",
+                      approximation="auto", random_state=None, workers=None,
+                      progress=False, standardize=True, task="auto", refine=False):
         calls.append(dict(X=X, y=y, kernel=kernel, gammas=gammas, alphas=alphas,
                           criterion=criterion, approximation=approximation,
                           random_state=random_state, workers=workers, progress=progress,
-                          standardize=standardize))
+                          standardize=standardize, task=task, refine=refine))
         names = [criterion] if isinstance(criterion, str) else list(criterion)
         grid = gammas if gammas is not None else np.exp2(np.arange(-3, 4))
-        return FakeResult(grid, alphas, names)
+        return FakeResult(grid, alphas if alphas is not None else (1.0,), names)
 
     monkeypatch.setattr(kernelselect, "select_kernel", select_kernel, raising=False)
     return calls
@@ -105,14 +105,14 @@ def test_select_default_dataset_prints_table(fake_select, capsys):
     np.testing.assert_array_equal(call["X"], data.X)
     np.testing.assert_array_equal(call["y"], data.y)
     assert call["standardize"] is True and call["progress"] == cli.PROGRESS_DELAY
-    assert call["criterion"] == "ree" and call["approximation"] == "nystrom"
-    assert call["gammas"] is None and call["alphas"] == (1.0,)
+    assert call["criterion"] == "auto" and call["approximation"] == "auto"
+    assert call["gammas"] is None and call["alphas"] is None and call["task"] == "binary"
     assert "breast_cancer (shipped): n=683, d=9, binary, standardised" in out
     # the fake optimum of the first criterion is at log2(gamma) = -1
     selected = [line for line in out.splitlines() if line.startswith(">")]
     assert len(selected) == 1
     assert selected[0].split()[1] == "-1.00" and selected[0].rstrip().endswith("*")
-    assert "selected   gamma=0.5 (log2 -1.00), alpha=1, ree=1 (minimise)" in out
+    assert "selected   gamma=0.5 (log2 -1.00), alpha=1, auto=1 (minimise)" in out
     assert "details    c=100, k=50, note=fake" in out
     assert re_time(out)
 
@@ -155,8 +155,8 @@ def test_select_gamma_grid_json_plot_quiet(fake_select, capsys, tmp_path):
     payload = json.loads(js.read_text())
     assert payload["data"] == {"source": "heart (shipped)", "n": 270, "d": 13,
                                "task": "binary", "standardize": True}
-    assert payload["result"]["best"]["ree"]["gamma"] == 0.5
-    assert len(payload["result"]["curves"]["ree"]) == 7
+    assert payload["result"]["best"]["auto"]["gamma"] == 0.5
+    assert len(payload["result"]["curves"]["auto"]) == 7
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # the figure is titled with the data set; one α: the curves alone
     assert FakeResult.plot_calls[-1] == {"kind": "curves", "data_name": "heart"}
@@ -282,7 +282,7 @@ def test_end_to_end_matches_select_kernel(capsys, tmp_path):
     js = tmp_path / "heart.json"
     code, out, err = run(["select", "--dataset", "heart", "--gamma-grid", "log2:-6:-2:2",
                           "--criterion", "ree,kta", "--random-state", "3",
-                          "--json", str(js)], capsys)
+                          "--approximation", "nystrom", "--json", str(js)], capsys)
     assert code == 0, err
     X, y = datasets.load("heart", return_X_y=True)
     direct = kernelselect.select_kernel(X, y, gammas=[2.0**-6, 2.0**-4, 2.0**-2],
@@ -345,6 +345,8 @@ def test_end_to_end_configured_approximation(capsys, tmp_path, extra, approximat
     argv = ["select", "--dataset", "heart", "--gammas", "0.05,0.2", "--quiet",
             "--json", str(js)] + extra
     criterion = extra[extra.index("--criterion") + 1] if "--criterion" in extra else "ree"
+    if "--criterion" not in extra:
+        argv += ["--criterion", criterion]
     code, _, err = run(argv, capsys)
     assert code == 0, err
     X, y = datasets.load("heart", return_X_y=True)

@@ -35,6 +35,7 @@ from kernelselect import (  # noqa: E402
                           cv=3, gammas=[0.1, 1.0], alphas=[0.1, 1.0], random_state=0),
     ],
 )
+@pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
 def test_sklearn_conformance(estimator, check):
     check(estimator)
 
@@ -118,11 +119,12 @@ def test_pickle_round_trip(est):
 def test_selection_cv_with_criterion():
     X, y = binary(5)
     sel = KernelSelectionCV(criterion="ree", approximation="exact", alphas=(0.1, 1.0),
-                            random_state=0).fit(X, y)
+                            random_state=0, standardize=False).fit(X, y)
     assert isinstance(sel.best_estimator_, LSSVMClassifier)
     assert isinstance(sel.selection_, SelectionResult)
     ref = kernelselect.select_kernel(X, np.where(y == "yes", 1.0, -1.0), criterion="ree",
-                                     approximation="exact", alphas=(0.1, 1.0), random_state=0)
+                                     approximation="exact", alphas=(0.1, 1.0), random_state=0,
+                                     standardize=False)
     assert sel.best_params_ == {"gamma": ref.best_gamma, "alpha": ref.best_alpha}
     assert sel.best_score_ == ref.best["ree"]["value"]
     assert sel.best_estimator_.gamma == ref.best_gamma
@@ -137,7 +139,7 @@ def test_selection_cv_with_cross_validation_matches_function():
     X, y = binary(6)
     g, a = [0.05, 0.5, 5.0], [0.01, 1.0]
     sel = KernelSelectionCV(criterion="cv", approximation="exact", gammas=g, alphas=a, cv=4,
-                            random_state=2).fit(X, y)
+                            random_state=2, standardize=False).fit(X, y)
     yc = np.where(y == "yes", 1.0, 0.0)
     ref = kernelselect.cross_validate_grid(X, yc, gammas=g, alphas=a, cv=4, random_state=2)
     np.testing.assert_array_equal(sel.selection_.curves["cv"], ref.curves["cv"])
@@ -153,7 +155,8 @@ def test_selection_cv_regression_default_estimator():
     sel = KernelSelectionCV(criterion="cv", approximation=Nystroem(n_landmarks=30),
                             gammas=[0.1, 1.0, 10.0], alphas=[1e-3, 1.0], cv=3,
                             random_state=0).fit(X, y)
-    assert isinstance(sel.best_estimator_, KernelRidgeRegressor)
+    assert isinstance(sel.best_estimator_[-1], KernelRidgeRegressor)      # after the scaler
+    assert sel.best_estimator_[-1].fit_intercept
     assert not hasattr(sel, "decision_function")
     assert sel.score(X, y) > 0.8
 

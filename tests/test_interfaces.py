@@ -111,8 +111,9 @@ def test_sparse_and_masked_input_refused_with_the_fix(call):
 
 def test_masked_array_without_masked_entries_is_its_data():
     X, y = binary()
-    a = ks.select_kernel(np.ma.masked_array(X), y, approximation="exact", random_state=0)
-    b = ks.select_kernel(X, y, approximation="exact", random_state=0)
+    a = ks.select_kernel(np.ma.masked_array(X), y, criterion="ree", approximation="exact",
+                         random_state=0)
+    b = ks.select_kernel(X, y, criterion="ree", approximation="exact", random_state=0)
     np.testing.assert_array_equal(a.curves["ree"], b.curves["ree"])
 
 

@@ -153,7 +153,7 @@ def test_exact_dense_path_uses_the_same_guard():
         msg = _refused_quickly(lambda: kernelselect.select_kernel(
             X, X[:, 0], approximation="exact"))
     assert "exact dense kernel matrix" in msg
-    kernelselect.select_kernel(X[:100], X[:100, 0], approximation="exact")
+    kernelselect.select_kernel(X[:100], X[:100, 0], criterion="ree", approximation="exact")
 
 
 def test_selection_cv_refuses_the_refit_before_selecting():

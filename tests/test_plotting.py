@@ -101,6 +101,6 @@ def test_bad_kinds_are_refused(result):
         result.plot(kind="surface")
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 2))
-    one_alpha = kernelselect.select_kernel(X, X[:, 0], approximation="exact")
+    one_alpha = kernelselect.select_kernel(X, X[:, 0], criterion="ree", approximation="exact")
     with pytest.raises(ValueError, match="needs an α path"):
         one_alpha.plot(kind="heatmap")

@@ -27,7 +27,8 @@ def test_curves_best_and_directions():
     X, y = data()
     gammas = 2.0 ** np.arange(-4, 3)
     alphas = [0.1, 1.0]
-    res = select_kernel(X, y, gammas=gammas, alphas=alphas, criterion=ALL, approximation="exact")
+    res = select_kernel(X, y, gammas=gammas, alphas=alphas, criterion=ALL, approximation="exact",
+                        standardize=False)
     assert res.criteria == ALL
     for name in ALL:
         assert res.curves[name].shape == (7, 2)
@@ -75,12 +76,14 @@ def test_one_operator_per_gamma_shared_by_all_criteria():
 
 def test_default_grid_is_median_heuristic():
     X, y = data()
-    res = select_kernel(X, y, criterion="kta", approximation="exact", random_state=0)
+    res = select_kernel(X, y, criterion="kta", approximation="exact", random_state=0,
+                        standardize=False)
     g0 = median_heuristic_gamma(X, "gaussian", np.random.default_rng(0))
     np.testing.assert_allclose(res.gammas, g0 * 2.0 ** np.arange(-7, 8))
     assert res.details["gamma0"] == g0
     np.testing.assert_allclose(default_gammas(X, random_state=0), res.gammas)
-    lap = select_kernel(X, y, kernel="laplacian", criterion="kta", approximation="exact", random_state=0)
+    lap = select_kernel(X, y, kernel="laplacian", criterion="kta", approximation="exact",
+                        random_state=0, standardize=False)
     g0l = median_heuristic_gamma(X, "laplacian", np.random.default_rng(0))
     np.testing.assert_allclose(lap.gammas, g0l * 2.0 ** np.arange(-7, 8))
 
@@ -120,7 +123,8 @@ def test_regression_target_and_criterion_params():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((40, 2))
     y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(40)
-    res = select_kernel(X, y, gammas=[0.5, 1.0], criterion=["ipe", "c1", "eloo"], approximation="exact", sigma=0.2)
+    res = select_kernel(X, y, gammas=[0.5, 1.0], criterion=["ipe", "c1", "eloo"], approximation="exact", sigma=0.2,
+                        standardize=False)
     K = ref.kernel_matrix(X, X, 0.5)
     assert np.isclose(res.curves["ipe"][0, 0], ref.crit_ipe(K, y, 1.0, 0.2), rtol=1e-9)
     assert np.isclose(res.curves["eloo"][0, 0], ref.crit_eloo(K, y, 1.0, "squared"), rtol=1e-9)

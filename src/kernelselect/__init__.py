@@ -18,6 +18,7 @@ from .operators.mcm import MCM
 from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
+from ._policy import GridEdgeWarning
 from .selection import SelectionResult, select_kernel
 
 # Names whose modules import scikit-learn are resolved on first access (PEP 562), so
@@ -42,6 +43,7 @@ __all__ = [
     "config_context",
     "select_kernel",
     "SelectionResult",
+    "GridEdgeWarning",
     "Exact",
     "Nystroem",
     "RFF",

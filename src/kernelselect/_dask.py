@@ -110,6 +110,8 @@ def standardize(X):
     """(X − mean)/std per feature (std 0 → 1), the statistics in one pass."""
     dask, da = _dask()
     mu, sd = _compute(X.mean(axis=0), X.std(axis=0))
+    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(sd))):
+        return X            # non-finite entries: the row pass reports the first bad row
     return (X - mu) / np.where(sd > 0, sd, 1.0)
 
 

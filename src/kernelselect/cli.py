@@ -52,7 +52,7 @@ PROGRESS_DELAY = 2.0
 #: a long run still shows signs of life while a short one prints one line.
 QUIET_PROGRESS_DELAY = 60.0
 
-APPROXIMATIONS = ("nystrom", "exact", "mcm", "random_mcm", "rff")
+APPROXIMATIONS = ("auto", "nystrom", "exact", "mcm", "random_mcm", "rff")
 KERNELS = ("gaussian", "laplacian")
 
 
@@ -168,13 +168,19 @@ def build_parser():
                      help="a shipped dataset (see `kernelselect datasets`)")
     sel.add_argument("--target", default="-1", metavar="COL",
                      help="CSV target column: index (default -1, the last) or name")
-    sel.add_argument("--task", default="auto", choices=("auto", "binary", "regression"),
-                     help="auto: two distinct targets -> binary (+-1), else regression")
-    sel.add_argument("--criterion", default="ree", metavar="NAMES",
-                     help="comma-separated criteria, e.g. ree,kta (default ree); "
-                     "the first one selects")
-    sel.add_argument("--approximation", default="nystrom", choices=APPROXIMATIONS,
-                     help="stand-in for the kernel matrix (default nystrom)")
+    sel.add_argument("--task", default="auto",
+                     choices=("auto", "binary", "multiclass", "regression"),
+                     help="auto: two distinct targets or labels -> binary; whole-number codes "
+                     "0..C-1 or 1..C (C <= 50) or text labels -> multiclass; other numbers -> "
+                     "regression")
+    sel.add_argument("--criterion", default="auto", metavar="NAMES",
+                     help="comma-separated criteria, e.g. eloo,kta; the first one selects "
+                     "(default auto: leave-one-out error, eloo or eloo_multiclass)")
+    sel.add_argument("--approximation", default="auto", choices=APPROXIMATIONS,
+                     help="stand-in for the kernel matrix (default auto: exact up to n=400, "
+                     "then Nystrom with landmarks doubled until the choice is stable)")
+    sel.add_argument("--refine", action="store_true",
+                     help="refine (gamma, alpha) continuously around the best grid point")
     sel.add_argument("--sampler", metavar="NAME",
                      help="Nystroem landmark sampler: uniform (default), column_norm, "
                      "leverage, kmeans, modified, optimal")
@@ -188,7 +194,9 @@ def build_parser():
     grid.add_argument("--gamma-grid", metavar="SPEC",
                       help="log2:START:STOP[:STEP] (gamma = 2^k) or log10:START:STOP[:NUM]; "
                       "default: a log2 grid around the median heuristic")
-    sel.add_argument("--alphas", metavar="LIST", help="comma-separated ridge values (default 1)")
+    sel.add_argument("--alphas", metavar="LIST",
+                     help="comma-separated ridge values (default: n*10^k, k=-6..0 in half "
+                     "decades, for criteria that estimate the test error; else 1)")
     sel.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=True,
                      help="scale every feature to zero mean, unit variance first (default on)")
     sel.add_argument("--random-state", type=int, default=0, metavar="N",
@@ -235,11 +243,13 @@ def _fmt(value, width=12):
     return f"{value:.6g}".rjust(width)
 
 
-def format_table(result, selected_by=None):
+def format_table(result, selected_by=None, max_alphas=3):
     """The candidates of a selection result as an aligned text table.
 
-    One row per (γ, α); one column per criterion. ``*`` follows the best value of
-    each criterion; ``>`` starts the row of the selected kernel.
+    One row per (γ, α) when there are at most ``max_alphas`` α; with a longer α path,
+    one row per γ at the α that is best there for ``selected_by`` (the profile over
+    γ). One column per criterion. ``*`` follows the best value of each criterion;
+    ``>`` starts the row of the selected kernel.
     """
     gammas = np.asarray(result.gammas, dtype=float)
     alphas = np.asarray(result.alphas, dtype=float)
@@ -256,23 +266,37 @@ def format_table(result, selected_by=None):
             best_index[name] = (g, a)
         else:  # every value NaN: nothing is marked
             best_index[name] = None
+    profile = alphas.size > max_alphas
+    if profile:
+        sel = np.asarray(result.curves[selected_by], dtype=float)
+        flip = -1.0 if result.directions.get(selected_by) == "max" else 1.0
+        pairs = []
+        for gi in range(gammas.size):
+            row = np.where(np.isfinite(sel[gi]), flip * sel[gi], np.inf)
+            pairs.append((gi, int(np.argmin(row))))
+    else:
+        pairs = [(gi, ai) for gi in range(gammas.size) for ai in range(alphas.size)]
     widths = [max(12, len(n) + 2) for n in names]
     header = "  " + "log2(gamma)".rjust(11) + "gamma".rjust(12) + "alpha".rjust(12)
     header += "".join(n.rjust(w + 1) for n, w in zip(names, widths))
     lines = [header]
-    for gi, gamma in enumerate(gammas):
-        for ai, alpha in enumerate(alphas):
-            mark = ">" if best_index[selected_by] == (gi, ai) else " "
-            row = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
-            for name, w in zip(names, widths):
-                value = float(np.asarray(result.curves[name])[gi, ai])
-                star = "*" if best_index[name] == (gi, ai) else " "
-                row += _fmt(value, w) + star
-            lines.append(row.rstrip())
+    for gi, ai in pairs:
+        gamma, alpha = gammas[gi], alphas[ai]
+        mark = ">" if best_index[selected_by] == (gi, ai) else " "
+        row = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
+        for name, w in zip(names, widths):
+            value = float(np.asarray(result.curves[name])[gi, ai])
+            star = "*" if best_index[name] == (gi, ai) else " "
+            row += _fmt(value, w) + star
+        lines.append(row.rstrip())
     directions = ", ".join(
         f"{n}: {_direction_word(result.directions.get(n))}" for n in names
     )
     lines.append(f"  * best of its criterion ({directions});  > selected by {selected_by}")
+    if profile:
+        lines.append(f"  one row per gamma at the alpha {selected_by} prefers there "
+                     f"({alphas.size} alphas from {alphas.min():.3g} to {alphas.max():.3g}; "
+                     "--json has every value)")
     return "\n".join(lines)
 
 
@@ -296,9 +320,14 @@ def _jsonable(obj):
     return repr(obj)
 
 
+_DETAILS_SHOWN_ELSEWHERE = ("classes", "task_reason", "extensions", "edges", "standardize")
+
+
 def _details_line(details):
     parts = []
     for key, value in (details or {}).items():
+        if key in _DETAILS_SHOWN_ELSEWHERE:
+            continue
         if isinstance(value, (bool, int, float, str, np.integer, np.floating)):
             shown = f"{value:.4g}" if isinstance(value, (float, np.floating)) else str(value)
             parts.append(f"{key}={shown}")
@@ -307,6 +336,24 @@ def _details_line(details):
         ):
             parts.append(f"{key}=" + "x".join(str(v) for v in value))
     return ", ".join(parts)
+
+
+def _policy_lines(details):
+    """What the automatic rules did: approximation levels, grid extensions, edges."""
+    lines = []
+    auto = details.get("auto")
+    if isinstance(auto, dict):
+        levels = [lv["approximation"] for lv in auto.get("levels", []) if "approximation" in lv]
+        lines.append(f"approximation {' -> '.join(levels)} ({auto.get('reason', '')})")
+    for ext in details.get("extensions") or []:
+        lines.append(f"grid extended at {ext['edge']} by {len(ext['added'])} values")
+    if details.get("edges"):
+        lines.append(f"best point still on the grid edge: {', '.join(details['edges'])}")
+    refine = details.get("refine")
+    if isinstance(refine, dict):
+        lines.append(f"refined to gamma={refine['gamma']:.6g}, alpha={refine['alpha']:.6g} "
+                     f"({'improved' if refine.get('improved') else 'grid point kept'})")
+    return lines
 
 
 def _finite(value):
@@ -478,8 +525,6 @@ def _load_data(args):
         name = args.dataset or _datasets.DEFAULT_DATASET
         data = _datasets.load(name)
         label = f"{data.name} (shipped)"
-    if data.task == "multiclass":
-        raise CommandError("multiclass targets are not supported; give binary or regression data.")
     return data, label
 
 
@@ -495,6 +540,8 @@ def _select(kernelselect, data, args, gammas, alphas, criteria, approximation, p
         workers=args.workers,
         progress=progress,
         standardize=args.standardize,
+        task=data.task,
+        refine=args.refine,
     )
 
 
@@ -526,7 +573,9 @@ def _load_out_of_core(args, target):
     values = np.unique(np.asarray(y.compute()))
     if args.task == "binary" and values.size != 2:
         raise CommandError(f"--task binary: the target column has {values.size} distinct values.")
-    task = "binary" if values.size == 2 and args.task != "regression" else "regression"
+    from ._targets import detect_task
+
+    task = args.task if args.task != "auto" else detect_task(values, "the target column")[0]
     name = os.path.basename(args.file.rstrip("/"))
     return _ChunkedData(X, y, task, name)
 
@@ -559,14 +608,15 @@ def _cmd_select(args, out):
     import kernelselect
 
     for name in criteria:  # unknown names are reported before any data is read
-        kernelselect.get_criterion(name)
+        if name.lower() != "auto":
+            kernelselect.get_criterion(name)
     if args.gammas is not None:
         gammas = _float_list(args.gammas, "--gammas")
     elif args.gamma_grid is not None:
         gammas = parse_gamma_grid(args.gamma_grid)
     else:
         gammas = None
-    alphas = tuple(_float_list(args.alphas, "--alphas")) if args.alphas is not None else (1.0,)
+    alphas = tuple(_float_list(args.alphas, "--alphas")) if args.alphas is not None else None
     approximation = _approximation(args)
     plot_format = _check_outputs(args)
     if args.json == "-":  # standard output carries the JSON alone
@@ -613,6 +663,8 @@ def _cmd_select(args, out):
         details = _details_line(getattr(result, "details", None))
         if details:
             print(f"details    {details}", file=out)
+        for line in _policy_lines(getattr(result, "details", None) or {}):
+            print(f"policy     {line}", file=out)
         print("", file=out)
         print(format_table(result, selected_by=first), file=out)
         print("", file=out)
@@ -681,6 +733,8 @@ def _approximation(args):
 
     name = args.approximation
     if args.sampler is not None or args.landmarks is not None:
+        if name == "auto":                   # landmark options ask for Nyström
+            name = "nystrom"
         if name != "nystrom":
             raise CommandError("--sampler and --landmarks apply to --approximation nystrom only.")
         return kernelselect.Nystroem(n_landmarks=args.landmarks, sampler=args.sampler or "uniform")

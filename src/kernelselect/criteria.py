@@ -33,6 +33,8 @@ er         min        spectral    yes    no       yes    yes      yes     any
 =========  =========  ==========  =====  =======  =====  =======  ======  ===========
 
 ``sm`` with the hinge form (``h=`` given) needs the spectral forms.
+``eloo_multiclass`` (min, spectral, every spectral operator) is the one-vs-rest form
+of ``eloo`` for C ≥ 2 classes: it receives one-vs-rest ±1 columns (n, C).
 :func:`approximations_for` answers the question for the approximations that are
 installed; ``docs/criteria.md`` holds the same table with the formulas.
 """
@@ -57,11 +59,12 @@ __all__ = [
     "approximations_for",
     "check_compatible",
     "encode_binary",
+    "one_vs_rest",
     "evaluate_criterion",
 ]
 
 DIRECTIONS = ("min", "max")
-LABEL_KINDS = ("binary", "any")
+LABEL_KINDS = ("binary", "multiclass", "any")
 
 
 @dataclass(frozen=True)
@@ -79,8 +82,10 @@ class Criterion:
         every operator), ``"spectral"`` (eigen-decomposition forms) or an
         operator-specific tag (e.g. ``"random_mcm"``). An approximation can compute
         the criterion when the tag is in its ``provides`` set.
-    labels : {"binary", "any"}
-        "binary": y must have exactly two classes (encoded ±1).
+    labels : {"binary", "multiclass", "any"}
+        "binary": y must have exactly two classes (encoded ±1). "multiclass": the
+        criterion receives one-vs-rest ±1 columns (n, C) built from the class labels
+        (:func:`one_vs_rest`).
     alpha_dependent : bool
         Whether the value depends on the ridge α (otherwise it is repeated across α).
     func : callable
@@ -266,7 +271,10 @@ def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
             f"{operator.name!r} operator does not provide."
         )
     alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
-    y = np.asarray(y, dtype=np.float64)
+    if crit.labels == "multiclass":
+        y = one_vs_rest(y)
+    else:
+        y = np.asarray(y, dtype=np.float64)
     if crit.labels == "binary":
         y, _ = encode_binary(y, crit.name)
     # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
@@ -388,6 +396,53 @@ def gcv(operator, y, alphas):
     return operator.n * num / (tr / s) ** 2
 
 
+def _loo_sums(operator, Y, alphas, row_sums):
+    """Σ over points of ``row_sums(Y_rows, e_rows)`` for the LOO residuals e of the
+    LSSVM with bias, target columns Y (n, t); e_rows has shape (m, t, L).
+
+    P = [[K_α, 1], [1ᵀ, 0]] is shared by every column: with ρ = K_α⁻¹1 and
+    ν_c = K_α⁻¹y_c, b_c = 1ᵀν_c / 1ᵀρ, a_c = ν_c − ρ b_c and
+    (P⁻¹)_ii = (K_α⁻¹)_ii − ρ_i² / 1ᵀρ, the residual of point i for column c is
+    e_ic = a_ic / (P⁻¹)_ii (Cawley & Talbot 2003; one diagonal for all columns,
+    as in Cawley 2006 for one-vs-rest problems). e is unchanged when K_α⁻¹ is replaced
+    by αK_α⁻¹/s (a and (P⁻¹)_ii both scale by α/s), which is what is evaluated: its
+    eigenvalues stay in range at any α. The sums go through ``operator.reduce_rows``,
+    so a streaming operator never holds an n-vector.
+    """
+    n, t = Y.shape
+    g = _comp(alphas, 1, _unit_complement(operator, alphas)[1])   # αK_α⁻¹/s: same e
+    B = np.concatenate([Y, np.ones((n, 1))], axis=1)
+    S = operator.quadratic(g, B)                         # [Y 1]ᵀ αK_α⁻¹/s [Y 1], (t+1, t+1, L)
+    s11 = S[t, t]                                        # ∝ 1ᵀK_α⁻¹1
+    b = S[t, :t] / s11[None, :]                          # 1ᵀK_α⁻¹y_c / 1ᵀK_α⁻¹1, (t, L)
+
+    def residuals(Bb, gB, dg):
+        ky, k1 = gB[:, :t, :], gB[:, t, :]
+        # may run in a worker thread of a streaming pass (error states are per thread)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            e = (ky - k1[:, None, :] * b[None, :, :]) / (dg - k1 ** 2
+                                                         / s11[None, :])[:, None, :]
+            return row_sums(Bb[:, :t], e)
+
+    return operator.reduce_rows(g, B, residuals)
+
+
+LOO_LOSSES = ("auto", "squared", "error_rate", "hybrid")
+
+
+def _loo_loss(sums, n, loss):
+    """From (Σ 0-1 errors, Σ squared residuals / columns) (2, L): the error rate, or
+    with ``"hybrid"`` the error rate plus s / (n(1 + s)), s the mean squared residual.
+    The added term lies in [0, 1/n), below the step 1/n of the error rate, so it
+    orders kernels by error rate first and breaks ties (and plateaus) by the smooth
+    PRESS."""
+    rate = sums[0] / n
+    if loss == "error_rate":
+        return rate
+    s = sums[1] / n
+    return rate + s / (n * (1.0 + s))
+
+
 def eloo(operator, y, alphas, loss="auto"):
     """Closed-form leave-one-out error of the LSSVM with bias (Cawley & Talbot 2003).
 
@@ -395,9 +450,10 @@ def eloo(operator, y, alphas, loss="auto"):
     a = K_α⁻¹(y − b1). The LOO residual of point i is e_i = a_i / (P⁻¹)_ii with
     (P⁻¹)_ii = (K_α⁻¹)_ii − (K_α⁻¹1)_i² / (1ᵀK_α⁻¹1).
 
-    ``loss="squared"``: mean e_i² (regression); ``"error_rate"``: mean of
+    ``loss="squared"``: mean e_i² (PRESS/n; regression); ``"error_rate"``: mean of
     [y_i(y_i − e_i) ≤ 0] (classification, the LOO prediction is y_i − e_i);
-    ``"auto"``: error rate when y is ±1, squared otherwise. Minimise.
+    ``"hybrid"``: the error rate with ties broken by PRESS, rate + s/(n(1 + s)),
+    s = mean e_i²; ``"auto"``: error rate when y is ±1, squared otherwise. Minimise.
 
     e_i is unchanged when K_α⁻¹ is replaced by αK_α⁻¹ (a and (P⁻¹)_ii both scale by
     α), which is what is evaluated: its eigenvalues α/(λ + α) lie in (0, 1].
@@ -405,27 +461,61 @@ def eloo(operator, y, alphas, loss="auto"):
     yv = operator.restrict(y)
     if loss == "auto":
         loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
-    if loss not in ("squared", "error_rate"):
-        raise ValueError(f"loss must be 'auto', 'squared' or 'error_rate', got {loss!r}.")
-    n = operator.n
-    g = _comp(alphas, 1, _unit_complement(operator, alphas)[1])   # αK_α⁻¹/s: same e_i
-    B = np.stack([yv, np.ones(n)], axis=1)
-    S = operator.quadratic(g, B)                         # [y 1]ᵀ αK_α⁻¹ [y 1], (2, 2, L)
-    s11 = S[1, 1]                                        # 1ᵀK_α⁻¹1
-    b = S[1, 0] / s11                                    # 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1
-    squared = loss == "squared"
 
-    def residuals(Bb, gB, dg):
-        # rows of K_α⁻¹y, K_α⁻¹1 and diag K_α⁻¹ → Σ_i loss(e_i) over these rows
-        yb, ky, k1 = Bb[:, 0], gB[:, 0, :], gB[:, 1, :]
-        # may run in a worker thread of a streaming pass (error states are per thread)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            e = (ky - k1 * b[None, :]) / (dg - k1 ** 2 / s11[None, :])
-            if squared:
-                return np.sum(e ** 2, axis=0)
-        return np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0).astype(np.float64)
+    def sums(Yb, e):
+        yb, e = Yb[:, 0], e[:, 0, :]
+        wrong = np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0)
+        return np.stack([wrong.astype(np.float64), np.sum(e ** 2, axis=0)])
 
-    return operator.reduce_rows(g, B, residuals) / n
+    out = _loo_sums(operator, yv[:, None], alphas, sums)
+    if loss == "squared":
+        return out[1] / operator.n
+    return _loo_loss(out, operator.n, loss)
+
+
+def eloo_multiclass(operator, Y, alphas, loss="error_rate"):
+    """Closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006).
+
+    Y (n, C) holds ±1 one-vs-rest targets (+1 in the column of the sample's class).
+    All C machines share the bordered matrix P, so one diagonal of P⁻¹ gives every
+    residual e_ic (see :func:`_loo_residuals`); the LOO decision values are
+    y_ic − e_ic and the LOO prediction is their argmax.
+
+    ``loss="error_rate"``: mean [argmax_c (y_ic − e_ic) ≠ class_i]; ``"hybrid"``: that
+    rate with ties broken by the mean squared residual over all columns (as in
+    :func:`eloo`); ``"squared"``: mean e_ic². Minimise.
+    """
+    Yv = operator.restrict(Y)
+    if Yv.ndim != 2 or Yv.shape[1] < 2:
+        raise ValueError("eloo_multiclass needs one-vs-rest targets of shape (n, C), C ≥ 2.")
+    C = Yv.shape[1]
+
+    def sums(Yb, E):
+        wrong = np.argmax(Yb[:, :, None] - E, axis=1) != np.argmax(Yb, axis=1)[:, None]
+        return np.stack([np.sum(wrong, axis=0).astype(np.float64),
+                         np.sum(E ** 2, axis=(0, 1)) / C])
+
+    out = _loo_sums(operator, Yv, alphas, sums)
+    if loss == "squared":
+        return out[1] / operator.n
+    return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)
+
+
+def one_vs_rest(y):
+    """Class labels (n,) → ±1 one-vs-rest columns (n, C), classes in sorted order;
+    a 2-D ±1 array is returned as it is."""
+    arr = np.asarray(y)
+    if arr.ndim == 2:
+        Y = np.asarray(arr, dtype=np.float64)
+        if not np.all(np.abs(Y) == 1.0):
+            raise ValueError("one-vs-rest targets must hold only -1 and +1.")
+        return Y
+    classes, codes = np.unique(arr, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError("y has a single class; eloo_multiclass needs two or more.")
+    Y = -np.ones((arr.shape[0], classes.size))
+    Y[np.arange(arr.shape[0]), codes] = 1.0
+    return Y
 
 
 # ---------------------------------------------------------------------------
@@ -594,10 +684,10 @@ def _check_sm(criterion, params):
 
 def _check_loss(criterion, params):
     loss = params.get("loss")
-    if loss not in ("auto", "squared", "error_rate"):
+    if loss not in LOO_LOSSES:
         raise ValueError(
-            f"criterion {criterion!r}: loss must be 'auto', 'squared' or 'error_rate', "
-            f"got {loss!r}."
+            f"criterion {criterion!r}: loss must be 'auto', 'squared', 'error_rate' or "
+            f"'hybrid', got {loss!r}."
         )
     return params
 
@@ -624,6 +714,10 @@ for _c in (
               check_params=_check_sm),
     Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
               "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)",
+              check_params=_check_loss),
+    Criterion("eloo_multiclass", "min", "spectral", "multiclass", True, eloo_multiclass,
+              {"loss": "error_rate"},
+              "closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006)",
               check_params=_check_loss),
     Criterion("gcv", "min", "spectral", "any", True, gcv, {},
               "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),

@@ -169,13 +169,17 @@ def to_binary_labels(y, *, positive=None):
 
 
 def _finish_target(y, task, meta, *, source):
-    """Validate ``task``, infer it when "auto", and map binary labels to ±1.
+    """Validate ``task``, infer it when "auto" (the package's one rule,
+    :func:`kernelselect._targets.detect_task`), and encode the labels: ±1 for binary,
+    class codes 0…C−1 for text multiclass labels (``meta["classes"]`` keeps the names).
 
     Returns ``(y, task, mapping)``; ``mapping`` (raw value → ±1) only for binary.
     """
+    from ._targets import detect_task
+
     y = np.asarray(y)
     if task is None or task == "auto":
-        task = "binary" if np.unique(y).size == 2 else "regression"
+        task = detect_task(y, f"{source}: the target")[0]
     if task not in TASKS:
         raise ValueError(f"task={task!r} is not known; use 'auto' or one of {', '.join(TASKS)}.")
     mapping = None
@@ -184,17 +188,22 @@ def _finish_target(y, task, meta, *, source):
         meta.setdefault("label_map", {
             (k if isinstance(k, str) else _label_key(k)): int(v) for k, v in mapping.items()
         })
-    else:
-        try:
-            y = y.astype(np.float64)
-        except ValueError:
+        return y, task, mapping
+    try:
+        y = y.astype(np.float64)
+    except ValueError:
+        if task != "multiclass":
             raise ValueError(
-                f"{source}: the target is not numeric; for class names use task='binary'."
+                f"{source}: the target is not numeric; for class names use task='binary' or "
+                "'multiclass'."
             ) from None
-        if not np.all(np.isfinite(y)):
-            raise ValueError(f"{source}: the target contains NaN or infinity.")
-        if task == "multiclass" and not np.all(y == np.round(y)):
-            raise ValueError(f"{source}: multiclass targets must be integer class codes.")
+        classes, codes = np.unique(y.astype(str), return_inverse=True)
+        meta.setdefault("classes", classes.tolist())
+        y = codes.astype(np.float64)
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{source}: the target contains NaN or infinity.")
+    if task == "multiclass" and not np.all(y == np.round(y)):
+        raise ValueError(f"{source}: multiclass targets must be integer class codes.")
     return y, task, mapping
 
 

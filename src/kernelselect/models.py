@@ -29,7 +29,7 @@ try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, MetaEstimatorMixin
     from sklearn.base import clone
     from sklearn.utils.metaestimators import available_if
-    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+    from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted, validate_data
 
     from ._validation import screen_inputs
@@ -254,15 +254,26 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
 
 
 class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
-    """Kernel ridge regression without bias: a = (K + αI)⁻¹y.
+    """Kernel ridge regression: a = (K + αI)⁻¹y, without bias by default.
 
-    With ``approximation="exact"`` it predicts as scikit-learn's
-    ``KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha)`` (same α, same γ).
-    Parameters and attributes as :class:`LSSVMClassifier` (``intercept_`` is zero);
-    y may have shape (n, t) for t outputs.
+    With ``approximation="exact"`` and ``fit_intercept=False`` it predicts as
+    scikit-learn's ``KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha)`` (same α,
+    same γ). ``fit_intercept=True`` adds an unpenalised bias b — the LSSVM regression
+    of paper 004, [K + αI, 1; 1ᵀ, 0][a; b] = [y; 0], the model whose leave-one-out
+    error ``eloo`` computes. Other parameters and attributes as
+    :class:`LSSVMClassifier` (``intercept_`` is zero without the bias); y may have
+    shape (n, t) for t outputs.
     """
 
-    _bias = False
+    def __init__(self, kernel="gaussian", gamma=None, alpha=1.0, approximation="exact",
+                 random_state=None, workers=None, fit_intercept=False):
+        super().__init__(kernel=kernel, gamma=gamma, alpha=alpha, approximation=approximation,
+                         random_state=random_state, workers=workers)
+        self.fit_intercept = fit_intercept
+
+    @property
+    def _bias(self):
+        return bool(self.fit_intercept)
 
     def fit(self, X, y):
         """Fit on X (n, d) and real targets y (n,) or (n, t)."""
@@ -292,31 +303,48 @@ def _refit_has_decision_function(self):
 class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
     """Choose (γ, α) by a selection criterion or by k-fold CV, then refit.
 
+    With no arguments it selects the way :func:`kernelselect.select_kernel` does with
+    its defaults (the same task rule, criterion, α path, approximation, grid
+    extension and standardisation) and refits the machine whose error that criterion
+    estimates.
+
     Parameters
     ----------
     estimator : LSSVMClassifier, KernelRidgeRegressor or None
-        The machine to tune (its ``kernel`` is used); None → LSSVMClassifier for
-        class labels (binary or multi-class), KernelRidgeRegressor for continuous
-        targets.
-    criterion : str, default="ree"
-        Any criterion of :func:`kernelselect.select_kernel` ("ree", "kta", "eloo",
-        "gcv", ...), or "cv" for k-fold cross-validation of the estimator's own
-        machine (LSSVM error rate / KRR mean squared error). Two classes are encoded
-        ±1 for the criteria; with more classes the criteria see the class codes
-        0, …, C−1 as a real target (binary-only criteria then refuse), while "cv"
-        scores the one-vs-rest classifier itself.
-    approximation : str or Approximation, default="nystrom"
-        The kernel-matrix stand-in used during selection ("exact", "nystrom", ...;
-        for "cv": "exact" or "nystrom" per fold, paper 004's approximate CV). The
-        final refit uses the estimator's own ``approximation``.
+        The machine to tune (its ``kernel`` is used); None → ``LSSVMClassifier()`` for
+        class labels (binary or multi-class, labels of any type),
+        ``KernelRidgeRegressor(fit_intercept=True)`` (the LSSVM regression) for a real
+        target.
+    criterion : str, default="auto"
+        "auto" (select_kernel's default for the task), any criterion of
+        :func:`kernelselect.select_kernel` ("eloo", "gcv", "kta", ...), or "cv" for
+        k-fold cross-validation of the estimator's own machine (LSSVM error rate / KRR
+        mean squared error). Binary labels are encoded ±1 for the criteria; with more
+        classes ``eloo_multiclass`` sees one-vs-rest columns and the other criteria the
+        class codes 0, …, C−1 as a real target, while "cv" scores the one-vs-rest
+        classifier itself.
+    approximation : str or Approximation, default="auto"
+        The kernel-matrix stand-in used during selection ("auto", "exact",
+        "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
+        paper 004's approximate CV). The final refit uses the estimator's own
+        ``approximation``.
     gammas : array-like or None
         Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
         004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
-    alphas : array-like, default=(1.0,)
-        Candidate ridge values.
+    alphas : array-like or None, default=None
+        Candidate ridge values; None → select_kernel's automatic path n·10^k,
+        k = −6, −5.5, …, 0.
     cv : int, splitter or (train, test) pairs, default=5
         Folds for ``criterion="cv"``.
     random_state : int, Generator or None
+    task : {"auto", "binary", "multiclass", "regression"}, default="auto"
+        What y is (:func:`kernelselect._targets.detect_task` for "auto"); ignored when
+        ``estimator`` is given (its type says).
+    standardize : bool, default=True
+        Scale every feature to zero mean and unit variance before selecting; the refit
+        estimator is then a ``Pipeline(StandardScaler(), machine)``.
+    refine : bool, default=False
+        Passed to :func:`kernelselect.select_kernel`.
 
     Attributes
     ----------
@@ -331,13 +359,18 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         One entry per (γ, α): ``param_gamma``, ``param_alpha``, ``criterion_value``,
         ``rank_criterion`` and, for "cv", ``split{k}_test_loss`` and ``mean_test_loss``.
     best_estimator_ : estimator
-        Refit on all of X, y with ``best_params_``.
+        Refit on all of X, y with best_params_ (a Pipeline with the scaler when
+        ``standardize``).
+    task_ : str
+        "binary", "multiclass" or "regression".
     classes_ : ndarray (classifiers only)
+        The original labels.
     n_features_in_ : int
     """
 
-    def __init__(self, estimator=None, *, criterion="ree", approximation="nystrom",
-                 gammas=None, alphas=(1.0,), cv=5, random_state=None):
+    def __init__(self, estimator=None, *, criterion="auto", approximation="auto",
+                 gammas=None, alphas=None, cv=5, random_state=None, task="auto",
+                 standardize=True, refine=False):
         self.estimator = estimator
         self.criterion = criterion
         self.approximation = approximation
@@ -345,30 +378,41 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         self.alphas = alphas
         self.cv = cv
         self.random_state = random_state
+        self.task = task
+        self.standardize = standardize
+        self.refine = refine
 
-    def _default_estimator(self, y):
-        kind = type_of_target(y, input_name="y", raise_unknown=True)
-        if kind in ("binary", "multiclass"):
-            return LSSVMClassifier()
-        if kind in ("continuous",):
-            return KernelRidgeRegressor()
-        raise ValueError(
-            f"KernelSelectionCV supports class labels or one real target; y is {kind!r}. "
-            "Pass an estimator explicitly."
-        )
+    def _task_and_estimator(self, y):
+        from ._targets import check_task, prepare_targets
+
+        if self.estimator is not None:
+            est = clone(self.estimator)
+            if not isinstance(est, _KernelMachineEstimator):
+                raise TypeError(
+                    f"estimator must be an LSSVMClassifier or KernelRidgeRegressor, got {est!r}."
+                )
+            if isinstance(est, LSSVMClassifier):
+                targets = prepare_targets(y, "auto")
+                if targets.task == "regression":   # whole numbers that are not codes
+                    targets = prepare_targets(y, "multiclass")
+            else:
+                targets = prepare_targets(y, "regression")
+            return targets, est
+        targets = prepare_targets(y, check_task(self.task))
+        est = (KernelRidgeRegressor(fit_intercept=True) if targets.task == "regression"
+               else LSSVMClassifier())
+        return targets, est
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
                              y_numeric=isinstance(self.estimator, KernelRidgeRegressor))
-        est = clone(self.estimator) if self.estimator is not None else self._default_estimator(y)
-        if not isinstance(est, _KernelMachineEstimator):
-            raise TypeError(
-                f"estimator must be an LSSVMClassifier or KernelRidgeRegressor, got {est!r}."
-            )
-        classifier = isinstance(est, LSSVMClassifier)
-        if classifier:
+        if isinstance(self.estimator, LSSVMClassifier):
             check_classification_targets(y)
-            self.classes_ = np.unique(y)
+        targets, est = self._task_and_estimator(y)
+        self.task_ = targets.task
+        classifier = targets.task != "regression"
+        if classifier:
+            self.classes_ = targets.classes
         kernel = check_kernel(est.kernel)
         # the final refit's feasibility (memory, approximation) before the selection runs
         try:
@@ -380,26 +424,34 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 f"selection was not started: {exc} The refit uses the estimator's own "
                 f"approximation: pass e.g. {type(est).__name__}(approximation='nystrom')."
             ) from None
+        if self.standardize:
+            from sklearn.preprocessing import StandardScaler
+
+            scaler = StandardScaler().fit(X)
+            Xs = scaler.transform(X)
+        else:
+            scaler, Xs = None, X
         if self.criterion == "cv":
             # class labels of any type → codes 0..C−1 (the error rate is unchanged)
-            y_cv = np.searchsorted(self.classes_, y).astype(np.float64) if classifier else y
+            y_cv = np.searchsorted(self.classes_, y).astype(np.float64) if classifier \
+                else targets.y
+            approximation = "exact" if self.approximation == "auto" else self.approximation
+            alphas = self.alphas
+            if alphas is None:
+                from ._policy import alpha_path
+
+                alphas = alpha_path(Xs.shape[0])
             res = cross_validate_grid(
-                X, y_cv, gammas=self.gammas, alphas=self.alphas, kernel=kernel,
-                machine="lssvm" if classifier else "krr", approximation=self.approximation,
+                Xs, y_cv, gammas=self.gammas, alphas=alphas, kernel=kernel,
+                machine="lssvm" if classifier else "krr", approximation=approximation,
                 cv=self.cv, random_state=self.random_state, workers=est.workers)
         else:
             from .selection import select_kernel
 
-            if classifier and self.classes_.size < 2:
-                raise ValueError("y holds one class only; classification needs two or more.")
-            y_sel = y
-            if classifier and self.classes_.size == 2:
-                y_sel = np.where(y == self.classes_[1], 1.0, -1.0)
-            elif classifier:
-                y_sel = np.searchsorted(self.classes_, y).astype(np.float64)
-            res = select_kernel(X, y_sel, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
+            res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
                                 criterion=self.criterion, approximation=self.approximation,
-                                random_state=self.random_state, workers=est.workers)
+                                random_state=self.random_state, workers=est.workers,
+                                standardize=False, task=targets.task, refine=self.refine)
         self.selection_ = res
         name = res.criteria[0]
         best = res.best[name]
@@ -408,10 +460,18 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 f"criterion {name!r} is undefined (NaN) at every grid point; widen the grid "
                 "or choose another criterion."
             )
-        self.best_params_ = {"gamma": best["gamma"], "alpha": best["alpha"]}
+        self.best_params_ = {"gamma": float(res.best_gamma), "alpha": float(res.best_alpha)}
         self.best_score_ = best["value"]
         self.cv_results_ = self._results(res, name)
-        self.best_estimator_ = est.set_params(**self.best_params_).fit(X, y)
+        est.set_params(**self.best_params_)
+        if scaler is not None:
+            from sklearn.pipeline import Pipeline
+
+            est = Pipeline([("standardscaler", scaler), ("machine", est)])
+            est.steps[1][1].fit(Xs, y if classifier else targets.y)
+        else:
+            est.fit(X, y if classifier else targets.y)
+        self.best_estimator_ = est
         return self
 
     @staticmethod

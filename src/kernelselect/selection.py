@@ -10,11 +10,10 @@ from ._validation import (
     check_kernel,
     check_matrix,
     check_random_state,
-    check_vector,
     check_workers,
 )
-from ._progress import check_progress, progress_iter
-from .criteria import check_compatible, encode_binary, evaluate_criterion, get_criterion
+from ._progress import check_progress
+from .criteria import check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import get_approximation
 
@@ -205,10 +204,17 @@ def _split_params(criteria, params):
     return per
 
 
-def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criterion="ree",
-                  approximation="nystrom", random_state=None, workers=None, progress=False,
-                  standardize=False, **criterion_params):
-    """Evaluate kernel selection criteria over a grid of kernels and pick the best.
+def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterion="auto",
+                  approximation="auto", random_state=None, workers=None, progress=False,
+                  standardize=True, task="auto", refine=False, **criterion_params):
+    """Select the kernel (γ, α) of a kernel machine by a selection criterion.
+
+    With nothing but X and y it selects as well as 5-fold cross-validation at a small
+    fraction of its cost (``benchmarks/results/defaults_quality.md``): leave-one-out
+    error of the LSSVM in closed form over γ × α, on the exact kernel matrix or nested
+    Nyström stand-ins that grow until the choice stops moving, with grids that extend
+    past their edges. The rules are stated in :mod:`kernelselect._policy`; what was
+    done is in ``result.details``.
 
     For every γ, one operator (the kernel matrix or a stand-in for it) is built once
     and every requested criterion is evaluated on it for the whole α path.
@@ -217,25 +223,34 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     ----------
     X : array-like of shape (n_samples, n_features)
         Training inputs, n ≥ 3. Distances are taken as given: scale the features
-        first (or pass ``standardize=True``). A ``dask.array`` chunked by rows runs
+        first or keep ``standardize=True``. A ``dask.array`` chunked by rows runs
         the streamed passes as a Dask graph on the active scheduler (Nyström with
         uniform landmarks, or RFF; docs/streaming.md); X is never gathered.
     y : array-like of shape (n_samples,)
-        Targets. Exactly two distinct values mean a binary problem: they are encoded
-        ±1 (the larger → +1) for every criterion. Otherwise y is a real target.
+        Targets: class labels of any type (numbers, strings) or a real target; what
+        it is follows ``task``. Binary labels are encoded ±1 (the later class in
+        sorted order → +1); multi-class labels become one-vs-rest ±1 columns for
+        ``eloo_multiclass`` and the codes 0, …, C−1 for the other criteria.
     kernel : {"gaussian", "laplacian"}, default="gaussian"
         exp(−γ‖x − x′‖²) or exp(−γ‖x − x′‖₁).
     gammas : array-like of positive floats or None
         Candidate γ. None: γ₀·2^k, k = −7, …, 7, around the median heuristic γ₀
-        (:func:`default_gammas`).
-    alphas : array-like of positive floats, default=(1.0,)
-        Ridge values; the ridge is added to the kernel matrix, K + αI.
-    criterion : str or list of str, default="ree"
-        One of :func:`kernelselect.criteria.criterion_names` or a list of them; the
+        (:func:`default_gammas`), extended past an edge when the best γ is on it.
+    alphas : array-like of positive floats or None, default=None
+        Ridge values; the ridge is added to the kernel matrix, K + αI. None: for
+        criteria that estimate the test error (eloo, eloo_multiclass, gcv) the
+        automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
+        extended past an edge when the best α is on it; for the others α = 1.
+    criterion : str or list of str, default="auto"
+        "auto": ``eloo`` (binary: error rate with PRESS tie-break, ``loss="hybrid"``;
+        regression: squared LOO residual) or ``eloo_multiclass`` (C ≥ 3 classes). Or
+        one of :func:`kernelselect.criteria.criterion_names` or a list of them; the
         first decides ``best_gamma`` / ``best_alpha``.
-    approximation : str or Approximation, default="nystrom"
-        "exact", "nystrom", "rff", "mcm", "random_mcm" (defaults) or an instance such
-        as ``Nystroem(n_landmarks=500)``.
+    approximation : str or Approximation, default="auto"
+        "auto": exact for n ≤ 400, else Nyström levels with nested landmarks doubled
+        until the choice stops moving (at most 1600; exact when they would reach n).
+        Or "exact", "nystrom", "rff", "mcm", "random_mcm" (defaults) or an instance
+        such as ``Nystroem(n_landmarks=500)``.
     random_state : int, Generator or None
         Seeds the γ-grid pairs and the approximation's random draws (drawn once and
         reused for every γ). A fixed seed gives the same result.
@@ -246,9 +261,17 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         Show progress over γ on stderr: a tqdm bar on a terminal when tqdm is
         installed, otherwise a line every 10 s. True: from the start; a number t:
         only once the call has run t seconds (nothing on shorter calls).
-    standardize : bool, default=False
+    standardize : bool, default=True
         Centre each feature and scale it to unit variance first
-        (:func:`standardize_columns`, safe at any magnitude).
+        (:func:`standardize_columns`, safe at any magnitude; distances, hence γ, then
+        do not depend on the units of the features).
+    task : {"auto", "binary", "multiclass", "regression"}, default="auto"
+        What y is; "auto" follows :func:`kernelselect._targets.detect_task` (two
+        values → binary; whole-number codes 0…C−1 or 1…C → multiclass; other numbers
+        → regression; non-numeric labels → classes).
+    refine : bool, default=False
+        After the grid, search (log γ, log α) continuously within one grid step of the
+        best point on the same operator draws; kept only if the criterion improves.
     **criterion_params
         Passed to every requested criterion that takes them (e.g. ``sigma`` for ipe
         and c1, ``r`` or ``h`` for sm, ``loss`` for eloo).
@@ -271,16 +294,24 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
     the curves are then those of y/s (the choices are the same: the error criteria
     scale as y², the alignments not at all) and ``details["target_scale"]`` holds s.
 
+    Warns
+    -----
+    GridEdgeWarning
+        When the selected γ or α is on the edge of the grid searched (after any
+        extension).
+
     Examples
     --------
     >>> import numpy as np, kernelselect
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((200, 3)); y = np.sign(X[:, 0] + 0.1)
-    >>> res = kernelselect.select_kernel(X, y, criterion=["ree", "kta"],
-    ...                                  approximation="exact", random_state=0)
-    >>> res.curves["ree"].shape
-    (15, 1)
+    >>> res = kernelselect.select_kernel(X, y, random_state=0)
+    >>> res.criteria, res.details["approximation"]
+    (['eloo'], 'exact')
     """
+    from . import _policy
+    from ._targets import prepare_targets
+
     distributed = _is_dask(X) or _is_dask(y)
     if distributed:
         from . import _dask
@@ -290,14 +321,31 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32
                          else None, min_rows=3)
     n = X.shape[0]
-    y = check_vector(y, "y", n=n)
+    y_arr = np.asarray(y)
+    if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+        y_arr = y_arr[:, 0]
+    if y_arr.ndim != 1 or y_arr.shape[0] != n:
+        raise ValueError(f"y has {y_arr.shape[0] if y_arr.ndim else 0} entries (shape "
+                         f"{y_arr.shape}) but X has {n} rows; give one target per row.")
+    if y_arr.dtype.kind in "iufb" and y_arr.size and np.all(y_arr == y_arr.flat[0]):
+        first = criterion if isinstance(criterion, str) else list(criterion or ["?"])[0]
+        raise ValueError(
+            f"y has a single value ({y_arr.flat[0].item()!r}) for all {n} samples; criterion "
+            f"{getattr(first, 'name', first)!r} needs two classes or a varying target.")
+    targets = prepare_targets(y_arr, task)
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
     workers_n = check_workers(workers) if workers is not None else None
     progress = check_progress(progress)
 
-    names = [criterion] if isinstance(criterion, str) else list(criterion) \
-        if isinstance(criterion, (list, tuple)) else [criterion]
+    auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
+    if auto_criterion:
+        name, defaults = _policy.default_criterion(targets.task)
+        names = [name]
+        criterion_params = {**defaults, **criterion_params}
+    else:
+        names = [criterion] if isinstance(criterion, str) else list(criterion) \
+            if isinstance(criterion, (list, tuple)) else [criterion]
     if not names:
         raise ValueError("criterion must name at least one criterion.")
     crits = []
@@ -306,81 +354,131 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=(1.0,), criter
         if c.name not in [k.name for k in crits]:
             crits.append(c)
     params = _split_params(crits, criterion_params)
+    targets_for = {}
+    for c in crits:
+        if c.labels == "binary":
+            encode_binary(targets.y, c.name)          # raises naming y and the criterion
+            targets_for[c.name] = targets.y
+        elif c.labels == "multiclass":
+            if targets.task == "regression":
+                raise ValueError(f"criterion {c.name!r} needs class labels; y is a real target "
+                                 f"({targets.reason}). Pass task='multiclass' if y holds codes.")
+            targets_for[c.name] = targets.Y if targets.Y is not None else np.stack(
+                [-targets.y, targets.y], axis=1)
+        else:
+            targets_for[c.name] = targets.y
 
-    approx = get_approximation(approximation)
+    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
+    spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
+    if auto_approx and distributed:
+        approx, auto_reason = get_approximation("nystrom"), "Dask input: one Nyström level"
+    elif auto_approx:
+        approx, auto_reason = _policy.auto_start(n, spectral)
+    else:
+        approx, auto_reason = get_approximation(approximation), None
     if distributed and not _dask.supports(approx):
         raise ValueError(
             f"approximation={getattr(approx, 'label', approx.name)!r} does not run on Dask "
             "arrays; use 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")
-    needs = set()
     for c in crits:
-        check_compatible(c, approx, params[c.name])
-        needs.add(c.requirement(params[c.name]))
-    approx = approx.configured(needs)
-
-    classes = np.unique(y)
-    if classes.size < 2:
-        raise ValueError(
-            f"y has a single value ({np.asarray(classes[0]).tolist()!r}) for all {n} samples; criterion "
-            f"{crits[0].name!r} needs two classes or a varying target."
-        )
-    for c in crits:
-        if c.labels == "binary":
-            encode_binary(y, c.name)               # raises naming y and the criterion
-    y_used = encode_binary(y)[0] if classes.size == 2 else y
+        if approx is not None:
+            check_compatible(c, approx, params[c.name])
+    needs = {c.requirement(params[c.name]) for c in crits}
+    if approx is not None:
+        approx = approx.configured(needs)
 
     if standardize and distributed:
         X = _dask.standardize(X)
     elif standardize:
         X = standardize_columns(X)
     target_scale = 1.0
-    if not distributed:
-        y_used, params, target_scale = _rescale_target(y_used, params)
+    if not distributed and targets.task == "regression":
+        targets.y, params, target_scale = _rescale_target(targets.y, params)
+        targets_for = {name: (targets.y if t.ndim == 1 else t) for name, t in targets_for.items()}
 
     rng = check_random_state(random_state)
-    details = {"kernel": kernel, "n": n, "d": X.shape[1],
-               "approximation": getattr(approx, "label", approx.name),
-               "approximation_params": approx.get_params(),
+    details = {"kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
+               "task_reason": targets.reason, "standardize": bool(standardize),
                "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
     if target_scale != 1.0:
         details["target_scale"] = target_scale
-    if gammas is None:
+    if targets.classes is not None:
+        details["classes"] = targets.classes.tolist()
+    auto_gammas = gammas is None
+    if auto_gammas:
         with _dask.cluster_guard() if distributed else contextlib.nullcontext():
             g0 = median_heuristic_gamma(X, kernel, rng)     # reads only the sampled rows
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
+    auto_alphas = alphas is None and crits[0].name in _policy.ALPHA_SELECTING
+    if auto_alphas:
+        alphas = _policy.alpha_path(n)
+        details["alpha_rule"] = "n * 10**k, k = -6, -5.5, ..., 0 (relative to tr K = n)"
+    elif alphas is None:
+        alphas = (1.0,)
+        details["alpha_rule"] = (f"alpha = 1: {crits[0].name} does not estimate the test error, "
+                                 "so it cannot choose alpha")
     gammas = _check_grid(gammas, "gammas")
     alphas = _check_alpha_range(_check_grid(alphas, "alphas"), n)
 
-    state = approx.prepare(X, y_used, kernel=kernel, random_state=rng, workers=workers_n)
-    curves = {c.name: np.empty((gammas.size, alphas.size)) for c in crits}
-    timings = np.empty(gammas.size)
-    op_details = []
-    ops = None
-    if getattr(approx, "build_all", None) is not None:
-        if distributed:
-            rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, classes))
-        else:
-            from .operators.streaming_lowrank import ArrayRows
-
-            rows = ArrayRows(X, y_used, threads=workers_n)
-        # every γ from shared row passes: progress is a heartbeat over the whole grid
-        for _ in progress_iter(range(1), 1, progress, desc="kernel selection (all γ at once)",
-                               unit="grid"):
-            ops = _build_all(approx, rows, y_used, gammas, kernel, state)
-            if ops is not None:
-                _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details)
-    if ops is None:
-        iterator = progress_iter(range(gammas.size), gammas.size, progress,
-                                 desc="kernel selection", unit="γ")
-        with _blas_threads(workers_n):
-            _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n,
-                      crits, params, curves, timings, op_details)
-    details["operators"] = op_details
-    directions = {c.name: c.direction for c in crits}
-    return _finite_selection(SelectionResult(gammas, alphas, curves, directions, timings,
-                                             details))
+    rows = None
+    if distributed:
+        classes = targets.classes if targets.task == "binary" else np.unique(targets.y)
+        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, classes))
+    search = _policy.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
+                            progress, rows=rows)
+    with _blas_threads(workers_n):
+        perm = None
+        if approx is None:                       # auto beyond the exact range: Nyström levels
+            perm = rng.permutation(n)
+            approx = _policy.nested_nystroem(perm, _policy.START_LANDMARKS).configured(needs)
+        state = search.prepare(approx)
+        curves, timings, ops = search.evaluate(approx, state, gammas, alphas)
+        surface = _policy.Surface(gammas, alphas, curves, timings, ops)
+        details["extensions"] = _policy.extend_edges(search, approx, state, surface,
+                                                     auto_gammas, auto_alphas)
+        label = getattr(approx, "label", approx.name)
+        if perm is not None:
+            label = f"nystrom(m={_policy.START_LANDMARKS})"
+        details["approximation"] = label
+        details["approximation_params"] = approx.get_params()
+        if auto_approx:
+            auto = {"reason": auto_reason, "levels": [{
+                "approximation": label, "gammas": surface.gammas.tolist(),
+                "seconds": float(surface.timings.sum())}]}
+            if perm is not None:
+                final, f_approx, f_state, levels = _policy.auto_levels(
+                    search, surface, perm, _policy.START_LANDMARKS)
+                auto["levels"] += levels
+                auto["coarse"] = {"gammas": surface.gammas.tolist(),
+                                  "alphas": surface.alphas.tolist(),
+                                  "curves": {k: v.tolist() for k, v in surface.curves.items()}}
+                if f_approx is not None:
+                    surface, approx, state = final, f_approx, f_state
+                    last = [lv for lv in levels if "approximation" in lv][-1]
+                    details["approximation"] = last["approximation"]
+                    details["approximation_params"] = {
+                        k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                        for k, v in approx.get_params().items()}
+            details["auto"] = auto
+        details["edges"] = _policy.warn_edges(search, surface, auto_gammas, auto_alphas)
+        details["operators"] = surface.ops
+        directions = {c.name: c.direction for c in crits}
+        result = _finite_selection(SelectionResult(surface.gammas, surface.alphas,
+                                                   surface.curves, directions,
+                                                   surface.timings, details))
+        if refine:
+            first = result.best[result.criteria[0]]
+            if first["index"] is not None:
+                t0 = time.perf_counter()
+                g, a, v, info = _policy.refine_best(search, approx, state, first["gamma"],
+                                                    first["alpha"], first["value"])
+                info["seconds"] = time.perf_counter() - t0
+                result.best_gamma, result.best_alpha = float(g), float(a)
+                result.details["refine"] = dict(info, gamma=float(g), alpha=float(a))
+    result.details["n_operator_builds"] = search.n_builds
+    return result
 
 
 def standardize_columns(X):
@@ -478,53 +576,3 @@ def _blas_threads(workers):
 
 def _is_dask(obj):
     return type(obj).__module__.split(".")[0] == "dask"
-
-
-def _build_all(approx, rows, y_used, gammas, kernel, state):
-    """Operators for the whole γ grid from shared passes over ``rows``, when the
-    approximation offers them (``build_all``); None otherwise."""
-    build_all = getattr(approx, "build_all", None)
-    if build_all is None:
-        return None
-    t0 = time.perf_counter()
-    ops = build_all(rows, y_used, gammas, kernel=kernel, state=state)
-    if ops is not None:
-        for op in ops:
-            op.build_time = (time.perf_counter() - t0) / len(ops)
-    return ops
-
-
-def _run_streaming(ops, y_used, alphas, crits, params, curves, timings, op_details):
-    """Every criterion on every operator of a streamed grid; the row passes they need
-    are shared (``evaluate_grid``) and their time is spread evenly over γ."""
-    from .operators.streaming_lowrank import evaluate_grid
-
-    by_name = {c.name: c for c in crits}
-    spent = np.zeros(len(ops))
-
-    def evaluate(i, op, name):
-        t0 = time.perf_counter()
-        try:
-            curves[name][i] = evaluate_criterion(by_name[name], op, y_used, alphas,
-                                                 **params[name])
-        finally:
-            spent[i] += time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    evaluate_grid(ops, list(by_name), evaluate)
-    shared = (time.perf_counter() - t0 - spent.sum()) / len(ops)
-    for i, op in enumerate(ops):
-        timings[i] = op.build_time + shared + spent[i]
-        op_details.append(dict(op.details, n_operator=op.n))
-
-
-def _run_grid(iterator, approx, X, y_used, gammas, alphas, kernel, state, workers_n, crits,
-              params, curves, timings, op_details):
-    for i in iterator:
-        t0 = time.perf_counter()
-        op = approx.build(X, y_used, float(gammas[i]), kernel=kernel, state=state,
-                          workers=workers_n)
-        for c in crits:
-            curves[c.name][i] = evaluate_criterion(c, op, y_used, alphas, **params[c.name])
-        timings[i] = time.perf_counter() - t0
-        op_details.append(dict(op.details, n_operator=op.n))

@@ -1,0 +1,405 @@
+"""Do the defaults select as well as 5-fold cross-validation?
+
+Protocol (per dataset, per split)
+---------------------------------
+* The split of ``selection_quality.py`` (50/50, seeded by split and dataset name,
+  features standardised on the training half, regression targets standardised on
+  the training half). Training halves above ``--cap`` rows (default 2000) are
+  replaced by one seeded subsample of that size, used by every method below; at
+  most ``--test-cap`` test rows are scored.
+* **cv**: 5-fold cross-validation of kernel ridge regression (no intercept, the model
+  of scikit-learn's ``KernelRidge(kernel="rbf")``) over a joint grid of the 15 γ of
+  ``default_gammas`` (γ₀·2^k, k = −7…7, median heuristic γ₀) × 7 α = n_fit·10^k,
+  k = −6…0 (n_fit = the rows of the training fold). Folds: ``StratifiedKFold`` for
+  classification, ``KFold`` for regression, shuffled with the split's seed — the
+  folds of ``GridSearchCV(KernelRidge(...), cv=...)``; the score per fold is
+  accuracy of sign(f) (binary), of argmax over one-vs-rest ±1 targets (multiclass),
+  or the mean squared error (regression). The search is written out here so that each
+  fold's squared distances are computed once for all γ; it selects exactly what
+  ``GridSearchCV`` selects (checked by ``--check-gridsearch``).
+* **defaults**: ``kernelselect.select_kernel(X, y, random_state=seed)`` with nothing
+  else set, and ``KernelSelectionCV(random_state=seed)`` (the seed only makes the
+  study repeatable; it draws the median-heuristic pairs and the landmarks).
+* **variants** (``v_*``): one setting changed from the defaults on the same rows —
+  the evidence for the defaults' rules (ELOO losses, gcv, refinement, the exact
+  matrix instead of the automatic approximation on training sets up to
+  ``--exact-variant-max`` rows).
+* Score of every selection: test accuracy (binary, multiclass) or test MSE / training
+  variance of y (regression) of kernel ridge regression (no intercept; one-vs-rest
+  ±1 targets for multiclass) refitted on the training rows at the chosen (γ, α).
+  ``KernelSelectionCV`` is also scored with its own ``predict``.
+
+Records (one JSON line per dataset, split and method) go to
+``<out>/defaults_quality_raw.jsonl``; reruns skip what is there; the report is
+rebuilt from all records with ``--report-only``.
+
+Usage
+-----
+    python benchmarks/defaults_quality.py --methods cv --splits 0,1
+    python benchmarks/defaults_quality.py --methods defaults --splits 0,1
+    python benchmarks/defaults_quality.py --report-only
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from selection_quality import list_data, load_data, log, split_data, sq_dists, subsample  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = Path(os.environ.get("KERNELSELECT_DATA", REPO.parent / "shared" / "data"))
+DEFAULT_OUT = REPO / "benchmarks" / "results"
+CV_ALPHA_K = np.arange(-6, 1)
+
+
+# --------------------------------------------------------------------------- data
+
+
+def prepare(name, task, data, split, cap, test_cap):
+    """Training rows (capped), test rows (capped) and the split's seed."""
+    Xtr, ytr, Xte, yte, rng = split_data(data.X, data.y, task, name, split)
+    n_full = Xtr.shape[0]
+    idx = subsample(rng, n_full, cap)
+    tidx = subsample(rng, Xte.shape[0], test_cap)
+    return (np.ascontiguousarray(Xtr[idx]), ytr[idx], np.ascontiguousarray(Xte[tidx]),
+            yte[tidx], n_full, 1000 + split)
+
+
+def targets(y, task):
+    """Regression: y; binary: ±1 (the larger label +1); multiclass: one-vs-rest ±1
+    columns (classes in sorted order)."""
+    if task == "regression":
+        return np.asarray(y, float)[:, None], None
+    classes = np.unique(y)
+    T = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    if task == "binary":
+        return T[:, 1:], classes
+    return T, classes
+
+
+def score(pred, y, task, classes):
+    """Accuracy (classification) or mean squared error (regression) of KRR outputs."""
+    if task == "regression":
+        return float(np.mean((pred[:, 0] - y) ** 2))
+    if task == "binary":
+        lab = np.where(pred[:, 0] >= 0, classes[1], classes[0])
+    else:
+        lab = classes[np.argmax(pred, axis=1)]
+    return float(np.mean(lab == y))
+
+
+def krr_fit_predict(Xtr, T, Xte, gamma, alpha, block=4000):
+    import scipy.linalg
+
+    n = Xtr.shape[0]
+    K = np.exp(-gamma * sq_dists(Xtr, Xtr))
+    K.flat[:: n + 1] += alpha
+    coef = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, overwrite_a=True,
+                                                          check_finite=False), T)
+    out = np.empty((Xte.shape[0], T.shape[1]))
+    for s in range(0, Xte.shape[0], block):
+        out[s:s + block] = np.exp(-gamma * sq_dists(Xte[s:s + block], Xtr)) @ coef
+    return out
+
+
+def test_score(Xtr, ytr, Xte, yte, task, gamma, alpha):
+    T, classes = targets(ytr, task)
+    pred = krr_fit_predict(Xtr, T, Xte, gamma, alpha)
+    return score(pred, yte, task, classes)
+
+
+# --------------------------------------------------------------------------- CV
+
+
+def folds(y, task, seed):
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    if task == "regression":
+        return list(KFold(5, shuffle=True, random_state=seed).split(y))
+    return list(StratifiedKFold(5, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
+
+
+def cv_grid(X, y, task, gammas, seed):
+    """Mean 5-fold score over γ × α (α = n_fit·10^k, k in CV_ALPHA_K; n_fit is the
+    fold's training size) — higher is better (negative MSE for regression)."""
+    import scipy.linalg
+
+    T, classes = targets(y, task)
+    out = np.zeros((gammas.size, CV_ALPHA_K.size))
+    for tr, va in folds(y, task, seed):
+        Dtr = sq_dists(X[tr], X[tr])
+        Dva = sq_dists(X[va], X[tr])
+        n = tr.size
+        for i, g in enumerate(gammas):
+            K = np.exp(-g * Dtr)
+            Kva = np.exp(-g * Dva)
+            for j, k in enumerate(CV_ALPHA_K):
+                A = K.copy()
+                A.flat[:: n + 1] += n * 10.0 ** k
+                try:
+                    coef = scipy.linalg.cho_solve(
+                        scipy.linalg.cho_factor(A, overwrite_a=True, check_finite=False), T[tr])
+                    s = score(Kva @ coef, y[va], task, classes)
+                except np.linalg.LinAlgError:
+                    s = np.nan
+                out[i, j] += (-s if task == "regression" else s) / 5.0
+    return out
+
+
+def run_cv(name, task, data, split, args):
+    from kernelselect.selection import default_gammas
+
+    Xtr, ytr, Xte, yte, n_full, seed = prepare(name, task, data, split, args.cap, args.test_cap)
+    gammas = default_gammas(Xtr, random_state=seed)
+    t0 = time.perf_counter()
+    grid = cv_grid(Xtr, ytr, task, gammas, seed)
+    t_cv = time.perf_counter() - t0
+    masked = np.where(np.isfinite(grid), np.round(grid, 10), -np.inf)  # fold sums tie exactly
+    # ties go to the first candidate in GridSearchCV's order (α outer, γ inner)
+    j, i = np.unravel_index(np.argmax(masked.T), masked.T.shape)
+    n_fit = Xtr.shape[0] - Xtr.shape[0] // 5
+    # the grid's α are absolute values (n_fit·10^k), refitted as they are, as GridSearchCV does
+    gamma, alpha = float(gammas[i]), float(n_fit * 10.0 ** CV_ALPHA_K[j])
+    s = test_score(Xtr, ytr, Xte, yte, task, gamma, alpha)
+    return [dict(dataset=name, task=task, split=split, method="cv", n_train=int(Xtr.shape[0]),
+                 n_full=int(n_full), n_test=int(Xte.shape[0]), gamma=gamma, alpha=alpha,
+                 gamma_index=int(i), alpha_index=int(j), n_fit=int(n_fit),
+                 gammas=gammas.tolist(), alpha_k=CV_ALPHA_K.tolist(),
+                 cv_grid=np.round(grid, 6).tolist(), score=s, time=t_cv)]
+
+
+def check_gridsearch(name, task, data, args):
+    """The written-out search selects what GridSearchCV(KernelRidge) selects."""
+    from sklearn.kernel_ridge import KernelRidge
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import GridSearchCV
+
+    from kernelselect.selection import default_gammas
+
+    Xtr, ytr, _, _, _, seed = prepare(name, task, data, 0, args.cap, args.test_cap)
+    gammas = default_gammas(Xtr, random_state=seed)
+    T, classes = targets(ytr, task)
+    n_fit = Xtr.shape[0] - Xtr.shape[0] // 5
+    alphas = n_fit * 10.0 ** CV_ALPHA_K
+    if task == "binary":   # fit on ±1, score the sign (binary and regression only)
+        yfit = T[:, 0]
+        scorer = make_scorer(lambda yt, yp: np.mean(np.where(yp >= 0, 1.0, -1.0) == yt))
+    else:
+        yfit, scorer = ytr, "neg_mean_squared_error"
+    search = GridSearchCV(KernelRidge(kernel="rbf"), {"gamma": list(map(float, gammas)),
+                                                      "alpha": list(map(float, alphas))},
+                          cv=folds(ytr, task, seed), scoring=scorer, refit=False)
+    search.fit(Xtr, yfit)
+    mine = cv_grid(Xtr, ytr, task, gammas, seed)
+    # GridSearchCV orders its candidates by sorted parameter name: alpha outer, gamma inner
+    theirs = search.cv_results_["mean_test_score"].reshape(alphas.size, gammas.size).T
+    print(name, "max |difference| of the mean CV scores:", np.nanmax(np.abs(mine - theirs)),
+          "same choice:", np.argmax(np.round(mine, 10).T) == np.argmax(np.round(theirs, 10).T))
+
+
+# --------------------------------------------------------------------------- defaults
+
+
+def run_defaults(name, task, data, split, args):
+    import warnings
+
+    import kernelselect
+    from kernelselect.models import KernelSelectionCV
+
+    Xtr, ytr, Xte, yte, n_full, seed = prepare(name, task, data, split, args.cap, args.test_cap)
+    base = dict(dataset=name, task=task, split=split, n_train=int(Xtr.shape[0]),
+                n_full=int(n_full), n_test=int(Xte.shape[0]))
+    recs = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        t0 = time.perf_counter()
+        res = kernelselect.select_kernel(Xtr, ytr, random_state=seed)
+        t_sel = time.perf_counter() - t0
+    s = test_score(Xtr, ytr, Xte, yte, task, res.best_gamma, res.best_alpha)
+    d = res.details
+    recs.append(dict(base, method="defaults", gamma=res.best_gamma, alpha=res.best_alpha,
+                     score=s, time=t_sel, criterion=res.criteria[0],
+                     approximation=d.get("approximation"), task_detected=d.get("task"),
+                     warnings=[str(w.message)[:200] for w in caught],
+                     policy={k: d[k] for k in ("auto", "edges", "refine") if k in d}))
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = KernelSelectionCV(random_state=seed).fit(Xtr, ytr)
+    t_est = time.perf_counter() - t0
+    pred = est.predict(Xte)
+    own = (float(np.mean(pred == yte)) if task != "regression"
+           else float(np.mean((np.asarray(pred, float) - yte) ** 2)))
+    g, a = est.best_params_["gamma"], est.best_params_["alpha"]
+    model = est.best_estimator_
+    model = model[-1] if hasattr(model, "steps") else model
+    recs.append(dict(base, method="estimator", gamma=float(g), alpha=float(a),
+                     score=test_score(Xtr, ytr, Xte, yte, task, g, a), own_score=own,
+                     model=type(model).__name__, time=t_est))
+    for label, kwargs in variants(task, Xtr.shape[0], args):
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = kernelselect.select_kernel(Xtr, ytr, random_state=seed, **kwargs)
+        t_v = time.perf_counter() - t0
+        recs.append(dict(base, method=label, gamma=res.best_gamma, alpha=res.best_alpha,
+                         score=test_score(Xtr, ytr, Xte, yte, task, res.best_gamma,
+                                          res.best_alpha),
+                         time=t_v, approximation=res.details.get("approximation")))
+    return recs
+
+
+def variants(task, n, args):
+    """Other settings scored on the same rows: the evidence for the defaults' rules."""
+    out = []
+    if task == "binary":
+        out += [("v_error_rate", dict(criterion="eloo", loss="error_rate")),
+                ("v_press", dict(criterion="eloo", loss="squared")),
+                ("v_gcv", dict(criterion="gcv"))]
+    elif task == "multiclass":
+        out += [("v_error_rate", dict(criterion="eloo_multiclass", loss="error_rate")),
+                ("v_press", dict(criterion="eloo_multiclass", loss="squared"))]
+    else:
+        out += [("v_gcv", dict(criterion="gcv"))]
+    out.append(("v_refine", dict(refine=True)))
+    if n <= args.exact_variant_max:
+        out.append(("v_exact", dict(approximation="exact")))
+    return out
+
+
+# --------------------------------------------------------------------------- report
+
+
+def load_records(path):
+    recs = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                recs.append(json.loads(line))
+    return recs
+
+
+def report(out_dir):
+    recs = load_records(out_dir / "defaults_quality_raw.jsonl")
+    by = {}
+    for r in recs:
+        by[(r["dataset"], r["split"], r["method"])] = r
+    methods = sorted({r["method"] for r in recs} - {"cv"})
+    lines = ["# Do the defaults select as well as 5-fold CV?", ""]
+    for task, unit in (("binary", "pp"), ("multiclass", "pp"), ("regression", "NMSE")):
+        sets = sorted({r["dataset"] for r in recs if r["task"] == task})
+        if not sets:
+            continue
+        lines += [f"## {task} ({len(sets)} sets)", "",
+                  "| dataset | splits | n_train | cv | " + " | ".join(f"{m} Δ" for m in methods)
+                  + " |", "|---|---:|---:|---:|" + "---:|" * len(methods)]
+        summary = {m: [] for m in methods}
+        for name in sets:
+            row, cvs = [], []
+            splits = sorted({s for (d, s, m) in by if d == name and m == "cv"})
+            for m in methods:
+                deltas = []
+                for s in splits:
+                    if (name, s, m) in by:
+                        cv = by[(name, s, "cv")]["score"]
+                        v = by[(name, s, m)]["score"]
+                        deltas.append((v - cv) * (100 if task != "regression" else 1))
+                if deltas:
+                    summary[m].append((float(np.mean(deltas)), name, len(deltas)))
+                    row.append(f"{np.mean(deltas):+.2f}" if task != "regression"
+                               else f"{np.mean(deltas):+.4f}")
+                else:
+                    row.append("–")
+            cvs = [by[(name, s, "cv")]["score"] for s in splits]
+            n_tr = by[(name, splits[0], "cv")]["n_train"] if splits else 0
+            lines.append(f"| {name} | {len(splits)} | {n_tr} | {np.mean(cvs):.4f} | "
+                         + " | ".join(row) + " |")
+        lines += ["", "| method | sets | mean Δ | worst set |", "|---|---:|---:|---|"]
+        for m in methods:
+            vals = summary[m]
+            if not vals:
+                continue
+            mean = np.mean([v for v, _, _ in vals])
+            worst = (min if task != "regression" else max)(vals)
+            fmt = "{:+.2f} pp" if task != "regression" else "{:+.4f}"
+            lines.append(f"| {m} | {len(vals)} | {fmt.format(mean)} | {worst[1]} "
+                         f"{fmt.format(worst[0])} |")
+        lines.append("")
+    (out_dir / "defaults_quality.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
+    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--datasets", default=None)
+    p.add_argument("--tasks", default="binary,regression,multiclass")
+    p.add_argument("--splits", default="0,1")
+    p.add_argument("--small-splits", default=None,
+                   help="extra splits for sets whose training half has at most --small rows")
+    p.add_argument("--small", type=int, default=1000)
+    p.add_argument("--methods", default="cv,defaults")
+    p.add_argument("--cap", type=int, default=2000)
+    p.add_argument("--test-cap", type=int, default=10000)
+    p.add_argument("--exact-variant-max", type=int, default=1000,
+                   help="run the exact-matrix variant on training sets up to this size")
+    p.add_argument("--report-only", action="store_true")
+    p.add_argument("--check-gridsearch", action="store_true",
+                   help="compare the written-out CV with GridSearchCV on --datasets (split 0)")
+    args = p.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    if args.report_only:
+        report(args.out_dir)
+        return
+    if args.check_gridsearch:
+        for name, task, _, _ in list_data(args.data_dir):
+            if name in args.datasets.split(","):
+                check_gridsearch(name, task, load_data(args.data_dir, name), args)
+        return
+    raw = args.out_dir / "defaults_quality_raw.jsonl"
+    done = {(r["dataset"], r["split"], r["method"]) for r in load_records(raw)}
+    tasks = args.tasks.split(",")
+    sets = [s for s in list_data(args.data_dir) if s[1] in tasks]
+    if args.datasets:
+        keep = args.datasets.split(",")
+        sets = [s for s in sets if s[0] in keep]
+    sets.sort(key=lambda s: min(s[2] // 2, args.cap) * s[3] ** 0.25)   # cheap sets first
+    methods = args.methods.split(",")
+    splits = [int(s) for s in args.splits.split(",")]
+    extra = [int(s) for s in args.small_splits.split(",")] if args.small_splits else []
+    runners = {"cv": run_cv, "defaults": run_defaults}
+    for name, task, n, d in sets:
+        data = None
+        todo = splits + (extra if n // 2 <= args.small else [])
+        for split in todo:
+            for m in methods:
+                key_m = "defaults" if m == "defaults" else m
+                if (name, split, key_m) in done:
+                    continue
+                if data is None:
+                    data = load_data(args.data_dir, name)
+                t0 = time.perf_counter()
+                try:
+                    recs = runners[m](name, task, data, split, args)
+                except Exception as exc:  # one failing set is a result, not a stop
+                    recs = [dict(dataset=name, task=task, split=split, method=f"error/{m}",
+                                 error=f"{type(exc).__name__}: {exc}")]
+                with raw.open("a") as fh:
+                    for r in recs:
+                        fh.write(json.dumps(r) + "\n")
+                log(f"{name} split {split} {m}: {time.perf_counter() - t0:.1f} s "
+                    + " ".join(f"{r['method']}={r.get('score', r.get('error'))}" for r in recs))
+
+
+if __name__ == "__main__":
+    main()

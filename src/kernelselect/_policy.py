@@ -1,0 +1,418 @@
+"""How :func:`kernelselect.select_kernel` searches when left to its defaults.
+
+The rules, each with its reason:
+
+* **Default criterion** (:func:`default_criterion`): the closed-form leave-one-out
+  error of the LSSVM — ``eloo`` for binary labels and real targets, ``eloo_multiclass``
+  for C ≥ 3 classes. Leave-one-out estimates the test error itself (it is n-fold
+  cross-validation, computed exactly from one factorisation), so it ranks kernels by
+  what the user is after; measured against 5-fold CV in
+  ``benchmarks/results/defaults_quality.md``.
+* **α path** (:func:`alpha_path`): α = n·10^k, k = −6, −5.5, …, 0 (13 values). A
+  Gaussian or Laplacian kernel has κ(x, x) = 1, so tr K = n and the eigenvalues of K
+  sum to n; α/n is the ridge relative to the kernel's scale (the per-sample ridge μ of
+  the risk (1/n)Σ(f − y)² + μ‖f‖²). Six decades of μ span near-interpolation
+  (μ = 10⁻⁶) to a ridge as large as the whole spectrum's mean (μ = 1). Every
+  spectral operator evaluates an α path from one factorisation per γ.
+* **γ grid**: γ₀·2^k, k = −7…7, around the median heuristic γ₀
+  (:func:`kernelselect.selection.default_gammas`).
+* **Grid edges** (:func:`extend_edges`): when the best point of an automatic grid lies
+  on its first or last γ (or α), ``EXTEND_STEPS`` more values are added beyond that
+  edge — γ by factors of 2, α by half-decades — at most ``MAX_EXTENSIONS`` times per
+  axis; a :class:`GridEdgeWarning` says when the best point is still on an edge.
+* **approximation="auto"** (:func:`auto_search`): the exact kernel matrix when
+  n ≤ 2·``START_LANDMARKS``; beyond, Nyström with nested uniform landmarks (one random
+  permutation; level m uses its first m rows): the whole grid at m = ``START_LANDMARKS``,
+  then m doubled on a window of ±``WINDOW`` γ steps (every α) around the best point
+  until the best (γ, α) stays put from one level to the next (the criterion's
+  minimiser has stopped moving), the landmarks would reach n (then the window is
+  evaluated exactly), or ``MAX_LANDMARKS``. Nested landmarks make the levels common
+  random numbers: each refines the one before.
+* **Refinement** (:func:`refine_best`, ``refine=True``): a local search in
+  (log γ, log α) within one grid step of the best point on the same operator recipe
+  (same landmarks), kept only when it improves the criterion.
+"""
+
+import time
+import warnings
+
+import numpy as np
+
+from ._progress import progress_iter
+from .criteria import evaluate_criterion
+from .operators.dense import Exact
+from .operators.nystrom import Nystroem
+
+__all__ = ["GridEdgeWarning", "default_criterion", "alpha_path", "ALPHA_EXPONENTS",
+           "START_LANDMARKS", "MAX_LANDMARKS", "WINDOW", "EXTEND_STEPS", "MAX_EXTENSIONS"]
+
+#: α = n·10^k for these k (half-decades from 10⁻⁶ to 1)
+ALPHA_EXPONENTS = np.arange(-6.0, 0.25, 0.5)
+#: landmarks of the first Nyström level; the exact matrix is used up to twice this n
+START_LANDMARKS = 200
+#: largest Nyström level
+MAX_LANDMARKS = 1600
+#: half-width (in γ steps) of the window the larger Nyström levels evaluate
+WINDOW = 2
+#: values added beyond an edge per extension, and extensions per axis
+EXTEND_STEPS = 4
+MAX_EXTENSIONS = 2
+
+
+class GridEdgeWarning(UserWarning):
+    """The selected γ or α lies on the edge of the grid that was searched: the best
+    value may lie beyond it."""
+
+
+def default_criterion(task):
+    """(criterion name, parameters) the defaults use for a task."""
+    if task == "multiclass":
+        return "eloo_multiclass", {"loss": "hybrid"}
+    if task == "binary":
+        return "eloo", {"loss": "hybrid"}
+    return "eloo", {"loss": "squared"}
+
+
+#: criteria that estimate the test error, so their minimum over α is a choice of α;
+#: the others (regularised training errors, alignments) keep the single α = 1 by default
+ALPHA_SELECTING = frozenset({"eloo", "gcv", "eloo_multiclass"})
+
+
+def alpha_path(n):
+    """The automatic α path n·10^k, k in :data:`ALPHA_EXPONENTS`."""
+    return float(n) * 10.0 ** ALPHA_EXPONENTS
+
+
+# --------------------------------------------------------------------------- one grid
+
+
+class Search:
+    """Everything one selection evaluates with: data, criteria and their targets."""
+
+    def __init__(self, X, y_build, targets_for, crits, params, kernel, workers, rng,
+                 progress=False, rows=None):
+        self.X = X
+        self.y_build = y_build
+        self.targets_for = targets_for        # criterion name → y it receives
+        self.crits = crits
+        self.params = params
+        self.kernel = kernel
+        self.workers = workers
+        self.rng = rng
+        self.progress = progress
+        self.rows = rows                      # row source of the streamed operators (Dask)
+        self.n_builds = 0
+
+    def prepare(self, approx):
+        return approx.prepare(self.X, self.y_build, kernel=self.kernel, random_state=self.rng,
+                              workers=self.workers)
+
+    def evaluate(self, approx, state, gammas, alphas, desc="kernel selection"):
+        """Curves {name: (len(gammas), len(alphas))}, per-γ seconds, operator details.
+
+        Approximations that build every γ from shared passes over the rows
+        (``build_all``, the streaming Nyström and random features) are evaluated that
+        way; the others build one operator per γ.
+        """
+        gammas = np.asarray(gammas, dtype=np.float64)
+        curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
+        timings = np.empty(gammas.size)
+        ops = []
+        if getattr(approx, "build_all", None) is not None:
+            # every γ from shared row passes: progress is a heartbeat over the whole grid
+            for _ in progress_iter(range(1), 1, self.progress,
+                                   desc=f"{desc} (all γ at once)", unit="grid"):
+                built = self._build_all(approx, state, gammas)
+                if built is not None:
+                    self._run_streaming(built, alphas, curves, timings, ops)
+                    return curves, timings, ops
+        for i in progress_iter(range(gammas.size), gammas.size, self.progress, desc=desc,
+                               unit="γ"):
+            t0 = time.perf_counter()
+            op = approx.build(self.X, self.y_build, float(gammas[i]), kernel=self.kernel,
+                              state=state, workers=self.workers)
+            self.n_builds += 1
+            for c in self.crits:
+                curves[c.name][i] = evaluate_criterion(c, op, self.targets_for[c.name], alphas,
+                                                       **self.params[c.name])
+            timings[i] = time.perf_counter() - t0
+            ops.append(dict(op.details, n_operator=op.n))
+        return curves, timings, ops
+
+    def _build_all(self, approx, state, gammas):
+        """Operators for the whole γ grid from shared passes over the rows, or None."""
+        from .operators.streaming_lowrank import ArrayRows
+
+        t0 = time.perf_counter()
+        rows = self.rows if self.rows is not None else ArrayRows(self.X, self.y_build,
+                                                                 threads=self.workers)
+        built = approx.build_all(rows, self.y_build, gammas, kernel=self.kernel, state=state)
+        if built is not None:
+            self.n_builds += len(built)
+            for op in built:
+                op.build_time = (time.perf_counter() - t0) / len(built)
+        return built
+
+    def _run_streaming(self, built, alphas, curves, timings, op_details):
+        """Every criterion on every operator of a streamed grid; the row passes they
+        need are shared (``evaluate_grid``) and their time is spread evenly over γ."""
+        from .operators.streaming_lowrank import evaluate_grid
+
+        by_name = {c.name: c for c in self.crits}
+        spent = np.zeros(len(built))
+
+        def evaluate(i, op, name):
+            t0 = time.perf_counter()
+            try:
+                curves[name][i] = evaluate_criterion(by_name[name], op, self.targets_for[name],
+                                                     alphas, **self.params[name])
+            finally:
+                spent[i] += time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        evaluate_grid(built, list(by_name), evaluate)
+        shared = (time.perf_counter() - t0 - spent.sum()) / len(built)
+        for i, op in enumerate(built):
+            timings[i] = op.build_time + shared + spent[i]
+            op_details.append(dict(op.details, n_operator=op.n))
+
+
+def best_index(values, direction):
+    """(i, j) of the best finite value (first in row-major order on ties), or None."""
+    finite = np.isfinite(values)
+    if not finite.any():
+        return None
+    masked = np.where(finite, values, np.inf if direction == "min" else -np.inf)
+    flat = np.argmin(masked) if direction == "min" else np.argmax(masked)
+    return tuple(int(k) for k in np.unravel_index(flat, values.shape))
+
+
+class Surface:
+    """Criterion values on a (γ, α) grid that can grow at its edges (NaN = not
+    evaluated)."""
+
+    def __init__(self, gammas, alphas, curves, timings, ops):
+        self.gammas = np.asarray(gammas, dtype=np.float64)
+        self.alphas = np.asarray(alphas, dtype=np.float64)
+        self.curves = curves
+        self.timings = np.asarray(timings, dtype=np.float64)
+        self.ops = list(ops)
+
+    def add_gammas(self, new, curves, timings, ops, before):
+        for name in self.curves:
+            parts = [curves[name], self.curves[name]] if before else [self.curves[name],
+                                                                       curves[name]]
+            self.curves[name] = np.concatenate(parts, axis=0)
+        self.gammas = np.concatenate([new, self.gammas] if before else [self.gammas, new])
+        self.timings = np.concatenate([timings, self.timings] if before
+                                      else [self.timings, timings])
+        self.ops = (list(ops) + self.ops) if before else (self.ops + list(ops))
+
+    def add_alphas(self, new, rows, curves, timings, before):
+        for name in self.curves:
+            block = np.full((self.gammas.size, new.size), np.nan)
+            block[rows] = curves[name]
+            parts = [block, self.curves[name]] if before else [self.curves[name], block]
+            self.curves[name] = np.concatenate(parts, axis=1)
+        self.alphas = np.concatenate([new, self.alphas] if before else [self.alphas, new])
+        self.timings[rows] += timings
+
+
+def _edges(index, shape, alpha_axis):
+    """Which edges the best index lies on: subset of {"gamma_low", "gamma_high",
+    "alpha_low", "alpha_high"} (an axis of length 1 has no edge)."""
+    i, j = index
+    out = []
+    if shape[0] > 1 and i == 0:
+        out.append("gamma_low")
+    if shape[0] > 1 and i == shape[0] - 1:
+        out.append("gamma_high")
+    if alpha_axis and shape[1] > 1 and j == 0:
+        out.append("alpha_low")
+    if alpha_axis and shape[1] > 1 and j == shape[1] - 1:
+        out.append("alpha_high")
+    return out
+
+
+def extend_edges(search, approx, state, surface, extend_gamma, extend_alpha):
+    """Grow ``surface`` beyond the edge its best point lies on (see the module
+    docstring); returns the list of extensions made."""
+    crit = search.crits[0]
+    done = []
+    counts = {"gamma": 0, "alpha": 0}
+    while True:
+        idx = best_index(surface.curves[crit.name], crit.direction)
+        if idx is None:
+            return done
+        edges = _edges(idx, surface.curves[crit.name].shape, crit.alpha_dependent)
+        step = None
+        for edge in edges:
+            axis = edge.split("_")[0]
+            allowed = extend_gamma if axis == "gamma" else extend_alpha
+            if allowed and counts[axis] < MAX_EXTENSIONS:
+                step = edge
+                break
+        if step is None:
+            return done
+        axis, side = step.split("_")
+        counts[axis] += 1
+        before = side == "low"
+        if axis == "gamma":
+            ratio = 2.0
+            edge_value = surface.gammas[0] if before else surface.gammas[-1]
+            k = np.arange(1, EXTEND_STEPS + 1)
+            new = edge_value * (ratio ** (-k[::-1]) if before else ratio ** k)
+            curves, timings, ops = search.evaluate(approx, state, new, surface.alphas)
+            surface.add_gammas(new, curves, timings, ops, before)
+        else:
+            ratio = 10.0 ** 0.5
+            edge_value = surface.alphas[0] if before else surface.alphas[-1]
+            k = np.arange(1, EXTEND_STEPS + 1)
+            new = edge_value * (ratio ** (-k[::-1]) if before else ratio ** k)
+            rows = np.arange(max(idx[0] - WINDOW, 0), min(idx[0] + WINDOW + 1,
+                                                           surface.gammas.size))
+            curves, timings, _ = search.evaluate(approx, state, surface.gammas[rows], new)
+            surface.add_alphas(new, rows, curves, timings, before)
+        done.append({"edge": step, "added": [float(v) for v in new]})
+
+
+def warn_edges(search, surface, warn_gamma, warn_alpha):
+    """The edges the best point lies on; a :class:`GridEdgeWarning` for those of the
+    automatic axes (``warn_gamma`` / ``warn_alpha``: grids the caller did not give)."""
+    crit = search.crits[0]
+    idx = best_index(surface.curves[crit.name], crit.direction)
+    if idx is None:
+        return []
+    edges = _edges(idx, surface.curves[crit.name].shape, crit.alpha_dependent)
+    loud = [e for e in edges if (warn_gamma if e.startswith("gamma") else warn_alpha)]
+    if loud:
+        g, a = surface.gammas[idx[0]], surface.alphas[idx[1]]
+        warnings.warn(
+            f"{crit.name} is best on the edge of the extended grid ({', '.join(loud)}: "
+            f"gamma={g:.4g}, alpha={a:.4g}); the best kernel may lie beyond it. Pass a wider "
+            "gammas= / alphas= grid.", GridEdgeWarning, stacklevel=4)
+    return edges
+
+
+# --------------------------------------------------------------------------- auto
+
+
+def auto_start(n, criteria_need_spectral):
+    """(approximation, reason) of the first level of ``approximation="auto"``."""
+    if not criteria_need_spectral:
+        return Exact(), "moment criteria only: the exact kernel matrix, streamed"
+    if n <= 2 * START_LANDMARKS:
+        return Exact(), (f"n={n} ≤ {2 * START_LANDMARKS}: the exact kernel matrix costs "
+                         "no more than the Nyström levels would")
+    return None, f"n={n} > {2 * START_LANDMARKS}: Nyström levels with nested landmarks"
+
+
+def nested_nystroem(perm, m):
+    return Nystroem(n_landmarks=None, landmarks=np.sort(perm[:m]))
+
+
+def auto_levels(search, surface, perm, first_state_m):
+    """Double the landmarks on a window around the best point until the choice
+    stops moving (module docstring). Returns (surface of the last level, its
+    approximation, its state, levels info)."""
+    crit = search.crits[0]
+    n = search.X.shape[0]
+    levels = []
+    m = first_state_m
+    prev = best_index(surface.curves[crit.name], crit.direction)
+    if prev is None:
+        return surface, None, None, levels
+    prev_point = (surface.gammas[prev[0]], surface.alphas[prev[1]])
+    current = surface
+    approx = state = None
+    while True:
+        m_next = 2 * m
+        if m_next >= n:
+            approx, label = Exact(), "exact"
+        elif m_next > MAX_LANDMARKS:
+            levels.append({"stopped": f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}"})
+            return current, approx, state, levels
+        else:
+            approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
+        gi = int(np.argmin(np.abs(np.log(current.gammas) - np.log(prev_point[0]))))
+        rows = np.arange(max(gi - WINDOW, 0), min(gi + WINDOW + 1, current.gammas.size))
+        gammas = current.gammas[rows]
+        alphas = current.alphas
+        t0 = time.perf_counter()
+        state = search.prepare(approx)
+        curves, timings, ops = search.evaluate(approx, state, gammas, alphas)
+        level = Surface(gammas, alphas, curves, timings, ops)
+        idx = best_index(curves[crit.name], crit.direction)
+        point = (gammas[idx[0]], alphas[idx[1]]) if idx is not None else (np.nan, np.nan)
+        stable = idx is not None and np.isclose(point[0], prev_point[0]) and np.isclose(
+            point[1], prev_point[1])
+        levels.append({"approximation": label, "gammas": gammas.tolist(),
+                       "best_gamma": float(point[0]), "best_alpha": float(point[1]),
+                       "value": float(curves[crit.name][idx]) if idx is not None else None,
+                       "stable": bool(stable), "seconds": time.perf_counter() - t0})
+        current = level
+        if stable or label == "exact" or idx is None:
+            return current, approx, state, levels
+        prev_point = point
+        m = m_next
+
+
+def effective_dimension(approx, state, search, gamma, alpha):
+    """d_eff = Σ λ/(λ + α) of the operator at (γ, α) (the number of directions the
+    ridge leaves effectively unpenalised)."""
+    op = approx.build(search.X, search.y_build, float(gamma), kernel=search.kernel,
+                      state=state, workers=search.workers)
+    return float(np.sum(op.eigenvalues / (op.eigenvalues + alpha)))
+
+
+# --------------------------------------------------------------------------- refinement
+
+
+def refine_best(search, approx, state, gamma, alpha, value, step_gamma=2.0,
+                step_alpha=10.0 ** 0.5, max_builds=8):
+    """Local search in (log γ, log α) within one grid step of (gamma, alpha).
+
+    For a trial γ, one operator gives the criterion on a fine α path (9 values within
+    one α step: the α path is free per γ); γ moves by golden-section search on the
+    best value over that path. Same recipe and state (common random numbers). Returns
+    (gamma, alpha, value, info); the grid point is kept unless a strictly better one
+    is found.
+    """
+    crit = search.crits[0]
+    sign = 1.0 if crit.direction == "min" else -1.0
+    fine = alpha * step_alpha ** np.linspace(-1.0, 1.0, 9)
+    cache = {}
+
+    def at(log_g):
+        key = round(float(log_g), 12)
+        if key not in cache:
+            g = float(np.exp(log_g))
+            op = approx.build(search.X, search.y_build, g, kernel=search.kernel, state=state,
+                              workers=search.workers)
+            search.n_builds += 1
+            vals = evaluate_criterion(crit, op, search.targets_for[crit.name], fine,
+                                      **search.params[crit.name])
+            vals = np.where(np.isfinite(vals), sign * vals, np.inf)
+            j = int(np.argmin(vals))
+            cache[key] = (float(vals[j]), g, float(fine[j]))
+        return cache[key]
+
+    lo, hi = np.log(gamma) - np.log(step_gamma), np.log(gamma) + np.log(step_gamma)
+    ratio = (np.sqrt(5.0) - 1.0) / 2.0
+    a, b = lo, hi
+    c, d = b - ratio * (b - a), a + ratio * (b - a)
+    while len(cache) < max_builds:
+        if at(c)[0] <= at(d)[0]:
+            b, d = d, c
+            c = b - ratio * (b - a)
+        else:
+            a, c = c, d
+            d = a + ratio * (b - a)
+    cand = min(list(cache.values()) + [at(np.log(gamma))], key=lambda t: t[0])
+    best_val = sign * cand[0]
+    info = {"evaluations": len(cache), "grid_value": float(value)}
+    if sign * best_val < sign * value:
+        info.update(improved=True, value=float(best_val))
+        return cand[1], cand[2], best_val, info
+    info["improved"] = False
+    return gamma, alpha, value, info

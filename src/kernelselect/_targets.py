@@ -1,0 +1,161 @@
+"""What kind of target y is, and its encodings: one rule for the whole package.
+
+The selection function, the estimator and the command line all ask :func:`detect_task`
+and encode labels with :func:`prepare_targets`, so the same y is the same problem
+everywhere.
+
+The rule (``task="auto"``), in order:
+
+1. Labels that are not numbers (strings, objects, booleans) are classes: two of them
+   make a binary problem, more a multi-class one.
+2. Exactly two distinct values: binary (numbers or not).
+3. Numbers with a fractional part: regression.
+4. Whole numbers with C ≥ 3 distinct values are class codes — multi-class — only when
+   they *look like codes*: exactly the consecutive integers 0, 1, …, C−1 or
+   1, 2, …, C, with C ≤ ``MAX_CLASS_CODES`` (50). Anything else — counts or ratings
+   with gaps or a different origin (abalone's rings 1…29 with one value missing, wine
+   quality 3…8), or more than 50 distinct values — is a measured quantity: regression.
+
+The dtype is not used: files and most arrays store class codes as floats, and
+scikit-learn's ``type_of_target`` (which calls every whole-valued target with more
+than two values "multiclass") would make a 28-valued count a 28-class problem. Pass
+``task="binary" | "multiclass" | "regression"`` to override the rule.
+"""
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+__all__ = ["TASKS", "MAX_CLASS_CODES", "detect_task", "check_task", "prepare_targets",
+           "Targets"]
+
+TASKS = ("binary", "multiclass", "regression")
+#: more distinct whole-number values than this are a measured quantity, not codes
+MAX_CLASS_CODES = 50
+
+
+def check_task(task, name="task"):
+    """``task`` lower-cased when it is "auto" or one of :data:`TASKS`."""
+    if task is None:
+        return "auto"
+    if not isinstance(task, str) or task.strip().lower() not in ("auto", *TASKS):
+        raise ValueError(f"{name}={task!r} is not known; use 'auto', 'binary', 'multiclass' "
+                         "or 'regression'.")
+    return task.strip().lower()
+
+
+def _as_labels(y, name):
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional (one target per sample), got shape "
+                         f"{arr.shape}.")
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty.")
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} is complex; give real targets or class labels.")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinity; remove those rows first.")
+    if arr.dtype.kind == "O":
+        if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in arr):
+            raise ValueError(f"{name} contains missing labels (None or NaN); remove those rows.")
+        try:                      # numbers stored as objects are numbers
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            arr = arr.astype(str)
+    return arr
+
+
+def detect_task(y, name="y"):
+    """The task of target ``y`` by the module's rule: ``(task, reason)``.
+
+    Examples
+    --------
+    >>> detect_task([0, 1, 1, 0])[0]
+    'binary'
+    >>> detect_task([0, 2, 1, 2, 0])[0]
+    'multiclass'
+    >>> detect_task([3, 5, 6, 8, 4, 7])[0]       # ratings 3…8: not codes
+    'regression'
+    >>> detect_task(["cat", "dog", "cow"])[0]
+    'multiclass'
+    """
+    arr = _as_labels(y, name)
+    values = np.unique(arr)
+    if values.size < 2:
+        raise ValueError(f"{name} has a single value ({values[0]!r}) for all {arr.size} samples; "
+                         "selection needs two classes or a varying target.")
+    if arr.dtype.kind not in "iuf":
+        kind = "binary" if values.size == 2 else "multiclass"
+        return kind, f"{values.size} distinct non-numeric labels"
+    if values.size == 2:
+        return "binary", "two distinct values"
+    if not np.all(values == np.round(values)):
+        return "regression", "values with a fractional part"
+    c = values.size
+    if c <= MAX_CLASS_CODES and values[0] in (0, 1) and values[-1] == values[0] + c - 1:
+        return "multiclass", f"{c} consecutive whole-number codes {int(values[0])}…{int(values[-1])}"
+    why = (f"more than {MAX_CLASS_CODES} distinct whole numbers" if c > MAX_CLASS_CODES else
+           f"{c} whole numbers that are not the codes 0…{c - 1} or 1…{c}")
+    return "regression", why
+
+
+@dataclass
+class Targets:
+    """y for the criteria, and how to go back to the user's labels.
+
+    Attributes
+    ----------
+    task : {"binary", "multiclass", "regression"}
+    y : ndarray (n,) float64
+        ±1 (binary: ``classes[1]`` → +1), class codes 0…C−1 (multiclass) or the real
+        target (regression).
+    Y : ndarray (n, C) or None
+        Multiclass: one-vs-rest ±1 columns (+1 in the column of the sample's class).
+    classes : ndarray or None
+        The original labels in sorted order (classification).
+    reason : str
+        Why this task (the rule's words, or "given").
+    """
+
+    task: str
+    y: np.ndarray
+    Y: Optional[np.ndarray]
+    classes: Optional[np.ndarray]
+    reason: str
+
+    def decode(self, codes):
+        """Class codes (int array) → the original labels."""
+        return self.classes[np.asarray(codes, dtype=np.intp)]
+
+
+def prepare_targets(y, task="auto", name="y"):
+    """Detect (or check) the task and encode ``y``: a :class:`Targets`."""
+    task = check_task(task)
+    arr = _as_labels(y, name)
+    if task == "auto":
+        task, reason = detect_task(arr, name)
+    else:
+        reason = "given"
+    if task == "regression":
+        if arr.dtype.kind not in "iuf":
+            raise ValueError(f"task='regression' needs numeric {name}; it holds labels such as "
+                             f"{arr[0]!r} (use task='binary' or 'multiclass').")
+        yr = arr.astype(np.float64)
+        if np.ptp(yr) == 0:
+            raise ValueError(f"{name} is constant ({yr[0]!r}); there is nothing to regress.")
+        return Targets("regression", yr, None, None, reason)
+    classes, codes = np.unique(arr, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(f"{name} holds one class only ({classes[0]!r}); classification needs "
+                         "at least two.")
+    if task == "binary" and classes.size != 2:
+        raise ValueError(f"task='binary' needs exactly two classes; {name} has {classes.size} "
+                         "(use task='multiclass' or 'regression').")
+    if task == "binary":
+        return Targets("binary", np.where(codes == 1, 1.0, -1.0), None, classes, reason)
+    Y = -np.ones((arr.size, classes.size))
+    Y[np.arange(arr.size), codes] = 1.0
+    return Targets("multiclass", codes.astype(np.float64), Y, classes, reason)

@@ -1,0 +1,290 @@
+"""The default selection path: task rule, one-vs-rest leave-one-out, α path, automatic
+approximation, grid extension and refinement."""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kernelselect
+from kernelselect import GridEdgeWarning, KernelSelectionCV, cli, datasets, select_kernel
+from kernelselect._policy import alpha_path
+from kernelselect._targets import detect_task, prepare_targets
+from kernelselect.criteria import evaluate_criterion
+from kernelselect.operators import get_approximation
+
+import reference as ref
+
+# ------------------------------------------------------------------ task detection
+
+
+@pytest.mark.parametrize("y, task", [
+    ([0, 1, 1, 0], "binary"),
+    ([-1.0, 1.0, 1.0], "binary"),
+    ([3, 7, 7, 3], "binary"),
+    (["benign", "malignant", "benign"], "binary"),
+    ([True, False, True], "binary"),
+    ([0, 1, 2, 2, 1], "multiclass"),
+    ([1.0, 2.0, 3.0, 4.0], "multiclass"),
+    (["a", "b", "c", "a"], "multiclass"),
+    (np.array(["x", "y", "z"], dtype=object), "multiclass"),
+    ([3, 4, 5, 6, 7, 8, 5], "regression"),                 # ratings 3…8: not codes
+    ([1, 2, 3, 5, 6], "regression"),                       # a gap: not codes
+    ([0, 2, 4, 6], "regression"),
+    (list(range(51)), "regression"),                       # more than 50 values
+    (list(range(50)), "multiclass"),
+    ([0.5, 1.5, 2.0], "regression"),
+    (np.array([0.1, 0.2, 0.3], dtype=object), "regression"),
+])
+def test_task_detection_table(y, task):
+    assert detect_task(y)[0] == task
+
+
+def test_shipped_sets_detect_as_their_metadata_says():
+    for name in ("abalone", "winequality_red", "breast_cancer", "mpg", "servo"):
+        data = datasets.load(name)
+        raw = data.y
+        assert detect_task(raw)[0] == data.task, name
+    assert detect_task(datasets.load("abalone").y)[0] == "regression"
+
+
+def test_task_override_and_bad_task():
+    y = np.array([3, 4, 5, 6, 7, 8, 5])
+    assert prepare_targets(y, "multiclass").task == "multiclass"
+    t = prepare_targets(["b", "a", "b"], "auto")
+    assert t.task == "binary" and t.classes.tolist() == ["a", "b"] and t.y.tolist() == [1, -1, 1]
+    with pytest.raises(ValueError, match="task='binary' needs exactly two"):
+        prepare_targets([0, 1, 2], "binary")
+    with pytest.raises(ValueError, match="task='regression' needs numeric"):
+        prepare_targets(["a", "b", "c"], "regression")
+    with pytest.raises(ValueError, match="task='classify' is not known"):
+        prepare_targets([0, 1], "classify")
+
+
+def test_cli_task_accepts_every_value_its_messages_suggest(capsys):
+    parser = cli.build_parser()
+    for task in ("auto", "binary", "multiclass", "regression"):
+        args = parser.parse_args(["select", "--task", task])
+        assert args.task == task
+    with pytest.raises(ValueError) as info:
+        datasets.to_binary_labels([0, 1, 2])
+    for word in ("regression", "multiclass"):
+        assert word in str(info.value)
+
+
+# ------------------------------------------------------------------ multi-class LOO
+
+
+def blobs(n, classes=3, d=2, seed=0, spread=1.0):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, classes, n)
+    centres = 2.0 * rng.standard_normal((classes, d))
+    X = centres[labels] + spread * rng.standard_normal((n, d))
+    return X, labels
+
+
+@settings(deadline=None, max_examples=15)
+@given(n=st.integers(8, 24), classes=st.integers(2, 4), seed=st.integers(0, 2**31),
+       log_gamma=st.floats(-2, 1), log_alpha=st.floats(-2, 1))
+def test_eloo_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, log_alpha):
+    X, labels = blobs(n, classes, seed=seed)
+    if np.unique(labels).size < 2:
+        labels[0] = (labels[0] + 1) % classes
+    gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
+    approx = get_approximation("exact")
+    state = approx.prepare(X, labels, kernel="gaussian", random_state=None, workers=None)
+    op = approx.build(X, labels, gamma, kernel="gaussian", state=state, workers=None)
+    A = ref.kernel_matrix(X, X, gamma)
+    rate, E = ref.loo_ovr_bruteforce(A, labels, alpha)
+    got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha])
+    # argmax ties between classes are measure-zero for continuous data
+    assert got[0] == pytest.approx(rate, abs=1e-12)
+    press = evaluate_criterion("eloo_multiclass", op, labels, [alpha], loss="squared")[0]
+    assert press == pytest.approx(np.mean(E ** 2), rel=1e-7)
+    hybrid = evaluate_criterion("eloo_multiclass", op, labels, [alpha], loss="hybrid")[0]
+    assert rate <= hybrid < rate + 1.0 / n
+
+
+def test_eloo_multiclass_on_two_classes_is_binary_eloo():
+    X, labels = blobs(30, 2, seed=3)
+    op = get_approximation("exact").build(X, labels, 0.7, kernel="gaussian",
+                                          state={"method": "dense"}, workers=None)
+    ypm = np.where(labels == 1, 1.0, -1.0)
+    np.testing.assert_allclose(evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0]),
+                               evaluate_criterion("eloo", op, ypm, [0.1, 1.0]))
+
+
+def test_hybrid_loss_orders_by_error_rate_first():
+    X, labels = blobs(40, 2, seed=5, spread=2.0)
+    ypm = np.where(labels == 1, 1.0, -1.0)
+    op = get_approximation("exact").build(X, ypm, 0.5, kernel="gaussian",
+                                          state={"method": "dense"}, workers=None)
+    alphas = np.logspace(-3, 2, 11)
+    rate = evaluate_criterion("eloo", op, ypm, alphas, loss="error_rate")
+    hyb = evaluate_criterion("eloo", op, ypm, alphas, loss="hybrid")
+    assert np.all((hyb >= rate) & (hyb < rate + 1.0 / 40))
+    order = np.argsort(hyb, kind="stable")
+    assert np.all(np.diff(rate[order]) >= -1e-15)
+
+
+# ------------------------------------------------------------------ the default path
+
+
+def test_default_path_equals_the_explicit_call_exact():
+    X, labels = blobs(150, 2, seed=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        res = select_kernel(X, labels, random_state=0)
+        d = res.details
+        assert d["task"] == "binary" and res.criteria == ["eloo"]
+        assert d["approximation"] == "exact"
+        np.testing.assert_allclose(res.alphas[:13] if res.alphas[0] >= alpha_path(150)[0]
+                                   else res.alphas[-13:], alpha_path(150))
+        explicit = select_kernel(X, labels, gammas=res.gammas, alphas=res.alphas,
+                                 criterion="eloo", loss="hybrid", approximation="exact",
+                                 standardize=True)
+    np.testing.assert_array_equal(np.isnan(res.curves["eloo"]),
+                                  np.isnan(explicit.curves["eloo"]) | np.isnan(res.curves["eloo"]))
+    ok = np.isfinite(res.curves["eloo"])
+    np.testing.assert_allclose(res.curves["eloo"][ok], explicit.curves["eloo"][ok], rtol=1e-10)
+    assert (res.best_gamma, res.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
+
+
+def test_default_path_equals_the_explicit_call_nystroem_levels():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((700, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.2 * rng.standard_normal(700)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        res = select_kernel(X, y, random_state=0)
+    d = res.details
+    assert d["task"] == "regression" and d["criterion_params"]["eloo"] == {"loss": "squared"}
+    levels = d["auto"]["levels"]
+    assert levels[0]["approximation"] == "nystrom(m=200)" and len(levels) >= 2
+    assert d["approximation"] == levels[-1].get("approximation", d["approximation"])
+    if d["approximation"] == "exact":
+        approx = "exact"
+    else:
+        approx = kernelselect.Nystroem(landmarks=np.asarray(
+            d["approximation_params"]["landmarks"]))
+        assert approx.landmarks.size == int(d["approximation"].split("=")[1].rstrip(")"))
+    explicit = select_kernel(X, y, gammas=res.gammas, alphas=res.alphas, criterion="eloo",
+                             loss="squared", approximation=approx)
+    np.testing.assert_allclose(res.curves["eloo"], explicit.curves["eloo"], rtol=1e-8)
+    assert (res.best_gamma, res.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
+
+
+def test_small_n_is_exact_and_nested_levels_grow():
+    X, labels = blobs(120, 3, seed=4)
+    res = select_kernel(X, labels, random_state=0, gammas=2.0 ** np.arange(-3, 3))
+    assert res.details["approximation"] == "exact" and res.criteria == ["eloo_multiclass"]
+    assert res.details["auto"]["levels"][0]["approximation"] == "exact"
+
+
+# ------------------------------------------------------------------ grid edges
+
+
+def test_grid_extends_past_the_edge_and_records_it():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 2))
+    y = np.where(X[:, 0] + 0.2 * X[:, 1] > 0, "pos", "neg")      # linear: wide kernels win
+    gammas = 2.0 ** np.arange(2, 6)                              # far too narrow
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        explicit = select_kernel(X, y, gammas=gammas, random_state=0)
+    assert explicit.details["extensions"] == [] and explicit.gammas.size == 4
+    assert "gamma_low" in explicit.details["edges"]
+    res = select_kernel(X, y, random_state=0)
+    ext = [e for e in res.details["extensions"] if e["edge"].startswith("gamma")]
+    g0 = res.details["gamma0"]
+    if ext:
+        assert res.gammas.size == 15 + 4 * len(ext)
+        assert res.gammas.min() < g0 * 2.0 ** -7 or res.gammas.max() > g0 * 2.0 ** 7
+        assert np.all(np.diff(np.log2(res.gammas)) == pytest.approx(1.0))
+
+
+def test_edge_warning_when_still_on_the_edge():
+    X, labels = blobs(80, 2, seed=6)
+    # two well-separated blobs: every wide kernel separates them, so the 0-1 LOO error
+    # ties on all of them and ties go to the first (widest) γ, beyond any grid
+    with pytest.warns(GridEdgeWarning, match="gamma_low"):
+        res = select_kernel(X, labels, criterion="eloo", random_state=0)
+    assert [e["edge"] for e in res.details["extensions"]][:2] == ["gamma_low", "gamma_low"]
+    assert res.gammas.size == 15 + 8 and "gamma_low" in res.details["edges"]
+    assert res.best_gamma == res.gammas[0]
+
+
+# ------------------------------------------------------------------ refinement
+
+
+@settings(deadline=None, max_examples=6)
+@given(seed=st.integers(0, 2**31), regression=st.booleans())
+def test_refinement_never_worse_than_its_grid_point(seed, regression):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.3 * rng.standard_normal(60)
+    if not regression:
+        y = np.where(y > 0, 1, 0)
+    kw = dict(gammas=2.0 ** np.arange(-4, 4), alphas=np.logspace(-3, 1, 5), random_state=0,
+              criterion="eloo", loss="squared" if regression else "hybrid")
+    grid = select_kernel(X, y, **kw)
+    res = select_kernel(X, y, refine=True, **kw)
+    info = res.details["refine"]
+    g, a = res.best_gamma, res.best_alpha
+    again = select_kernel(X, y, gammas=[g], alphas=[a], random_state=0, criterion="eloo",
+                          loss=kw["loss"])
+    assert again.curves["eloo"][0, 0] <= grid.best["eloo"]["value"] + 1e-12
+    assert info["improved"] == (again.curves["eloo"][0, 0] < grid.best["eloo"]["value"])
+    assert abs(np.log2(g / grid.best_gamma)) <= 1.0 + 1e-9
+
+
+# ------------------------------------------------------------------ the estimator
+
+
+def test_estimator_on_abalone_is_a_regressor():
+    data = datasets.load("abalone")
+    rng = np.random.default_rng(0)
+    rows = rng.choice(data.X.shape[0], 600, replace=False)
+    X, y = data.X[rows], data.y[rows]
+    assert detect_task(y)[0] == "regression"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        est = KernelSelectionCV(random_state=0).fit(X, y)
+    assert est.task_ == "regression"
+    assert isinstance(est.best_estimator_[-1], kernelselect.KernelRidgeRegressor)
+    assert est.best_estimator_[-1].fit_intercept
+    assert est.score(X, y) > 0.4
+
+
+def test_estimator_on_string_multiclass_labels_predicts_them():
+    X, codes = blobs(150, 3, seed=8, spread=0.6)
+    names = np.array(["setosa", "versicolor", "virginica"])[codes]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        est = KernelSelectionCV(random_state=0).fit(X, names)
+    assert est.task_ == "multiclass" and est.selection_.criteria == ["eloo_multiclass"]
+    assert est.classes_.tolist() == ["setosa", "versicolor", "virginica"]
+    pred = est.predict(X)
+    assert set(pred) <= set(names) and np.mean(pred == names) > 0.9
+    binary = np.where(codes == 0, "benign", "malignant")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        est2 = KernelSelectionCV(random_state=0).fit(X, binary)
+    assert est2.task_ == "binary" and set(est2.predict(X)) <= {"benign", "malignant"}
+    forced = KernelSelectionCV(random_state=0, task="regression", gammas=[0.5, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        forced.fit(X, codes.astype(float))
+    assert forced.task_ == "regression"
+
+
+def test_select_kernel_string_labels_and_details():
+    X, codes = blobs(90, 2, seed=9)
+    y = np.array(["no", "yes"])[codes]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        res = select_kernel(X, y, random_state=0)
+    assert res.details["classes"] == ["no", "yes"] and res.details["task"] == "binary"
+    assert "alpha_rule" in res.details and "gamma_rule" in res.details
