@@ -142,8 +142,9 @@ def test_default_path_equals_the_explicit_call_exact():
         assert d["approximation"] == "exact"
         np.testing.assert_allclose(res.alphas[:13] if res.alphas[0] >= alpha_path(150)[0]
                                    else res.alphas[-13:], alpha_path(150))
+        assert d["criterion_params"]["eloo"] == {"loss": "squared"}
         explicit = select_kernel(X, labels, gammas=res.gammas, alphas=res.alphas,
-                                 criterion="eloo", loss="hybrid", approximation="exact",
+                                 criterion="eloo", loss="squared", approximation="exact",
                                  standardize=True)
     np.testing.assert_array_equal(np.isnan(res.curves["eloo"]),
                                   np.isnan(explicit.curves["eloo"]) | np.isnan(res.curves["eloo"]))
@@ -288,3 +289,16 @@ def test_select_kernel_string_labels_and_details():
         res = select_kernel(X, y, random_state=0)
     assert res.details["classes"] == ["no", "yes"] and res.details["task"] == "binary"
     assert "alpha_rule" in res.details and "gamma_rule" in res.details
+
+
+def test_estimator_selects_what_select_kernel_selects():
+    rng = np.random.default_rng(11)
+    X = 5.0 * rng.standard_normal((120, 3)) + 2.0          # units the scaler removes
+    y = np.where(np.sin(X[:, 0] / 5.0) + 0.3 * rng.standard_normal(120) > 0, "yes", "no")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        res = select_kernel(X, y, random_state=0)
+        est = KernelSelectionCV(random_state=0).fit(X, y)
+    assert est.selection_.criteria == res.criteria
+    assert est.best_params_["gamma"] == pytest.approx(res.best_gamma, rel=1e-9)
+    assert est.best_params_["alpha"] == pytest.approx(res.best_alpha, rel=1e-9)

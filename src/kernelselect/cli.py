@@ -676,8 +676,13 @@ def _cmd_select(args, out):
                 continue
             print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
                   f"({name}={b['value']:.6g})", file=out)
-        print(f"time       {elapsed:.3f} s selection ({len(result.gammas)} gammas x "
-              f"{len(result.alphas)} alphas), {t_load:.3f} s loading", file=out)
+        builds = (getattr(result, "details", None) or {}).get("n_operator_builds")
+        shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
+                 if builds in (None, len(result.gammas)) else
+                 f"{builds} kernels built, {len(result.alphas)} alphas each; the table shows "
+                 f"the last {len(result.gammas)}")
+        print(f"time       {elapsed:.3f} s selection ({shown}), {t_load:.3f} s loading",
+              file=out)
 
     # everything is rendered in memory first: a failure here writes nothing
     payload = None

@@ -242,8 +242,9 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterio
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
-        "auto": ``eloo`` (binary: error rate with PRESS tie-break, ``loss="hybrid"``;
-        regression: squared LOO residual) or ``eloo_multiclass`` (C ≥ 3 classes). Or
+        "auto": ``eloo`` with the squared LOO residual (PRESS, ``loss="squared"``)
+        for binary labels and real targets, ``eloo_multiclass`` (one-vs-rest LOO error
+        rate, PRESS tie-break) for C ≥ 3 classes. Or
         one of :func:`kernelselect.criteria.criterion_names` or a list of them; the
         first decides ``best_gamma`` / ``best_alpha``.
     approximation : str or Approximation, default="auto"
