@@ -13,8 +13,8 @@ a binary problem and is encoded as ±1 (the larger value → +1, see
 :func:`encode_binary`); "binary" criteria require two classes.
 
 Availability (exact = dense eigh or streaming; the streaming exact operator has the
-moments only; random_* criteria are registered by :mod:`kernelselect.operators.random_mcm`
-and need that operator):
+moments only; the random_* criteria of :mod:`kernelselect.random_criteria` need the
+randomised circulant operator, and ``di``/``kdi`` (:mod:`kernelselect.di`) the spectral forms):
 
 =========  =========  ==========  =====  =======  =====  =======  ======  ===========
 criterion  direction  needs       exact  stream.  mcm    nystrom  rff     labels
@@ -46,7 +46,10 @@ from typing import Callable, Mapping, Optional
 
 import numpy as np
 
+from . import random_criteria as _rc
 from ._validation import check_positive, check_positive_int
+from .di import operator_di
+from .operators import approximation_names, get_approximation
 from .operators._base import RidgeFunction
 
 __all__ = [
@@ -144,22 +147,29 @@ class Criterion:
             full = self.check_params(self.name, full)
         return full
 
-    def better(self, a, b):
-        """Whether value ``a`` is strictly better than ``b``."""
-        return a < b if self.direction == "min" else a > b
-
     def __call__(self, operator, y, alphas=(1.0,), **params):
         """Values for every α: array of shape (len(alphas),)."""
         return evaluate_criterion(self, operator, y, alphas, **params)
 
 
-_REGISTRY = {}
-CRITERIA = MappingProxyType(_REGISTRY)
-"""Read-only mapping name → :class:`Criterion` of every registered criterion."""
-
-
 def register_criterion(criterion, *, replace=False):
-    """Add a :class:`Criterion` to the registry (``replace=True`` to overwrite)."""
+    """Add a third-party :class:`Criterion` to :data:`CRITERIA` (``replace=True`` to
+    overwrite an entry of the same name).
+
+    The criteria of the library are declared once, with their metadata, in the
+    registry at the end of this module, and are all present as soon as
+    :mod:`kernelselect` is imported. A criterion added here is then available by its
+    name everywhere a name is accepted (:func:`kernelselect.select_kernel`,
+    :class:`kernelselect.KernelSelectionCV`, the command line) on the approximations
+    whose ``provides`` set holds its ``needs`` tag. Example::
+
+        def trace_ratio(operator, y, alphas):
+            return operator.power_trace(1) / operator.n      # mean of diag K
+
+        register_criterion(Criterion("trace_ratio", "max", "moments", "any", False,
+                                     trace_ratio, description="tr K / n"))
+        select_kernel(X, y, criterion="trace_ratio")
+    """
     if not isinstance(criterion, Criterion):
         raise TypeError(f"register_criterion expects a Criterion, got {type(criterion).__name__}.")
     name = criterion.name.lower()
@@ -174,18 +184,8 @@ def unregister_criterion(name):
     return _REGISTRY.pop(str(name).strip().lower(), None)
 
 
-def _load_plugins():
-    # Criteria that live beside their operator register on import.
-    try:
-        from .operators import _ensure_registered  # noqa: F401
-    except ImportError:  # pragma: no cover - partial installs
-        return
-    _ensure_registered()
-
-
 def criterion_names():
     """Sorted names of the registered criteria."""
-    _load_plugins()
     return sorted(_REGISTRY)
 
 
@@ -197,8 +197,6 @@ def get_criterion(name):
         raise TypeError(f"criterion must be a name (str), got {name!r}.")
     key = name.strip().lower()
     if key not in _REGISTRY:
-        _load_plugins()
-    if key not in _REGISTRY:
         raise ValueError(
             f"criterion={name!r} is not a known criterion; use one of "
             f"{', '.join(criterion_names())}."
@@ -209,8 +207,6 @@ def get_criterion(name):
 def approximations_for(criterion, params=None):
     """Names of the known approximations (with default parameters) that can compute
     ``criterion``."""
-    from .operators import approximation_names, get_approximation
-
     crit = get_criterion(criterion)
     tag = crit.requirement(params)
     out = []
@@ -692,38 +688,6 @@ def _check_loss(criterion, params):
     return params
 
 
-for _c in (
-    Criterion("ree", "min", "spectral", "any", True, ree, {},
-              "regularised training error (α/n) yᵀK_α⁻¹y (paper 002)"),
-    Criterion("ipe", "min", "spectral", "any", True, ipe, {"sigma": None},
-              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)",
-              check_params=_check_sigma),
-    Criterion("c1", "min", "spectral", "any", True, c1, {"sigma": None},
-              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)",
-              check_params=_check_sigma),
-    Criterion("kta", "max", "moments", "any", False, kta, {},
-              "kernel-target alignment yᵀKy/(‖y‖²‖K‖_F) (Cristianini et al.)"),
-    Criterion("ckta", "max", "moments", "any", False, ckta, {},
-              "centred kernel-target alignment (Cortes et al.)"),
-    Criterion("fsm", "min", "moments", "binary", False, fsm, {},
-              "feature space measure (s₊+s₋)/‖m₊−m₋‖ (Nguyen & Ho)"),
-    Criterion("mmd", "max", "moments", "binary", False, mmd, {},
-              "biased MMD ȳᵀKȳ, ȳ = ±1/n_± (Gretton et al.)"),
-    Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
-              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs,
-              check_params=_check_sm),
-    Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
-              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)",
-              check_params=_check_loss),
-    Criterion("eloo_multiclass", "min", "spectral", "multiclass", True, eloo_multiclass,
-              {"loss": "error_rate"},
-              "closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006)",
-              check_params=_check_loss),
-    Criterion("gcv", "min", "spectral", "any", True, gcv, {},
-              "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
-):
-    register_criterion(_c)
-del _c
 
 
 # ---------------------------------------------------------------------------
@@ -776,6 +740,68 @@ def er(operator, y, alphas, t=None, c=1.0):
     return fit + cc * ratio
 
 
-register_criterion(Criterion(
-    "er", "min", "spectral", "any", True, er, {"t": None, "c": 1.0},
-    "eigenvalue ratio: (α²/n)yᵀK_α⁻²y + c·Σ_{i>t}λ_i/Σ_{i≤t}λ_i (after Liu & Liao 2015)"))
+# ---------------------------------------------------------------------------
+# the registry: every criterion of the library, declared once with its metadata
+# ---------------------------------------------------------------------------
+
+_REGISTRY = {c.name: c for c in (
+    Criterion("ree", "min", "spectral", "any", True, ree, {},
+              "regularised training error (α/n) yᵀK_α⁻¹y (paper 002)"),
+    Criterion("ipe", "min", "spectral", "any", True, ipe, {"sigma": None},
+              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)",
+              check_params=_check_sigma),
+    Criterion("c1", "min", "spectral", "any", True, c1, {"sigma": None},
+              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)",
+              check_params=_check_sigma),
+    Criterion("kta", "max", "moments", "any", False, kta, {},
+              "kernel-target alignment yᵀKy/(‖y‖²‖K‖_F) (Cristianini et al.)"),
+    Criterion("ckta", "max", "moments", "any", False, ckta, {},
+              "centred kernel-target alignment (Cortes et al.)"),
+    Criterion("fsm", "min", "moments", "binary", False, fsm, {},
+              "feature space measure (s₊+s₋)/‖m₊−m₋‖ (Nguyen & Ho)"),
+    Criterion("mmd", "max", "moments", "binary", False, mmd, {},
+              "biased MMD ȳᵀKȳ, ȳ = ±1/n_± (Gretton et al.)"),
+    Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
+              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs,
+              check_params=_check_sm),
+    Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
+              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)",
+              check_params=_check_loss),
+    Criterion("eloo_multiclass", "min", "spectral", "multiclass", True, eloo_multiclass,
+              {"loss": "error_rate"},
+              "closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006)",
+              check_params=_check_loss),
+    Criterion("gcv", "min", "spectral", "any", True, gcv, {},
+              "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
+    Criterion("er", "min", "spectral", "any", True, er, {"t": None, "c": 1.0},
+              "eigenvalue ratio: (α²/n)yᵀK_α⁻²y + c·Σ_{i>t}λ_i/Σ_{i≤t}λ_i (after Liu & Liao "
+              "2015)"),
+    # randomised labelled circulant (needs the RandomMCM operator)
+    Criterion("random_c1", "min", "random_mcm", "any", True, _rc.random_c1, {},
+              "Π/(s₀+α)² + Σ s_j/(s_j+α) (Ding et al., AAAI 2018, eq. 4)"),
+    Criterion("random_kta", "max", "random_mcm", "any", False, _rc.random_kta, {},
+              "s₀ / (Π Σ s_j) (Ding et al., AAAI 2018, eq. 5)"),
+    Criterion("random_mmd", "max", "random_mcm", "binary", False, _rc.random_mmd, {},
+              "s̄₀ with class-weighted ȳ (Ding et al., AAAI 2018)"),
+    Criterion("random_eloo", "min", "random_mcm", "any", True, _rc.random_eloo, {"loss": "auto"},
+              "LSSVM ELOO with ÛÛᴴ on the nD lifted points (built on Ding et al., AAAI 2018, "
+              "eq. 6)"),
+    Criterion("random_kta_row", "max", "random_mcm", "any", False, _rc.random_kta_row, {},
+              "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
+    Criterion("random_kta_row_2g", "max", "random_mcm", "any", False, _rc.random_kta_row_2g, {},
+              "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
+    Criterion("random_mmd_row", "max", "random_mcm", "binary", False, _rc.random_mmd_row, {},
+              "‖Z̃ᵀȳ‖²: zero row of s̄"),
+    Criterion("random_c1_rff", "min", "random_mcm", "any", True, _rc.random_c1_rff,
+              {"sigma": None}, "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
+    # discriminant information (spectral forms of the operator)
+    Criterion("di", "max", "spectral", "any", False, operator_di, {"rho": 1e-4, "task": "auto"},
+              "discriminant information tr((FᵀCF+ρI)⁻¹FᵀCYYᵀCF) of the features of A = FFᵀ "
+              "(Al et al., eq. 6/7)"),
+    Criterion("kdi", "max", "spectral", "any", False, operator_di, {"rho": 1e-4, "task": "auto"},
+              "kernel discriminant information tr((GᵀCG+ρB)⁻¹GᵀCYYᵀCG) of Nyström landmarks "
+              "(Al et al., eq. 9); equals di on A"),
+)}
+CRITERIA = MappingProxyType(_REGISTRY)
+"""Read-only mapping name → :class:`Criterion`: the criteria of the library (complete
+at import) and any added with :func:`register_criterion`."""

@@ -22,8 +22,8 @@ are maximised.
 Every evaluation is O(n J² + J³) time and O(n J) memory: one Cholesky factor of a
 J×J matrix, no n×n array.
 
-Importing this module registers the selection criteria ``"di"`` and ``"kdi"``
-(:func:`operator_di`) so that ``kernelselect.select_kernel(X, y, criterion="di",
+The selection criteria ``"di"`` and ``"kdi"`` of :data:`kernelselect.criteria.CRITERIA`
+evaluate :func:`operator_di`, so that ``kernelselect.select_kernel(X, y, criterion="di",
 approximation="rff")`` or ``criterion="kdi", approximation="nystrom"`` choose γ by
 maximising DI / KDI.
 """
@@ -786,20 +786,3 @@ def operator_di(operator, y, alphas=None, rho=1e-4, task="auto"):
     Q = np.asarray(operator.quadratic(g, probes), dtype=np.float64)
     cross = Q[L, :L]
     return float(np.trace(Q[:L, :L]) + cross @ cross / (n - Q[L, L]))
-
-
-def _register():
-    try:
-        from .criteria import Criterion, register_criterion
-    except ImportError:      # pragma: no cover - installations without the registry
-        return
-    params = {"rho": 1e-4, "task": "auto"}
-    for name, what in (("di", "discriminant information tr((FᵀCF+ρI)⁻¹FᵀCYYᵀCF) of the "
-                               "features of A = FFᵀ (Al et al., eq. 6/7)"),
-                       ("kdi", "kernel discriminant information tr((GᵀCG+ρB)⁻¹GᵀCYYᵀCG) of "
-                               "Nyström landmarks (Al et al., eq. 9); equals di on A")):
-        register_criterion(Criterion(name, "max", "spectral", "any", False, operator_di,
-                                     params, what), replace=True)
-
-
-_register()

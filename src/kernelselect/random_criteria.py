@@ -10,8 +10,8 @@ reads only the zero coefficient s₀ = |Σ u|².
 Every criterion has the signature ``func(op, y, alphas, **params)`` with ``op``
 a :class:`kernelselect.operators.random_mcm.RandomMCMOperator`, ``y`` of shape
 (n,) in the original order and ``alphas`` of shape (L,); it returns an array of
-shape (L,). Its direction (``"min"`` or ``"max"``) is the function attribute
-``direction``; :data:`RANDOM_CRITERIA` maps names to functions.
+shape (L,). :data:`RANDOM_CRITERIA` maps names to functions; each is declared
+with its direction in :data:`kernelselect.criteria.CRITERIA`.
 
 Paper forms: ``random_c1`` (eq. 4), ``random_kta`` (eq. 5), ``random_mmd`` (the
 MMD variant after eq. 5), ``random_eloo`` (built on eq. 6, defined below).
@@ -101,19 +101,11 @@ def class_weighted_labels(y):
     return np.where(pos, 1.0 / pos.sum(), -1.0 / (~pos).sum())
 
 
-def _direction(d):
-    def mark(f):
-        f.direction = d
-        return f
-    return mark
-
-
 # ---------------------------------------------------------------------------
 # the paper's forms
 # ---------------------------------------------------------------------------
 
 
-@_direction("min")
 def random_c1(op, y, alphas):
     """C1(v), paper 000 eq. 4: Π/(s₀ + α)² + Σ_j s_j/(s_j + α). Minimise.
 
@@ -138,7 +130,6 @@ def random_c1(op, y, alphas):
     return bias + dof
 
 
-@_direction("max")
 def random_kta(op, y, alphas):
     """C2(v) = KTA(v), paper 000 eq. 5: s₀ / (Π Σ_j s_j). Maximise.
 
@@ -157,7 +148,6 @@ def random_kta(op, y, alphas):
     return np.full(a.shape, value)
 
 
-@_direction("max")
 def random_mmd(op, y, alphas):
     """MMD(v̄) (paper 000, after eq. 5): s̄₀ with ȳ in place of y. Maximise.
 
@@ -184,7 +174,6 @@ def _loss_kind(y, loss):
     return loss
 
 
-@_direction("min")
 def random_eloo(op, y, alphas, loss="auto"):
     """C3(v̂), approximate efficient leave-one-out error on the unlabelled MCM. Minimise.
 
@@ -246,7 +235,6 @@ def _kta_numerator(op, ell):
     return op.zero_row_power(ell)
 
 
-@_direction("max")
 def random_kta_row(op, y, alphas):
     """KTA(Z) = ‖Z̃ᵀy‖² / (n ‖Z̃ᵀZ̃‖_F), the direct random-feature alignment. Maximise.
 
@@ -273,7 +261,6 @@ def random_kta_row(op, y, alphas):
     return np.full(a.shape, _kta_numerator(op, ell) / (op.n * fro))
 
 
-@_direction("max")
 def random_kta_row_2g(op, y, alphas):
     """‖Z̃_γᵀy‖² / (n ‖Z̃_{2γ}ᵀ1‖), KTA with both parts unbiased and O(nD). Maximise.
 
@@ -297,7 +284,6 @@ def random_kta_row_2g(op, y, alphas):
     return np.full(a.shape, _kta_numerator(op, ell) / (op.n * np.sqrt(fro_sq)))
 
 
-@_direction("max")
 def random_mmd_row(op, y, alphas):
     """‖Z̃ᵀȳ‖² = Σ_j s̄[0, j], the row-power estimate of MMD-B ȳᵀKȳ. Maximise.
 
@@ -315,7 +301,6 @@ def random_mmd_row(op, y, alphas):
     return np.full(a.shape, op.zero_row_power(ybar))
 
 
-@_direction("min")
 def random_c1_rff(op, y, alphas, sigma=None):
     """C1 of the random-feature Gram matrix K̃ = Z̃Z̃ᵀ. Minimise.
 
@@ -357,18 +342,6 @@ def random_c1_rff(op, y, alphas, sigma=None):
     return (a ** 2 / n) * quad + (sigma ** 2 / n) * tr
 
 
-_SPECS = {  # name → (labels, alpha_dependent, default params, one-line description)
-    "random_c1": ("any", True, {}, "Π/(s₀+α)² + Σ s_j/(s_j+α) (paper 000 eq. 4)"),
-    "random_kta": ("any", False, {}, "s₀ / (Π Σ s_j) (paper 000 eq. 5)"),
-    "random_mmd": ("binary", False, {}, "s̄₀ with class-weighted ȳ (paper 000)"),
-    "random_eloo": ("any", True, {"loss": "auto"},
-                    "LSSVM ELOO with ÛÛᴴ on the nD lifted points (built on paper 000 eq. 6)"),
-    "random_kta_row": ("any", False, {}, "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
-    "random_kta_row_2g": ("any", False, {}, "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
-    "random_mmd_row": ("binary", False, {}, "‖Z̃ᵀȳ‖²: zero row of s̄"),
-    "random_c1_rff": ("any", True, {"sigma": None}, "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
-}
-
 RANDOM_CRITERIA = {
     "random_c1": random_c1,
     "random_kta": random_kta,
@@ -379,21 +352,5 @@ RANDOM_CRITERIA = {
     "random_mmd_row": random_mmd_row,
     "random_c1_rff": random_c1_rff,
 }
-"""Name → criterion function (each has ``.direction``)."""
-
-
-def _register():
-    """Add every criterion above to the registry of :mod:`kernelselect.criteria`."""
-    from .criteria import CRITERIA, Criterion, register_criterion
-
-    for name, func in RANDOM_CRITERIA.items():
-        if name in CRITERIA:
-            continue
-        labels, alpha_dependent, params, description = _SPECS[name]
-        register_criterion(Criterion(
-            name=name, direction=func.direction, needs="random_mcm", labels=labels,
-            alpha_dependent=alpha_dependent, func=func, params=params, description=description,
-        ))
-
-
-_register()
+"""Name → criterion function; their directions and other metadata are in
+:data:`kernelselect.criteria.CRITERIA`."""

@@ -61,16 +61,6 @@ def approximation_names():
     return names
 
 
-def _ensure_registered():
-    """Import every operator module so that criteria defined beside an operator
-    (the random_* criteria) are registered."""
-    approximation_names()
-    try:
-        importlib.import_module("kernelselect.random_criteria")
-    except ImportError:
-        pass
-
-
 def get_approximation(approximation):
     """An :class:`Approximation` instance from a name (its defaults) or an instance."""
     if isinstance(approximation, Approximation):
