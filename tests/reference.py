@@ -318,6 +318,12 @@ def lifted_gram(column):
     return U @ U.conj().T
 
 
+def circulant_spectrum(column):
+    """s = |FFT₂(u)|² of the first column u (n × D) of U: the eigenvalues of UUᴴ
+    (U = (1/Π) Φᴴ diag(FFT₂ u) Φ is normal), on the 2-D frequency grid."""
+    return np.abs(np.fft.fft2(np.asarray(column, dtype=float))) ** 2
+
+
 def random_c1_dense(column, alpha):
     """1ᵀ(A + αI)⁻²1 + tr(A(A + αI)⁻¹), A = UUᴴ (paper 000 eq. 4)."""
     A = lifted_gram(column)

@@ -18,7 +18,7 @@ core does not leave the others waiting at the end.
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport exp, expf, fabs, fabsf, INFINITY
+from libc.math cimport fabs, fabsf, INFINITY
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dgemm, sgemm
@@ -41,32 +41,13 @@ cdef extern from "_openmp_helpers.h":
 cdef extern from "_vecmath.h" nogil:
     void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
     void ks_exp_neg_scaled_f32(float *x, Py_ssize_t n, float gamma)
-    const char *ks_vecmath_backend()
 
-# 1: exponentials through the vectorised loops of _vecmath.h; 0: scalar libm loop.
-cdef int _use_vecmath = 1
-
-
-def _set_vecmath(int flag):
-    """Select the exponential loop (1 vectorised, 0 scalar); returns the old flag."""
-    global _use_vecmath
-    old = _use_vecmath
-    _use_vecmath = flag
-    return old
-
-
-def vecmath_backend():
-    """The vector math backend the exponentials use ("libmvec" or "scalar")."""
-    return ks_vecmath_backend().decode()
 
 # Rows per block (unit of parallel work and of determinism) and columns per tile.
 cdef enum:
     ROW_BLOCK = 128
     COL_BLOCK = 512
     BLOCK_ENTRIES = 16384     # entries of K per chunk of kernel_block (128 KiB in float64)
-
-ROW_BLOCK_SIZE = ROW_BLOCK
-COL_BLOCK_SIZE = COL_BLOCK
 
 
 # ---------------------------------------------------------------------------
@@ -118,18 +99,10 @@ cdef inline void _gemm_acc(const floating* T, Py_ssize_t bi, Py_ssize_t bj,
 cdef inline void _exp_neg_scaled(floating* a, Py_ssize_t size,
                                  floating gamma) noexcept nogil:
     """a[k] <- exp(-gamma * a[k]) for the distances a; exp(-gamma * 0) is exactly 1."""
-    cdef Py_ssize_t i
-    if _use_vecmath:
-        if floating is double:
-            ks_exp_neg_scaled_f64(a, size, gamma)
-        else:
-            ks_exp_neg_scaled_f32(a, size, gamma)
-    elif floating is double:
-        for i in range(size):
-            a[i] = exp(-gamma * a[i])
+    if floating is double:
+        ks_exp_neg_scaled_f64(a, size, gamma)
     else:
-        for i in range(size):
-            a[i] = expf(-gamma * a[i])
+        ks_exp_neg_scaled_f32(a, size, gamma)
 
 
 cdef inline floating _gamma(double gamma, const floating* like) noexcept nogil:

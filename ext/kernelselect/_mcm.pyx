@@ -155,14 +155,3 @@ def _song_xu_column(const Py_ssize_t[::1] m, const double[::1] h, double gamma,
     if status != 0:
         raise ValueError("song_xu_fill: inconsistent arguments")
     return out
-
-
-def _song_xu_factors(const Py_ssize_t[::1] m, const double[::1] h, double gamma,
-                     int kernel, double[::1] factors):
-    """Validated-input entry point: the p 1-D factor columns, concatenated."""
-    cdef int status
-    with nogil:
-        status = song_xu_factors(m, h, gamma, kernel, factors)
-    if status != 0:
-        raise ValueError("song_xu_factors: inconsistent arguments")
-    return factors

@@ -21,8 +21,6 @@ cdef extern from "_vecmath.h" nogil:
 cdef enum:
     PREDICT_ROWS = 64
 
-PREDICT_ROWS_SIZE = PREDICT_ROWS
-
 
 cdef int ks_cross_kernel_matvec(const double* X_new, Py_ssize_t n_new,
                                 const double* X_train, Py_ssize_t n_train,

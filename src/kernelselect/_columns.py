@@ -20,7 +20,7 @@ from ._validation import (
     check_workers,
 )
 
-__all__ = ["song_xu_column", "song_xu_factors", "labeled_rff_column", "rff_features"]
+__all__ = ["song_xu_column", "labeled_rff_column", "rff_features"]
 
 # Created once, after the compiled modules have loaded scipy's BLAS, so that
 # limiting BLAS to one thread around each call costs microseconds.
@@ -82,35 +82,6 @@ def _check_spacing(h, p):
     return arr
 
 
-def song_xu_factors(m, h, gamma, kernel="gaussian"):
-    """The 1-D factors whose outer product is the Song–Xu column.
-
-    Parameters
-    ----------
-    m, h, gamma, kernel
-        As in :func:`song_xu_column`.
-
-    Returns
-    -------
-    factors : list of p ndarrays, factors[s] of shape (m[s],), float64
-        ``factors[s][0] = 1`` and, for i ≥ 1, ``factors[s][i]`` is the sum of
-        e_s(j) = κ₁(j·h_s) over the set {i, m_s − i}, with κ₁(t) = exp(−γt²)
-        (Gaussian) or exp(−γ|t|) (Laplacian). ``song_xu_column`` is their
-        Kronecker product; the real p-dimensional FFT of the column (the
-        eigenvalues of the multilevel circulant matrix) is likewise the outer
-        product of the factors' 1-D FFTs.
-    """
-    kernel = check_kernel(kernel)
-    gamma = check_positive(gamma, "gamma")
-    grid = _check_grid(m)
-    spacing = _check_spacing(h, grid.shape[0])
-    check_allocation(8.0 * int(grid.sum()), f"the Song–Xu factors of m = {tuple(grid.tolist())}",
-                     "choose a smaller grid")
-    flat = np.empty(int(grid.sum()), dtype=np.float64)
-    _mcm._song_xu_factors(grid, spacing, gamma, KERNEL_CODES[kernel], flat)
-    return np.split(flat, np.cumsum(grid)[:-1])
-
-
 def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
     """First column of the Song–Xu multilevel circulant stand-in for a kernel matrix.
 
@@ -137,12 +108,12 @@ def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
 
     Notes
     -----
-    Song & Xu's Algorithm 1 (approximate kernel selection via matrix
-    approximation, TNNLS 2020; papers/approximate-kernel-selection-matrix-
-    approximation-tnnls2020.txt) sums κ over a Cartesian product of up to 2^p
-    points per entry. Both kernels are products over coordinates, so that sum
+    The multilevel circulant approximation of Song & Xu (J. Complexity 2010), as
+    Algorithm 1 of Ding et al. (IEEE TNNLS 2020) builds it, sums κ over a Cartesian
+    product of up to 2^p points per entry. Both kernels are products over coordinates, so that sum
     factorises level by level and u = f_1 ⊗ … ⊗ f_p with the short columns of
-    :func:`song_xu_factors`. The compiled kernel builds the p factors (about
+    1-D factors f_s[0] = 1, f_s[i] = Σ_{j ∈ {i, m_s − i}} κ₁(j·h_s) (κ₁(t) = exp(−γt²)
+or exp(−γ|t|)). The compiled kernel builds the p factors (about
     Σ_s m_s kernel evaluations; f_s[i] = f_s[m_s − i]) and then writes the outer
     product in fixed-size chunks of the flattened output, in parallel: O(n) time,
     one multiply per entry plus p − 1 per row of the last level. The result does

@@ -3,6 +3,16 @@
 import platform
 import sys
 
+import numpy
+import scipy
+import scipy.linalg  # noqa: F401  (loads the BLAS/LAPACK that scipy uses, to list it)
+from threadpoolctl import threadpool_info
+
+from . import fft
+from ._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
+from ._rff import vecmath_backend
+from ._version import __version__
+
 __all__ = ["show_config"]
 
 
@@ -36,13 +46,6 @@ class _ConfigReport(dict):
 
 
 def _blas_info():
-    try:
-        from threadpoolctl import threadpool_info
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-        return "unknown (install threadpoolctl)"
-    import numpy  # noqa: F401  (load numpy's BLAS so that it is listed)
-    import scipy.linalg  # noqa: F401
-
     pools = []
     for info in threadpool_info():
         if info.get("user_api") != "blas":
@@ -81,14 +84,6 @@ def show_config():
     >>> isinstance(cfg["openmp"], bool)
     True
     """
-    import numpy
-    import scipy
-
-    from . import fft
-    from ._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
-    from ._rff import vecmath_backend
-    from ._version import __version__
-
     fft_info = fft.backend_info()
     return _ConfigReport(
         version=__version__,

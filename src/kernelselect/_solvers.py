@@ -52,11 +52,6 @@ __all__ = [
     "check_machine",
 ]
 
-#: rows of new points per block in :func:`cross_kernel_matvec` (≈ 8 MB per block at
-#: 10⁴ training points in float64)
-PREDICT_BLOCK_BYTES = 32 * 2**20
-
-
 #: kernel blocks with fewer entries than this run on one thread when ``workers`` is
 #: None: a parallel region costs more than it saves there, and far more on a busy
 #: machine (threads spinning for a core)

@@ -211,11 +211,7 @@ def approximations_for(criterion, params=None):
     tag = crit.requirement(params)
     out = []
     for name in approximation_names():
-        try:
-            approx = get_approximation(name)
-        except ImportError:  # pragma: no cover - optional operator module missing
-            continue
-        if tag in approx.provides:
+        if tag in get_approximation(name).provides:
             out.append(name)
     return out
 

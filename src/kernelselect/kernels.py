@@ -18,19 +18,11 @@ import numpy as np
 from ._validation import check_kernel
 
 __all__ = [
-    "kernel_matrix",
     "kernel_diagonal",
     "sample_frequencies",
     "scale_frequencies",
     "median_heuristic_gamma",
 ]
-
-
-def kernel_matrix(X, Z, gamma, kernel="gaussian", workers=None):
-    """K(X, Z) of shape (n_x, n_z) (via :func:`kernelselect.lowlevel.kernel_block`)."""
-    from . import lowlevel
-
-    return lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers)
 
 
 def kernel_diagonal(X, gamma, kernel="gaussian"):

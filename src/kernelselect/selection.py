@@ -4,6 +4,7 @@ import contextlib
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ._validation import (
     check_bool,
@@ -567,10 +568,6 @@ def _finite_selection(result):
 def _blas_threads(workers):
     """BLAS/LAPACK limited to ``workers`` threads when the caller set ``workers``."""
     if workers is None:
-        return contextlib.nullcontext()
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
         return contextlib.nullcontext()
     return threadpool_limits(limits=workers, user_api="blas")
 

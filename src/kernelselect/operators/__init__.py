@@ -16,11 +16,9 @@ __all__ = [
     "RidgeFunction",
     "approximation_names",
     "get_approximation",
-    "register_approximation",
 ]
 
-# name → (module, class); modules are imported on first use, so an operator module
-# that is absent from an installation only removes its own name.
+# name → (module, class) of the approximations, imported on first use.
 _LAZY = {
     "exact": ("dense", "Exact"),
     "mcm": ("mcm", "MCM"),
@@ -29,14 +27,6 @@ _LAZY = {
     "rff": ("rff", "RFF"),
 }
 _CLASSES = {}
-
-
-def register_approximation(name, cls):
-    """Make ``cls`` (an :class:`Approximation` subclass) available as ``name``."""
-    if not (isinstance(cls, type) and issubclass(cls, Approximation)):
-        raise TypeError(f"register_approximation expects an Approximation subclass, got {cls!r}.")
-    _CLASSES[name.lower()] = cls
-    return cls
 
 
 def _resolve(name):
@@ -50,15 +40,8 @@ def _resolve(name):
 
 
 def approximation_names():
-    """Names of the approximations available in this installation."""
-    names = []
-    for name in dict.fromkeys([*_LAZY, *_CLASSES]):
-        try:
-            _resolve(name)
-        except (ImportError, AttributeError):
-            continue
-        names.append(name)
-    return names
+    """Names of the approximations."""
+    return list(_LAZY)
 
 
 def get_approximation(approximation):

@@ -95,18 +95,13 @@ class RandomMCMOperator(KernelOperator):
         """Random Fourier features Z̃ = √D û, shape (n, D), E[Z̃Z̃ᵀ] = K."""
         return np.sqrt(self.n_features) * self.unlabeled
 
-    def spectrum(self, labels=None):
-        """s = |FFT₂(u)|², shape (n, D): the eigenvalues of UUᴴ on the 2-D grid."""
-        v = _fft.fftn(self.column(labels), workers=self._workers)
-        return v.real ** 2 + v.imag ** 2
-
     def half_spectrum(self, labels=None):
         """s on the feature frequencies 0..⌊D/2⌋ and their multiplicities.
 
         u is real, so s[j₁, j₂] = s[−j₁, −j₂]: the columns j₂ = 0..⌊D/2⌋ of the
         real FFT (``rfft2``) carry the whole spectrum, column j₂ standing for
         itself and D − j₂. Σ_j f(s_j) = Σ_{j₁, j₂} weight[j₂] f(s_half[j₁, j₂]).
-        Half the memory and work of :meth:`spectrum`; cached per label vector.
+        Half the memory and work of the full FFT₂; cached per label vector.
 
         Returns
         -------

@@ -39,6 +39,7 @@ from collections import deque
 
 import numpy as np
 import scipy.linalg
+from threadpoolctl import threadpool_limits
 
 from ._base import KernelOperator, evaluate_at
 
@@ -256,11 +257,6 @@ def default_threads():
 
 @contextlib.contextmanager
 def one_blas_thread():
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-        yield
-        return
     with threadpool_limits(limits=1, user_api="blas"):
         yield
 
