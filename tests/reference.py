@@ -125,7 +125,7 @@ def rff_features(X, W, b):
 
 # ---------------------------------------------------------------------------
 # selection criteria on an explicit matrix A (K, the Nyström K̃ = C W_k⁺ Cᵀ, or
-# the random-feature ZZᵀ), straight from DESIGN.md "Criteria" 1–7
+# the random-feature ZZᵀ), straight from the formulas of docs/criteria.md
 # ---------------------------------------------------------------------------
 
 

@@ -217,7 +217,7 @@ def labeled_rff_column(X, y, W, b, workers=None):
     Notes
     -----
     Randomised multilevel circulant approximation of the kernel matrix for
-    kernel selection (AAAI 2018; papers/randomized-mcm-kernel-selection-aaai2018.txt).
+    kernel selection (Ding et al., AAAI 2018).
     Rows are processed in fixed-size chunks in parallel; per chunk,
     X_chunk·W is one BLAS gemm written straight into the output rows, followed
     at once by the vectorised cos and the scaling, while the rows are in cache.

@@ -1,8 +1,7 @@
 """Kernel blocks, streaming kernel-matrix products and streaming kernel sums.
 
 Validated wrappers over the OpenMP kernels of ``kernelselect._kernels``. The kernel
-is κ(x, z) = exp(−γ‖x − z‖²) (Gaussian) or exp(−γ‖x − z‖₁) (Laplacian), as in
-DESIGN.md. ``kernel_matvec`` and ``kernel_sums`` walk K(X, X) tile by tile and never
+is κ(x, z) = exp(−γ‖x − z‖²) (Gaussian) or exp(−γ‖x − z‖₁) (Laplacian). ``kernel_matvec`` and ``kernel_sums`` walk K(X, X) tile by tile and never
 hold it: their memory is O(n·m) (resp. O(n·C)) plus one 128 × 512 tile per thread.
 """
 
@@ -280,7 +279,7 @@ def kernel_sums(X, gamma, kernel="gaussian", labels=None, workers=None):
     Notes
     -----
     These are the ingredients of kernel-target alignment, centred alignment, FSM,
-    MMD and the separability measures (DESIGN.md). Each row of K is summed tile by
+    MMD and the separability measures (docs/criteria.md). Each row of K is summed tile by
     tile in column order inside the one row block that owns it, and the per-row
     results are combined in row order, so 1 and N threads agree bit for bit.
     O(n² d) time, O(n C) memory plus one 128 × 512 tile per thread.

@@ -1,8 +1,8 @@
 """Solvers for least-squares SVM (with bias) and kernel ridge regression (no bias).
 
-Both machines need solutions of K_α u = z with K_α = K + αI (DESIGN.md: the ridge
-α is added to the kernel matrix). The LSSVM of paper 004 (Tian, Liu et al.,
-"Nyström approximate model selection for LSSVM", PAKDD 2012, eqs. 4–9) solves
+Both machines need solutions of K_α u = z with K_α = K + αI (the ridge α is added to
+the kernel matrix; docs/references.md, "Conventions"). The LSSVM of paper 004 (Ding &
+Liao, "Nyström approximate model selection for LSSVM", PAKDD 2012, eqs. 4–9) solves
 K_α ρ = 1 and K_α ν = y and sets
 
     b = 1ᵀν / 1ᵀρ,   a = ν − ρ b,   f(x) = Σ_i a_i κ(x, x_i) + b.

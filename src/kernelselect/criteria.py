@@ -3,7 +3,8 @@
 A criterion is evaluated on a :class:`~kernelselect.operators._base.KernelOperator`
 ``A`` (the kernel matrix K, or a stand-in for it) and a target vector ``y``, for a
 whole path of ridge values α at once. The ridge is added to the kernel matrix:
-K_α = K + αI (DESIGN.md, "Conventions"); paper 002 writes μl, paper 004 writes μ.
+K_α = K + αI; paper 002 writes μl, paper 004 writes μ (docs/references.md names the
+papers and maps their parameters).
 
 Criteria that need only *power moments* (Pᵀ Aʳ P, tr Aʳ, diag A) run on every
 operator, the streaming exact one included; the others need the *spectral forms*
@@ -517,7 +518,7 @@ def one_vs_rest(y):
 
 def kta(operator, y, alphas):
     """Kernel–target alignment ⟨K, yyᵀ⟩/(‖K‖_F ‖yyᵀ‖_F) = yᵀKy / (‖y‖² ‖K‖_F)
-    (Cristianini et al. 2001). For ±1 labels ‖y‖² = n, the form in DESIGN.md;
+    (Cristianini et al., NIPS 2001). For ±1 labels ‖y‖² = n and this is yᵀKy/(n‖K‖_F);
     dividing by ‖y‖² keeps it invariant to the scale of y. Maximise."""
     yv = operator.restrict(y)
     yky = operator.power_quadratic(1, yv[:, None])[0, 0]

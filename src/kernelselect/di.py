@@ -1,7 +1,7 @@
 """Discriminant-information (DI) criteria and DI-trained kernel feature maps.
 
-Source: Al et al., "Discriminant information based kernel learning" (the paper in
-``papers/discriminant-information-kernel-learning.txt``): eq. (6) DI, eq. (7) RFDI,
+Source: Al et al., "Discriminant information based kernel learning" (paper 001 of
+docs/references.md): eq. (6) DI, eq. (7) RFDI,
 eq. (9) KDI, eq. (10) NysDI, Algorithms 1 and 2, Sect. 5.1 (training schedule).
 
 Conventions

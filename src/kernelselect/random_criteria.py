@@ -1,8 +1,7 @@
 """Criteria on the randomised labelled multilevel circulant matrix (paper 000).
 
 Paper: Ding, Liao et al., "Randomized kernel selection with spectra of
-multilevel circulant matrices" (AAAI 2018). Notation (DESIGN.md, criteria item
-10): û_ik = (√2/D) cos(x_iᵀw_k + b_k) (n × D), u = y ∘ û (rows scaled by the
+multilevel circulant matrices" (AAAI 2018). Notation: û_ik = (√2/D) cos(x_iᵀw_k + b_k) (n × D), u = y ∘ û (rows scaled by the
 labels), v = FFT₂(u), s = |v|² (the eigenvalues of UUᴴ), Π = nD, and the ridge
 α = μ·n of the paper's μ. Φ1_Π = Π e₀, so every probe of the all-ones vector
 reads only the zero coefficient s₀ = |Σ u|².
@@ -180,9 +179,9 @@ def random_eloo(op, y, alphas, loss="auto"):
     Paper 000 gives only the ingredient (eq. 6): with the unlabelled Û (y_i := 1,
     column û) and Â = ÛÛᴴ, (Â + αI)⁻¹1 = (1/Π)Φᴴ diag(1/(ŝ_j + α)) Φ1. The
     criterion is defined here as the exact ELOO of the LSSVM with bias
-    (Cawley & Talbot 2010; DESIGN.md item 6) with Â as the kernel matrix of the
-    Π = nD lifted points, each point i repeated on its D slots with target
-    y_i, i.e. y_L = y ⊗ 1_D:
+    (Cawley & Talbot 2010; :func:`kernelselect.criteria.eloo`) with Â as the
+    kernel matrix of the Π = nD lifted points, each point i repeated on its D
+    slots with target y_i, i.e. y_L = y ⊗ 1_D:
 
         P = [[Â + αI, 1], [1ᵀ, 0]],  [a; b] = P⁻¹[y_L; 0],
         e_(i,k) = a_(i,k) / (P⁻¹)_(i,k),(i,k).
@@ -315,8 +314,8 @@ def random_c1_rff(op, y, alphas, sigma=None):
     Parameters
     ----------
     sigma : float, optional
-        Noise level σ; default 0.01·std(y) (the paper's experimental choice
-        for C_ipe, DESIGN.md item 2).
+        Noise level σ; default 0.01·std(y) (the experimental choice for C_ipe of
+        Ding et al., IEEE TNNLS 2020).
 
     Notes
     -----

@@ -10,8 +10,8 @@ the training points. Criteria are written once over two capabilities:
 
 *Spectral forms* (operators that know an eigendecomposition)
     With eigenvalues λ_i, orthonormal eigenvectors q_i (i < rank) and the
-    complement of the eigenvectors at eigenvalue 0 (DESIGN.md, "spectral
-    calculus"):
+    complement of the eigenvectors at eigenvalue 0 (docs/references.md, "Functions of
+    a stand-in with a known eigendecomposition"):
 
     - aᵀ g(A) b = Σ_i g(λ_i) ⟨a, q_i⟩⟨q_i, b⟩ + g(0)(aᵀb − Σ_i ⟨a, q_i⟩⟨q_i, b⟩)
     - tr h(A)   = Σ_i h(λ_i) + (n − rank) h(0)

@@ -86,7 +86,7 @@ class Nystroem(Approximation):
 
     C = K(X, Z) (n×c) for c landmarks Z, W = K(Z, Z), V = C U_k Σ_k^{−1/2} (W = UΣUᵀ);
     the thin SVD V = QSRᵀ gives the eigenpairs (s_i², q_i) of K̃ and zero on the
-    complement (DESIGN.md, "Nyström family"; paper 002, Sec. V).
+    complement (paper 002, Ding et al., IEEE TNNLS 2020, Sec. V; docs/references.md).
 
     Parameters
     ----------

@@ -17,8 +17,8 @@ class RFF(Approximation):
     w_k is drawn from the kernel's spectral density (Gaussian: N(0, 2γI); Laplacian:
     Cauchy(0, γ) per coordinate), b_k ~ U[0, 2π). The standard draws are made once per
     selection and scaled per γ, so every γ sees the same random numbers. The thin SVD
-    Z = QSRᵀ gives the eigenpairs (s_i², q_i) of ZZᵀ, zero on the complement. (DESIGN.md
-    writes Z as D×n and the stand-in as ZᵀZ; here Z is stored n×D.)
+    Z = QSRᵀ gives the eigenpairs (s_i², q_i) of ZZᵀ, zero on the complement. (Papers
+    write Z as D×n and the stand-in as ZᵀZ; here Z is stored n×D.)
 
     Parameters
     ----------
