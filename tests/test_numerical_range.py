@@ -292,3 +292,15 @@ def test_approximation_parameters_are_checked(approximation, error, match):
     X, y, _ = problem()
     with pytest.raises(error, match=match):
         select_kernel(X, y, approximation=approximation, criterion="ree")
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e-300])
+def test_dask_standardize_at_extreme_magnitudes(scale):
+    da = pytest.importorskip("dask.array")
+    X, y, _ = problem(200)
+    ref = select_kernel(da.from_array(X, chunks=(50, 3)), y, standardize=True,
+                        random_state=0)
+    res = select_kernel(da.from_array(X * scale, chunks=(50, 3)), y, standardize=True,
+                        random_state=0)
+    # formerly the variance overflowed (1e160) and X became zeros
+    np.testing.assert_allclose(res.curves["ree"], ref.curves["ree"], rtol=1e-9)

@@ -107,8 +107,23 @@ def encoded_target(y_dask, classes):
 
 
 def standardize(X):
-    """(X − mean)/std per feature (std 0 → 1), the statistics in one pass."""
+    """(X − mean)/std per feature (std 0 → 1), the statistics in one pass.
+
+    When a column's magnitude is extreme (beyond 2^±500, where its variance would
+    overflow or lose digits to underflow), the columns are divided by a power of two
+    near their largest magnitude (exact) and the statistics taken again on that: one
+    more pass, only for such data (as :func:`kernelselect.selection.standardize_columns`).
+    """
+    import warnings
+
     dask, da = _dask()
+    with warnings.catch_warnings():          # an overflowing variance is detected below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mu, sd, peak = _compute(X.mean(axis=0), X.std(axis=0), abs(X).max(axis=0))
+    exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
+    if np.all(np.isfinite(mu) & np.isfinite(sd)) and np.all(np.abs(exponents) <= 500):
+        return (X - mu) / np.where(sd > 0, sd, 1.0)
+    X = np.ldexp(X, -exponents)
     mu, sd = _compute(X.mean(axis=0), X.std(axis=0))
     if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(sd))):
         return X            # non-finite entries: the row pass reports the first bad row
