@@ -104,6 +104,11 @@ def _worker_peak():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
 
 
+def _worker_cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def child_dask(spec):
     """select_kernel on a .npy file through a LocalCluster (processes, 1 thread each)."""
     import distributed
@@ -117,12 +122,13 @@ def child_dask(spec):
     client = distributed.Client(cluster)
     try:
         X, y = from_file(spec["path"], chunk_rows=spec.get("chunk_rows"))
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), client.run(_worker_cpu)
         with distributed.get_task_stream(client) as ts:
             res = kernelselect.select_kernel(X, y, criterion=spec.get("criteria", CRITERIA),
                                              random_state=0)
         elapsed = time.perf_counter() - t0
         per_worker = client.run(_worker_peak)
+        cpu = {w: v - cpu0.get(w, 0.0) for w, v in client.run(_worker_cpu).items()}
         tasks = {}
         for t in ts.data:
             name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
@@ -131,7 +137,8 @@ def child_dask(spec):
                        if s["action"] == "compute")
             tasks.setdefault(kind, []).append(span)
         return {"seconds": elapsed, "peak_rss_gb_client": peak_rss_gb(),
-                "peak_rss_gb_workers": per_worker, "chunks": len(X.chunks[0]),
+                "peak_rss_gb_workers": per_worker, "cpu_seconds_workers": cpu,
+                "chunks": len(X.chunks[0]),
                 "chunk_rows": X.chunks[0][0], "best_gamma": res.best_gamma,
                 "task_seconds": {k: {"count": len(v), "total": sum(v)}
                                  for k, v in tasks.items()},
@@ -277,15 +284,17 @@ def report(records):
     if dk:
         out += ["### Dask, LocalCluster (processes, 1 thread per worker), .npy file on disk", "",
                 "| file | criteria | workers | chunks × rows | wall s | peak RSS per worker GB "
-                "| client GB | chunk-task CPU s (count) | load (1 min) |",
-                "|---|---|---:|---|---:|---|---:|---|---|"]
+                "| client GB | worker CPU s | chunk tasks: wall s (count) | load (1 min) |",
+                "|---|---|---:|---|---:|---|---:|---|---|---|"]
         for r in dk:
             tasks = r["task_seconds"].get("_chunk_task", {"total": float("nan"), "count": 0})
             peaks = ", ".join(f"{v:.2f}" for v in r["peak_rss_gb_workers"].values())
+            cpu = r.get("cpu_seconds_workers")
+            cpu = ", ".join(f"{v:.1f}" for v in cpu.values()) if cpu else "n/a"
             out.append(f"| {os.path.basename(r['spec']['path'])} | "
                        f"{','.join(r['spec'].get('criteria', CRITERIA))} | "
                        f"{r['spec']['workers']} | {r['chunks']} × {r['chunk_rows']:,} | "
-                       f"{r['seconds']:.1f} | {peaks} | {r['peak_rss_gb_client']:.2f} | "
+                       f"{r['seconds']:.1f} | {peaks} | {r['peak_rss_gb_client']:.2f} | {cpu} | "
                        f"{tasks['total']:.1f} ({tasks['count']}) | {_load_str(r)} |")
         out.append("")
     pp = [r for r in rs if r["spec"]["kind"] == "paper000"]
