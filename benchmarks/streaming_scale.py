@@ -260,25 +260,21 @@ def _load_str(r):
 
 
 def report(records):
-    """Markdown tables of the records (the last record of each configuration)."""
-    last = {}
-    for r in records:
-        key = json.dumps([r["spec"], _version(r), r["busy_neighbour"]], sort_keys=True)
-        last[key] = r
-    rs = list(last.values())
+    """Markdown tables of the records, in the order they were made."""
+    rs = list(records)
     out = []
     sel = [r for r in rs if r["spec"]["kind"] in ("select", "floor")]
     for n in sorted({r["spec"]["n"] for r in sel}, reverse=True):
         out += [f"### In process, n = {n:,}, d = 10, 15 γ, Nyström c = 200, eloo + gcv", "",
                 "| version | threads | busy neighbour | wall s | CPU s | peak RSS GB | "
-                "load (1 min) | best γ |", "|---|---|---|---:|---:|---:|---|---:|"]
+                "load (1 min) | best γ | finished (UTC) |", "|---|---|---|---:|---:|---:|---|---:|---|"]
         for r in [r for r in sel if r["spec"]["n"] == n]:
             kind = "floor (kernel block + CᵀC)" if r["spec"]["kind"] == "floor" else _version(r)
             thr = r["spec"].get("workers") or ("1" if kind.startswith("floor") else "default")
             out.append(f"| {kind} | {thr} | {'yes' if r['busy_neighbour'] else 'no'} | "
                        f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
                        f"{r['peak_rss_gb']:.2f} | {_load_str(r)} | "
-                       f"{r.get('best_gamma', float('nan')):.4g} |")
+                       f"{r.get('best_gamma', float('nan')):.4g} | {r['date'][11:16]} |")
         out.append("")
     dk = [r for r in rs if r["spec"]["kind"] == "dask"]
     if dk:
