@@ -7,10 +7,10 @@ Validated wrappers over the compiled kernels in ``kernelselect._mcm`` and
 import numbers
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 
 from . import _mcm, _rff
 from ._resources import check_allocation
+from ._threads import one_blas_thread
 from ._validation import (
     KERNEL_CODES,
     check_kernel,
@@ -21,10 +21,6 @@ from ._validation import (
 )
 
 __all__ = ["song_xu_column", "labeled_rff_column", "rff_features"]
-
-# Created once, after the compiled modules have loaded scipy's BLAS, so that
-# limiting BLAS to one thread around each call costs microseconds.
-_blas_controller = ThreadpoolController()
 
 _INT32_MAX = 2**31 - 1
 
@@ -178,7 +174,7 @@ def _run_rff(X, W, b, row_scale, scale, workers):
     if row_scale is None:
         row_scale = np.empty(0, dtype=X.dtype)
     # Each chunk calls gemm from inside the OpenMP loop: BLAS must not spawn threads.
-    with _blas_controller.limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         _rff._rff_columns(X, W, b, row_scale, scale, out, n_threads)
     if not np.all(np.isfinite(out)):
         raise ValueError(

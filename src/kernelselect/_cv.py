@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ._solvers import check_alphas, check_machine, fit_kernel_machine
+from ._threads import block_threads, one_blas_thread
 from ._validation import (
     check_kernel,
     check_matrix,
@@ -197,14 +198,10 @@ def _held_out_distances(X_va, X_tr, kernel):
 def _distance_predict(dist, gamma, coef, workers):
     """exp(−γ D) @ coef (n_va, t, L) through the compiled streaming kernel."""
     from . import _predict
-    from ._kernel_ops import _blas_controller
-    from ._solvers import SMALL_BLOCK
-    from ._validation import check_workers
-
     C = np.ascontiguousarray(coef.reshape(coef.shape[0], -1))
     out = np.empty((dist.shape[0], C.shape[1]))
-    threads = 1 if (workers is None and dist.size < SMALL_BLOCK) else check_workers(workers)
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    threads = block_threads(dist.size, workers)
+    with one_blas_thread():
         _predict.distance_kernel_matvec_into(dist, gamma, C, out, threads)
     return out.reshape((dist.shape[0],) + coef.shape[1:])
 

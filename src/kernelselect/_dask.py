@@ -18,6 +18,8 @@ import uuid
 
 import numpy as np
 
+from ._threads import one_blas_thread
+
 __all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
 
 #: row chunks of about this many bytes when a file is opened (``from_file``)
@@ -194,8 +196,6 @@ class DaskRows:
     def reduce(self, fn, fmap, *args):
         dask, _ = _dask()
         self.passes += 1
-        from .operators.streaming_lowrank import one_blas_thread
-
         payload = dask.delayed((fmap, args), name=f"kernelselect-plan-{uuid.uuid4().hex}",
                                traverse=False)
         xs = self.X.to_delayed().ravel()

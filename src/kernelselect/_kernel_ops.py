@@ -6,7 +6,6 @@ hold it: their memory is O(n·m) (resp. O(n·C)) plus one 128 × 512 tile per th
 """
 
 import math
-import threading
 
 import numbers
 
@@ -14,6 +13,7 @@ import numpy as np
 
 from . import _kernels
 from ._resources import check_allocation
+from ._threads import one_blas_thread
 from ._validation import (
     KERNEL_CODES,
     check_finite,
@@ -31,21 +31,6 @@ _INT_MAX = 2**31 - 1
 # (exact) before the kernels run, so that squared norms neither overflow nor
 # underflow; gamma absorbs the scale.
 _SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 24}
-
-_controller = None
-_controller_lock = threading.Lock()
-
-
-def _blas_controller():
-    """A threadpoolctl controller over the BLAS libraries loaded so far (lazy)."""
-    global _controller
-    if _controller is None:
-        with _controller_lock:
-            if _controller is None:
-                from threadpoolctl import ThreadpoolController
-
-                _controller = ThreadpoolController()
-    return _controller
 
 
 def _check_sizes(*arrays):
@@ -145,7 +130,7 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
                      "which stream K")
     (Xc, Zc), g = _condition([X, Z], gamma, kernel)
     K = np.empty((X.shape[0], Z.shape[0]), dtype=X.dtype)
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         _kernels.kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
     return K
 
@@ -208,7 +193,7 @@ def kernel_matvec(X, V, gamma, kernel="gaussian", workers=None):
         # keep the sums in range, and the scale is put back at the end.
         V2, v_exp = _unit_scale(V2)
         (Xc,), g = _condition([X], gamma, kernel)
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with one_blas_thread():
             _kernels.kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
         if v_exp:
             with np.errstate(over="ignore"):
@@ -309,7 +294,7 @@ def kernel_sums(X, gamma, kernel="gaussian", labels=None, workers=None):
     class_row_sums = np.empty((n, n_classes), dtype=np.float64)
     row_sq_sums = np.empty(n, dtype=np.float64)
     (Xc,), g = _condition([X], gamma, kernel)
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         _kernels.kernel_sums_into(
             Xc, codes, g, KERNEL_CODES[kernel], class_row_sums, row_sq_sums, threads
         )

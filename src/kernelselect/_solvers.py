@@ -35,7 +35,9 @@ import numpy as np
 import scipy.linalg
 
 from ._validation import check_kernel, check_matrix, check_positive
-from .operators._lowrank import shifted_cholesky, small_blas
+from ._threads import SMALL_BLOCK, block_threads, block_workers, one_blas_thread  # noqa: F401
+from ._threads import blas_for_flops as small_blas
+from .operators._lowrank import shifted_cholesky
 
 __all__ = [
     "CholeskyFactor",
@@ -52,20 +54,8 @@ __all__ = [
     "check_machine",
 ]
 
-#: kernel blocks with fewer entries than this run on one thread when ``workers`` is
-#: None: a parallel region costs more than it saves there, and far more on a busy
-#: machine (threads spinning for a core)
-SMALL_BLOCK = 2**16
-
 #: Householder reflectors applied together (compact WY) by TridiagonalFactor
 REFLECTOR_BLOCK = 64
-
-
-def block_workers(n_entries, workers):
-    """``workers`` for a kernel block of ``n_entries`` entries (1 for small blocks)."""
-    if workers is None and n_entries < SMALL_BLOCK:
-        return 1
-    return workers
 
 
 def check_alphas(alphas, name="alpha"):
@@ -394,8 +384,8 @@ def cross_kernel_matvec(X_new, X_train, coef, gamma, kernel="gaussian", workers=
 
 def _compiled_cross_matvec(X_new, X_train, C, gamma, kernel, workers, out):
     from . import _predict
-    from ._kernel_ops import _blas_controller, _condition
-    from ._validation import KERNEL_CODES, check_workers
+    from ._kernel_ops import _condition
+    from ._validation import KERNEL_CODES
 
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
@@ -403,11 +393,9 @@ def _compiled_cross_matvec(X_new, X_train, C, gamma, kernel, workers, out):
     Xt = check_matrix(X_train, "X_train", dtype=np.float64)
     if Xn.shape[1] != Xt.shape[1]:
         raise ValueError(f"X_new has {Xn.shape[1]} features but X_train has {Xt.shape[1]}.")
-    threads = check_workers(workers)
-    if Xn.shape[0] * Xt.shape[0] < SMALL_BLOCK and workers is None:
-        threads = 1
+    threads = block_threads(Xn.shape[0] * Xt.shape[0], workers)
     (Xn, Xt), g = _condition([Xn, Xt], gamma, kernel)
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    with one_blas_thread():
         _predict.cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
 
 

@@ -41,6 +41,8 @@ import threading
 
 import numpy as np
 
+from ._threads import MIN_POINTS_PER_THREAD  # noqa: F401  (re-exported)
+from ._threads import fft_threads as _threads
 from ._validation import check_workers
 
 
@@ -348,16 +350,6 @@ def _check_nonempty(arr, axes, name):
     for ax in axes:
         if arr.shape[ax] < 1:
             raise ValueError(f"{name} has length 0 along axis {ax}; every transformed axis needs ≥ 1 point.")
-
-
-# Below this many points per thread, starting threads costs more than it saves.
-MIN_POINTS_PER_THREAD = 2**16
-
-
-def _threads(workers, n_points):
-    """Validated thread count, capped at one thread per MIN_POINTS_PER_THREAD points."""
-    threads = check_workers(workers)
-    return max(1, min(threads, n_points // MIN_POINTS_PER_THREAD))
 
 
 def _half_shape(shape, axes):

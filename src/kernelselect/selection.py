@@ -4,7 +4,6 @@ import contextlib
 import time
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ._validation import (
     check_bool,
@@ -14,6 +13,7 @@ from ._validation import (
     check_workers,
 )
 from ._progress import check_progress
+from ._threads import blas_threads as _blas_threads
 from .criteria import check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import get_approximation
@@ -563,13 +563,6 @@ def _finite_selection(result):
             "change the grid or the criterion."
         )
     return result
-
-
-def _blas_threads(workers):
-    """BLAS/LAPACK limited to ``workers`` threads when the caller set ``workers``."""
-    if workers is None:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=workers, user_api="blas")
 
 
 def _is_dask(obj):

@@ -1,33 +1,12 @@
 """Eigenpairs of VVᵀ for a tall factor V (n × k, n ≫ k)."""
 
-import contextlib
-
 import numpy as np
 import scipy.linalg
 
+from .._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
+from .._threads import blas_for_flops as small_blas
+
 __all__ = ["factor_spectrum", "shifted_cholesky", "small_blas"]
-
-_CONTROLLER = None
-SMALL_FLOPS = 2e7
-
-
-def small_blas(flops):
-    """Run BLAS/LAPACK on one thread for problems below ~2·10⁷ flops.
-
-    Threaded BLAS gains nothing there, and on a busy machine its spinning threads
-    made an 80×200 SVD take seconds instead of milliseconds (measured).
-    """
-    global _CONTROLLER
-    if flops >= SMALL_FLOPS:
-        return contextlib.nullcontext()
-    try:
-        if _CONTROLLER is None:
-            from threadpoolctl import ThreadpoolController
-
-            _CONTROLLER = ThreadpoolController()
-        return _CONTROLLER.limit(limits=1, user_api="blas")
-    except Exception:  # pragma: no cover - threadpoolctl missing or unusable
-        return contextlib.nullcontext()
 
 
 def shifted_cholesky(K, alpha):

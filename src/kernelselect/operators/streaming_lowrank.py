@@ -33,14 +33,13 @@ function evaluations and 2n·c·k flops (F_b M) in the second.
 """
 
 import concurrent.futures
-import contextlib
 import os
 from collections import deque
 
 import numpy as np
 import scipy.linalg
-from threadpoolctl import threadpool_limits
 
+from .._threads import one_blas_thread
 from ._base import KernelOperator, evaluate_at
 
 __all__ = [
@@ -255,10 +254,6 @@ def default_threads():
     return max(1, min(check_workers(None), usable))
 
 
-@contextlib.contextmanager
-def one_blas_thread():
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
 
 
 class ArrayRows:

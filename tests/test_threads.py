@@ -1,0 +1,49 @@
+"""The one thread policy (kernelselect._threads) that every kernel, FFT and BLAS call uses."""
+
+import pytest
+from threadpoolctl import threadpool_info
+
+from kernelselect import _threads, fft
+from kernelselect._validation import check_workers
+
+
+def _blas_threads():
+    return {p["filepath"]: p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"}
+
+
+def test_block_workers_and_threads():
+    small, large = _threads.SMALL_BLOCK - 1, _threads.SMALL_BLOCK
+    assert _threads.block_workers(small, None) == 1
+    assert _threads.block_workers(large, None) is None
+    assert _threads.block_workers(small, 2) == 2          # an explicit count is kept
+    assert _threads.block_threads(small, None) == 1
+    assert _threads.block_threads(large, None) == check_workers(None)
+    assert _threads.block_threads(small, 1) == 1
+    with pytest.raises(TypeError, match="workers"):
+        _threads.block_threads(large, 1.5)
+
+
+def test_fft_threads():
+    per = _threads.MIN_POINTS_PER_THREAD
+    assert fft.MIN_POINTS_PER_THREAD == per
+    assert _threads.fft_threads(8, per - 1) == 1
+    assert _threads.fft_threads(8, 3 * per) == 3
+    assert _threads.fft_threads(2, 100 * per) == 2
+    assert _threads.fft_threads(1, 100 * per) == 1
+
+
+def test_blas_limits():
+    before = _blas_threads()
+    if not before:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    with _threads.blas_for_flops(_threads.SMALL_FLOPS / 2):
+        assert set(_blas_threads().values()) == {1}
+    with _threads.blas_for_flops(_threads.SMALL_FLOPS):
+        assert _blas_threads() == before
+    with _threads.one_blas_thread():
+        assert set(_blas_threads().values()) == {1}
+    with _threads.blas_threads(1):
+        assert set(_blas_threads().values()) == {1}
+    with _threads.blas_threads(None):
+        assert _blas_threads() == before
+    assert _blas_threads() == before
