@@ -112,13 +112,21 @@ def choose_grid(n, levels, max_ratio=2.0):
     return tuple(int(v) for v in best_f), int(best)
 
 
+def _unit_scale(X):
+    """X / max|X|: directions and orderings do not depend on the scale, and sums,
+    covariances and projections then stay within the float range at any magnitude."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    return X / top if 0.0 < top < np.inf else X
+
+
 def _principal_directions(X, k):
     """The k leading principal directions of X (columns, d × k), signs fixed.
 
     Each direction's largest-magnitude coordinate is made positive so that the
     result does not depend on the eigensolver's sign choice.
     """
-    Xc = X - X.mean(axis=0)
+    Xc = _unit_scale(X)
+    Xc = Xc - Xc.mean(axis=0)
     cov = Xc.T @ Xc
     w, V = np.linalg.eigh(cov)
     V = V[:, np.argsort(w)[::-1][:k]]
@@ -177,7 +185,7 @@ def grid_order(X, m, directions=None):
                 f"use levels ≤ {X.shape[1]}."
             )
         directions = _principal_directions(X, p)
-    proj = X @ np.asarray(directions, dtype=np.float64)           # (n′, p)
+    proj = _unit_scale(X) @ np.asarray(directions, dtype=np.float64)   # (n′, p)
     order = np.arange(n)
     block = n
     for s in range(p):
@@ -240,9 +248,9 @@ def fit_spacing(X_grid, m, n_pairs=4096, periodic=False, random_state=None):
     m = tuple(check_positive_int(v, "m") for v in m)
     n = X.shape[0]
     if int(np.prod(m)) != n:
-        raise ValueError(f"X_grid has {n} rows but the grid {m} has {int(np.prod(m))} cells.")
+        raise ValueError(f"X_grid has {n} rows but the grid {m} has {math.prod(m)} cells.")
     if n < 2:
-        raise ValueError("fit_spacing needs at least 2 points.")
+        raise ValueError(f"X_grid needs at least 2 rows (points) to fit a spacing, got {n}.")
     n_pairs = check_positive_int(n_pairs, "n_pairs")
     check_allocation(8.0 * n_pairs * (3 * X.shape[1] + 4 * len(m) + 8),
                      f"fit_spacing with n_pairs={n_pairs} (pair indices, differences and "
