@@ -302,3 +302,17 @@ def test_estimator_selects_what_select_kernel_selects():
     assert est.selection_.criteria == res.criteria
     assert est.best_params_["gamma"] == pytest.approx(res.best_gamma, rel=1e-9)
     assert est.best_params_["alpha"] == pytest.approx(res.best_alpha, rel=1e-9)
+
+
+def test_cli_reports_a_grid_edge_as_one_line(monkeypatch, capsys):
+    real = kernelselect.select_kernel
+
+    def edgy(*args, **kwargs):
+        warnings.warn("eloo is best on the edge of the extended grid", GridEdgeWarning)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kernelselect, "select_kernel", edgy)
+    code = cli.main(["select", "--dataset", "heart", "--gammas", "0.05,0.2", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 0 and out.startswith("selected gamma=")
+    assert err.strip() == "kernelselect: warning: eloo is best on the edge of the extended grid"

@@ -37,6 +37,7 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 
 import numpy as np
 
@@ -641,10 +642,16 @@ def _cmd_select(args, out):
         out.flush()
 
     t0 = time.perf_counter()
-    with _scheduler(args.scheduler):
+    with _scheduler(args.scheduler), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", kernelselect.GridEdgeWarning)
         result = _select(kernelselect, data, args, gammas, alphas, criteria, approximation,
                          progress)
     elapsed = time.perf_counter() - t0
+    for w in caught:               # one line each on stderr, not a source listing
+        if issubclass(w.category, kernelselect.GridEdgeWarning):
+            print(f"kernelselect: warning: {w.message}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
     first = list(result.curves)[0]
     best = result.best[first]
