@@ -6,6 +6,7 @@ features) and exact criteria computed by streaming over the kernel matrix.
 """
 
 import importlib
+from typing import Any
 
 from . import criteria, datasets, di, fft, lowlevel
 from ._config import show_config
@@ -71,7 +72,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
@@ -81,5 +82,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'kernelselect' has no attribute {name!r}")
 
 
-def __dir__():
+def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__) | {"models"})

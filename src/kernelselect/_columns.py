@@ -8,7 +8,8 @@ import numbers
 
 import numpy as np
 
-from . import _mcm, _rff
+from . import _mcm
+from . import _rff
 from ._resources import check_allocation
 from ._threads import one_blas_thread
 from ._validation import (

@@ -26,14 +26,14 @@ try:
 except ImportError as exc:  # scikit-learn absent (or too old for validate_data)
     _SKLEARN_ERROR = exc
 
-    class BaseEstimator:
+    class BaseEstimator:  # type: ignore[no-redef]
         def __new__(cls, *args, **kwargs):
             raise ImportError(
                 f"{cls.__name__} needs scikit-learn ≥ 1.6 ({_SKLEARN_ERROR}); install it "
                 "with `pip install scikit-learn` or `pip install kernelselect[sklearn]`."
             )
 
-    class TransformerMixin:
+    class TransformerMixin:  # type: ignore[no-redef]
         pass
 
 __all__ = ["DIRandomFourierFeatures", "DINystroem"]

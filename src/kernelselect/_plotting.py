@@ -11,18 +11,31 @@ diamond and each criterion's own best an open black circle, so that a criterion 
 disagrees with the selection is visible at a glance; the legend says which is which.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from .selection import SelectionResult
+
+PlotKind = Literal["curves", "heatmap", "both"]
 
 __all__ = ["plot_result", "PLOT_KINDS"]
 
 PLOT_KINDS = ("curves", "heatmap", "both")
 
-_SELECTED = dict(marker="D", ms=7, color="tab:red", mec="darkred", ls="none", zorder=5)
-_OWN_BEST = dict(marker="o", ms=13, mfc="none", mec="black", mew=1.6, ls="none", zorder=6)
+_SELECTED: dict[str, Any] = dict(marker="D", ms=7, color="tab:red", mec="darkred", ls="none", zorder=5)
+_OWN_BEST: dict[str, Any] = dict(marker="o", ms=13, mfc="none", mec="black", mew=1.6, ls="none", zorder=6)
 _BETTER = {"min": "lower is better", "max": "higher is better"}
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib.pyplot as plt
     except ImportError:
@@ -33,12 +46,12 @@ def _pyplot():
     return plt
 
 
-def value_label(result, name):
+def value_label(result: SelectionResult, name: str) -> str:
     """The axis label of a criterion's values: its name and which way is better."""
-    return f"{name} ({_BETTER.get(result.directions.get(name), 'value')})"
+    return f"{name} ({_BETTER.get(result.directions.get(name, ''), 'value')})"
 
 
-def default_title(result, data_name=None):
+def default_title(result: SelectionResult, data_name: str | None = None) -> str:
     """``<data>: <approximation> approximation, <kernel> kernel, n = …`` from ``details``."""
     d = result.details
     parts = []
@@ -55,7 +68,7 @@ def default_title(result, data_name=None):
     return body
 
 
-def _check_kind(kind, result):
+def _check_kind(kind: str, result: SelectionResult) -> None:
     if kind not in PLOT_KINDS:
         raise ValueError(f"kind={kind!r} is not a plot kind; use one of {', '.join(PLOT_KINDS)}.")
     if kind in ("heatmap", "both") and result.alphas.size < 2:
@@ -65,16 +78,16 @@ def _check_kind(kind, result):
         )
 
 
-def _selected_label(result):
+def _selected_label(result: SelectionResult) -> str:
     b = result.best[result.criteria[0]]
     return f"selected by {result.criteria[0]}: γ = {b['gamma']:.4g}, α = {b['alpha']:.4g}"
 
 
-def _own_label(name, shared):
+def _own_label(name: str, shared: bool) -> str:
     return "best of the panel's criterion" if shared else f"best of {name}"
 
 
-def _draw_curves(result, ax, name, shared):
+def _draw_curves(result: SelectionResult, ax: Axes, name: str, shared: bool) -> None:
     lg = np.log2(result.gammas)
     values = np.asarray(result.curves[name], dtype=float)
     for j, a in enumerate(result.alphas):
@@ -96,7 +109,7 @@ def _draw_curves(result, ax, name, shared):
         ax.legend(fontsize="small", framealpha=0.8)
 
 
-def _edges(centres):
+def _edges(centres: npt.ArrayLike) -> np.ndarray:
     """Cell edges around sorted centres (midpoints; half a step beyond the ends)."""
     c = np.asarray(centres, dtype=float)
     if c.size == 1:
@@ -105,7 +118,7 @@ def _edges(centres):
     return np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
 
 
-def _draw_heatmap(result, ax, name, shared):
+def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool) -> None:
     lg = np.log2(result.gammas)
     la = np.log10(result.alphas)
     values = np.ma.masked_invalid(np.asarray(result.curves[name], dtype=float))
@@ -139,7 +152,8 @@ def _draw_heatmap(result, ax, name, shared):
         ax.legend(fontsize="small", framealpha=0.8)
 
 
-def plot_result(result, axes=None, *, kind="curves", title=None, data_name=None):
+def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "curves",
+                title: str | None = None, data_name: str | None = None) -> Figure:
     """Draw ``result``; see :meth:`kernelselect.SelectionResult.plot`."""
     _check_kind(kind, result)
     plt = _pyplot()

@@ -14,10 +14,16 @@ The policy (``progress=`` of :func:`kernelselect.select_kernel`):
 The bar or the lines go to stderr, never to stdout, so piped output stays clean.
 """
 
+from __future__ import annotations
+
 import numbers
 import sys
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from typing import Any, Callable, TextIO, TypeVar
+
+T = TypeVar("T")
 
 __all__ = ["check_progress", "progress_iter", "LINE_INTERVAL"]
 
@@ -25,18 +31,20 @@ __all__ = ["check_progress", "progress_iter", "LINE_INTERVAL"]
 LINE_INTERVAL = 10.0
 
 
-def check_progress(progress):
+def check_progress(progress: bool | float | None) -> bool | float:
     """``progress`` validated: False, True or a delay in seconds (a float ≥ 0)."""
     if isinstance(progress, (bool, type(None))):
         return bool(progress)
-    if isinstance(progress, numbers.Real) and progress >= 0 and progress != float("inf"):
-        return float(progress)
+    if isinstance(progress, numbers.Real):
+        value = float(progress)
+        if 0 <= value < float("inf"):
+            return value
     raise ValueError(
         f"progress must be True, False or a delay in seconds (a number >= 0), got {progress!r}."
     )
 
 
-def _tqdm():
+def _tqdm() -> Callable[..., Any] | None:
     try:
         from tqdm.auto import tqdm
     except ImportError:
@@ -44,14 +52,14 @@ def _tqdm():
     return tqdm
 
 
-def _is_tty(stream):
+def _is_tty(stream: TextIO) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):  # closed or not a real stream
         return False
 
 
-def _duration(seconds):
+def _duration(seconds: float) -> str:
     seconds = max(0.0, float(seconds))
     if seconds < 60:
         return f"{seconds:.0f} s"
@@ -65,7 +73,8 @@ class _Lines:
     ``delay`` seconds, then one every ``interval`` seconds until closed, so that a long
     step still shows signs of life."""
 
-    def __init__(self, total, desc, unit, delay, interval, stream, note):
+    def __init__(self, total: int, desc: str, unit: str, delay: float, interval: float,
+                 stream: TextIO, note: str | None) -> None:
         self.total, self.desc, self.unit = total, desc, unit
         self.delay, self.interval, self.stream, self.note = delay, interval, stream, note
         self.start = time.monotonic()
@@ -78,13 +87,13 @@ class _Lines:
                                         daemon=True)
         self._thread.start()
 
-    def _run(self):
+    def _run(self) -> None:
         wait = self.interval if self.shown else self.delay
         while not self._stop.wait(wait):
             self._line()
             wait = self.interval
 
-    def _line(self):
+    def _line(self) -> None:
         done, elapsed = self.done, time.monotonic() - self.start
         line = f"{self.desc}: {done}/{self.total} {self.unit} done, {_duration(elapsed)} elapsed"
         if 0 < done < self.total:
@@ -95,7 +104,7 @@ class _Lines:
         self.shown = True
         print(line, file=self.stream, flush=True)
 
-    def close(self):
+    def close(self) -> None:
         self._stop.set()
         self._thread.join()
         if self.shown and self.done == self.total:  # lines were shown: say it ended
@@ -103,7 +112,8 @@ class _Lines:
                   f"{_duration(time.monotonic() - self.start)}", file=self.stream, flush=True)
 
 
-def progress_iter(iterable, total, progress, *, desc, unit, stream=None):
+def progress_iter(iterable: Iterable[T], total: int, progress: bool | float, *, desc: str,
+                  unit: str, stream: TextIO | None = None) -> Iterator[T]:
     """Yield from ``iterable`` while showing progress according to ``progress``.
 
     Parameters

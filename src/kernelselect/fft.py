@@ -97,7 +97,7 @@ _state = {
 _planner_lock = threading.Lock()
 # Guards the LRU dict itself; never held while planning.
 _cache_lock = threading.Lock()
-_plans = collections.OrderedDict()
+_plans: "collections.OrderedDict[tuple, _Plan]" = collections.OrderedDict()
 
 
 # --------------------------------------------------------------------------- settings

@@ -39,7 +39,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without scikit-learn
     _SKLEARN_ERROR = exc
 
-    class BaseEstimator:
+    class BaseEstimator:  # type: ignore[no-redef]
         def __new__(cls, *args, **kwargs):
             raise ImportError(
                 f"kernelselect.{cls.__name__} needs scikit-learn; install it with "
@@ -47,13 +47,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
                 "and kernelselect.cross_validate_grid work without it."
             ) from _SKLEARN_ERROR
 
-    class ClassifierMixin:
+    class ClassifierMixin:  # type: ignore[no-redef]
         pass
 
-    class RegressorMixin:
+    class RegressorMixin:  # type: ignore[no-redef]
         pass
 
-    class MetaEstimatorMixin:
+    class MetaEstimatorMixin:  # type: ignore[no-redef]
         pass
 
     def available_if(check):

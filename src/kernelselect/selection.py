@@ -1,9 +1,14 @@
 """The selection driver: evaluate criteria over a (γ, α) grid and pick the best."""
 
+from __future__ import annotations
+
 import contextlib
 import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from ._validation import (
     check_bool,
@@ -16,14 +21,21 @@ from ._progress import check_progress
 from ._threads import blas_threads as _blas_threads
 from .criteria import check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
-from .operators import get_approximation
+from .operators import Approximation, get_approximation
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+#: What ``random_state`` accepts.
+RandomState = int | np.random.Generator | np.random.SeedSequence | None
 
 __all__ = ["select_kernel", "SelectionResult", "default_gammas"]
 
 GRID_EXPONENTS = np.arange(-7, 8)
 
 
-def default_gammas(X, kernel="gaussian", random_state=None):
+def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
+                   random_state: RandomState = None) -> np.ndarray:
     """The default γ grid: γ₀·2^k for k = −7, …, 7 (15 points).
 
     γ₀ is the median heuristic 1/median(‖x_i − x_j‖²) (Gaussian) or
@@ -74,7 +86,9 @@ class SelectionResult:
         when the grid was built from it, and per-γ operator facts (``operators``).
     """
 
-    def __init__(self, gammas, alphas, curves, directions, timings, details):
+    def __init__(self, gammas: npt.ArrayLike, alphas: npt.ArrayLike,
+                 curves: Mapping[str, np.ndarray], directions: Mapping[str, str],
+                 timings: npt.ArrayLike, details: Mapping[str, Any]) -> None:
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.alphas = np.asarray(alphas, dtype=np.float64)
         self.curves = dict(curves)
@@ -101,11 +115,11 @@ class SelectionResult:
                 "value": float(values[i, j]), "index": (int(i), int(j))}
 
     @property
-    def total_time(self):
+    def total_time(self) -> float:
         """Seconds for the whole grid."""
         return float(self.timings.sum())
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, Any]:
         """Plain Python types only (JSON-serialisable)."""
         def plain(v):
             if isinstance(v, np.ndarray):
@@ -125,7 +139,7 @@ class SelectionResult:
             "timings": self.timings, "details": self.details,
         })
 
-    def to_frame(self):
+    def to_frame(self) -> Any:
         """A pandas DataFrame, one row per (γ, α), one column per criterion."""
         try:
             import pandas as pd
@@ -140,7 +154,8 @@ class SelectionResult:
             data[name] = self.curves[name].ravel()
         return pd.DataFrame(data)
 
-    def plot(self, axes=None, *, kind="curves", title=None, data_name=None):
+    def plot(self, axes: Any = None, *, kind: Literal["curves", "heatmap", "both"] = "curves",
+             title: str | None = None, data_name: str | None = None) -> Figure:
         """Plot the criteria over the grid; returns the matplotlib Figure.
 
         The selected kernel (the first criterion's best) is a filled red diamond and
@@ -171,7 +186,7 @@ class SelectionResult:
 
         return plot_result(self, axes, kind=kind, title=title, data_name=data_name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         d = self.details
         head = (f"SelectionResult(kernel={d.get('kernel')!r}, approximation="
                 f"{d.get('approximation')!r}, n={d.get('n')}, {self.gammas.size} gammas × "
@@ -205,9 +220,26 @@ def _split_params(criteria, params):
     return per
 
 
-def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterion="auto",
-                  approximation="auto", random_state=None, workers=None, progress=False,
-                  standardize=True, task="auto", refine=False, **criterion_params):
+def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian",
+                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
+                  criterion: str | Sequence[str] = "auto",
+                  approximation: str | Approximation = "auto",
+                  random_state: RandomState = None, workers: int | None = None,
+                  progress: bool | float = False, standardize: bool = True,
+                  task: Literal["auto", "binary", "multiclass", "regression"] = "auto",
+                  refine: bool = False, **criterion_params: Any) -> SelectionResult:
+    # The typed signature users see; the body (below) validates and converts every
+    # argument, reusing the names with their checked types.
+    return _select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
+                          criterion=criterion, approximation=approximation,
+                          random_state=random_state, workers=workers, progress=progress,
+                          standardize=standardize, task=task, refine=refine,
+                          **criterion_params)
+
+
+def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterion="auto",
+                   approximation="auto", random_state=None, workers=None, progress=False,
+                   standardize=True, task="auto", refine=False, **criterion_params):
     """Select the kernel (γ, α) of a kernel machine by a selection criterion.
 
     With nothing but X and y it selects as well as 5-fold cross-validation at a small
@@ -481,6 +513,9 @@ def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterio
                 result.details["refine"] = dict(info, gamma=float(g), alpha=float(a))
     result.details["n_operator_builds"] = search.n_builds
     return result
+
+
+select_kernel.__doc__ = _select_kernel.__doc__
 
 
 def standardize_columns(X):

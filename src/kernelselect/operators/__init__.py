@@ -26,7 +26,7 @@ _LAZY = {
     "nystrom": ("nystrom", "Nystroem"),
     "rff": ("rff", "RFF"),
 }
-_CLASSES = {}
+_CLASSES: dict[str, type] = {}
 
 
 def _resolve(name):

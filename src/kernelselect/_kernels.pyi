@@ -1,0 +1,16 @@
+# Type stubs of the compiled module ext/kernelselect/_kernels.pyx.
+import numpy as np
+import numpy.typing as npt
+
+ROW_BLOCK_SIZE: int
+COL_BLOCK_SIZE: int
+
+def _set_vecmath(flag: int) -> None: ...
+def vecmath_backend() -> str: ...
+def kernel_block_into(X: npt.NDArray[np.floating], Z: npt.NDArray[np.floating], gamma: float,
+                      kernel: int, K: npt.NDArray[np.floating], threads: int) -> None: ...
+def kernel_matvec_into(X: npt.NDArray[np.floating], V: npt.NDArray[np.floating], gamma: float,
+                       kernel: int, Y: npt.NDArray[np.floating], threads: int) -> None: ...
+def kernel_sums_into(X: npt.NDArray[np.floating], codes: npt.NDArray[np.intp], gamma: float,
+                     kernel: int, class_row_sums: npt.NDArray[np.float64],
+                     row_sq_sums: npt.NDArray[np.float64], threads: int) -> None: ...
