@@ -1,6 +1,8 @@
 """Type information: py.typed and stubs ship with the package, the public API is
 annotated, and mypy (configured in pyproject.toml) is clean on src/."""
 
+import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -20,6 +22,17 @@ def test_package_is_marked_typed_and_ships_stubs_for_its_extensions():
     assert files.joinpath("py.typed").is_file()
     for module in ("_kernels", "_rff", "_mcm", "_predict", "_openmp_info"):
         assert files.joinpath(f"{module}.pyi").is_file(), module
+
+
+@pytest.mark.parametrize("module", ["_kernels", "_rff", "_mcm", "_predict", "_openmp_info"])
+def test_stubs_declare_exactly_what_the_compiled_modules_export(module):
+    stub = resources.files("kernelselect").joinpath(f"{module}.pyi").read_text()
+    declared = {node.name for node in ast.parse(stub).body if isinstance(node, ast.FunctionDef)}
+    declared |= {node.target.id for node in ast.parse(stub).body
+                 if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    compiled = importlib.import_module(f"kernelselect.{module}")
+    exported = {name for name in dir(compiled) if not name.startswith("__")}
+    assert declared == exported
 
 
 def test_public_functions_are_annotated():

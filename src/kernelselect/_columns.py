@@ -110,7 +110,7 @@ def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
     product of up to 2^p points per entry. Both kernels are products over coordinates, so that sum
     factorises level by level and u = f_1 ⊗ … ⊗ f_p with the short columns of
     1-D factors f_s[0] = 1, f_s[i] = Σ_{j ∈ {i, m_s − i}} κ₁(j·h_s) (κ₁(t) = exp(−γt²)
-or exp(−γ|t|)). The compiled kernel builds the p factors (about
+    or ``exp(−γ|t|)``). The compiled kernel builds the p factors (about
     Σ_s m_s kernel evaluations; f_s[i] = f_s[m_s − i]) and then writes the outer
     product in fixed-size chunks of the flattened output, in parallel: O(n) time,
     one multiply per entry plus p − 1 per row of the last level. The result does

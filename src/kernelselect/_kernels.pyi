@@ -2,11 +2,6 @@
 import numpy as np
 import numpy.typing as npt
 
-ROW_BLOCK_SIZE: int
-COL_BLOCK_SIZE: int
-
-def _set_vecmath(flag: int) -> None: ...
-def vecmath_backend() -> str: ...
 def kernel_block_into(X: npt.NDArray[np.floating], Z: npt.NDArray[np.floating], gamma: float,
                       kernel: int, K: npt.NDArray[np.floating], threads: int) -> None: ...
 def kernel_matvec_into(X: npt.NDArray[np.floating], V: npt.NDArray[np.floating], gamma: float,

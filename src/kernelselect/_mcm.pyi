@@ -5,6 +5,3 @@ import numpy.typing as npt
 def _song_xu_column(m: npt.NDArray[np.intp], h: npt.NDArray[np.float64], gamma: float,
                     kernel: int, out: npt.NDArray[np.float64],
                     n_threads: int) -> npt.NDArray[np.float64]: ...
-def _song_xu_factors(m: npt.NDArray[np.intp], h: npt.NDArray[np.float64], gamma: float,
-                     kernel: int,
-                     factors: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]: ...

@@ -2,8 +2,6 @@
 import numpy as np
 import numpy.typing as npt
 
-PREDICT_ROWS_SIZE: int
-
 def cross_kernel_matvec_into(X_new: npt.NDArray[np.float64], X_train: npt.NDArray[np.float64],
                              C: npt.NDArray[np.float64], gamma: float, kernel: int,
                              out: npt.NDArray[np.float64], threads: int) -> None: ...

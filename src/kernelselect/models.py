@@ -359,7 +359,7 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         One entry per (γ, α): ``param_gamma``, ``param_alpha``, ``criterion_value``,
         ``rank_criterion`` and, for "cv", ``split{k}_test_loss`` and ``mean_test_loss``.
     best_estimator_ : estimator
-        Refit on all of X, y with best_params_ (a Pipeline with the scaler when
+        Refit on all of X, y with ``best_params_`` (a Pipeline with the scaler when
         ``standardize``).
     task_ : str
         "binary", "multiclass" or "regression".
