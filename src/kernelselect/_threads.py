@@ -46,10 +46,15 @@ SMALL_BLOCK = 2**16
 #: FFTs use at most one thread per this many points
 MIN_POINTS_PER_THREAD = 2**16
 
-#: BLAS/LAPACK calls below this many floating-point operations run on one thread:
-#: threaded BLAS gains nothing there, and on a busy machine its spinning threads
-#: made an 80×200 SVD take seconds instead of milliseconds (measured)
-SMALL_FLOPS = 2e7
+#: BLAS/LAPACK calls below this many floating-point operations run on one thread.
+#: OpenBLAS threads wait for work by spinning, so on a machine whose other cores are
+#: busy a threaded call waits for its partner thread to be scheduled: on 2 cores
+#: with other processes running, eigh of a c×c matrix took 652 ms (c = 200),
+#: 5.0 s (400), 0.73 s (800) and 4.2 s (1600) on two threads against 2.9 ms, 33 ms,
+#: 0.21 s and 1.2 s on one. The Gram-sized problems of the stand-ins (c ≤ ~2000)
+#: stay on one thread; only the large dense factorisations of the exact path use
+#: threaded LAPACK.
+SMALL_FLOPS = 1e10
 
 _controller = None
 _controller_lock = threading.Lock()

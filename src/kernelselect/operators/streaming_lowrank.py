@@ -39,7 +39,7 @@ from collections import deque
 import numpy as np
 import scipy.linalg
 
-from .._threads import one_blas_thread
+from .._threads import blas_for_flops, one_blas_thread
 from ._base import KernelOperator, evaluate_at
 
 __all__ = [
@@ -419,7 +419,8 @@ class StreamingLowRankOperator(KernelOperator):
         if VtV.shape[0] == 0:
             lam, R = np.zeros(0), np.zeros((0, 0))
         else:
-            lam, R = scipy.linalg.eigh(0.5 * (VtV + VtV.T), driver="evd")
+            with blas_for_flops(float(VtV.shape[0]) ** 3):
+                lam, R = scipy.linalg.eigh(0.5 * (VtV + VtV.T), driver="evd")
         order = np.argsort(lam)[::-1]
         lam, R = lam[order], R[:, order]
         top = max(float(lam[0]), 0.0) if lam.size else 0.0
