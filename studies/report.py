@@ -35,6 +35,7 @@ LABEL000 = {
     "default": "select_kernel defaults", "cv": "5-fold CV (LSSVM)",
 }
 ORDER000 = list(LABEL000)
+MIN_Z = 3          # repeats below which no z statistic is given
 #: why a Table 1 cell has no run
 _DENSE_NA = ("NA: needs the dense n × n matrix and one O(n³) factorisation per γ "
              "(2–5 GB and hours per γ at one thread at this size)")
@@ -96,7 +97,7 @@ def table1(data, lines, flagged):
         lines.append(head + "\n")
         means = {m: np.mean([v[0] for v in c.values()]) for m, c in cells.items()}
         table_methods = [m for m in ORDER000 if m in cells]
-        best = max((m for m in table_methods if len(cells[m]) >= 2), key=lambda m: means[m],
+        best = max((m for m in table_methods if len(cells[m]) >= MIN_Z), key=lambda m: means[m],
                    default=None)
         lines.append("| criterion | ours: accuracy % (sd) | repeats | z vs best | log₂ γ chosen "
                      "(median) | ours: s / selection | paper: accuracy % | paper: s | note |")
@@ -108,7 +109,7 @@ def table1(data, lines, flagged):
             z = None
             if best is not None and m != best:
                 common = sorted(set(c) & set(cells[best]))
-                if len(common) >= 2:
+                if len(common) >= MIN_Z:
                     z = C.z_statistic([cells[best][k][0] for k in common], [c[k][0] for k in common])
             pap = P.P000_T1.get(ds, {}).get(m, "missing")
             pacc, ptime = ("NA", "NA") if pap is None else (("", "") if pap == "missing" else pap)
