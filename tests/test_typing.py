@@ -40,6 +40,12 @@ def test_public_functions_are_annotated():
     assert {"X", "y", "criterion", "approximation", "return"} <= set(hints)
     assert hints["return"] is kernelselect.SelectionResult
     assert kernelselect.SelectionResult.plot.__annotations__["return"] == "Figure"
+    from kernelselect import criteria, datasets
+
+    for func in (criteria.get_criterion, criteria.register_criterion,
+                 criteria.unregister_criterion, criteria.criterion_names,
+                 datasets.list_datasets, datasets.load):
+        assert "return" in func.__annotations__, func.__name__
 
 
 @pytest.mark.skipif(not (ROOT / "pyproject.toml").is_file() or not (ROOT / "src").is_dir(),

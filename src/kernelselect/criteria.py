@@ -153,7 +153,7 @@ class Criterion:
         return evaluate_criterion(self, operator, y, alphas, **params)
 
 
-def register_criterion(criterion, *, replace=False):
+def register_criterion(criterion: "Criterion", *, replace: bool = False) -> "Criterion":
     """Add a third-party :class:`Criterion` to :data:`CRITERIA` (``replace=True`` to
     overwrite an entry of the same name).
 
@@ -180,17 +180,17 @@ def register_criterion(criterion, *, replace=False):
     return criterion
 
 
-def unregister_criterion(name):
+def unregister_criterion(name: str) -> Optional["Criterion"]:
     """Remove a criterion from the registry; returns it (None when absent)."""
     return _REGISTRY.pop(str(name).strip().lower(), None)
 
 
-def criterion_names():
+def criterion_names() -> list[str]:
     """Sorted names of the registered criteria."""
     return sorted(_REGISTRY)
 
 
-def get_criterion(name):
+def get_criterion(name: "str | Criterion") -> "Criterion":
     """The registered :class:`Criterion` called ``name`` (case-insensitive)."""
     if isinstance(name, Criterion):
         return name

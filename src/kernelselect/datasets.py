@@ -26,6 +26,7 @@ import zipfile
 from collections import namedtuple
 from importlib import resources
 from pathlib import Path
+from typing import Literal, overload
 
 import numpy as np
 
@@ -640,7 +641,7 @@ def _shipped_names():
     return sorted(p.name[:-4] for p in _data_dir().iterdir() if p.name.endswith(".npz"))
 
 
-def list_datasets():
+def list_datasets() -> "list[DatasetInfo]":
     """The shipped datasets.
 
     Returns
@@ -661,7 +662,11 @@ def list_datasets():
     return out
 
 
-def load(name, *, return_X_y=False):
+@overload
+def load(name: str, *, return_X_y: Literal[False] = ...) -> "Dataset": ...
+@overload
+def load(name: str, *, return_X_y: Literal[True]) -> "tuple[np.ndarray, np.ndarray]": ...
+def load(name: str, *, return_X_y: bool = False) -> "Dataset | tuple[np.ndarray, np.ndarray]":
     """Load a shipped dataset by name.
 
     Parameters
