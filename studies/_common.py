@@ -113,8 +113,10 @@ def timed_select(X, y, gammas, alpha, criterion, approximation, seed, **params):
     import kernelselect
 
     t0 = time.perf_counter()
+    # the protocol fixes the feature scaling (minmax) and the grid: no re-standardising
     res = kernelselect.select_kernel(X, y, gammas=gammas, alphas=(alpha,), criterion=criterion,
-                                     approximation=approximation, random_state=seed, **params)
+                                     approximation=approximation, random_state=seed,
+                                     standardize=False, **params)
     seconds = time.perf_counter() - t0
     chosen = {c: (None if res.best[c]["index"] is None else int(res.best[c]["index"][0]))
               for c in res.criteria}

@@ -86,7 +86,8 @@ def part_random(Xtr, ytr, acc, seed):
     sig = inspect.signature(kernelselect.select_kernel).parameters
     default = f"{sig['criterion'].default}@{sig['approximation'].default}"
     t0 = time.perf_counter()
-    res = kernelselect.select_kernel(Xtr, ytr, gammas=GAMMAS, alphas=(ALPHA,), random_state=seed)
+    res = kernelselect.select_kernel(Xtr, ytr, gammas=GAMMAS, alphas=(ALPHA,), random_state=seed,
+                                     standardize=False)
     s = time.perf_counter() - t0
     first = res.criteria[0]
     idx = res.best[first]["index"]
