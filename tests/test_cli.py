@@ -368,3 +368,12 @@ def test_end_to_end_configured_approximation(capsys, tmp_path, extra, approximat
 def test_configured_approximation_errors(capsys, extra, message):
     code, _, err = run(["select", "--dataset", "heart", "--gammas", "0.1"] + extra, capsys)
     assert code == 2 and message in err
+
+
+@pytest.mark.parametrize("workers", ["0", "100000"])
+def test_bad_workers_reported_before_any_output(workers, tmp_path, capsys):
+    target = tmp_path / "result.json"
+    code, out, err = run(["select", "--workers", workers, "--json", str(target)], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("kernelselect: error: --workers:") and err.count("\n") == 1
+    assert not target.exists()

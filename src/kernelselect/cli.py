@@ -42,6 +42,7 @@ import warnings
 import numpy as np
 
 from . import datasets as _datasets
+from ._validation import check_workers
 from ._version import __version__
 
 __all__ = ["main", "build_parser", "parse_gamma_grid", "format_table"]
@@ -619,6 +620,11 @@ def _cmd_select(args, out):
         gammas = None
     alphas = tuple(_float_list(args.alphas, "--alphas")) if args.alphas is not None else None
     approximation = _approximation(args)
+    if args.workers is not None:  # a bad thread count is reported before any data is read
+        try:
+            check_workers(args.workers)
+        except (TypeError, ValueError) as exc:
+            raise CommandError(f"--workers: {exc}") from None
     plot_format = _check_outputs(args)
     if args.json == "-":  # standard output carries the JSON alone
         out = sys.stderr
