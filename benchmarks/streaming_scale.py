@@ -100,15 +100,6 @@ def child_floor(spec):
             "peak_rss_gb": peak_rss_gb()}
 
 
-def _worker_peak():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
-
-
-def _worker_cpu():
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
 def child_dask(spec):
     """select_kernel on a .npy file through a LocalCluster (processes, 1 thread each)."""
     import distributed
@@ -122,13 +113,13 @@ def child_dask(spec):
     client = distributed.Client(cluster)
     try:
         X, y = from_file(spec["path"], chunk_rows=spec.get("chunk_rows"))
-        t0, cpu0 = time.perf_counter(), client.run(_worker_cpu)
+        t0, cpu0 = time.perf_counter(), client.run(cpu_seconds)
         with distributed.get_task_stream(client) as ts:
             res = kernelselect.select_kernel(X, y, criterion=spec.get("criteria", CRITERIA),
                                              random_state=0)
         elapsed = time.perf_counter() - t0
-        per_worker = client.run(_worker_peak)
-        cpu = {w: v - cpu0.get(w, 0.0) for w, v in client.run(_worker_cpu).items()}
+        per_worker = client.run(peak_rss_gb)
+        cpu = {w: v - cpu0.get(w, 0.0) for w, v in client.run(cpu_seconds).items()}
         tasks = {}
         for t in ts.data:
             name = t["key"][0] if isinstance(t["key"], tuple) else str(t["key"])
