@@ -296,10 +296,22 @@ def _norm(curve, direction):
     return (c - np.nanmin(c)) / np.ptp(c[ok])
 
 
-def plot003_curves(data, path):
+def _pyplot():
+    """matplotlib.pyplot on the file-only Agg backend."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(plt, fig, path, dpi=90):
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+
+
+def plot003_curves(data, path):
+    plt = _pyplot()
 
     from kernelselect.criteria import get_criterion
 
@@ -325,16 +337,12 @@ def plot003_curves(data, path):
     axes.flat[0].legend(fontsize=7)
     fig.suptitle("Paper 003 protocol: criterion curves (mean over partitions, each scaled to "
                  "[0, 1] with 0 at its best) against the LSSVM's test error")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _save(plt, fig, path)
     return True
 
 
 def plot003_time(data, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     sets = [ds for ds in DS003 if ds in data]
     if not sets:
@@ -353,16 +361,12 @@ def plot003_time(data, path):
     ax.set_ylabel("test error % (mean over data sets)")
     ax.set_title(f"Paper 003 protocol, {len(sets)} data sets: error against time")
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _save(plt, fig, path)
     return True
 
 
 def plot000_curves(records, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     from kernelselect.criteria import get_criterion
 
@@ -391,16 +395,12 @@ def plot000_curves(records, path):
     axes[0].set_ylabel("scaled criterion (0 = best)")
     axes[0].legend(fontsize=7)
     fig.suptitle("Paper 000 protocol: criterion curves (mean over repeats, scaled to [0, 1], 0 = best)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    _save(plt, fig, path)
     return True
 
 
 def plot000_time(data, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     sets = [ds for ds in DS000 if ds in data]
     if not sets:
@@ -432,9 +432,7 @@ def plot000_time(data, path):
         ax.axis("off")
     fig.suptitle("Paper 000 protocol: test accuracy against selection time (dots/squares: ours, "
                  "crosses: paper; mean accuracy, median time over repeats)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
+    _save(plt, fig, path, dpi=80)
     return True
 
 
