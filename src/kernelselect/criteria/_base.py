@@ -1,0 +1,233 @@
+"""The :class:`Criterion` record, its evaluation, the label encodings and the ridge
+functions g(λ) that the criteria's formulas share."""
+
+import numbers
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Callable, Mapping, Optional
+
+import numpy as np
+
+from ..operators._base import RidgeFunction
+
+DIRECTIONS = ("min", "max")
+LABEL_KINDS = ("binary", "multiclass", "any")
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """A kernel selection criterion.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (lower case).
+    direction : {"min", "max"}
+        Whether the best kernel minimises or maximises the criterion.
+    needs : str
+        The operator capability the formula uses: ``"moments"`` (power moments,
+        every operator), ``"spectral"`` (eigen-decomposition forms) or an
+        operator-specific tag (e.g. ``"random_mcm"``). An approximation can compute
+        the criterion when the tag is in its ``provides`` set.
+    labels : {"binary", "multiclass", "any"}
+        "binary": y must have exactly two classes (encoded ±1). "multiclass": the
+        criterion receives one-vs-rest ±1 columns (n, C) built from the class labels
+        (:func:`one_vs_rest`).
+    alpha_dependent : bool
+        Whether the value depends on the ridge α (otherwise it is repeated across α).
+    func : callable
+        ``func(operator, y, alphas, **params)`` → array of shape (len(alphas),), or a
+        scalar for α-independent criteria. ``y`` is in the original row order (the
+        criterion restricts it with ``operator.restrict``); binary targets arrive
+        encoded as ±1.
+    params : mapping
+        Default keyword parameters of ``func``.
+    description : str
+        One line: the formula and its source.
+    needs_for : callable or None
+        Optional ``needs_for(params) → tag`` when the requirement depends on the
+        parameters (the hinge form of ``sm`` needs the spectral forms).
+    check_params : callable or None
+        Optional ``check_params(name, params) → params``: validates the resolved
+        parameters (raising ``ValueError``/``TypeError`` that names the parameter and
+        its range) before anything is computed.
+    """
+
+    name: str
+    direction: str
+    needs: str
+    labels: str
+    alpha_dependent: bool
+    func: Callable
+    params: Mapping = field(default_factory=dict)
+    description: str = ""
+    needs_for: Optional[Callable] = None
+    check_params: Optional[Callable] = None
+
+    def __post_init__(self):
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}.")
+        if self.labels not in LABEL_KINDS:
+            raise ValueError(f"labels must be one of {LABEL_KINDS}, got {self.labels!r}.")
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    def requirement(self, params=None):
+        """The capability tag needed with these parameters."""
+        if self.needs_for is not None:
+            return self.needs_for({**self.params, **(params or {})})
+        return self.needs
+
+    def resolve_params(self, params):
+        """Defaults updated with ``params``; unknown keywords raise ``TypeError``."""
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            valid = ", ".join(sorted(self.params)) or "none"
+            raise TypeError(
+                f"criterion {self.name!r} got unknown parameter(s) {', '.join(unknown)}; "
+                f"its parameters are: {valid}."
+            )
+        full = {**self.params, **params}
+        if self.check_params is not None:
+            full = self.check_params(self.name, full)
+        return full
+
+    def __call__(self, operator, y, alphas=(1.0,), **params):
+        """Values for every α: array of shape (len(alphas),)."""
+        return evaluate(self, operator, y, alphas, **params)
+
+
+def encode_binary(y, criterion=None):
+    """Two-valued y → ±1 floats (larger value → +1); raises when y has one class.
+
+    Returns ``(y_pm, classes)``. More than two values raise as well: the binary
+    criteria need exactly two classes.
+    """
+    y = np.asarray(y, dtype=np.float64)
+    classes = np.unique(y)
+    who = f" (criterion {criterion!r} needs two classes)" if criterion else ""
+    if classes.size < 2:
+        raise ValueError(
+            f"y has a single class ({np.asarray(classes[0]).tolist()!r} for all {y.size} samples){who}; "
+            "give labels of two classes."
+        )
+    if classes.size > 2:
+        raise ValueError(
+            f"y has {classes.size} distinct values{who}; binary criteria need exactly two "
+            "classes (use a one-vs-rest encoding for multiclass data)."
+        )
+    return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def evaluate(crit, operator, y, alphas=(1.0,), **params):
+    """Evaluate the :class:`Criterion` ``crit`` on one operator for every α: array
+    (len(alphas),)."""
+    full = crit.resolve_params(params)
+    tag = crit.requirement(full)
+    if tag == "spectral" and not operator.spectral:
+        raise ValueError(
+            f"criterion {crit.name!r} needs the spectral forms, which the "
+            f"{operator.name!r} operator does not provide."
+        )
+    alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
+    if crit.labels == "multiclass":
+        y = one_vs_rest(y)
+    else:
+        y = np.asarray(y, dtype=np.float64)
+    if crit.labels == "binary":
+        y, _ = encode_binary(y, crit.name)
+    # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
+    # there; the driver skips NaN when it picks the best kernel.
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
+    return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
+
+
+def one_vs_rest(y):
+    """Class labels (n,) → ±1 one-vs-rest columns (n, C), classes in sorted order;
+    a 2-D ±1 array is returned as it is."""
+    arr = np.asarray(y)
+    if arr.ndim == 2:
+        Y = np.asarray(arr, dtype=np.float64)
+        if not np.all(np.abs(Y) == 1.0):
+            raise ValueError("one-vs-rest targets must hold only -1 and +1.")
+        return Y
+    classes, codes = np.unique(arr, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError("y has a single class; eloo_multiclass needs two or more.")
+    Y = -np.ones((arr.shape[0], classes.size))
+    Y[np.arange(arr.shape[0]), codes] = 1.0
+    return Y
+
+
+def _inv(alphas, power=1):
+    """g(λ) = (λ + α)^(−power) for every α: (r,) → (r, L), i.e. K_α^(−power)."""
+    return RidgeFunction("resolvent", alphas, power)
+
+
+def _hat(alphas, power=1):
+    """g(λ) = (λ/(λ + α))^power for every α, i.e. (K K_α⁻¹)^power."""
+    return RidgeFunction("smoother", alphas, power)
+
+
+def _comp(alphas, power=1, scale=None):
+    """g(λ) = (α/(λ + α))^power for every α, i.e. (αK_α⁻¹)^power = (I − S)^power.
+
+    The error criteria are written with this bounded function (values in (0, 1])
+    instead of α^p·K_α^(−p): the same numbers, but no overflow or 0·∞ when α is far
+    below or above the kernel's eigenvalues. ``scale`` (per α) divides it further,
+    for ratios whose terms would underflow (:func:`_unit_complement`).
+    """
+    return RidgeFunction("complement", alphas, power, scale)
+
+
+def _unit_complement(operator, alphas):
+    """(tr αK_α⁻¹, s) with s = tr(αK_α⁻¹)/n per α (1 where that is 0 or not finite).
+
+    (αK_α⁻¹)/s has mean eigenvalue 1, so forms that are ratios of homogeneous terms
+    (GCV, the leave-one-out residuals) keep their terms in range even at α = 1e-300,
+    where αK_α⁻¹ itself is of order 10⁻²⁹⁰ and its square underflows.
+    """
+    tr = np.atleast_1d(np.asarray(operator.trace(_comp(alphas)), dtype=np.float64))
+    s = tr / operator.n
+    return tr, np.where(np.isfinite(s) & (s > 0), s, 1.0)
+
+
+def _quad(operator, g, p):
+    """pᵀ g(A) p for one probe → shape (L,) (or scalar)."""
+    return operator.quadratic(g, p[:, None])[0, 0]
+
+
+def _sigma(y, sigma):
+    return 0.01 * float(np.std(y)) if sigma is None else float(sigma)
+
+
+def _class_indicators(yv):
+    pos = (yv > 0).astype(np.float64)
+    return pos, 1.0 - pos
+
+
+def _ybar_signed(yv, scale):
+    """ȳ_i = scale/n₊ for the positive class and −scale/n₋ for the negative one."""
+    pos, neg = _class_indicators(yv)
+    n_pos, n_neg = pos.sum(), neg.sum()
+    return scale * (pos / n_pos - neg / n_neg)
+
+
+def _real_param(criterion, name, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"criterion {criterion!r}: {name} must be a real number, got {value!r}.")
+    return float(value)
+
+
+def _check_sigma(criterion, params):
+    """σ: None (0.01·std(y)) or a finite noise level ≥ 0 in the units of y."""
+    sigma = params.get("sigma")
+    if sigma is not None:
+        s = _real_param(criterion, "sigma", sigma)
+        if not (np.isfinite(s) and s >= 0):
+            raise ValueError(
+                f"criterion {criterion!r}: sigma must be None (0.01·std(y)) or a finite "
+                f"noise level ≥ 0 in the units of y, got {sigma!r}."
+            )
+        params = {**params, "sigma": s}
+    return params

@@ -1,0 +1,171 @@
+"""Ridge-path error estimates: the regularised training error, the in-sample
+prediction error, the effective-dimension criterion C1, GCV and the closed-form
+leave-one-out error of the LSSVM (binary and one-vs-rest). All need the spectral
+forms of the operator and depend on the ridge α."""
+
+import numpy as np
+
+from ._base import _comp, _hat, _quad, _sigma, _unit_complement
+
+
+def ree(operator, y, alphas):
+    """C_ree = (α/n) yᵀ K_α⁻¹ y: the regularised training error (paper 002, eq. 1).
+
+    Evaluated as (1/n) yᵀ(αK_α⁻¹)y, a quadratic form of g(λ) = α/(λ + α) ∈ (0, 1];
+    minimise.
+    """
+    yv = operator.restrict(y)
+    return _quad(operator, _comp(alphas), yv) / operator.n
+
+
+def ipe(operator, y, alphas, sigma=None):
+    """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (paper 002, eq. 2).
+
+    σ defaults to 0.01·std(y), as in the paper's experiments; a given σ must be a
+    finite number ≥ 0 in the units of y. Minimise.
+    """
+    yv = operator.restrict(y)
+    s = _sigma(yv, sigma)
+    n = operator.n
+    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
+    var = operator.trace(_hat(alphas, 2))
+    return bias + s ** 2 / n * var
+
+
+def c1(operator, y, alphas, sigma=None):
+    """C1 = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹): effective-dimension criterion
+    (paper 000, eq. 4, exact form). σ defaults to 0.01·std(y). Minimise."""
+    yv = operator.restrict(y)
+    s = _sigma(yv, sigma)
+    n = operator.n
+    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
+    dof = operator.trace(_hat(alphas, 1))
+    return bias + s ** 2 / n * dof
+
+
+def gcv(operator, y, alphas):
+    """GCV = n‖(I − S)y‖² / tr(I − S)², S = K K_α⁻¹ (Golub, Heath & Wahba 1979).
+
+    With I − S = α K_α⁻¹ this is n yᵀK_α⁻²y / (tr K_α⁻¹)²; it is evaluated with
+    I − S itself (eigenvalues α/(λ + α) ∈ (0, 1]), so that no power of α or of
+    K_α⁻¹ over- or underflows. Minimise.
+    """
+    yv = operator.restrict(y)
+    tr, s = _unit_complement(operator, alphas)
+    num = _quad(operator, _comp(alphas, 2, s), yv)           # yᵀ(I − S)²y / s²
+    return operator.n * num / (tr / s) ** 2
+
+
+def _loo_sums(operator, Y, alphas, row_sums):
+    """Σ over points of ``row_sums(Y_rows, e_rows)`` for the LOO residuals e of the
+    LSSVM with bias, target columns Y (n, t); e_rows has shape (m, t, L).
+
+    P = [[K_α, 1], [1ᵀ, 0]] is shared by every column: with ρ = K_α⁻¹1 and
+    ν_c = K_α⁻¹y_c, b_c = 1ᵀν_c / 1ᵀρ, a_c = ν_c − ρ b_c and
+    (P⁻¹)_ii = (K_α⁻¹)_ii − ρ_i² / 1ᵀρ, the residual of point i for column c is
+    e_ic = a_ic / (P⁻¹)_ii (Cawley & Talbot 2003; one diagonal for all columns,
+    as in Cawley 2006 for one-vs-rest problems). e is unchanged when K_α⁻¹ is replaced
+    by αK_α⁻¹/s (a and (P⁻¹)_ii both scale by α/s), which is what is evaluated: its
+    eigenvalues stay in range at any α. The sums go through ``operator.reduce_rows``,
+    so a streaming operator never holds an n-vector.
+    """
+    n, t = Y.shape
+    g = _comp(alphas, 1, _unit_complement(operator, alphas)[1])   # αK_α⁻¹/s: same e
+    B = np.concatenate([Y, np.ones((n, 1))], axis=1)
+    S = operator.quadratic(g, B)                         # [Y 1]ᵀ αK_α⁻¹/s [Y 1], (t+1, t+1, L)
+    s11 = S[t, t]                                        # ∝ 1ᵀK_α⁻¹1
+    b = S[t, :t] / s11[None, :]                          # 1ᵀK_α⁻¹y_c / 1ᵀK_α⁻¹1, (t, L)
+
+    def residuals(Bb, gB, dg):
+        ky, k1 = gB[:, :t, :], gB[:, t, :]
+        # may run in a worker thread of a streaming pass (error states are per thread)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            e = (ky - k1[:, None, :] * b[None, :, :]) / (dg - k1 ** 2
+                                                         / s11[None, :])[:, None, :]
+            return row_sums(Bb[:, :t], e)
+
+    return operator.reduce_rows(g, B, residuals)
+
+
+LOO_LOSSES = ("auto", "squared", "error_rate", "hybrid")
+
+
+def _loo_loss(sums, n, loss):
+    """From (Σ 0-1 errors, Σ squared residuals / columns) (2, L): the error rate, or
+    with ``"hybrid"`` the error rate plus s / (n(1 + s)), s the mean squared residual.
+    The added term lies in [0, 1/n), below the step 1/n of the error rate, so it
+    orders kernels by error rate first and breaks ties (and plateaus) by the smooth
+    PRESS."""
+    rate = sums[0] / n
+    if loss == "error_rate":
+        return rate
+    s = sums[1] / n
+    return rate + s / (n * (1.0 + s))
+
+
+def eloo(operator, y, alphas, loss="auto"):
+    """Closed-form leave-one-out error of the LSSVM with bias (Cawley & Talbot 2003).
+
+    P = [[K_α, 1], [1ᵀ, 0]], [a; b] = P⁻¹[y; 0]: b = 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1 and
+    a = K_α⁻¹(y − b1). The LOO residual of point i is e_i = a_i / (P⁻¹)_ii with
+    (P⁻¹)_ii = (K_α⁻¹)_ii − (K_α⁻¹1)_i² / (1ᵀK_α⁻¹1).
+
+    ``loss="squared"``: mean e_i² (PRESS/n; regression); ``"error_rate"``: mean of
+    [y_i(y_i − e_i) ≤ 0] (classification, the LOO prediction is y_i − e_i);
+    ``"hybrid"``: the error rate with ties broken by PRESS, rate + s/(n(1 + s)),
+    s = mean e_i²; ``"auto"``: error rate when y is ±1, squared otherwise. Minimise.
+
+    e_i is unchanged when K_α⁻¹ is replaced by αK_α⁻¹ (a and (P⁻¹)_ii both scale by
+    α), which is what is evaluated: its eigenvalues α/(λ + α) lie in (0, 1].
+    """
+    yv = operator.restrict(y)
+    if loss == "auto":
+        loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
+
+    def sums(Yb, e):
+        yb, e = Yb[:, 0], e[:, 0, :]
+        wrong = np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0)
+        return np.stack([wrong.astype(np.float64), np.sum(e ** 2, axis=0)])
+
+    out = _loo_sums(operator, yv[:, None], alphas, sums)
+    if loss == "squared":
+        return out[1] / operator.n
+    return _loo_loss(out, operator.n, loss)
+
+
+def eloo_multiclass(operator, Y, alphas, loss="error_rate"):
+    """Closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006).
+
+    Y (n, C) holds ±1 one-vs-rest targets (+1 in the column of the sample's class).
+    All C machines share the bordered matrix P, so one diagonal of P⁻¹ gives every
+    residual e_ic (see :func:`_loo_residuals`); the LOO decision values are
+    y_ic − e_ic and the LOO prediction is their argmax.
+
+    ``loss="error_rate"``: mean [argmax_c (y_ic − e_ic) ≠ class_i]; ``"hybrid"``: that
+    rate with ties broken by the mean squared residual over all columns (as in
+    :func:`eloo`); ``"squared"``: mean e_ic². Minimise.
+    """
+    Yv = operator.restrict(Y)
+    if Yv.ndim != 2 or Yv.shape[1] < 2:
+        raise ValueError("eloo_multiclass needs one-vs-rest targets of shape (n, C), C ≥ 2.")
+    C = Yv.shape[1]
+
+    def sums(Yb, E):
+        wrong = np.argmax(Yb[:, :, None] - E, axis=1) != np.argmax(Yb, axis=1)[:, None]
+        return np.stack([np.sum(wrong, axis=0).astype(np.float64),
+                         np.sum(E ** 2, axis=(0, 1)) / C])
+
+    out = _loo_sums(operator, Yv, alphas, sums)
+    if loss == "squared":
+        return out[1] / operator.n
+    return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)
+
+
+def _check_loss(criterion, params):
+    loss = params.get("loss")
+    if loss not in LOO_LOSSES:
+        raise ValueError(
+            f"criterion {criterion!r}: loss must be 'auto', 'squared', 'error_rate' or "
+            f"'hybrid', got {loss!r}."
+        )
+    return params

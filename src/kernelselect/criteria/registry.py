@@ -1,0 +1,165 @@
+"""The criteria registry: every criterion of the library declared once, literally,
+with its metadata (complete as soon as :mod:`kernelselect` is imported), and the
+functions that look criteria up, add third-party ones and evaluate them."""
+
+from types import MappingProxyType
+from typing import Optional
+
+from ..di import operator_di
+from ..operators import approximation_names, get_approximation
+from . import random_mcm as _rc
+from ._base import Criterion, _check_sigma, evaluate
+from .alignment import ckta, fsm, kta, mmd
+from .error import _check_loss, c1, eloo, eloo_multiclass, gcv, ipe, ree
+from .spectral import _check_sm, _sm_needs, er, sm
+
+
+def register_criterion(criterion: "Criterion", *, replace: bool = False) -> "Criterion":
+    """Add a third-party :class:`Criterion` to :data:`CRITERIA` (``replace=True`` to
+    overwrite an entry of the same name).
+
+    The criteria of the library are declared once, with their metadata, in the
+    literal registry at the end of :mod:`kernelselect.criteria.registry`, and are all present as soon as
+    :mod:`kernelselect` is imported. A criterion added here is then available by its
+    name everywhere a name is accepted (:func:`kernelselect.select_kernel`,
+    :class:`kernelselect.KernelSelectionCV`, the command line) on the approximations
+    whose ``provides`` set holds its ``needs`` tag. Example::
+
+        def trace_ratio(operator, y, alphas):
+            return operator.power_trace(1) / operator.n      # mean of diag K
+
+        register_criterion(Criterion("trace_ratio", "max", "moments", "any", False,
+                                     trace_ratio, description="tr K / n"))
+        select_kernel(X, y, criterion="trace_ratio")
+    """
+    if not isinstance(criterion, Criterion):
+        raise TypeError(f"register_criterion expects a Criterion, got {type(criterion).__name__}.")
+    name = criterion.name.lower()
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"a criterion named {name!r} is already registered.")
+    _REGISTRY[name] = criterion
+    return criterion
+
+
+def unregister_criterion(name: str) -> Optional["Criterion"]:
+    """Remove a criterion from the registry; returns it (None when absent)."""
+    return _REGISTRY.pop(str(name).strip().lower(), None)
+
+
+def criterion_names() -> list[str]:
+    """Sorted names of the registered criteria."""
+    return sorted(_REGISTRY)
+
+
+def get_criterion(name: "str | Criterion") -> "Criterion":
+    """The registered :class:`Criterion` called ``name`` (case-insensitive)."""
+    if isinstance(name, Criterion):
+        return name
+    if not isinstance(name, str):
+        raise TypeError(f"criterion must be a name (str), got {name!r}.")
+    key = name.strip().lower()
+    if key not in _REGISTRY:
+        raise ValueError(
+            f"criterion={name!r} is not a known criterion; use one of "
+            f"{', '.join(criterion_names())}."
+        )
+    return _REGISTRY[key]
+
+
+def approximations_for(criterion, params=None):
+    """Names of the known approximations (with default parameters) that can compute
+    ``criterion``."""
+    crit = get_criterion(criterion)
+    tag = crit.requirement(params)
+    out = []
+    for name in approximation_names():
+        if tag in get_approximation(name).provides:
+            out.append(name)
+    return out
+
+
+def check_compatible(criterion, approximation, params=None):
+    """Raise ``ValueError`` when ``approximation`` cannot compute ``criterion``."""
+    crit = get_criterion(criterion)
+    tag = crit.requirement(params)
+    if tag not in approximation.provides:
+        can = approximations_for(crit, params)
+        label = getattr(approximation, "label", None) or type(approximation).__name__
+        raise ValueError(
+            f"criterion {crit.name!r} cannot be computed with approximation {label!r} "
+            f"(it needs {tag!r}, which {label!r} does not provide); use one of "
+            f"{', '.join(can) if can else '(none installed)'}."
+        )
+
+
+def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
+    """Evaluate one criterion (a name or a :class:`Criterion`) on one operator for
+    every α: array (len(alphas),)."""
+    return evaluate(get_criterion(criterion), operator, y, alphas, **params)
+
+
+# ---------------------------------------------------------------------------
+# the registry: every criterion of the library, declared once with its metadata
+# ---------------------------------------------------------------------------
+
+_REGISTRY = {c.name: c for c in (
+    Criterion("ree", "min", "spectral", "any", True, ree, {},
+              "regularised training error (α/n) yᵀK_α⁻¹y (paper 002)"),
+    Criterion("ipe", "min", "spectral", "any", True, ipe, {"sigma": None},
+              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)",
+              check_params=_check_sigma),
+    Criterion("c1", "min", "spectral", "any", True, c1, {"sigma": None},
+              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)",
+              check_params=_check_sigma),
+    Criterion("kta", "max", "moments", "any", False, kta, {},
+              "kernel-target alignment yᵀKy/(‖y‖²‖K‖_F) (Cristianini et al.)"),
+    Criterion("ckta", "max", "moments", "any", False, ckta, {},
+              "centred kernel-target alignment (Cortes et al.)"),
+    Criterion("fsm", "min", "moments", "binary", False, fsm, {},
+              "feature space measure (s₊+s₋)/‖m₊−m₋‖ (Nguyen & Ho)"),
+    Criterion("mmd", "max", "moments", "binary", False, mmd, {},
+              "biased MMD ȳᵀKȳ, ȳ = ±1/n_± (Gretton et al.)"),
+    Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
+              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs,
+              check_params=_check_sm),
+    Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
+              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)",
+              check_params=_check_loss),
+    Criterion("eloo_multiclass", "min", "spectral", "multiclass", True, eloo_multiclass,
+              {"loss": "error_rate"},
+              "closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006)",
+              check_params=_check_loss),
+    Criterion("gcv", "min", "spectral", "any", True, gcv, {},
+              "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
+    Criterion("er", "min", "spectral", "any", True, er, {"t": None, "c": 1.0},
+              "eigenvalue ratio: (α²/n)yᵀK_α⁻²y + c·Σ_{i>t}λ_i/Σ_{i≤t}λ_i (after Liu & Liao "
+              "2015)"),
+    # randomised labelled circulant (needs the RandomMCM operator)
+    Criterion("random_c1", "min", "random_mcm", "any", True, _rc.random_c1, {},
+              "Π/(s₀+α)² + Σ s_j/(s_j+α) (Ding et al., AAAI 2018, eq. 4)"),
+    Criterion("random_kta", "max", "random_mcm", "any", False, _rc.random_kta, {},
+              "s₀ / (Π Σ s_j) (Ding et al., AAAI 2018, eq. 5)"),
+    Criterion("random_mmd", "max", "random_mcm", "binary", False, _rc.random_mmd, {},
+              "s̄₀ with class-weighted ȳ (Ding et al., AAAI 2018)"),
+    Criterion("random_eloo", "min", "random_mcm", "any", True, _rc.random_eloo, {"loss": "auto"},
+              "LSSVM ELOO with ÛÛᴴ on the nD lifted points (built on Ding et al., AAAI 2018, "
+              "eq. 6)"),
+    Criterion("random_kta_row", "max", "random_mcm", "any", False, _rc.random_kta_row, {},
+              "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
+    Criterion("random_kta_row_2g", "max", "random_mcm", "any", False, _rc.random_kta_row_2g, {},
+              "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
+    Criterion("random_mmd_row", "max", "random_mcm", "binary", False, _rc.random_mmd_row, {},
+              "‖Z̃ᵀȳ‖²: zero row of s̄"),
+    Criterion("random_c1_rff", "min", "random_mcm", "any", True, _rc.random_c1_rff,
+              {"sigma": None}, "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
+    # discriminant information (spectral forms of the operator)
+    Criterion("di", "max", "spectral", "any", False, operator_di, {"rho": 1e-4, "task": "auto"},
+              "discriminant information tr((FᵀCF+ρI)⁻¹FᵀCYYᵀCF) of the features of A = FFᵀ "
+              "(Al et al., eq. 6/7)"),
+    Criterion("kdi", "max", "spectral", "any", False, operator_di, {"rho": 1e-4, "task": "auto"},
+              "kernel discriminant information tr((GᵀCG+ρB)⁻¹GᵀCYYᵀCG) of Nyström landmarks "
+              "(Al et al., eq. 9); equals di on A"),
+)}
+CRITERIA = MappingProxyType(_REGISTRY)
+"""Read-only mapping name → :class:`Criterion`: the criteria of the library (complete
+at import) and any added with :func:`register_criterion`."""
