@@ -172,9 +172,10 @@ def read_records(path):
 def archive(path):
     """Write every record of ``path`` (and its archive) into ``path.gz``, sorted."""
     recs = sorted(read_records(path), key=lambda r: (r["dataset"], r.get("part", ""), r["repeat"]))
-    with gzip.open(str(path) + ".gz", "wt") as fh:
-        for r in recs:
-            fh.write(json.dumps(r, separators=(",", ":")) + "\n")
+    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs)
+    with open(str(path) + ".gz", "wb") as raw:   # mtime 0: the same records, the same bytes
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+            fh.write(text.encode())
     return len(recs)
 
 
