@@ -33,7 +33,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results" / "streaming_scale.jsonl"
+RESULTS = Path(os.environ.get("STREAMING_SCALE_RESULTS",
+                            HERE / "results" / "streaming_scale.jsonl"))
 CRITERIA = ["eloo", "gcv"]
 
 
@@ -174,12 +175,13 @@ CHILDREN = {"select": child_select, "floor": child_floor, "dask": child_dask,
 # ---------------------------------------------------------------------------- driver
 
 
-def run_child(spec, python=None, env=None, busy=False):
+def run_child(spec, python=None, env=None, busy=False, hog_nice=10):
     python = python or sys.executable
     full_env = dict(os.environ, **(env or {}))
     hog = None
     if busy:
-        hog = subprocess.Popen(["nice", "-n", "10", python, "-c", "while True: pass"])
+        # a busy loop at ``hog_nice`` above this process's niceness (0: an equal competitor)
+        hog = subprocess.Popen(["nice", "-n", str(hog_nice), python, "-c", "while True: pass"])
         time.sleep(0.5)
     load0 = os.getloadavg()
     try:
@@ -194,6 +196,7 @@ def run_child(spec, python=None, env=None, busy=False):
             hog.wait()
     result = json.loads(out.stdout.strip().splitlines()[-1])
     record = {"spec": spec, "python": python, "env": env or {}, "busy_neighbour": busy,
+              **({"hog_nice": hog_nice} if busy else {}),
               "load_before": load0, "load_after": os.getloadavg(),
               "date": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()), **result}
     RESULTS.parent.mkdir(exist_ok=True)
@@ -262,7 +265,9 @@ def report(records):
         for r in [r for r in sel if r["spec"]["n"] == n]:
             kind = "floor (kernel block + CᵀC)" if r["spec"]["kind"] == "floor" else _version(r)
             thr = r["spec"].get("workers") or ("1" if kind.startswith("floor") else "default")
-            out.append(f"| {kind} | {thr} | {'yes' if r['busy_neighbour'] else 'no'} | "
+            busy = "no" if not r["busy_neighbour"] else (
+                "yes" if r.get("hog_nice", 10) else "yes (equal nice)")
+            out.append(f"| {kind} | {thr} | {busy} | "
                        f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
                        f"{r['peak_rss_gb']:.2f} | {_load_str(r)} | "
                        f"{r.get('best_gamma', float('nan')):.4g} | {r['date'][11:16]} |")
@@ -311,6 +316,8 @@ def main(argv=None):
     a = sub.add_parser("threads")
     a.add_argument("--n", type=int, default=10 ** 5)
     a.add_argument("--base-python")
+    a.add_argument("--hog-nice", type=int, default=10,
+                   help="niceness of the busy neighbour relative to this process (0: equal)")
     for name in ("dask-file", "scaling"):
         a = sub.add_parser(name)
         a.add_argument("--n", type=int, default=10 ** 7)
@@ -342,7 +349,10 @@ def main(argv=None):
         for py in pythons:
             run_child({"kind": "select", "n": args.n, "workers": 1}, python=py, env=ONE)
             run_child({"kind": "select", "n": args.n}, python=py)
-            run_child({"kind": "select", "n": args.n}, python=py, busy=True)
+            run_child({"kind": "select", "n": args.n, "workers": 1}, python=py, env=ONE,
+                      busy=True, hog_nice=args.hog_nice)
+            run_child({"kind": "select", "n": args.n}, python=py, busy=True,
+                      hog_nice=args.hog_nice)
     elif args.cmd == "dask-file":
         write_npy(args.path, args.n)
         run_child({"kind": "dask", "path": args.path, "workers": 2,

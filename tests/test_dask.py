@@ -72,6 +72,27 @@ def test_regression_target_and_laplacian_kernel(client):
     _compare(X, y, APPROXIMATIONS["rff"], REGRESSION)
 
 
+@pytest.mark.filterwarnings("ignore:.*on the edge")   # random_kta prefers the widest kernel
+def test_random_mcm_streams_on_two_workers(client):
+    from kernelselect.operators.streaming_random_mcm import STREAMED_CRITERIA
+
+    X, y = _data()
+    with distributed.get_task_stream(client) as ts:
+        _compare(X, y, lambda: kernelselect.RandomMCM(n_features=30), list(STREAMED_CRITERIA))
+    assert len({t["worker"] for t in ts.data}) == 2
+    X, y = _data(binary=False)
+    _compare(X, y, lambda: kernelselect.RandomMCM(n_features=30),
+             ["random_kta", "random_kta_row_2g", "random_c1_rff"], kernel="laplacian")
+
+
+def test_random_mcm_fft_criteria_are_refused_on_dask():
+    X, y = _data(n=400)
+    for name in ("random_c1", "random_eloo"):
+        with pytest.raises(ValueError, match="random_c1 and random_eloo need the 2-D FFT"):
+            kernelselect.select_kernel(da.from_array(X, chunks=(100, -1)), y, criterion=name,
+                                       approximation="random_mcm", gammas=[0.5, 1.0])
+
+
 def test_local_scheduler_and_numpy_target():
     X, y = _data(n=600)
     small = dict(criterion="eloo", random_state=1, approximation=kernelselect.Nystroem(30),

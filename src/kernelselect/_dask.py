@@ -222,11 +222,12 @@ class DaskRows:
 
 def supports(approx):
     """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
-    or random features)."""
+    random features, or the randomised MCM's row statistics)."""
     from .operators.nystrom import Nystroem
+    from .operators.random_mcm import RandomMCM
     from .operators.rff import RFF
 
-    if isinstance(approx, RFF):
+    if isinstance(approx, (RFF, RandomMCM)):
         return True
     if isinstance(approx, Nystroem):
         return approx.sampler == "uniform"

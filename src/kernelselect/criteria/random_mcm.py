@@ -255,8 +255,7 @@ def random_kta_row(op, y, alphas):
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
-    Z = op.features()
-    fro = np.linalg.norm(Z.T @ Z)
+    fro = np.linalg.norm(op.feature_gram())
     return np.full(a.shape, _kta_numerator(op, ell) / (op.n * fro))
 
 
@@ -278,7 +277,7 @@ def random_kta_row_2g(op, y, alphas):
     """
     a = _alphas(alphas)
     ell = _labels(op, y)
-    c = op.doubled_unlabeled().sum(axis=0)
+    c = op.doubled_column_sums()
     fro_sq = op.n_features * float(np.dot(c, c))
     return np.full(a.shape, _kta_numerator(op, ell) / (op.n * np.sqrt(fro_sq)))
 
@@ -329,11 +328,10 @@ def random_c1_rff(op, y, alphas, sigma=None):
         sigma = 0.01 * float(np.std(ell))
     else:
         sigma = check_positive(sigma, "sigma", allow_zero=True)
-    Z = op.features()
-    lam, V = np.linalg.eigh(Z.T @ Z)                               # Z̃ᵀZ̃ = V diag(λ) Vᵀ
+    lam, V = np.linalg.eigh(op.feature_gram())                     # Z̃ᵀZ̃ = V diag(λ) Vᵀ
     keep = lam > 1e-12 * max(float(lam.max()), np.finfo(float).tiny)
     lam, V = lam[keep], V[:, keep]
-    c = (V.T @ (Z.T @ ell)) / np.sqrt(lam)                          # c = Qᵀy, Q = Z̃V/√λ
+    c = (V.T @ op.feature_projection(ell)) / np.sqrt(lam)           # c = Qᵀy, Q = Z̃V/√λ
     rest = max(float(ell @ ell - c @ c), 0.0)
     quad = np.sum(c[:, None] ** 2 / (lam[:, None] + a[None, :]) ** 2, axis=0) + rest / a ** 2
     tr = np.sum(lam[:, None] / (lam[:, None] + a[None, :]), axis=0)

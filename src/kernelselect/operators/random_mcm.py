@@ -143,6 +143,21 @@ class RandomMCMOperator(KernelOperator):
         c = self.column(labels).sum(axis=0)
         return float(self.n_features * np.dot(c, c))
 
+    def feature_gram(self):
+        """Z̃ᵀZ̃ (D × D), the Gram matrix of the random features."""
+        Z = self.features()
+        return Z.T @ Z
+
+    def feature_projection(self, labels=None):
+        """Z̃ᵀℓ (D,); ℓ = 1 when ``labels`` is None."""
+        ell = self._labels(labels)
+        Z = self.features()
+        return Z.sum(axis=0) if ell is None else Z.T @ ell
+
+    def doubled_column_sums(self):
+        """Σ_i û_ik for the kernel at 2γ (the same draws), shape (D,)."""
+        return self.doubled_unlabeled().sum(axis=0)
+
     def doubled_unlabeled(self):
         """û for the kernel κ² (γ → 2γ; the same standard samples), shape (n, D).
 
@@ -201,9 +216,12 @@ class RandomMCM(Approximation):
         return D
 
     def prepare(self, X, y=None, *, kernel="gaussian", random_state=None, workers=None):
-        X = check_matrix(X, "X", dtype=np.float64)
+        from .._dask import is_dask_array
+
+        if not is_dask_array(X):            # Dask input is checked by select_kernel
+            X = check_matrix(X, "X", dtype=np.float64)
         kernel = check_kernel(kernel)
-        D = self.check_resources(*X.shape)
+        D = check_positive_int(self.n_features, "n_features")   # the columns: in build
         d = X.shape[1]
         rng = check_random_state(self.random_state if random_state is None else random_state)
         if kernel == "gaussian":
@@ -213,8 +231,16 @@ class RandomMCM(Approximation):
         b = rng.uniform(0.0, 2.0 * np.pi, size=D)
         return {"W0": W0, "b": b, "kernel": kernel}
 
+    def build_all(self, rows, y, gammas, *, kernel, state):
+        """Operators for every γ of a grid whose statistics come from one shared pass
+        over ``rows`` (:mod:`~kernelselect.operators.streaming_random_mcm`)."""
+        from .streaming_random_mcm import build_random_mcm
+
+        return build_random_mcm(rows, y, gammas, kernel=kernel, state=state)
+
     def build(self, X, y, gamma, *, kernel="gaussian", state=None, workers=None):
         X = check_matrix(X, "X", dtype=np.float64)
+        self.check_resources(*X.shape)
         kernel = check_kernel(kernel)
         gamma = check_positive(gamma, "gamma")
         if state is None:
