@@ -340,8 +340,8 @@ def test_transformer_without_scikit_learn_raises_import_error(monkeypatch):
         if name == "sklearn" or name.startswith("sklearn."):
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "sklearn", None)
-    path = Path(kernelselect.__file__).with_name("_di_transformers.py")
-    spec = importlib.util.spec_from_file_location("kernelselect._di_transformers_nosk", path)
+    path = Path(kernelselect.di.__file__).with_name("transformers.py")
+    spec = importlib.util.spec_from_file_location("kernelselect.di._transformers_nosk", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     with pytest.raises(ImportError, match="scikit-learn"):

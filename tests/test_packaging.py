@@ -30,7 +30,7 @@ def test_lazy_names_resolve_on_access():
     out = _run("import sys, kernelselect\n"
                "from kernelselect import KernelSelectionCV, DINystroem, fit_lssvm\n"
                "assert KernelSelectionCV.__module__ == 'kernelselect.models'\n"
-               "assert DINystroem.__module__ == 'kernelselect._di_transformers'\n"
+               "assert DINystroem.__module__ == 'kernelselect.di.transformers'\n"
                "assert kernelselect.models.fit_lssvm is fit_lssvm\n"
                "assert 'KernelSelectionCV' in dir(kernelselect)\n"
                "print('sklearn' in sys.modules)")

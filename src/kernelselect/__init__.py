@@ -31,8 +31,8 @@ _LAZY = {
     "LSSVMClassifier": "models",
     "fit_krr": "models",
     "fit_lssvm": "models",
-    "DIRandomFourierFeatures": "_di_transformers",
-    "DINystroem": "_di_transformers",
+    "DIRandomFourierFeatures": "di.transformers",
+    "DINystroem": "di.transformers",
 }
 
 __all__ = [

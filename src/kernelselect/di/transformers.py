@@ -12,14 +12,15 @@ import numbers
 
 import numpy as np
 
-from . import di as _di
+from .objectives import _gaussian_block, _rff_map
+from .training import train_nysdi, train_rfdi
 
 try:
     from sklearn.base import BaseEstimator, TransformerMixin
     from sklearn.utils.multiclass import type_of_target
     from sklearn.utils.validation import check_is_fitted, validate_data
 
-    from ._validation import screen_inputs
+    from .._validation import screen_inputs
 
     validate_data = screen_inputs(validate_data)
     _SKLEARN_ERROR = None
@@ -166,7 +167,7 @@ class DIRandomFourierFeatures(_DIBase):
     def fit(self, X, y):
         """Learn (W, b) from samples X (n, d) and targets y (n,)."""
         X, y, task = self._fit_common(X, y)
-        W, b, hist = _di.train_rfdi(X, y, self.n_components, self.gamma,
+        W, b, hist = train_rfdi(X, y, self.n_components, self.gamma,
                                     **self._train_kwargs(task))
         self.random_weights_, self.random_offset_, self.history_ = W, b, hist
         return self
@@ -174,7 +175,7 @@ class DIRandomFourierFeatures(_DIBase):
     def transform(self, X):
         """z(X) = √(2/J) cos(XW + b), shape (n, n_components)."""
         X = self._check_transform_input(X)
-        return _di._rff_map(X, self.random_weights_, self.random_offset_)
+        return _rff_map(X, self.random_weights_, self.random_offset_)
 
 
 class DINystroem(_DIBase):
@@ -213,8 +214,8 @@ class DINystroem(_DIBase):
         """Learn the landmarks from samples X (n, d) and targets y (n,)."""
         X, y, task = self._fit_common(X, y)
         J = min(self.n_components, X.shape[0])
-        R, idx, hist = _di.train_nysdi(X, y, J, self.gamma, **self._train_kwargs(task))
-        B = _di._gaussian_block(R, R, self.gamma)
+        R, idx, hist = train_nysdi(X, y, J, self.gamma, **self._train_kwargs(task))
+        B = _gaussian_block(R, R, self.gamma)
         lam, U = np.linalg.eigh(0.5 * (B + B.T))
         self.normalization_ = (U / np.sqrt(np.maximum(lam, 1e-12))) @ U.T
         self.components_, self.component_indices_, self.history_ = R, idx, hist
@@ -224,4 +225,4 @@ class DINystroem(_DIBase):
     def transform(self, X):
         """φ(X) = K(X, X_r) B^{-1/2}, shape ``(n, n_components_)``."""
         X = self._check_transform_input(X)
-        return _di._gaussian_block(X, self.components_, self.gamma) @ self.normalization_
+        return _gaussian_block(X, self.components_, self.gamma) @ self.normalization_

@@ -1,0 +1,420 @@
+"""DI objectives: the target matrix, the discriminant information of fixed features
+(DI, paper eq. 6) and of Nyström landmarks (KDI, eq. 9), the mini-batch objectives
+RFDI (eq. 7) and NysDI (eq. 10) with their gradients, and :func:`operator_di`, DI of
+a kernel operator's stand-in (the ``"di"`` / ``"kdi"`` selection criteria)."""
+
+import numpy as np
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+
+from .._columns import rff_features
+from .._kernel_ops import kernel_block
+from .._validation import check_matrix, check_positive, check_vector
+
+
+# --------------------------------------------------------------------------------------
+# inputs
+# --------------------------------------------------------------------------------------
+def _class_codes(y, name="y"):
+    """Integer class codes 0..L-1 and the sorted labels; ≥ 2 classes required."""
+    y = np.asarray(y)
+    if y.ndim == 2 and 1 in y.shape:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} must be 1-D class labels, got shape {y.shape}.")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name} contains NaN or inf; remove those samples first.")
+    classes, codes = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"{name} has a single class ({classes[0]!r}); DI measures class separation "
+            "and needs at least two classes (use task='regression' for real targets)."
+        )
+    return codes.astype(np.intp), classes
+
+
+def _indicator(codes, n_classes):
+    """One-hot matrix (n, L) with unit-norm columns (empty classes give zero columns)."""
+    n = codes.shape[0]
+    Y = np.zeros((n, n_classes))
+    Y[np.arange(n), codes] = 1.0
+    counts = Y.sum(axis=0)
+    Y /= np.sqrt(np.maximum(counts, 1.0))
+    return Y
+
+
+def encode_targets(y, task="classification"):
+    """The target matrix Y of the DI criteria.
+
+    Parameters
+    ----------
+    y : array-like of shape (n,) or (n, L)
+        Class labels (any sortable values) for ``task="classification"``; real
+        targets for ``task="regression"`` (one column per output).
+    task : {"classification", "regression"}
+
+    Returns
+    -------
+    Y : ndarray of shape (n, L), float64
+        Classification: one-hot with columns scaled to unit norm, ``Y_ic = 1/√n_c``
+        (L = number of classes, in sorted label order) — the paper's choice, under
+        which FᵀCYYᵀCF is the between-class scatter S_B. Regression: the targets.
+    """
+    if task == "classification":
+        codes, classes = _class_codes(y)
+        return _indicator(codes, classes.shape[0])
+    if task == "regression":
+        return _check_targets(y, None)
+    raise ValueError(f"task={task!r} is not known; use 'classification' or 'regression'.")
+
+
+def _check_targets(Y, n, name="Y"):
+    arr = np.asarray(Y)
+    if arr.ndim == 1:
+        arr = check_vector(arr, name, n=n).reshape(-1, 1)
+    else:
+        arr = check_matrix(arr, name, dtype=np.float64)
+        if n is not None and arr.shape[0] != n:
+            raise ValueError(
+                f"{name} has {arr.shape[0]} rows but the features have {n}; they must match."
+            )
+    if arr.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 samples, got {arr.shape[0]}.")
+    return arr
+
+
+def _check_rho(rho):
+    return check_positive(rho, "rho")
+
+
+def _centre(A):
+    """A − 1 mean(A): the product C A with C = I − 11ᵀ/n, without forming C."""
+    return A - A.mean(axis=0)
+
+
+def _spd_solve(S, M):
+    """S⁻¹ M for a symmetric positive definite S by Cholesky.
+
+    If S is numerically singular (e.g. duplicated landmarks), a jitter ε·tr(S)/J
+    is added to its diagonal, ε = 1e-12, 1e-10, ..., until the factor exists.
+    """
+    try:
+        return cho_solve(cho_factor(S, lower=True, check_finite=False), M, check_finite=False)
+    except LinAlgError:
+        pass
+    scale = max(float(np.trace(S)) / S.shape[0], np.finfo(float).tiny)
+    for eps in (1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
+        try:
+            Sj = S + (eps * scale) * np.eye(S.shape[0])
+            return cho_solve(cho_factor(Sj, lower=True, check_finite=False), M, check_finite=False)
+        except LinAlgError:
+            continue
+    raise LinAlgError("the DI scatter matrix is not positive definite; increase rho.")
+
+
+def _gaussian_block(X, Z, gamma, workers=None):
+    """K(X, Z) for the Gaussian kernel, shape (n_x, n_z) (compiled ``kernel_block``)."""
+    return kernel_block(X, Z, gamma, kernel="gaussian", workers=workers)
+
+
+def _rff_map(X, W, b, workers=None):
+    """√(2/J) cos(XW + b), shape (n, J) (compiled, fused GEMM + cos)."""
+    return rff_features(X, W, b, workers=workers)
+
+
+# --------------------------------------------------------------------------------------
+# criteria on fixed features
+# --------------------------------------------------------------------------------------
+def _di_core(Fc, Yc, rho, B=None):
+    """value, A = S⁻¹M, with S = FcᵀFc + ρ(B or I), M = FcᵀYc."""
+    S = Fc.T @ Fc
+    if B is None:
+        S.flat[:: S.shape[0] + 1] += rho
+    else:
+        S += rho * B
+    M = Fc.T @ Yc
+    A = _spd_solve(S, M)
+    return float(np.sum(M * A)), A
+
+
+def di_criterion(F, Y, rho=1e-4):
+    """Discriminant information of a fixed feature map (paper eq. 6).
+
+    DI = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF), C = I − 11ᵀ/n, maximised.
+
+    Parameters
+    ----------
+    F : array-like of shape (n, J)
+        Features of the n samples (the transpose of the paper's J×N map), e.g.
+        random Fourier features √(2/J) cos(XW + b) or Nyström features.
+    Y : array-like of shape (n,) or (n, L)
+        Target matrix (see :func:`encode_targets`).
+    rho : float > 0
+        Ridge ρ.
+
+    Returns
+    -------
+    float
+        DI ≥ 0. It equals ‖CY‖_F² minus the minimal regularised least-squares
+        error of CY on CF (paper eq. 5), so DI < ‖CY‖_F², which is L − 1 for
+        unit-norm indicator columns.
+
+    Notes
+    -----
+    O(nJ² + nJL + J³) time, O(J² + nJ) memory.
+    """
+    F = check_matrix(F, "F", dtype=np.float64)
+    Y = _check_targets(Y, F.shape[0])
+    rho = _check_rho(rho)
+    value, _ = _di_core(_centre(F), _centre(Y), rho)
+    return value
+
+
+def kdi_criterion(G, B, Y, rho=1e-4):
+    """Kernel discriminant information of Nyström landmarks (paper eq. 9).
+
+    KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), maximised.
+
+    Parameters
+    ----------
+    G : array-like of shape (n, J)
+        K(X, X_r): kernel between the n samples and the J landmarks.
+    B : array-like of shape (J, J)
+        K(X_r, X_r): kernel among the landmarks (symmetric positive semi-definite).
+    Y : array-like of shape (n,) or (n, L)
+        Target matrix (see :func:`encode_targets`).
+    rho : float > 0
+
+    Returns
+    -------
+    float
+
+    Notes
+    -----
+    KDI is the DI of the Nyström features G B^{-1/2} (substitute F = G B^{-1/2}
+    and factor B^{1/2} out of the inverse), computed without B^{-1/2}.
+    With landmarks = X (G = B = K, K positive definite), KDI equals the optimum of
+    kernel DCA (paper eq. 3, K_B = K̄YYᵀK̄, K̄ = CKC): the sum of its generalised
+    eigenvalues, tr((K̄² + ρK̄)⁺ K̄YYᵀK̄) = tr(ȲᵀK̄(K̄ + ρI)⁻¹Ȳ), Ȳ = CY.
+    """
+    G = check_matrix(G, "G", dtype=np.float64)
+    B = check_matrix(B, "B", dtype=np.float64)
+    J = G.shape[1]
+    if B.shape != (J, J):
+        raise ValueError(f"B must have shape ({J}, {J}) to match G's {J} columns, got {B.shape}.")
+    Y = _check_targets(Y, G.shape[0])
+    rho = _check_rho(rho)
+    value, _ = _di_core(_centre(G), _centre(Y), rho, B=0.5 * (B + B.T))
+    return value
+
+
+# --------------------------------------------------------------------------------------
+# objectives with gradients
+# --------------------------------------------------------------------------------------
+def _check_params_rff(X, Y, W, b, rho):
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    n, d = X.shape
+    W = check_matrix(W, "W", dtype=np.float64)
+    if W.shape[0] != d:
+        raise ValueError(
+            f"W must have shape (n_features, J) = ({d}, J) to match X, got {W.shape}."
+        )
+    J = W.shape[1]
+    b = check_vector(b, "b")
+    if b.shape[0] != J:
+        raise ValueError(f"b must have J = {J} entries (one per column of W), got {b.shape[0]}.")
+    Y = _check_targets(Y, n)
+    return X, _centre(Y), W, b, _check_rho(rho)
+
+
+def rfdi(X, Y, W, b, rho=1e-4, *, workers=None):
+    """RFDI objective of random Fourier features and its gradient (paper eq. 7).
+
+    With Z = s cos(XW + 1bᵀ), s = √(2/J), S = ZᵀCZ + ρI and M = ZᵀCY::
+
+        RFDI(W, b) = tr(S⁻¹ M Mᵀ).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        A mini-batch of samples (n = N_b ≥ 2).
+    Y : array-like of shape (n,) or (n, L)
+        Its target matrix (see :func:`encode_targets`).
+    W : array-like of shape (d, J)
+        Frequencies (one column per feature).
+    b : array-like of shape (J,)
+        Phases.
+    rho : float > 0, default 1e-4
+    workers : int or None
+        Threads of the compiled feature kernel (None: OpenMP default, -1: all).
+
+    Returns
+    -------
+    value : float
+    grad_W : ndarray of shape (d, J)
+    grad_b : ndarray of shape (J,)
+
+    Notes
+    -----
+    Derivation (matrix calculus; Z_c = CZ, Y_c = CY, A = S⁻¹M, J×L).
+    d tr(S⁻¹MMᵀ) = 2 tr(Aᵀ dM) − tr(A Aᵀ dS), with dM = dZᵀ Y_c and
+    dS = dZᵀ Z_c + Z_cᵀ dZ (C is symmetric and idempotent), so::
+
+        ∂RFDI/∂Z = 2 (Y_c − Z_c A) Aᵀ =: Γ_Z          (n × J)
+
+    — the ridge residual Y_c − Z_c A of paper eq. (5), times Aᵀ. Through
+    Z = s cos(U), U = XW + 1bᵀ, with Γ_U = −s sin(U) ∘ Γ_Z::
+
+        ∂RFDI/∂W = Xᵀ Γ_U,     ∂RFDI/∂b = Γ_Uᵀ 1.
+
+    Cost: GEMMs XW and XᵀΓ_U (O(ndJ)), Z_cᵀZ_c (O(nJ²)), the L-column products
+    (O(nJL)), a J×J Cholesky (O(J³)); O(nJ) memory, no n×n array. Z and
+    s·sin(U) = s·cos(XW + 1(b − π/2)ᵀ) come from the compiled fused GEMM + cos
+    kernel ``lowlevel.rff_features``.
+    """
+    X, Yc, W, b, rho = _check_params_rff(X, Y, W, b, rho)
+    # fused GEMM + vectorised cos; with s = √(2/J), s·sin(U) = s·cos(XW + b − π/2)
+    Zc = _rff_map(X, W, b, workers)
+    SinU = _rff_map(X, W, b - 0.5 * np.pi, workers)
+    Zc -= Zc.mean(axis=0)
+    value, A = _di_core(Zc, Yc, rho)
+    R = Yc - Zc @ A
+    GZ = R @ A.T
+    GZ *= -2.0
+    SinU *= GZ                       # Γ_U = −s sin(U) ∘ Γ_Z
+    grad_W = X.T @ SinU
+    grad_b = SinU.sum(axis=0)
+    return value, grad_W, grad_b
+
+
+def _check_params_nys(X, Y, landmarks, gamma, rho):
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
+    n, d = X.shape
+    R = check_matrix(landmarks, "landmarks", dtype=np.float64)
+    if R.shape[1] != d:
+        raise ValueError(
+            f"landmarks must have shape (J, n_features) = (J, {d}) to match X, got {R.shape}."
+        )
+    Y = _check_targets(Y, n)
+    gamma = check_positive(gamma, "gamma")
+    return X, _centre(Y), R, gamma, _check_rho(rho)
+
+
+def nysdi(X, Y, landmarks, gamma, rho=1e-4, *, workers=None):
+    """NysDI objective of Nyström landmarks and its gradient (paper eq. 10).
+
+    Gaussian kernel k(x, r) = exp(−γ‖x − r‖²). With G = K(X, X_r) (n×J),
+    B = K(X_r, X_r) (J×J), S = GᵀCG + ρB, M = GᵀCY::
+
+        NysDI(X_r) = tr(S⁻¹ M Mᵀ).
+
+    Parameters
+    ----------
+    X : array-like of shape (n, d)
+        A mini-batch of samples (n ≥ 2).
+    Y : array-like of shape (n,) or (n, L)
+        Its target matrix (see :func:`encode_targets`).
+    landmarks : array-like of shape (J, d)
+        The representative points X_r (rows r_j).
+    gamma : float > 0
+    rho : float > 0, default 1e-4
+    workers : int or None
+        Threads of the compiled kernel block (None: OpenMP default, -1: all).
+
+    Returns
+    -------
+    value : float
+    grad_landmarks : ndarray of shape (J, d)
+
+    Notes
+    -----
+    Derivation (G_c = CG, Y_c = CY, A = S⁻¹M). As for :func:`rfdi`,
+    d tr(S⁻¹MMᵀ) = 2 tr(Aᵀ dM) − tr(AAᵀ dS) with dM = dGᵀY_c and
+    dS = dGᵀG_c + G_cᵀdG + ρ dB, hence::
+
+        Γ_G = ∂/∂G = 2 (Y_c − G_c A) Aᵀ,    Γ_B = ∂/∂B = −ρ A Aᵀ (symmetric).
+
+    For the Gaussian kernel ∂k(x, r)/∂r = 2γ k(x, r)(x − r). Row r_j enters
+    column j of G and row and column j of B, so with P = Γ_G ∘ G and
+    Q = Γ_B ∘ B::
+
+        ∂/∂r_j = 2γ Σ_i P_ij (x_i − r_j) + 4γ Σ_l Q_jl (r_l − r_j)
+        ∂/∂X_r = 2γ (PᵀX − diag(Pᵀ1) X_r) + 4γ (Q X_r − diag(Q1) X_r).
+
+    Cost O(nJd + nJ² + J³), O(nJ) memory, no n×n array.
+    """
+    X, Yc, R, gamma, rho = _check_params_nys(X, Y, landmarks, gamma, rho)
+    G = _gaussian_block(X, R, gamma, workers)
+    B = _gaussian_block(R, R, gamma, workers)
+    B = 0.5 * (B + B.T)
+    Gc = G - G.mean(axis=0)
+    value, A = _di_core(Gc, Yc, rho, B=B)
+    P = (Yc - Gc @ A) @ A.T
+    P *= 2.0
+    P *= G                            # Γ_G ∘ G
+    Q = A @ A.T
+    Q *= -rho
+    Q *= B                            # Γ_B ∘ B
+    grad = 2.0 * gamma * (P.T @ X - P.sum(axis=0)[:, None] * R)
+    grad += 4.0 * gamma * (Q @ R - Q.sum(axis=1)[:, None] * R)
+    return value, grad
+
+
+# --------------------------------------------------------------------------------------
+# DI / KDI as selection criteria over the operator protocol
+# --------------------------------------------------------------------------------------
+def _operator_targets(y, task):
+    """Target matrix from the (restricted) criterion target y: (n, L)."""
+    y = np.asarray(y, dtype=np.float64)
+    if task == "auto":
+        values = np.unique(y)
+        integer = np.all(values == np.round(values))
+        task = "classification" if values.size == 2 or (integer and values.size <= 50) \
+            else "regression"
+    if task == "classification":
+        codes, classes = _class_codes(y)
+        return _indicator(codes, classes.shape[0])
+    if task == "regression":
+        return y.reshape(y.shape[0], -1)
+    raise ValueError(f"task={task!r} is not known; use 'auto', 'classification' or 'regression'.")
+
+
+def operator_di(operator, y, alphas=None, rho=1e-4, task="auto"):
+    """DI of the kernel stand-in A of a spectral operator (criteria registry "di"/"kdi").
+
+    DI depends on a feature map F only through A = FFᵀ:
+    DI = tr(Ȳᵀ A_c (A_c + ρI)⁻¹ Ȳ), A_c = CAC, Ȳ = CY (push-through identity on
+    tr((FᵀCF + ρI)⁻¹FᵀCYYᵀCF)). With g(A) = A(A + ρI)⁻¹ and the centring written as a
+    rank-one correction (Sherman–Morrison on the intercept direction 1)::
+
+        DI = tr(Ȳᵀ g(A) Ȳ) + ‖1ᵀ g(A) Ȳ‖² / (n − 1ᵀ g(A) 1),
+
+    so one quadratic form of g(A) with the probes [Ȳ, 1] suffices (O(rank·L) after
+    the operator's factorisation). On the random-feature operator A = ZZᵀ this is
+    DI(Z) (paper eq. 7); on the Nyström operator A = G B⁻¹ Gᵀ = (GB^{-1/2})(GB^{-1/2})ᵀ
+    it is the KDI of its landmarks (paper eq. 9; exactly when no eigenvalue of B is
+    dropped); on the exact kernel matrix it is the kernel DCA optimum (paper eq. 3).
+
+    Parameters
+    ----------
+    operator : KernelOperator with the spectral forms
+    y : ndarray of shape (n,)
+        Labels or targets in the original row order.
+    alphas : ignored
+        DI does not depend on the ridge α of the kernel machine; ρ is its own ridge.
+    rho : float > 0, default 1e-4
+    task : {"auto", "classification", "regression"}
+        "auto": classification (one-hot, unit-norm columns) when y has two distinct
+        values or at most 50 distinct integer values; regression otherwise.
+    """
+    rho = _check_rho(rho)
+    Y = _operator_targets(operator.restrict(y), task)
+    n, L = Y.shape
+    probes = np.column_stack([_centre(Y), np.ones(n)])
+
+    def g(lam):
+        lam = np.maximum(lam, 0.0)
+        return lam / (lam + rho)
+
+    Q = np.asarray(operator.quadratic(g, probes), dtype=np.float64)
+    cross = Q[L, :L]
+    return float(np.trace(Q[:L, :L]) + cross @ cross / (n - Q[L, L]))
