@@ -19,7 +19,8 @@ tr K^r (r ≤ 2) only, so ``select_kernel`` refuses ``c1`` on it. This script re
 
 Output: ``studies/results/c1_cost.json``, read by ``studies/report.py``.
 
-    python studies/c1_cost.py [--dense] [--datasets adult,w8a]
+    python studies/c1_cost.py --datasets w8a
+    KERNELSELECT_MAX_BYTES=8G python studies/c1_cost.py --datasets adult --dense
 """
 
 import argparse
@@ -97,6 +98,9 @@ def measure(paper_name, dense):
         out["cg_iterations"][str(m)] = cg_iterations(np.asarray(K), ALPHA, ytr[rows].copy())
         del K
     if dense:
+        # three n × n arrays exceed the library's default 4 GiB limit: run with
+        # KERNELSELECT_MAX_BYTES raised (recorded here)
+        out["max_bytes_env"] = os.environ.get("KERNELSELECT_MAX_BYTES")
         t0 = time.perf_counter()
         res = kernelselect.select_kernel(
             Xtr, ytr, gammas=[gamma], alphas=(ALPHA,), criterion=["c1", "eloo"],

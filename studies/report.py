@@ -10,6 +10,7 @@ folds the plain jsonl files into their committed .gz archives.
 """
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import paper_numbers as P  # noqa: E402
-from notes import EXPLANATIONS, INTRO, NOTES, SECTION_TEXT  # noqa: E402
+from notes import CAP_MEASURED, CAP_UNMEASURED, EXPLANATIONS, INTRO, NOTES, SECTION_TEXT  # noqa: E402
 
 DOCS = C.REPO / "docs"
 RAW000 = C.RESULTS / "paper000_raw.jsonl"
@@ -120,7 +121,7 @@ def table1(data, lines, flagged):
             if z is not None and np.isfinite(z) and z > 1.64:
                 zs += " *"
             if m == "defaults":
-                lg = np.median([np.log2(v[7]["gamma"]) for v in c.values()])
+                lg = round(float(np.median([np.log2(v[7]["gamma"]) for v in c.values()])), 1)
                 note = defaults_note(c, n_train)
             else:
                 lg = np.median([np.log2(GAMMAS000[v[6]]) for v in c.values()])
@@ -150,8 +151,6 @@ def c1_cost(lines):
     path = C.RESULTS / "c1_cost.json"
     if not path.exists():
         return
-    import json
-
     res = json.loads(path.read_text())
     lines.append("**Exact C1(K) and ELOO on adult and w8a** (`python studies/c1_cost.py "
                  "--dense` on adult, without `--dense` on w8a; first repeat's training half, γ = 2^{}, α = 1). Both are functions "
@@ -195,9 +194,13 @@ def c1_cost(lines):
     dense = {ds: r for ds, r in res.items() if r.get("dense_c1_eloo_one_gamma_s")}
     for ds, r in dense.items():
         t = r["dense_c1_eloo_one_gamma_s"]
+        gib = 3 * 8 * r["n_train"] ** 2 / 2 ** 30
         text.append(f"The dense route (K, a Cholesky factor of K + αI and its inverse: three "
-                    f"n × n arrays) took {t / 60:.0f} min for c1 and eloo at one γ on {ds}, "
-                    f"i.e. {15 * t / 3600:.1f} h for the 15 γ of one repeat at that load;")
+                    f"n × n arrays, {gib:.1f} GiB, which the library's default 4 GiB memory "
+                    f"limit refuses; raised to {r.get('max_bytes_env')} for this measurement) "
+                    f"took {t / 60:.0f} min for c1 and eloo at one γ on {ds} (load "
+                    f"{r['dense_load']:.1f}), i.e. {15 * t / 3600:.1f} h for the 15 γ of one "
+                    "repeat;")
         for other, rr in res.items():
             if other != ds:
                 ratio = (rr["n_train"] / r["n_train"]) ** 3
@@ -215,8 +218,6 @@ def table2_rff(lines):
     path = C.RESULTS / "t2_rff_model.json"
     if not path.exists():
         return
-    import json
-
     res = json.loads(path.read_text())
     lines.append("The random-feature model itself: test accuracy % of ridge regression (α = 1, "
                  "no bias) on the same D random Fourier features, fitted on the whole training "
@@ -615,8 +616,18 @@ def main(argv=None):
         why = f"[{label}]" if label else "unexplained"
         lines.append(f"| {table} | {ds} | {m} | {ours:.2f} | {pap:.2f} | {tol:.2f} | {why} |")
     lines.append("")
+    explanations = dict(EXPLANATIONS)
+    full_fit = C.RESULTS / "full_fit.json"
+    if full_fit.exists():
+        ff = json.loads(full_fit.read_text())
+        explanations["CAP"] += CAP_MEASURED.format(
+            log2_gamma=ff["log2_gamma"], capped_n=ff["capped"]["n_fit"],
+            capped=ff["capped"]["accuracy"], full_n=ff["full"]["n_fit"],
+            full=ff["full"]["accuracy"])
+    else:
+        explanations["CAP"] += CAP_UNMEASURED
     for label in used:
-        lines.append(f"* **[{label}]** {EXPLANATIONS[label]}.")
+        lines.append(f"* **[{label}]** {explanations[label]}.")
     lines.append("")
     lines.append(SECTION_TEXT["end"])
     (DOCS / "reproductions.md").write_text("\n".join(lines) + "\n")
