@@ -6,26 +6,50 @@ features) and exact criteria computed by streaming over the kernel matrix.
 """
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import criteria, datasets, di, fft, lowlevel
-from ._config import show_config
-from ._cv import ProportionalNystroem, cross_validate_grid, paper004_grid
 from ._resources import config_context, get_config, reset_config, set_config
 from ._version import __version__
-from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
-from .operators.dense import Exact
-from .operators.mcm import MCM
-from .operators.nystrom import Nystroem
-from .operators.random_mcm import RandomMCM
-from .operators.rff import RFF
-from ._policy import GridEdgeWarning
-from .selection import SelectionResult, select_kernel
 
-# Names whose modules import scikit-learn are resolved on first access (PEP 562), so
-# that `import kernelselect` stays fast and does not need scikit-learn;
-# `from kernelselect import KernelSelectionCV` works as usual.
+if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
+    from . import criteria, datasets, di, fft, kernels, lowlevel, models, operators
+    from . import random_criteria, selection
+    from ._config import show_config
+    from ._cv import ProportionalNystroem, cross_validate_grid, paper004_grid
+    from .di.transformers import DINystroem, DIRandomFourierFeatures
+    from ._policy import GridEdgeWarning
+    from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
+    from .models import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier, fit_krr,
+                         fit_lssvm)
+    from .operators.dense import Exact
+    from .operators.mcm import MCM
+    from .operators.nystrom import Nystroem
+    from .operators.random_mcm import RandomMCM
+    from .operators.rff import RFF
+    from .selection import SelectionResult, select_kernel
+
+# The public names are resolved on first access (PEP 562): `import kernelselect` loads
+# neither the compiled extensions nor SciPy (whose BLAS the extensions link against),
+# scikit-learn, pandas or matplotlib; `from kernelselect import X`, `kernelselect.X`,
+# `dir(kernelselect)` and `from kernelselect import *` work as if they were imported.
+# name → the module (relative to this package) that defines it.
 _LAZY = {
+    "show_config": "_config",
+    "select_kernel": "selection",
+    "SelectionResult": "selection",
+    "GridEdgeWarning": "_policy",
+    "Exact": "operators.dense",
+    "Nystroem": "operators.nystrom",
+    "RFF": "operators.rff",
+    "MCM": "operators.mcm",
+    "RandomMCM": "operators.random_mcm",
+    "Criterion": "criteria",
+    "CRITERIA": "criteria",
+    "get_criterion": "criteria",
+    "register_criterion": "criteria",
+    "cross_validate_grid": "_cv",
+    "paper004_grid": "_cv",
+    "ProportionalNystroem": "_cv",
     "KernelRidgeRegressor": "models",
     "KernelSelectionCV": "models",
     "LSSVMClassifier": "models",
@@ -34,6 +58,12 @@ _LAZY = {
     "DIRandomFourierFeatures": "di.transformers",
     "DINystroem": "di.transformers",
 }
+
+# Public submodules, imported on first access as attributes (`kernelselect.criteria`).
+_SUBMODULES = frozenset({
+    "criteria", "datasets", "di", "fft", "kernels", "lowlevel", "models", "operators",
+    "random_criteria", "selection",
+})
 
 __all__ = [
     "__version__",
@@ -72,15 +102,19 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    if name == "models":
-        return importlib.import_module(".models", __name__)
-    raise AttributeError(f"module 'kernelselect' has no attribute {name!r}")
+# Hidden from type checkers, so that they see exactly the names imported above and
+# report a misspelt `kernelselect.X` instead of typing it as Any.
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        if name in _LAZY:
+            value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+            globals()[name] = value
+            return value
+        if name in _SUBMODULES:
+            return importlib.import_module(f".{name}", __name__)
+        raise AttributeError(f"module 'kernelselect' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | {"models"})
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)
