@@ -260,14 +260,17 @@ def test_dense_ridge_forms_from_cholesky(n, seed, log_gamma, log_alphas, kind, p
         quad, quad_pq = op.quadratic(g, B), op.quadratic(g, B[:, :1], B[:, 1:])
         appl, diag, tr = op.apply_function(g, B), op.diagonal_function(g), op.trace(g)
         assert quad.shape == (3, 3, alphas.size) and quad_pq.shape == (1, 2, alphas.size)
+        # the rounding of a form pᵀMq grows with ‖p‖‖q‖‖M‖, of Mb with ‖b‖‖M‖
+        probe = float(np.linalg.norm(B, axis=0).max())
         for j, a in enumerate(alphas):
             M = _ridge_reference(K, kind, a, power)
             scale = np.abs(M).max()
             np.testing.assert_allclose(quad[:, :, j], B.T @ M @ B, rtol=1e-8,
-                                       atol=1e-10 * scale * n)
+                                       atol=1e-10 * scale * n * probe ** 2)
             np.testing.assert_allclose(quad_pq[:, :, j], B[:, :1].T @ M @ B[:, 1:], rtol=1e-8,
-                                       atol=1e-10 * scale * n)
-            np.testing.assert_allclose(appl[:, :, j], M @ B, rtol=1e-8, atol=1e-10 * scale * n)
+                                       atol=1e-10 * scale * n * probe ** 2)
+            np.testing.assert_allclose(appl[:, :, j], M @ B, rtol=1e-8,
+                                       atol=1e-10 * scale * n * probe)
             np.testing.assert_allclose(diag[:, j], np.diag(M), rtol=1e-8, atol=1e-10 * scale)
             np.testing.assert_allclose(tr[j], np.trace(M), rtol=1e-8, atol=1e-10 * scale * n)
     # "auto" served every form from Cholesky factors, never from an eigendecomposition
