@@ -104,7 +104,7 @@ def test_unwritable_folder_found_before_the_selection(good, tmp_path, capsys, no
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(cli.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(cli._output.tempfile, "mkstemp", refuse)
     code, out, err = run(["select", good, "--json", tmp_path / "r.json"], capsys)
     one_line_error(code, out, err, "cannot write in the folder")
 
@@ -171,7 +171,7 @@ def test_write_failure_leaves_nothing(good, tmp_path, capsys, monkeypatch):
     def full(fd):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli.os, "fsync", full)
+    monkeypatch.setattr(cli._output.os, "fsync", full)
     js = tmp_path / "r.json"
     code, out, err = run(["select", good, "--json", js, *FAST], capsys)
     one_line_error(code, out, err, "No space left on device")

@@ -1,0 +1,270 @@
+"""What ``kernelselect select`` prints and writes: the table of candidates, the
+details and policy lines, the JSON record, the plot, and the checks and atomic
+writes that keep a failure from leaving a half-written or clobbered file."""
+
+import contextlib
+import io
+import math
+import os
+import tempfile
+
+import numpy as np
+
+from ._parsing import CommandError
+
+
+# --------------------------------------------------------------------------- output
+
+
+def _fmt(value, width=12):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "nan".rjust(width)
+    return f"{value:.6g}".rjust(width)
+
+
+def format_table(result, selected_by=None, max_alphas=3):
+    """The candidates of a selection result as an aligned text table.
+
+    One row per (γ, α) when there are at most ``max_alphas`` α; with a longer α path,
+    one row per γ at the α that is best there for ``selected_by`` (the profile over
+    γ). One column per criterion. ``*`` follows the best value of each criterion;
+    ``>`` starts the row of the selected kernel.
+    """
+    gammas = np.asarray(result.gammas, dtype=float)
+    alphas = np.asarray(result.alphas, dtype=float)
+    names = list(result.curves)
+    selected_by = selected_by or names[0]
+    best_index = {}
+    for name in names:
+        best = result.best[name]
+        if best.get("index") is not None:
+            best_index[name] = tuple(int(i) for i in best["index"])
+        elif math.isfinite(best["gamma"]):
+            g = int(np.argmin(np.abs(np.log(gammas) - math.log(best["gamma"]))))
+            a = int(np.argmin(np.abs(np.log(alphas) - math.log(best["alpha"]))))
+            best_index[name] = (g, a)
+        else:  # every value NaN: nothing is marked
+            best_index[name] = None
+    profile = alphas.size > max_alphas
+    if profile:
+        sel = np.asarray(result.curves[selected_by], dtype=float)
+        flip = -1.0 if result.directions.get(selected_by) == "max" else 1.0
+        pairs = []
+        for gi in range(gammas.size):
+            row = np.where(np.isfinite(sel[gi]), flip * sel[gi], np.inf)
+            pairs.append((gi, int(np.argmin(row))))
+    else:
+        pairs = [(gi, ai) for gi in range(gammas.size) for ai in range(alphas.size)]
+    widths = [max(12, len(n) + 2) for n in names]
+    header = "  " + "log2(gamma)".rjust(11) + "gamma".rjust(12) + "alpha".rjust(12)
+    header += "".join(n.rjust(w + 1) for n, w in zip(names, widths))
+    lines = [header]
+    for gi, ai in pairs:
+        gamma, alpha = gammas[gi], alphas[ai]
+        mark = ">" if best_index[selected_by] == (gi, ai) else " "
+        row = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
+        for name, w in zip(names, widths):
+            value = float(np.asarray(result.curves[name])[gi, ai])
+            star = "*" if best_index[name] == (gi, ai) else " "
+            row += _fmt(value, w) + star
+        lines.append(row.rstrip())
+    directions = ", ".join(
+        f"{n}: {_direction_word(result.directions.get(n))}" for n in names
+    )
+    lines.append(f"  * best of its criterion ({directions});  > selected by {selected_by}")
+    if profile:
+        lines.append(f"  one row per gamma at the alpha {selected_by} prefers there "
+                     f"({alphas.size} alphas from {alphas.min():.3g} to {alphas.max():.3g}; "
+                     "--json has every value)")
+    return "\n".join(lines)
+
+
+def _direction_word(direction):
+    return {"min": "minimise", "max": "maximise"}.get(direction, str(direction))
+
+
+def _jsonable(obj):
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return _jsonable(obj.item())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if obj is None or isinstance(obj, (str, int, float, bool)):
+        return obj
+    return repr(obj)
+
+
+_DETAILS_SHOWN_ELSEWHERE = ("classes", "task_reason", "extensions", "edges", "standardize")
+
+
+def _details_line(details):
+    parts = []
+    for key, value in (details or {}).items():
+        if key in _DETAILS_SHOWN_ELSEWHERE:
+            continue
+        if isinstance(value, (bool, int, float, str, np.integer, np.floating)):
+            shown = f"{value:.4g}" if isinstance(value, (float, np.floating)) else str(value)
+            parts.append(f"{key}={shown}")
+        elif isinstance(value, (list, tuple)) and len(value) <= 6 and all(
+            isinstance(v, (int, float, np.integer, np.floating)) for v in value
+        ):
+            parts.append(f"{key}=" + "x".join(str(v) for v in value))
+    return ", ".join(parts)
+
+
+def _policy_lines(details):
+    """What the automatic rules did: approximation levels, grid extensions, edges."""
+    lines = []
+    auto = details.get("auto")
+    if isinstance(auto, dict):
+        levels = [lv["approximation"] for lv in auto.get("levels", []) if "approximation" in lv]
+        lines.append(f"approximation {' -> '.join(levels)} ({auto.get('reason', '')})")
+    for ext in details.get("extensions") or []:
+        lines.append(f"grid extended at {ext['edge']} by {len(ext['added'])} values")
+    if details.get("edges"):
+        lines.append(f"best point still on the grid edge: {', '.join(details['edges'])}")
+    refine = details.get("refine")
+    if isinstance(refine, dict):
+        lines.append(f"refined to gamma={refine['gamma']:.6g}, alpha={refine['alpha']:.6g} "
+                     f"({'improved' if refine.get('improved') else 'grid point kept'})")
+    return lines
+
+
+def _finite(value):
+    try:
+        return value is not None and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _plot_formats():
+    """File formats matplotlib can write ({extension: description})."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise CommandError(
+            "--plot needs matplotlib, which is not installed: pip install matplotlib "
+            "(or drop --plot)."
+        ) from None
+    matplotlib.use("Agg")
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return FigureCanvasBase.get_supported_filetypes()
+
+
+def _check_output(path, option, force, data_file):
+    """Refuse, before any work, an output path that cannot or must not be written."""
+    if path == "":
+        raise CommandError(f"{option}: the file name is empty.")
+    if path == "-":
+        if option != "--json":
+            raise CommandError(f"{option}: a plot needs a file name ('-' is for --json).")
+        return
+    target = os.path.abspath(path)
+    folder = os.path.dirname(target)
+    if data_file is not None and os.path.exists(data_file) and (
+            os.path.realpath(target) == os.path.realpath(data_file)
+            or (os.path.exists(target) and os.path.samefile(target, data_file))):
+        raise CommandError(f"{option}: {path} is the input data file; choose another name.")
+    if os.path.isdir(target):
+        raise CommandError(f"{option}: {path} is a folder; give a file name inside it.")
+    if os.path.lexists(target):
+        if not os.path.isfile(target):
+            raise CommandError(
+                f"{option}: {path} exists and is not a regular file; give a file name"
+                + (" (or '-' for standard output)." if option == "--json" else ".")
+            )
+        if not force:
+            raise CommandError(f"{option}: {path} exists; pass --force to replace it.")
+    if not os.path.isdir(folder):
+        raise CommandError(f"{option}: the folder {folder} does not exist.")
+    try:  # the real test of writability (permissions, read-only file systems)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kernelselect-", suffix=".probe")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise CommandError(
+            f"{option}: cannot write in the folder {folder} ({exc.strerror or exc})."
+        ) from None
+
+
+def _check_outputs(args):
+    """Check --json and --plot before anything runs; returns the plot format."""
+    outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
+    for path, option in outputs:
+        _check_output(path, option, args.force, args.file)
+    if args.json not in (None, "-") and args.plot is not None and (
+            os.path.realpath(args.json) == os.path.realpath(args.plot)):
+        raise CommandError(f"--json and --plot name the same file {args.plot}; give two names.")
+    if args.plot is None:
+        return None
+    formats = _plot_formats()
+    ext = os.path.splitext(args.plot)[1].lower().lstrip(".")
+    if ext not in formats:
+        shown = ", ".join(f".{e}" for e in sorted(formats))
+        got = f"the extension .{ext}" if ext else "no extension"
+        raise CommandError(
+            f"--plot: {args.plot} has {got}; the format is taken from the extension, one of "
+            f"{shown}."
+        )
+    return ext
+
+
+def _data_name(args, data):
+    """The data set's name for a figure title: the shipped name or the file's name."""
+    return os.path.basename(args.file) if args.file else data.name
+
+
+def _render_plot(result, fmt, data_name):
+    """The plot as bytes in format ``fmt``, titled with ``data_name``."""
+    _plot_formats()
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    try:
+        # With an α path the curves are drawn above the (γ, α) heat maps.
+        kind = "both" if np.asarray(result.alphas).size > 1 else "curves"
+        fig = result.plot(kind=kind, data_name=data_name)
+        fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")
+    finally:
+        plt.close("all")
+    return buffer.getvalue()
+
+
+def _write_atomic(path, data, force):
+    """Write ``data`` (bytes) to ``path`` through a temporary file in the same folder,
+    so that a failure (disk full, interruption) leaves no partial file; an existing
+    file is replaced only when ``force``."""
+    target = os.path.abspath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target),
+                               prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        if force:
+            os.replace(tmp, target)
+        else:
+            try:  # link fails if the name appeared meanwhile: never clobber
+                os.link(tmp, target)
+            except FileExistsError:
+                raise CommandError(f"{path} exists; pass --force to replace it.") from None
+            except OSError:  # file systems without hard links
+                if os.path.lexists(target):
+                    raise CommandError(f"{path} exists; pass --force to replace it.") from None
+                os.replace(tmp, target)
+    except OSError as exc:
+        raise CommandError(f"cannot write {path}: {exc.strerror or exc}; nothing was written.") \
+            from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
