@@ -14,6 +14,7 @@ import numpy as np
 from ._solvers import check_alphas, check_machine, fit_kernel_machine
 from ._threads import block_threads, one_blas_thread
 from ._validation import (
+    check_grid,
     check_kernel,
     check_matrix,
     check_positive,
@@ -263,7 +264,7 @@ def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", ma
     if loss not in ("error", "mse"):
         raise ValueError(f"loss must be 'error' or 'mse', got {loss!r}.")
     classification = loss == "error"
-    gammas = check_alphas(PAPER_004_GAMMAS if gammas is None else gammas, "gammas")
+    gammas = check_grid(PAPER_004_GAMMAS if gammas is None else gammas, "gammas")
     alphas = check_alphas(PAPER_004_ALPHAS if alphas is None else alphas, "alphas")
     Y, classes = encode_targets(y, classification)
     if not classification and np.ptp(y) == 0:

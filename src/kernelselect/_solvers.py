@@ -34,7 +34,7 @@ form z(x)ᵀw + b.
 import numpy as np
 import scipy.linalg
 
-from ._validation import check_kernel, check_matrix, check_positive
+from ._validation import check_grid, check_kernel, check_matrix, check_positive
 from ._threads import SMALL_BLOCK, block_threads, block_workers, one_blas_thread  # noqa: F401
 from ._threads import blas_for_flops as small_blas
 from .operators._lowrank import shifted_cholesky
@@ -60,16 +60,7 @@ REFLECTOR_BLOCK = 64
 
 def check_alphas(alphas, name="alpha"):
     """A 1-D float array of finite α > 0 (a scalar becomes shape (1,))."""
-    try:
-        arr = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number or a sequence of them, got {alphas!r}.") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a positive number or a non-empty 1-D sequence, got shape {arr.shape}.")
-    bad = ~(np.isfinite(arr) & (arr > 0))
-    if bad.any():
-        raise ValueError(f"{name} must be finite and > 0 (the ridge added to K); got {float(arr[bad][0])!r}.")
-    return arr
+    return check_grid(alphas, name, " (the ridge added to K)")
 
 
 def _as_columns(Z, n):

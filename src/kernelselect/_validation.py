@@ -181,6 +181,24 @@ def check_positive(value, name, allow_zero=False):
     return v
 
 
+def check_grid(values, name, meaning=""):
+    """A non-empty 1-D float array of finite values > 0 (a scalar becomes shape (1,)):
+    the validator of every γ and α grid. ``meaning`` (e.g. " (the ridge added to K)")
+    is added to the message for a bad value."""
+    try:
+        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a positive number or a sequence of them, got "
+                        f"{values!r}.") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a positive number or a non-empty 1-D sequence, got "
+                         f"shape {arr.shape}.")
+    bad = ~(np.isfinite(arr) & (arr > 0))
+    if bad.any():
+        raise ValueError(f"{name} must be finite and > 0{meaning}; got {float(arr[bad][0])!r}.")
+    return arr
+
+
 def check_positive_int(value, name, minimum=1):
     """An int ≥ ``minimum``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):

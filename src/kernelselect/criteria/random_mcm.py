@@ -55,7 +55,7 @@ the exact ELOO.
 
 import numpy as np
 
-from .._validation import check_positive, check_vector
+from .._validation import check_grid, check_positive, check_vector
 
 __all__ = [
     "RANDOM_CRITERIA",
@@ -72,12 +72,7 @@ __all__ = [
 
 
 def _alphas(alphas):
-    a = np.atleast_1d(np.asarray(alphas, dtype=np.float64)).ravel()
-    if a.size == 0:
-        raise ValueError("alphas must hold at least one value.")
-    for v in a:
-        check_positive(float(v), "alpha")
-    return a
+    return check_grid(np.ravel(alphas), "alphas", " (the ridge added to K)")
 
 
 def _labels(op, y):

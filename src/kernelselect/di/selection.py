@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .._validation import check_matrix, check_positive_int, check_random_state
+from .._validation import check_grid, check_matrix, check_positive_int, check_random_state
+from ..kernels import sample_frequencies, scale_frequencies
 from .objectives import (_check_rho, _check_targets, _gaussian_block, _rff_map, di_criterion,
                          encode_targets, kdi_criterion)
 
@@ -38,18 +39,15 @@ def select_gamma_di(X, y, gammas, *, approximation="rff", n_components=100, rho=
     Y = encode_targets(y, task) if task == "classification" else _check_targets(y, X.shape[0], "y")
     if Y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {Y.shape[0]} entries but X has {X.shape[0]} rows; they must match.")
-    gammas = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
-    if gammas.ndim != 1 or gammas.size == 0 or not np.all(np.isfinite(gammas)) or np.any(gammas <= 0):
-        raise ValueError("gammas must be a non-empty 1-D array of finite positive numbers.")
+    gammas = check_grid(gammas, "gammas")
     J = check_positive_int(n_components, "n_components")
     rho = _check_rho(rho)
     rng = check_random_state(random_state)
     scores = np.empty(gammas.shape[0])
     if approximation == "rff":
-        W0 = rng.standard_normal((X.shape[1], J))
-        b = rng.uniform(0.0, 2.0 * np.pi, size=J)
+        W0, b = sample_frequencies("gaussian", X.shape[1], J, rng)
         for i, g in enumerate(gammas):
-            scores[i] = di_criterion(_rff_map(X, np.sqrt(2.0 * g) * W0, b), Y, rho)
+            scores[i] = di_criterion(_rff_map(X, scale_frequencies(W0, g), b), Y, rho)
         name = "di"
     elif approximation in ("nystroem", "nystrom"):
         J = min(J, X.shape[0])

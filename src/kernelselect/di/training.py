@@ -8,6 +8,7 @@ import numpy as np
 
 from .._resources import check_allocation
 from .._validation import check_matrix, check_positive, check_positive_int, check_random_state
+from ..kernels import sample_frequencies, scale_frequencies
 from .objectives import _check_rho, _check_targets, _class_codes, _indicator, nysdi, rfdi
 
 
@@ -220,8 +221,8 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
         X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
     gamma = check_positive(gamma, "gamma")
     rng = check_random_state(random_state)
-    W = rng.normal(0.0, np.sqrt(2.0 * gamma), size=(X.shape[1], J))
-    b = rng.uniform(0.0, 2.0 * np.pi, size=J)
+    W0, b = sample_frequencies("gaussian", X.shape[1], J, rng)
+    W = scale_frequencies(W0, gamma)
 
     def value_and_grad(idx):
         value, gW, gb = rfdi(X[idx], targets(idx), W, b, rho, workers=workers)
