@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from . import _predict
+from .selection import SelectionResult
 from ._solvers import check_alphas, check_machine, fit_kernel_machine
 from ._threads import block_threads, one_blas_thread
 from ._validation import (
@@ -198,7 +200,6 @@ def _held_out_distances(X_va, X_tr, kernel):
 
 def _distance_predict(dist, gamma, coef, workers):
     """exp(−γ D) @ coef (n_va, t, L) through the compiled streaming kernel."""
-    from . import _predict
     C = np.ascontiguousarray(coef.reshape(coef.shape[0], -1))
     out = np.empty((dist.shape[0], C.shape[1]))
     threads = block_threads(dist.size, workers)
@@ -252,9 +253,6 @@ def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", ma
     Nyström O(n_tr c d + c³ + n_tr k²) + O(n_tr k L) for L values of α, plus
     O(n_va n_tr d) for the held-out predictions with the true kernel.
     """
-    from .operators import get_approximation
-    from .selection import SelectionResult
-
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     y = check_vector(y, "y", n=X.shape[0], dtype=np.float64)
     kernel = check_kernel(kernel)

@@ -19,6 +19,9 @@ import uuid
 import numpy as np
 
 from ._threads import one_blas_thread
+from .operators.nystrom import Nystroem
+from .operators.random_mcm import RandomMCM
+from .operators.rff import RFF
 
 __all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
 
@@ -223,10 +226,6 @@ class DaskRows:
 def supports(approx):
     """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
     random features, or the randomised MCM's row statistics)."""
-    from .operators.nystrom import Nystroem
-    from .operators.random_mcm import RandomMCM
-    from .operators.rff import RFF
-
     if isinstance(approx, (RFF, RandomMCM)):
         return True
     if isinstance(approx, Nystroem):

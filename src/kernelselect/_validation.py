@@ -11,6 +11,8 @@ import os
 
 import numpy as np
 
+from ._openmp_info import omp_max_threads
+
 __all__ = [
     "KNOWN_KERNELS",
     "check_kernel",
@@ -236,8 +238,6 @@ def check_workers(workers):
     :func:`max_workers` as given (larger values raise ``ValueError``)."""
     limit = max_workers()
     if workers is None:
-        from ._openmp_info import omp_max_threads
-
         return max(1, min(int(omp_max_threads()), limit))
     if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
         raise TypeError(f"workers must be an integer or None, got {workers!r}.")

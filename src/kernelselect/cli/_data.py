@@ -6,7 +6,9 @@ import os
 
 import numpy as np
 
+from .. import _dask
 from .. import datasets as _datasets
+from .._targets import detect_task
 from ._parsing import CommandError
 
 
@@ -61,8 +63,6 @@ def _load_out_of_core(args, target):
     if args.chunk_rows is not None and args.chunk_rows < 1:
         raise CommandError(f"--chunk-rows must be a positive integer, got {args.chunk_rows}.")
     try:
-        from .. import _dask
-
         X, y = _dask.from_file(args.file, target=target, chunk_rows=args.chunk_rows)
     except ImportError:
         raise CommandError('.npy/.zarr input is read chunk by chunk with Dask: '
@@ -72,8 +72,6 @@ def _load_out_of_core(args, target):
     values = np.unique(np.asarray(y.compute()))
     if args.task == "binary" and values.size != 2:
         raise CommandError(f"--task binary: the target column has {values.size} distinct values.")
-    from .._targets import detect_task
-
     task = args.task if args.task != "auto" else detect_task(values, "the target column")[0]
     name = os.path.basename(args.file.rstrip("/"))
     return _ChunkedData(X, y, task, name)

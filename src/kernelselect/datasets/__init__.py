@@ -32,6 +32,7 @@ from typing import Literal, overload
 
 import numpy as np
 
+from .._dask import from_file
 from ._base import (DEFAULT_DATASET, MAX_DENSE_BYTES, TASKS, Dataset, DatasetInfo, _from_arrays,
                     to_binary_labels)
 from ._csv import load_csv
@@ -66,8 +67,6 @@ def open_chunked(path, *, target=-1, chunk_rows=None):
     chunks. Pass the result to :func:`kernelselect.select_kernel` (docs/streaming.md).
     Needs dask (``pip install "kernelselect[dask]"``).
     """
-    from .._dask import from_file
-
     return from_file(path, target=target, chunk_rows=chunk_rows)
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._targets import detect_task
 
 #: The shipped dataset the ``kernelselect select`` command uses when given no data.
 DEFAULT_DATASET = "breast_cancer"
@@ -140,8 +141,6 @@ def _finish_target(y, task, meta, *, source):
 
     Returns ``(y, task, mapping)``; ``mapping`` (raw value → ±1) only for binary.
     """
-    from .._targets import detect_task
-
     y = np.asarray(y)
     if task is None or task == "auto":
         task = detect_task(y, f"{source}: the target")[0]
