@@ -233,6 +233,18 @@ def loo_ovr_bruteforce(A, labels, alpha):
     return wrong / n, E
 
 
+def kfold_lssvm_bruteforce(A, Y, alpha, fold_of):
+    """k-fold held-out residuals Y_B − f₋B(x_B) by refitting the LSSVM with bias on
+    every training fold; Y (n, t) target columns, fold_of (n,) fold of each point."""
+    E = np.empty_like(Y, dtype=float)
+    for f in np.unique(fold_of):
+        test, keep = fold_of == f, fold_of != f
+        for c in range(Y.shape[1]):
+            a, b = lssvm_solve(A[np.ix_(keep, keep)], Y[keep, c], alpha)
+            E[test, c] = Y[test, c] - (A[np.ix_(test, keep)] @ a + b)
+    return E
+
+
 def crit_kta(A, y):
     """⟨A, yyᵀ⟩_F / (‖A‖_F ‖yyᵀ‖_F)."""
     Y = np.outer(y, y)

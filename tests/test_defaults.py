@@ -138,18 +138,18 @@ def test_default_path_equals_the_explicit_call_exact():
         warnings.simplefilter("ignore", GridEdgeWarning)
         res = select_kernel(X, labels, random_state=0)
         d = res.details
-        assert d["task"] == "binary" and res.criteria == ["eloo"]
+        assert d["task"] == "binary" and res.criteria == ["ekfold"]
         assert d["approximation"] == "exact"
         np.testing.assert_allclose(res.alphas[:13] if res.alphas[0] >= alpha_path(150)[0]
                                    else res.alphas[-13:], alpha_path(150))
-        assert d["criterion_params"]["eloo"] == {"loss": "squared"}
+        assert d["criterion_params"]["ekfold"] == {"loss": "squared", "folds": 5, "seed": 0}
         explicit = select_kernel(X, labels, gammas=res.gammas, alphas=res.alphas,
-                                 criterion="eloo", loss="squared", approximation="exact",
+                                 criterion="ekfold", loss="squared", approximation="exact",
                                  standardize=True)
-    np.testing.assert_array_equal(np.isnan(res.curves["eloo"]),
-                                  np.isnan(explicit.curves["eloo"]) | np.isnan(res.curves["eloo"]))
-    ok = np.isfinite(res.curves["eloo"])
-    np.testing.assert_allclose(res.curves["eloo"][ok], explicit.curves["eloo"][ok], rtol=1e-10)
+    np.testing.assert_array_equal(np.isnan(res.curves["ekfold"]),
+                                  np.isnan(explicit.curves["ekfold"]) | np.isnan(res.curves["ekfold"]))
+    ok = np.isfinite(res.curves["ekfold"])
+    np.testing.assert_allclose(res.curves["ekfold"][ok], explicit.curves["ekfold"][ok], rtol=1e-10)
     assert (res.best_gamma, res.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
 
 
@@ -180,7 +180,7 @@ def test_default_path_equals_the_explicit_call_nystroem_levels():
 def test_small_n_is_exact_and_nested_levels_grow():
     X, labels = blobs(120, 3, seed=4)
     res = select_kernel(X, labels, random_state=0, gammas=2.0 ** np.arange(-3, 3))
-    assert res.details["approximation"] == "exact" and res.criteria == ["eloo_multiclass"]
+    assert res.details["approximation"] == "exact" and res.criteria == ["ekfold_multiclass"]
     assert res.details["auto"]["levels"][0]["approximation"] == "exact"
 
 
@@ -265,7 +265,7 @@ def test_estimator_on_string_multiclass_labels_predicts_them():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
         est = KernelSelectionCV(random_state=0).fit(X, names)
-    assert est.task_ == "multiclass" and est.selection_.criteria == ["eloo_multiclass"]
+    assert est.task_ == "multiclass" and est.selection_.criteria == ["ekfold_multiclass"]
     assert est.classes_.tolist() == ["setosa", "versicolor", "virginica"]
     pred = est.predict(X)
     assert set(pred) <= set(names) and np.mean(pred == names) > 0.9
@@ -316,3 +316,99 @@ def test_cli_reports_a_grid_edge_as_one_line(monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert code == 0 and out.startswith("selected gamma=")
     assert err.strip() == "kernelselect: warning: eloo is best on the edge of the extended grid"
+
+
+# ------------------------------------------------------------------ k-fold in closed form
+
+
+def _exact_operator(X, y, gamma):
+    approx = get_approximation("exact")
+    state = approx.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
+    return approx.build(X, y, gamma, kernel="gaussian", state=state, workers=None)
+
+
+@settings(deadline=None, max_examples=20)
+@given(n=st.integers(10, 30), folds=st.integers(2, 6), seed=st.integers(0, 2**31),
+       log_gamma=st.floats(-2, 1), log_alpha=st.floats(-4, 1), regression=st.booleans())
+def test_ekfold_equals_refitting_every_fold(n, folds, seed, log_gamma, log_alpha, regression):
+    from kernelselect.criteria import fold_labels
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    y = X[:, 0] + 0.3 * rng.standard_normal(n) if regression else np.where(
+        X[:, 0] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    if not regression and abs(y.sum()) == n:
+        y[0] = -y[0]
+    gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
+    op = _exact_operator(X, y, gamma)
+    strata = None if regression else (y > 0).astype(int)
+    fold_of = fold_labels(n, folds, 7, strata)
+    E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), y[:, None], alpha, fold_of)
+    # four α, so the eigendecomposition path; one α, the Cholesky path
+    for alphas in ([alpha, 2 * alpha, 5 * alpha, 10 * alpha], [alpha]):
+        got = evaluate_criterion("ekfold", op, y, alphas, folds=folds, seed=7, loss="squared")
+        assert got[0] == pytest.approx(np.mean(E ** 2), rel=1e-6)
+    if not regression:
+        rate = evaluate_criterion("ekfold", op, y, [alpha], folds=folds, seed=7)[0]
+        assert rate == pytest.approx(np.mean(y * (y - E[:, 0]) <= 0), abs=1e-12)
+
+
+@settings(deadline=None, max_examples=10)
+@given(n=st.integers(12, 30), classes=st.integers(3, 4), seed=st.integers(0, 2**31),
+       log_gamma=st.floats(-2, 1), log_alpha=st.floats(-2, 1))
+def test_ekfold_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, log_alpha):
+    from kernelselect.criteria import fold_labels, one_vs_rest
+
+    X, labels = blobs(n, classes, seed=seed)
+    if np.unique(labels).size < 2:
+        labels[0] = (labels[0] + 1) % classes
+    gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
+    op = _exact_operator(X, labels, gamma)
+    Y = one_vs_rest(labels)
+    fold_of = fold_labels(n, 5, 0, np.argmax(Y, axis=1) * 2 + (Y[:, 0] > 0))
+    E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), Y, alpha, fold_of)
+    wrong = np.argmax(Y - E, axis=1) != np.argmax(Y, axis=1)
+    got = evaluate_criterion("ekfold_multiclass", op, labels, [alpha, 3 * alpha, 9 * alpha,
+                                                                 27 * alpha])
+    assert got[0] == pytest.approx(np.mean(wrong), abs=1e-12)
+    press = evaluate_criterion("ekfold_multiclass", op, labels, [alpha], loss="squared")[0]
+    assert press == pytest.approx(np.mean(E ** 2), rel=1e-6)
+
+
+def test_fold_labels_balanced_stratified_and_seeded():
+    from kernelselect.criteria import fold_labels
+
+    strata = np.repeat([0, 1, 2], [10, 20, 31])
+    f = fold_labels(61, 5, 3, strata)
+    assert np.array_equal(f, fold_labels(61, 5, 3, strata))
+    assert not np.array_equal(f, fold_labels(61, 5, 4, strata))
+    assert np.ptp(np.bincount(f)) <= 1
+    for s in range(3):
+        counts = np.bincount(f[strata == s], minlength=5)
+        assert np.ptp(counts) <= 1                     # each class spread evenly
+
+
+def test_ekfold_refuses_bad_parameters_and_low_rank_stand_ins():
+    X, labels = blobs(20, 2, seed=1)
+    op = _exact_operator(X, labels, 0.5)
+    y = np.where(labels == 1, 1.0, -1.0)
+    with pytest.raises(ValueError, match="folds must be an integer ≥ 2"):
+        evaluate_criterion("ekfold", op, y, [1.0], folds=1)
+    with pytest.raises(ValueError, match="seed must be an integer ≥ 0"):
+        evaluate_criterion("ekfold", op, y, [1.0], seed=-1)
+    with pytest.raises(ValueError, match="folds=21 is more than the 20 points"):
+        evaluate_criterion("ekfold", op, y, [1.0], folds=21)
+    with pytest.raises(ValueError, match="ekfold"):
+        select_kernel(X, y, criterion="ekfold", approximation="nystrom")
+
+
+@pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
+def test_default_criterion_is_kfold_on_the_exact_matrix_and_loo_beyond():
+    X, labels = blobs(120, 2, seed=2)
+    assert select_kernel(X, labels, random_state=0).criteria == ["ekfold"]
+    X3, labels3 = blobs(120, 3, seed=2)
+    assert select_kernel(X3, labels3, random_state=0).criteria == ["ekfold_multiclass"]
+    assert select_kernel(X, labels, approximation="nystrom",
+                         random_state=0).criteria == ["eloo"]
+    Xb, labelsb = blobs(450, 2, seed=2)
+    assert select_kernel(Xb, labelsb, random_state=0).criteria == ["eloo"]

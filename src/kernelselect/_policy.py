@@ -68,16 +68,22 @@ class GridEdgeWarning(UserWarning):
     value may lie beyond it."""
 
 
-def default_criterion(task):
-    """(criterion name, parameters) the defaults use for a task."""
+def default_criterion(task, n=None, blocks=False):
+    """(criterion name, parameters) the defaults use for a task, on n points;
+    ``blocks``: whether the approximation holds the whole kernel matrix (provides
+    principal blocks, so the k-fold criteria can run)."""
+    kfold = blocks and n is not None and n <= KFOLD_MAX_N
     if task == "multiclass":
-        return "eloo_multiclass", {"loss": "hybrid"}
-    return "eloo", {"loss": "squared"}
+        return ("ekfold_multiclass" if kfold else "eloo_multiclass"), {"loss": "hybrid"}
+    return ("ekfold" if kfold else "eloo"), {"loss": "squared"}
 
+
+#: the defaults use k-fold cross-validation (``ekfold``) up to this n on the exact matrix
+KFOLD_MAX_N = 400
 
 #: criteria that estimate the test error, so their minimum over α is a choice of α;
 #: the others (regularised training errors, alignments) keep the single α = 1 by default
-ALPHA_SELECTING = frozenset({"eloo", "gcv", "eloo_multiclass"})
+ALPHA_SELECTING = frozenset({"eloo", "gcv", "eloo_multiclass", "ekfold", "ekfold_multiclass"})
 
 
 def alpha_path(n):

@@ -373,8 +373,13 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
     progress = check_progress(progress)
 
     auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
+    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     if auto_criterion:
-        name, defaults = _policy.default_criterion(targets.task)
+        if auto_approx:
+            blocks = not distributed and n <= 2 * _policy.START_LANDMARKS
+        else:
+            blocks = "blocks" in get_approximation(approximation).provides
+        name, defaults = _policy.default_criterion(targets.task, n, blocks)
         names = [name]
         criterion_params = {**defaults, **criterion_params}
     else:
@@ -402,7 +407,6 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
         else:
             targets_for[c.name] = targets.y
 
-    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
     if auto_approx and distributed:
         approx, auto_reason = get_approximation("nystrom"), "Dask input: one Nyström level"

@@ -36,13 +36,16 @@ er         min        spectral    yes    no       yes    yes      yes     any
 ``sm`` with the hinge form (``h=`` given) needs the spectral forms.
 ``eloo_multiclass`` (min, spectral, every spectral operator) is the one-vs-rest form
 of ``eloo`` for C ≥ 2 classes: it receives one-vs-rest ±1 columns (n, C).
+``ekfold`` and ``ekfold_multiclass`` (min) are their k-fold forms; they need principal
+blocks of K_α⁻¹ (capability ``"blocks"``), which only the dense exact operator provides.
 :func:`approximations_for` answers the question for the approximations that are
 installed; ``docs/criteria.md`` holds the same table with the formulas.
 
 Layout: :mod:`~kernelselect.criteria._base` (the :class:`Criterion` record, label
 encodings, the ridge functions the formulas share), one module per family —
 :mod:`~kernelselect.criteria.error` (ridge-path error estimates: ree, ipe, c1, gcv,
-eloo, eloo_multiclass), :mod:`~kernelselect.criteria.alignment` (alignment and class
+eloo, eloo_multiclass), :mod:`~kernelselect.criteria.kfold` (their k-fold forms
+ekfold, ekfold_multiclass), :mod:`~kernelselect.criteria.alignment` (alignment and class
 separation in feature space: kta, ckta, fsm, mmd),
 :mod:`~kernelselect.criteria.spectral` (sm, er),
 :mod:`~kernelselect.criteria.random_mcm` (the randomised circulant estimators) — and
@@ -51,10 +54,11 @@ separation in feature space: kta, ckta, fsm, mmd),
 parties.
 """
 
-from . import alignment, error, random_mcm, registry, spectral
+from . import alignment, error, kfold, random_mcm, registry, spectral
 from ._base import DIRECTIONS, LABEL_KINDS, Criterion, encode_binary, one_vs_rest
 from .alignment import FSM_ROUNDING, ckta, fsm, kta, mmd
 from .error import LOO_LOSSES, c1, eloo, eloo_multiclass, gcv, ipe, ree
+from .kfold import ekfold, ekfold_multiclass, fold_labels
 from .registry import (
     CRITERIA,
     approximations_for,

@@ -121,16 +121,27 @@ def eloo(operator, y, alphas, loss="auto"):
     yv = operator.restrict(y)
     if loss == "auto":
         loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
-
-    def sums(Yb, e):
-        yb, e = Yb[:, 0], e[:, 0, :]
-        wrong = np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0)
-        return np.stack([wrong.astype(np.float64), np.sum(e ** 2, axis=0)])
-
-    out = _loo_sums(operator, yv[:, None], alphas, sums)
+    out = _loo_sums(operator, yv[:, None], alphas, _single_output_sums)
     if loss == "squared":
         return out[1] / operator.n
     return _loo_loss(out, operator.n, loss)
+
+
+def _single_output_sums(Yb, e):
+    """(Σ 0-1 errors, Σ e²) over rows for one target column: the held-out prediction
+    of point i is y_i − e_i, wrong when y_i(y_i − e_i) ≤ 0."""
+    yb, e = Yb[:, 0], e[:, 0, :]
+    wrong = np.sum(yb[:, None] * (yb[:, None] - e) <= 0.0, axis=0)
+    return np.stack([wrong.astype(np.float64), np.sum(e ** 2, axis=0)])
+
+
+def _one_vs_rest_sums(Yb, E):
+    """(Σ 0-1 errors of the argmax, Σ_c e_c² / C) over rows for one-vs-rest columns."""
+    wrong = np.argmax(Yb[:, :, None] - E, axis=1) != np.argmax(Yb, axis=1)[:, None]
+    return np.stack([np.sum(wrong, axis=0).astype(np.float64),
+                     np.sum(E ** 2, axis=(0, 1)) / Yb.shape[1]])
+
+
 
 
 def eloo_multiclass(operator, Y, alphas, loss="error_rate"):
@@ -148,14 +159,7 @@ def eloo_multiclass(operator, Y, alphas, loss="error_rate"):
     Yv = operator.restrict(Y)
     if Yv.ndim != 2 or Yv.shape[1] < 2:
         raise ValueError("eloo_multiclass needs one-vs-rest targets of shape (n, C), C ≥ 2.")
-    C = Yv.shape[1]
-
-    def sums(Yb, E):
-        wrong = np.argmax(Yb[:, :, None] - E, axis=1) != np.argmax(Yb, axis=1)[:, None]
-        return np.stack([np.sum(wrong, axis=0).astype(np.float64),
-                         np.sum(E ** 2, axis=(0, 1)) / C])
-
-    out = _loo_sums(operator, Yv, alphas, sums)
+    out = _loo_sums(operator, Yv, alphas, _one_vs_rest_sums)
     if loss == "squared":
         return out[1] / operator.n
     return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)

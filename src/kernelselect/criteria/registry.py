@@ -11,6 +11,7 @@ from . import random_mcm as _rc
 from ._base import Criterion, _check_sigma, evaluate
 from .alignment import ckta, fsm, kta, mmd
 from .error import _check_loss, c1, eloo, eloo_multiclass, gcv, ipe, ree
+from .kfold import _check_kfold, ekfold, ekfold_multiclass
 from .spectral import _check_sm, _sm_needs, er, sm
 
 
@@ -129,6 +130,14 @@ _REGISTRY = {c.name: c for c in (
               {"loss": "error_rate"},
               "closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006)",
               check_params=_check_loss),
+    Criterion("ekfold", "min", "blocks", "any", True, ekfold,
+              {"folds": 5, "seed": 0, "loss": "auto"},
+              "closed-form k-fold cross-validation error of the LSSVM (An, Liu & Venkatesh "
+              "2007)", check_params=_check_kfold),
+    Criterion("ekfold_multiclass", "min", "blocks", "multiclass", True, ekfold_multiclass,
+              {"folds": 5, "seed": 0, "loss": "error_rate"},
+              "closed-form k-fold cross-validation error of the one-vs-rest LSSVM",
+              check_params=_check_kfold),
     Criterion("gcv", "min", "spectral", "any", True, gcv, {},
               "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
     Criterion("er", "min", "spectral", "any", True, er, {"t": None, "c": 1.0},

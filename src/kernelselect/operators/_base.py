@@ -197,6 +197,18 @@ class KernelOperator:
         """g(A) B for columns B (n, m) → (n, m) or (n, m, L)."""
         raise NotImplementedError
 
+    def block_function(self, g, rows):
+        """g(A)[rows][:, rows], the principal block on ``rows`` (operator order):
+        shape (b, b, L) for a path of L ridge values, (b, b) otherwise.
+
+        Needed by the k-fold criteria (the held-out residuals of a fold come from the
+        fold's block of the inverse). Only operators that hold the whole kernel matrix
+        provide it (capability ``"blocks"``): a block of a low-rank stand-in would be an
+        n/k × n/k array on a path meant to avoid n²-sized memory.
+        """
+        raise NotImplementedError(f"{self.name} operators do not provide principal blocks "
+                                  "of g(A); use the exact kernel matrix.")
+
     def reduce_rows(self, g, B, func):
         """Σ over row blocks of ``func(B_b, (g(A)B)_b, (diag g(A))_b)``.
 

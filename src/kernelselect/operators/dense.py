@@ -206,6 +206,26 @@ class DenseOperator(ExplicitBasisOperator):
                          else 1.0 - 2 * d1 + np.einsum("ij,ij->i", ainv, ainv))
         return out
 
+    def block_function(self, g, rows):
+        rows = np.asarray(rows, dtype=np.intp)
+        if self._use_ridge(g):
+            blocks = []
+            for j, a in enumerate(g.alphas):
+                blocks.append(self._ridge_apply(
+                    RidgeFunction(g.kind, g.alphas[j:j + 1], g.power,
+                                  None if g.scale is None else g.scale[j:j + 1]),
+                    np.eye(self.n)[:, rows])[rows, :, 0])
+            return np.stack(blocks, axis=2)
+        Qb = self._q[rows]                                      # (b, n)
+        gl = evaluate_at(g, self._lam)
+        if gl.ndim == 1:
+            return (Qb * gl[None, :]) @ Qb.T
+        out = np.empty((rows.size, rows.size, gl.shape[1]))
+        with small_blas(float(rows.size) ** 2 * self.n * gl.shape[1]):
+            for j in range(gl.shape[1]):
+                out[:, :, j] = (Qb * gl[None, :, j]) @ Qb.T
+        return out
+
     def apply_function(self, g, B):
         if not self._use_ridge(g):
             return super().apply_function(g, B)
@@ -295,7 +315,7 @@ class Exact(Approximation):
     def provides(self):
         if self.method == "streaming":
             return frozenset({"moments"})
-        return frozenset({"moments", "spectral"})
+        return frozenset({"moments", "spectral", "blocks"})
 
     @property
     def label(self):
