@@ -257,20 +257,25 @@ def run_defaults(name, task, data, split, args):
 
 def variants(task, n, args):
     """Other settings scored on the same rows: the evidence for the defaults' rules."""
+    multi = task == "multiclass"
+    loo = dict(criterion="eloo_multiclass" if multi else "eloo",
+               loss="hybrid" if multi else "squared")
     out = []
+    if n <= 400:
+        # the defaults use k-fold CV here; the same call with leave-one-out instead
+        out.append(("v_loo", loo))
     if task == "binary":
         out += [("v_error_rate", dict(criterion="eloo", loss="error_rate")),
-                ("v_hybrid", dict(criterion="eloo", loss="hybrid")),
-                ("v_press", dict(criterion="eloo", loss="squared")),
                 ("v_gcv", dict(criterion="gcv"))]
-    elif task == "multiclass":
-        out += [("v_error_rate", dict(criterion="eloo_multiclass", loss="error_rate")),
-                ("v_press", dict(criterion="eloo_multiclass", loss="squared"))]
+    elif multi:
+        out += [("v_error_rate", dict(criterion="eloo_multiclass", loss="error_rate"))]
     else:
         out += [("v_gcv", dict(criterion="gcv"))]
     out.append(("v_refine", dict(refine=True)))
-    if n <= args.exact_variant_max:
+    if 400 < n <= args.exact_variant_max:
         out.append(("v_exact", dict(approximation="exact")))
+        out.append(("v_exact_kfold", dict(loo, criterion="ekfold_multiclass" if multi
+                                          else "ekfold", approximation="exact")))
     return out
 
 
@@ -289,40 +294,21 @@ def load_records(path):
     return recs
 
 
-#: Binary records written while the binary default was the 0-1 error with a PRESS
-#: tie-break (``loss="hybrid"``) name that run "defaults"; the default is now PRESS,
-#: which every run also recorded as "v_press" (the identical call). The report shows
-#: v_press as the defaults row and those old rows as v_hybrid.
 def _normalise(recs):
-    have_hybrid = {(r["dataset"], r["split"]) for r in recs if r["method"] == "v_hybrid"}
-    out = []
-    for r in recs:
-        r = dict(r)
-        old = r["task"] == "binary" and (r["dataset"], r["split"]) not in have_hybrid
-        if r["task"] == "binary" and r["method"] == "v_press":
-            out.append(dict(r, method="defaults"))
-        if old and r["method"] == "defaults":
-            r["method"] = "v_hybrid"
-        elif old and r["method"] == "estimator":
-            r["method"] = "v_hybrid_estimator"
-        elif r["task"] == "binary" and r["method"] in ("defaults", "v_press"):
-            continue                       # new runs: "defaults" == "v_press", kept once
-        out.append(r)
-    return out
+    return recs
 
 
-ORDER = ["defaults", "estimator", "v_exact", "v_refine", "v_error_rate", "v_hybrid",
-         "v_press", "v_gcv", "v_hybrid_estimator"]
+ORDER = ["defaults", "estimator", "v_loo", "v_exact", "v_exact_kfold", "v_refine",
+         "v_error_rate", "v_gcv"]
 DESCRIBE = {
     "defaults": "`select_kernel(X, y)`: the defaults",
     "estimator": "`KernelSelectionCV()` (its choice, refitted as KRR)",
-    "v_exact": "defaults with `approximation=\"exact\"`",
+    "v_loo": "leave-one-out (eloo) instead of k-fold where the defaults use k-fold (n ≤ 400)",
+    "v_exact": "`approximation=\"exact\"` with the default criterion (n > 400: eloo)",
+    "v_exact_kfold": "`approximation=\"exact\"` with ekfold (n > 400)",
     "v_refine": "defaults with `refine=True`",
     "v_error_rate": "eloo, 0-1 LOO error",
-    "v_hybrid": "eloo, 0-1 LOO error with PRESS tie-break",
-    "v_press": "eloo, PRESS",
     "v_gcv": "gcv",
-    "v_hybrid_estimator": "`KernelSelectionCV()` when the binary default was the hybrid loss",
 }
 
 
@@ -357,14 +343,12 @@ def report(out_dir, speed=None):
              "    python benchmarks/defaults_speed.py --sizes 1000,10000 --cv-candidates 0,3 "
              "--out DIR/defaults_speed.json",
              "    python benchmarks/defaults_quality.py --report-only --out-dir DIR", "",
-             "The binary default was first the 0-1 LOO error with a PRESS tie-break "
-             "(`loss=\"hybrid\"`); on the first 21 binary sets it was 0.5 pp behind CV with "
-             "ringnorm 9 points behind, while PRESS (recorded beside it as `v_press`, the "
-             "identical call to today's default) was ahead of CV, so PRESS became the "
-             "default and the 7 remaining binary sets ran with it. The binary rows "
-             "`v_exact`, `v_refine` and `estimator` therefore hold the hybrid loss on those "
-             "21 sets and PRESS on the other 7 (`v_hybrid_estimator` is the former "
-             "`KernelSelectionCV()` on the 21); every other row is one fixed setting.", ""]
+             "Defaults: `ekfold` (5-fold CV of the LSSVM in closed form, PRESS loss; "
+             "one-vs-rest with the hybrid loss for C ≥ 3 classes) on the exact matrix up to "
+             "n = 400; beyond, `eloo` (PRESS; `eloo_multiclass`, hybrid) on nested Nyström "
+             "levels, the exact matrix once a level would exceed n/2 landmarks. Earlier "
+             "records of this study (git history) hold the previous defaults: leave-one-out "
+             "at every n, and the binary 0-1 LOO error with a PRESS tie-break before that.", ""]
     targets = {"binary": "mean ≥ −0.2 pp, no set below −3 pp",
                "regression": "mean ≤ +0.005, no set above +0.03",
                "multiclass": "mean ≥ −0.5 pp"}

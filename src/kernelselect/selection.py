@@ -243,8 +243,9 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
     """Select the kernel (γ, α) of a kernel machine by a selection criterion.
 
     With nothing but X and y it selects as well as 5-fold cross-validation at a small
-    fraction of its cost (``benchmarks/results/defaults_quality.md``): leave-one-out
-    error of the LSSVM in closed form over γ × α, on the exact kernel matrix or nested
+    fraction of its cost (``benchmarks/results/defaults_quality.md``): k-fold (small n)
+    or leave-one-out error of the LSSVM in closed form over γ × α, on the exact kernel
+    matrix or nested
     Nyström stand-ins that grow until the choice stops moving, with grids that extend
     past their edges. The rules are stated in :mod:`kernelselect._policy`; what was
     done is in ``result.details``.
@@ -275,14 +276,17 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
-        "auto": ``eloo`` with the squared LOO residual (PRESS, ``loss="squared"``)
-        for binary labels and real targets, ``eloo_multiclass`` (one-vs-rest LOO error
-        rate, PRESS tie-break) for C ≥ 3 classes. Or
+        "auto": on the exact kernel matrix with n ≤ 400, ``ekfold`` (5-fold
+        cross-validation of the LSSVM in closed form, mean squared held-out residual)
+        for binary labels and real targets and ``ekfold_multiclass`` (one-vs-rest,
+        error rate with a PRESS tie-break) for C ≥ 3 classes; otherwise their
+        leave-one-out forms ``eloo`` (PRESS, ``loss="squared"``) and
+        ``eloo_multiclass``. Or
         one of :func:`kernelselect.criteria.criterion_names` or a list of them; the
         first decides ``best_gamma`` / ``best_alpha``.
     approximation : str or Approximation, default="auto"
         "auto": exact for n ≤ 400, else Nyström levels with nested landmarks doubled
-        until the choice stops moving (at most 1600; exact when they would reach n).
+        until the choice stops moving (at most 1600; exact once they would exceed n/2).
         Or "exact", "nystrom", "rff", "mcm", "random_mcm" (defaults) or an instance
         such as ``Nystroem(n_landmarks=500)``.
     random_state : int, Generator or None
@@ -341,7 +345,7 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
     >>> X = rng.standard_normal((200, 3)); y = np.sign(X[:, 0] + 0.1)
     >>> res = kernelselect.select_kernel(X, y, random_state=0)
     >>> res.criteria, res.details["approximation"]
-    (['eloo'], 'exact')
+    (['ekfold'], 'exact')
     """
     from . import _policy
     from ._targets import prepare_targets
