@@ -19,6 +19,8 @@ Commands (run from the repository root with the project's virtualenv active):
     # strong scaling 1 → 2 workers at n = 10⁶
     python benchmarks/streaming_scale.py scaling --n 1000000 --path /tmp/ks_1e6.npy \
         --criteria gcv
+    # RandomMCM (n = 10⁶) and the exact moments (n = 2·10⁴), this version and a previous one
+    python benchmarks/streaming_scale.py grids --base-python /work/wt/stream-bench/.venv/bin/python
     # paper 000's large sets (a9a, w8a) at full size
     python benchmarks/streaming_scale.py paper000
 """
@@ -36,6 +38,10 @@ HERE = Path(__file__).resolve().parent
 RESULTS = Path(os.environ.get("STREAMING_SCALE_RESULTS",
                             HERE / "results" / "streaming_scale.jsonl"))
 CRITERIA = ["eloo", "gcv"]
+#: the streamed RandomMCM criteria and the moment criteria of the exact kernel
+MCM_CRITERIA = ["random_kta", "random_mmd", "random_kta_row", "random_kta_row_2g",
+                "random_mmd_row", "random_c1_rff"]
+MOMENT_CRITERIA = ["kta", "ckta", "fsm", "mmd", "sm"]
 
 
 def synthetic(n, d=10, seed=0):
@@ -72,6 +78,32 @@ def child_select(spec):
     return {"seconds": elapsed, "cpu_seconds": cpu_seconds() - c0,
             "peak_rss_gb": peak_rss_gb(), "best_gamma": res.best_gamma,
             "eloo": res.curves["eloo"][:, 0].tolist(), "gcv": res.curves["gcv"][:, 0].tolist(),
+            "kernelselect": kernelselect.__file__}
+
+
+def _approximation(name):
+    import kernelselect
+
+    if name.startswith("random_mcm:"):
+        return kernelselect.RandomMCM(n_features=int(name.split(":")[1]))
+    if name == "exact_streaming":
+        return kernelselect.Exact(method="streaming")
+    raise ValueError(name)
+
+
+def child_grid(spec):
+    """select_kernel with one approximation and its criteria, one thread, whatever
+    kernelselect this Python imports (the γ grid of the median heuristic, 15 γ)."""
+    import kernelselect
+
+    X, y = synthetic(spec["n"])
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    res = kernelselect.select_kernel(X, y, criterion=spec["criteria"], random_state=0,
+                                     approximation=_approximation(spec["approximation"]),
+                                     workers=spec.get("workers"))
+    return {"seconds": time.perf_counter() - t0, "cpu_seconds": cpu_seconds() - c0,
+            "peak_rss_gb": peak_rss_gb(), "best_gamma": res.best_gamma,
+            "curves": {k: v[:, 0].tolist() for k, v in res.curves.items()},
             "kernelselect": kernelselect.__file__}
 
 
@@ -169,7 +201,7 @@ def child_paper000(spec):
 
 
 CHILDREN = {"select": child_select, "floor": child_floor, "dask": child_dask,
-            "paper000": child_paper000}
+            "paper000": child_paper000, "grid": child_grid}
 
 
 # ---------------------------------------------------------------------------- driver
@@ -246,7 +278,8 @@ def _load(path=RESULTS):
 
 
 def _version(r):
-    return "previous" if "streaming-base" in r["python"] else "streaming"
+    base = ("streaming-base", "stream-bench")       # worktrees of the versions compared
+    return "previous" if any(b in r["python"] for b in base) else "streaming"
 
 
 def _load_str(r):
@@ -271,6 +304,27 @@ def report(records):
                        f"{r['seconds']:.1f} | {r.get('cpu_seconds', float('nan')):.1f} | "
                        f"{r['peak_rss_gb']:.2f} | {_load_str(r)} | "
                        f"{r.get('best_gamma', float('nan')):.4g} | {r['date'][11:16]} |")
+        out.append("")
+    gr = [r for r in rs if r["spec"]["kind"] == "grid"]
+    if gr:
+        out += ["### Streamed grids: RandomMCM and the exact kernel's moments (d = 10, 15 γ, "
+                "one thread)", "",
+                "| approximation | criteria | n | version | wall s | CPU s | peak RSS GB | "
+                "load (1 min) | best γ | largest curve difference | finished (UTC) |",
+                "|---|---|---:|---|---:|---:|---:|---|---:|---:|---|"]
+        for r in gr:
+            twin = [o for o in gr if o["spec"] == r["spec"] and o is not r]
+            diff = float("nan")
+            if twin:
+                import numpy as np
+
+                diff = max(float(np.nanmax(np.abs(np.asarray(r["curves"][k]) /
+                                                  np.asarray(twin[0]["curves"][k]) - 1)))
+                           for k in r["curves"])
+            out.append(f"| {r['spec']['approximation']} | {','.join(r['spec']['criteria'])} | "
+                       f"{r['spec']['n']:,} | {_version(r)} | {r['seconds']:.1f} | "
+                       f"{r['cpu_seconds']:.1f} | {r['peak_rss_gb']:.2f} | {_load_str(r)} | "
+                       f"{r['best_gamma']:.4g} | {diff:.1e} | {r['date'][11:16]} |")
         out.append("")
     dk = [r for r in rs if r["spec"]["kind"] == "dask"]
     if dk:
@@ -324,6 +378,10 @@ def main(argv=None):
         a.add_argument("--path", required=True)
         a.add_argument("--chunk-rows", type=int, default=250_000)
         a.add_argument("--criteria", default=",".join(CRITERIA))
+    a = sub.add_parser("grids")
+    a.add_argument("--n-mcm", type=int, default=10 ** 6)
+    a.add_argument("--n-exact", type=int, default=20_000)
+    a.add_argument("--base-python")
     sub.add_parser("paper000")
     sub.add_parser("report")
     a = sub.add_parser("_child")
@@ -353,6 +411,15 @@ def main(argv=None):
                       busy=True, hog_nice=args.hog_nice)
             run_child({"kind": "select", "n": args.n}, python=py, busy=True,
                       hog_nice=args.hog_nice)
+    elif args.cmd == "grids":
+        jobs = [{"kind": "grid", "n": args.n_mcm, "approximation": "random_mcm:100",
+                 "criteria": list(MCM_CRITERIA), "workers": 1},
+                {"kind": "grid", "n": args.n_exact, "approximation": "exact_streaming",
+                 "criteria": list(MOMENT_CRITERIA), "workers": 1}]
+        for spec in jobs:
+            run_child(spec, env=ONE)
+            if args.base_python:
+                run_child(spec, python=args.base_python, env=ONE)
     elif args.cmd == "dask-file":
         write_npy(args.path, args.n)
         run_child({"kind": "dask", "path": args.path, "workers": 2,

@@ -85,6 +85,18 @@ def test_random_mcm_streams_on_two_workers(client):
              ["random_kta", "random_kta_row_2g", "random_c1_rff"], kernel="laplacian")
 
 
+def test_exact_moments_stream_on_two_workers(client):
+    moments = [c for c in CRITERIA if kernelselect.get_criterion(c).needs == "moments"]
+    X, y = _data(n=700)
+    exact = lambda: kernelselect.Exact(method="streaming")            # noqa: E731
+    with distributed.get_task_stream(client) as ts:
+        dist = _compare(X, y, exact, moments, gammas=[0.05, 0.1, 0.2, 1.5])
+    assert len({t["worker"] for t in ts.data}) == 2
+    assert dist.details["operators"][0]["method"] == "streaming"
+    X, y = _data(n=500, binary=False)
+    _compare(X, y, exact, ["kta", "ckta"], kernel="laplacian", gammas=[0.05, 0.3])
+
+
 def test_random_mcm_fft_criteria_are_refused_on_dask():
     X, y = _data(n=400)
     for name in ("random_c1", "random_eloo"):

@@ -19,6 +19,7 @@ import uuid
 import numpy as np
 
 from ._threads import one_blas_thread
+from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
@@ -225,9 +226,12 @@ class DaskRows:
 
 def supports(approx):
     """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
-    random features, or the randomised MCM's row statistics)."""
+    random features, the randomised MCM's row statistics, or the exact kernel's moments
+    by pairs of chunks)."""
     if isinstance(approx, (RFF, RandomMCM)):
         return True
+    if isinstance(approx, Exact):         # the dense method is refused by its build_all
+        return approx.method in ("auto", "streaming")
     if isinstance(approx, Nystroem):
         return approx.sampler == "uniform"
     return False

@@ -364,6 +364,24 @@ class Exact(Approximation):
         self.check_resources(*X.shape, method=method)
         return {"method": method}
 
+    def build_all(self, rows, y, gammas, *, kernel, state):
+        """With the streaming method: one operator per γ whose power moments come from
+        passes over the tiles of X shared by the whole grid
+        (:mod:`~kernelselect.operators.streaming_exact`); None for the dense method."""
+        from .streaming_exact import build_exact_grid
+        from .streaming_lowrank import ArrayRows
+
+        method = state["method"] if state else self._resolved_method()
+        if method == "streaming":
+            return build_exact_grid(rows, y, gammas, kernel=kernel)
+        if not isinstance(rows, ArrayRows):
+            raise ValueError(
+                "approximation='exact' with criteria that need the spectral forms holds the "
+                "n × n kernel matrix and does not run on Dask arrays; use "
+                "Exact(method='streaming') with the moment criteria (kta, ckta, fsm, mmd, "
+                "sm), 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")
+        return None
+
     def build(self, X, y, gamma, *, kernel, state, workers):
         method = state["method"] if state else self._resolved_method()
         if method == "streaming":

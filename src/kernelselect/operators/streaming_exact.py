@@ -1,0 +1,411 @@
+"""The exact kernel's power moments for a whole γ grid from shared passes over X.
+
+:class:`~kernelselect.operators.streaming.StreamingOperator` serves one γ with blocked
+matrix–vector products, about two passes over the n × n kernel matrix per γ. Here a
+pass reads every tile of pairs (X_a, X_b) once, forms its distances once (squared,
+after centring X on its mean, or L1) and, for **every γ of the grid**, the kernel tile
+E_γ = exp(−γ S_ab) (exp(−2γS) as exp(−γS)² on doubling grids, at most
+:data:`~kernelselect.operators.streaming_lowrank.SQUARINGS` times in a row), adding
+
+    V_k,γ[a] += E_γ V_{k−1},γ[b]        (V_0 = Y, the probe basis)
+
+and, in the first pass, ‖K_γ‖_F² += ⟨E_γ, E_γ⟩. After pass k, Yᵀ K^r Y for every
+r ≤ 2k is a small product: Yᵀ K^{2j} Y = V_jᵀV_j and Yᵀ K^{2j+1} Y = V_jᵀV_{j+1}.
+The moment criteria need r ≤ 2 (kta, ckta, fsm, mmd: one pass for the whole grid)
+or r (sm with its degree r: ⌈r/2⌉ passes). Probes y, 1, y − ȳ1, the class indicators
+and ȳ lie in the span of Y = [y 1] or of the class indicators (as for the streamed
+low-rank operators); another probe falls back to the single-γ operator.
+
+Every row block a is computed by one thread, over the column blocks b in order, and
+written to its own rows; ‖K‖_F² is added in block order. The result is therefore
+the same, bit for bit, for any number of threads. Memory: the kernel tiles
+(:data:`TILE` × :data:`TILE` per thread) and V_{k−1}, V_k (n × m per γ). Cost per
+pass: n² distances (one GEMM) plus, per γ, n² exponentials (fewer on doubling grids)
+and 2n²m flops.
+"""
+
+import concurrent.futures
+import math
+
+import numpy as np
+
+from .._resources import check_allocation
+from .._threads import one_blas_thread
+from ._base import KernelOperator
+from .streaming import StreamingOperator
+from .streaming_lowrank import LandmarkFeatures, RowsPending, _Family, probe_basis
+
+__all__ = ["StreamingExactGridOperator", "build_exact_grid", "TILE"]
+
+#: rows and columns of one kernel tile (2 MB of float64)
+TILE = 512
+
+
+class _TileKernel:
+    """Kernel tiles for every γ of a grid from one distance tile."""
+
+    block = LandmarkFeatures.block                 # exp(−γ_i S), squaring on doubling grids
+
+    def __init__(self, gammas, kernel):
+        self.gammas = np.asarray(gammas, dtype=np.float64)
+        self.kernel = kernel
+
+    def distances(self, A, a_sq, B, b_sq):
+        if self.kernel == "gaussian":
+            S = A @ B.T
+            S *= -2.0
+            S += a_sq[:, None]
+            S += b_sq[None, :]
+            return np.maximum(S, 0.0, out=S)
+        from scipy.spatial.distance import cdist
+
+        return cdist(A, B, "cityblock")
+
+
+def _row_block(tiles, A, a_sq, B, b_sq, V, frobenius):
+    """(Σ_b E_γ[A, b] V_γ[b] for every γ, ⟨E_γ, E_γ⟩ over those tiles) for the rows A
+    against the rows B in tiles of TILE columns; V is a list of (len(B), m) arrays, one
+    per γ, or one array shared by every γ."""
+    ng = tiles.gammas.size
+    shared = not isinstance(V, list)
+    m = (V if shared else V[0]).shape[1]
+    out = np.zeros((ng, A.shape[0], m))
+    fro = np.zeros(ng)
+    n = B.shape[0]
+    for b0 in range(0, n, TILE):
+        b1 = min(b0 + TILE, n)
+        S = tiles.distances(A, a_sq, B[b0:b1], b_sq[b0:b1])
+        E = np.empty_like(S)
+        chain = [None, 0]
+        for g in range(ng):
+            tiles.block(S, g, E, chain)
+            out[g] += E @ (V if shared else V[g])[b0:b1]
+            if frobenius:
+                flat = E.reshape(-1)
+                fro[g] += flat @ flat
+    return out, fro
+
+
+def _moments(prev, new):
+    """(V_{k−1,γ}ᵀV_{k,γ}, V_{k,γ}ᵀV_{k,γ}) stacked over γ; ``prev`` is one array
+    shared by every γ (the probe basis, first pass) or (n_γ, n, m)."""
+    ng = new.shape[0]
+    odd = np.stack([(prev if prev.ndim == 2 else prev[g]).T @ new[g] for g in range(ng)])
+    even = np.stack([new[g].T @ new[g] for g in range(ng)])
+    return odd, even
+
+
+class _ExactFamily(_Family):
+    """The operators of one grid: centred X, the probe basis, the products V_k of the
+    passes done so far and the moments they give."""
+
+    def __init__(self, X, y, gammas, kernel, threads, workers):
+        super().__init__(None, None, y)
+        X = np.asarray(X, dtype=np.float64)
+        self.X_user = X
+        self.workers = workers
+        mean = X.mean(axis=0)
+        self.X = np.ascontiguousarray(X - mean)
+        self.sq = np.einsum("ij,ij->i", self.X, self.X)
+        self.gammas = np.asarray(gammas, dtype=np.float64)
+        self.kernel = kernel
+        self.tiles = _TileKernel(self.gammas, kernel)
+        self.threads = max(1, int(threads))
+        self.V_prev, self.V = None, self.Y            # V_{k−1}, V_k
+        self.done = 0
+        self.moments = {}                              # r → (n_γ, m, m)
+        self.frobenius = None
+        self.passes = 0
+        # for the Gaussian expansion at small γ (StreamingOperator.centred_terms)
+        self.spread = float(self.sq.max())
+        self.XtY = self.X.T @ self.Y
+        self.XtX = self.X.T @ self.X
+
+    def run(self, requests, rows=None):
+        target = max(k for _, k in requests)
+        while self.done < target:
+            self._pass()
+
+    def _pass(self):
+        n = self.X.shape[0]
+        first = self.done == 0
+        blocks = [(a, min(a + TILE, n)) for a in range(0, n, TILE)]
+        ng, m = self.gammas.size, self.Y.shape[1]
+        new = np.empty((ng, n, m))
+        fro = np.zeros(ng)
+        V = self.V if first else list(self.V)
+
+        def work(ab):
+            a0, a1 = ab
+            return _row_block(self.tiles, self.X[a0:a1], self.sq[a0:a1], self.X, self.sq, V,
+                              first)
+
+        with one_blas_thread():
+            if self.threads == 1 or len(blocks) == 1:
+                results = map(work, blocks)
+                pool = None
+            else:
+                pool = concurrent.futures.ThreadPoolExecutor(self.threads)
+                results = pool.map(work, blocks)
+            try:
+                for (a0, a1), (out, part) in zip(blocks, results):   # in block order
+                    new[:, a0:a1] = out
+                    fro += part
+            finally:
+                if pool is not None:
+                    pool.shutdown()
+            k = self.done + 1
+            self.moments[2 * k - 1], self.moments[2 * k] = _moments(self.V, new)
+        if first:
+            self.frobenius = fro
+        self.V_prev, self.V = self.V, new
+        self.done += 1
+        self.passes += 1
+
+
+# ---------------------------------------------------------------------------
+# Dask: a task per pair of row chunks
+# ---------------------------------------------------------------------------
+
+
+def _chunk_rows(x, mu, start):
+    from .._dask import check_rows_finite
+
+    x = np.asarray(x, dtype=np.float64)
+    check_rows_finite(x, range(start, start + x.shape[0]),
+                      f", in the chunk of rows {start}..{start + x.shape[0] - 1}")
+    x = np.ascontiguousarray(x - mu)
+    return x, np.einsum("ij,ij->i", x, x)
+
+
+def _pair_task(tiles, mu, xa, sa, xb, sb, vb, yb, values):
+    """Contribution of the column chunk b to the rows of chunk a, for every γ."""
+    A, a_sq = _chunk_rows(xa, mu, sa)
+    B, b_sq = _chunk_rows(xb, mu, sb)
+    first = vb is None
+    V = probe_basis(np.asarray(yb, dtype=np.float64), values) if first else list(vb)
+    return _row_block(tiles, A, a_sq, B, b_sq, V, first)
+
+
+def _sum_pairs(*parts):
+    out, fro = parts[0]
+    out, fro = out.copy(), fro.copy()
+    for o, f in parts[1:]:
+        out += o
+        fro += f
+    return out, fro
+
+
+def _products(pair):
+    return pair[0]
+
+
+def _chunk_stats(mu, x, start, y, values, prev, pair):
+    """Moments (and, in the first pass, ‖K‖_F² and the centred-X statistics) of one
+    row chunk."""
+    new, fro = pair
+    Y = probe_basis(np.asarray(y, dtype=np.float64), values)
+    odd, even = _moments(Y if prev is None else prev, new)
+    if prev is not None:
+        return [odd, even]
+    Xc, sq = _chunk_rows(x, mu, start)
+    return [odd, even, fro, Xc.T @ Y, Xc.T @ Xc, np.array([sq.max()])]
+
+
+def _add_stats(*parts):
+    total = [p.copy() for p in parts[0]]
+    for part in parts[1:]:
+        for i, p in enumerate(part):
+            if i == 5:
+                np.maximum(total[i], p, out=total[i])   # the largest ‖x_i − x̄‖²
+            else:
+                total[i] += p
+    return total
+
+
+class _DaskExactFamily(_ExactFamily):
+    """The grid family over row-chunked Dask arrays: a pass is a graph of one task per
+    pair of chunks (each holds two chunks of X and one of V_{k−1}), sums over the column
+    chunks per row chunk, then a tree of the small moments. V_k stays on the workers
+    (persisted) for the next pass; X is never gathered."""
+
+    def __init__(self, rows, y, gammas, kernel):
+        from .._dask import _compute
+
+        _Family.__init__(self, rows, None, y)
+        self.rows = rows
+        self.gammas = np.asarray(gammas, dtype=np.float64)
+        self.kernel = kernel
+        self.tiles = _TileKernel(self.gammas, kernel)
+        self.mu = np.asarray(_compute(rows.X.mean(axis=0)), dtype=np.float64)
+        self.V = None                                  # persisted V_k chunks
+        self.done = 0
+        self.moments = {}
+        self.frobenius = None
+        self.passes = 0
+        self.X_user = None
+        self.workers = None
+
+    def _pass(self):
+        import dask
+
+        from .._dask import SPLIT_EVERY, _compute, cluster_guard
+
+        rows = self.rows
+        xs = rows.X.to_delayed().ravel()
+        ys = rows.y.to_delayed().ravel()
+        starts = [int(a) for a in rows.starts]
+        first = self.done == 0
+        tiles = dask.delayed(self.tiles, pure=True)
+        values = self.values
+        pair = dask.delayed(_pair_task, pure=True)
+        add = dask.delayed(_sum_pairs, pure=True)
+
+        def tree(parts, fn):
+            while len(parts) > 1:
+                parts = [fn(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
+                         else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
+            return parts[0]
+
+        prev = self.V
+        per_row = []
+        for a in range(len(xs)):
+            parts = [pair(tiles, self.mu, xs[a], starts[a], xs[b], starts[b],
+                          None if first else prev[b], ys[b], values)
+                     for b in range(len(xs))]
+            per_row.append(tree(parts, add))
+        with cluster_guard(), one_blas_thread():
+            per_row = dask.persist(*per_row)
+            stats = [dask.delayed(_chunk_stats, pure=True)(
+                self.mu, xs[a], starts[a], ys[a], values, None if first else prev[a],
+                per_row[a]) for a in range(len(xs))]
+            total = _compute(tree(stats, dask.delayed(_add_stats, pure=True)))
+            self.V = dask.persist(*[dask.delayed(_products, pure=True)(p) for p in per_row])
+        k = self.done + 1
+        self.moments[2 * k - 1], self.moments[2 * k] = total[0], total[1]
+        if first:
+            self.frobenius = total[2]
+            self.XtY, self.XtX, self.spread = total[3], total[4], float(total[5][0])
+        self.done += 1
+        self.passes += 1
+
+
+class StreamingExactGridOperator(KernelOperator):
+    """The exact K for one γ of a grid whose power moments come from shared passes
+    (module docstring): Pᵀ K^r P for P in the span of the probe basis, tr K^r for
+    r ≤ 2 and the centred forms; other probes go to a single-γ
+    :class:`~kernelselect.operators.streaming.StreamingOperator`."""
+
+    name = "streaming"
+    spectral = False
+
+    def __init__(self, family, index):
+        super().__init__(family.Y.shape[0])
+        self._family = family
+        self.index = index
+        self.gamma = float(family.gammas[index])
+        self.kernel = family.kernel
+        self.collect = False
+        self._scope = None
+        self._cursor = 0
+        self._single = None
+
+    def _after(self, passes):
+        fam = self._family
+        if fam.done < passes:
+            request = (self, passes)
+            if self.collect:
+                fam.pending.append(request)
+                raise RowsPending(passes)
+            fam.run([request])
+
+    def _single_gamma(self):
+        if self._single is None:
+            fam = self._family
+            if fam.X_user is None:
+                raise ValueError(
+                    "the streamed exact operator on Dask input projects probes in the span "
+                    "of y, 1 and the class indicators only (those of the moment criteria).")
+            self._single = StreamingOperator(fam.X_user, self.gamma, kernel=self.kernel,
+                                             workers=fam.workers)
+        return self._single
+
+    def power_quadratic(self, r, P):
+        r = int(r)
+        if r < 0:
+            raise ValueError(f"r must be a non-negative integer, got {r!r}.")
+        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
+        if r == 0:
+            return P.T @ P
+        try:
+            coef = self._family.coefficients(P)
+        except ValueError:
+            return self._single_gamma().power_quadratic(r, P)
+        self._after(math.ceil(r / 2))
+        M = self._family.moments[r][self.index]
+        M = 0.5 * (M + M.T)
+        return coef.T @ M @ coef
+
+    def power_trace(self, r):
+        r = int(r)
+        if r == 0 or r == 1:
+            return float(self.n)                          # κ(x, x) = 1
+        if r == 2:
+            self._after(1)
+            return float(self._family.frobenius[self.index])
+        raise ValueError(
+            f"tr K^{r} is not available from the streaming exact operator (only r ≤ 2); "
+            "use Exact(method='dense') or an approximation.")
+
+    def diagonal(self):
+        return np.ones(self.n)
+
+    MOMENT_FLOOR = StreamingOperator.MOMENT_FLOOR
+
+    def centred_terms(self, y):
+        """As :meth:`StreamingOperator.centred_terms`, the Gaussian expansion's X_cᵀy_c,
+        X_cᵀX_c and max‖x_i − x̄‖² taken from the statistics of the centred X."""
+        ycky, kc_sq = KernelOperator.centred_terms(self, y)
+        fro_sq = self.power_trace(2)
+        if np.isfinite(kc_sq) and kc_sq > self.MOMENT_FLOOR * fro_sq:
+            return ycky, kc_sq
+        if self.kernel != "gaussian":
+            return ycky, np.nan
+        fam = self._family
+        if not 4.0 * self.gamma * fam.spread <= 1e-3:
+            return ycky, np.nan
+        y = np.asarray(y, dtype=np.float64)
+        v = fam.XtY @ fam.coefficients(y - y.mean())[:, 0]
+        g = self.gamma
+        return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(fam.XtX * fam.XtX))
+
+
+def build_exact_grid(rows, y, gammas, *, kernel):
+    """One operator per γ sharing the passes of one family over ``rows`` (in memory:
+    an :class:`~kernelselect.operators.streaming_lowrank.ArrayRows`; or Dask rows)."""
+    from .streaming_lowrank import ArrayRows
+
+    if isinstance(rows, ArrayRows):
+        return _grid_ops(rows.X, y, gammas, kernel=kernel, threads=rows.threads)
+    family = _DaskExactFamily(rows, np.asarray(y, dtype=np.float64), gammas, kernel)
+    return [_operator(family, i) for i in range(len(gammas))]
+
+
+def _operator(family, i):
+    op = StreamingExactGridOperator(family, i)
+    op.details = {"method": "streaming"}
+    return op
+
+
+def _grid_ops(X, y, gammas, *, kernel, threads, workers=None):
+    n, d = X.shape
+    values = np.unique(np.asarray(y))
+    m = values.size if values.size <= 64 else 2
+    g = len(gammas)
+    check_allocation(8.0 * (2 * g * n * m + n * (d + m + 2) + 3 * threads * TILE * TILE),
+                     f"the exact streamed moments for {g} kernels at n={n} (the products K·Y "
+                     f"of {m} probes for every γ and the kernel tiles)",
+                     "pass fewer gammas at a time")
+    family = _ExactFamily(X, np.asarray(y, dtype=np.float64), gammas, kernel, threads,
+                          workers)
+    return [_operator(family, i) for i in range(len(gammas))]
