@@ -56,6 +56,7 @@ the exact ELOO.
 import numpy as np
 
 from .._validation import check_grid, check_positive, check_vector
+from ._base import _ybar_signed, encode_binary
 
 __all__ = [
     "RANDOM_CRITERIA",
@@ -84,15 +85,8 @@ def class_weighted_labels(y):
 
     Raises ValueError unless y holds exactly two distinct values.
     """
-    y = np.asarray(y, dtype=np.float64)
-    classes = np.unique(y)
-    if classes.size != 2:
-        raise ValueError(
-            f"this criterion needs binary labels (two classes), got {classes.size} distinct "
-            f"value(s); use a regression criterion or binarise y."
-        )
-    pos = y == classes[1]
-    return np.where(pos, 1.0 / pos.sum(), -1.0 / (~pos).sum())
+    y_pm, _ = encode_binary(y)
+    return _ybar_signed(y_pm, 1.0)
 
 
 # ---------------------------------------------------------------------------
