@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 from repro_paper000 import ALPHA, DATASETS  # noqa: E402
@@ -24,6 +26,8 @@ OUT = C.RESULTS / "full_fit.json"
 
 
 def main():
+    import kernelselect
+
     name = "adult"
     X, y = C.load(DATASETS[name])
     tr, te, rng = C.split(X.shape[0], 0.5, DATASETS[name], 0)
@@ -33,7 +37,13 @@ def main():
     out = {"dataset": name, "repeat": 0, "log2_gamma": LOG2_GAMMA, "alpha": ALPHA}
     for label, rows in (("capped", capped), ("full", None)):
         t0 = time.perf_counter()
-        acc = C.TestAccuracy(Xtr, y[tr], Xte, y[te], ALPHA, rows)(gamma)
+        if rows is not None:
+            acc = C.TestAccuracy(Xtr, y[tr], Xte, y[te], ALPHA, rows)(gamma)
+        else:   # above the default max_dense of the exact machine: raised for this one fit
+            model = kernelselect.fit_lssvm(Xtr, y[tr], gamma, alpha=ALPHA,
+                                           approximation=kernelselect.Exact(max_dense=tr.size))
+            f = np.asarray(model.decision_function(Xte)).reshape(-1)
+            acc = float(np.mean(np.where(f >= 0, 1.0, -1.0) == y[te]))
         out[label] = {"n_fit": int(tr.size if rows is None else rows.size),
                       "accuracy": round(100.0 * acc, 3),
                       "seconds": round(time.perf_counter() - t0, 1),
