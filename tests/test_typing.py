@@ -48,6 +48,26 @@ def test_public_functions_are_annotated():
         assert "return" in func.__annotations__, func.__name__
 
 
+def test_approximations_estimators_and_lowlevel_are_annotated():
+    from kernelselect import kernels, lowlevel
+
+    for cls in (kernelselect.Exact, kernelselect.Nystroem, kernelselect.RFF,
+                kernelselect.MCM, kernelselect.RandomMCM):
+        for method in ("__init__", "prepare", "build"):
+            hints = typing.get_type_hints(getattr(cls, method))
+            assert "return" in hints and len(hints) > 1, (cls.__name__, method)
+    for cls in (kernelselect.LSSVMClassifier, kernelselect.KernelRidgeRegressor,
+                kernelselect.KernelSelectionCV):
+        for method in ("__init__", "fit", "predict"):
+            assert "return" in getattr(cls, method).__annotations__, (cls.__name__, method)
+    assert kernelselect.fit_lssvm.__annotations__["return"] == "KernelMachine"
+    for name in lowlevel.__all__:
+        assert "return" in typing.get_type_hints(getattr(lowlevel, name)), name
+    for name in ("kernel_diagonal", "sample_frequencies", "scale_frequencies",
+                 "median_heuristic_gamma"):
+        assert "return" in typing.get_type_hints(getattr(kernels, name)), name
+
+
 @pytest.mark.skipif(not (ROOT / "pyproject.toml").is_file() or not (ROOT / "src").is_dir(),
                     reason="needs the source tree")
 def test_mypy_is_clean_on_src():

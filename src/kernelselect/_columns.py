@@ -4,9 +4,13 @@ Validated wrappers over the compiled kernels in ``kernelselect._mcm`` and
 ``kernelselect._rff``.
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _mcm
 from . import _rff
@@ -31,7 +35,7 @@ _INT32_MAX = 2**31 - 1
 # ---------------------------------------------------------------------------
 
 
-def _check_grid(m):
+def _check_grid(m: Any) -> np.ndarray:
     if isinstance(m, (numbers.Integral, np.integer)) and not isinstance(m, (bool, np.bool_)):
         m = (m,)
     try:
@@ -52,7 +56,7 @@ def _check_grid(m):
     return np.asarray(out, dtype=np.intp)
 
 
-def _check_grid_memory(grid, what):
+def _check_grid_memory(grid: np.ndarray, what: str) -> int:
     """The column of Π m float64 entries, refused before allocation when too large."""
     total = 1
     for ms in grid.tolist():
@@ -63,7 +67,7 @@ def _check_grid_memory(grid, what):
     return total
 
 
-def _check_spacing(h, p):
+def _check_spacing(h: Any, p: int) -> np.ndarray:
     arr = np.asarray(h)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)) or np.iscomplexobj(arr):
         raise TypeError(f"h must be a positive number or a sequence of them, got {h!r}.")
@@ -79,7 +83,8 @@ def _check_spacing(h, p):
     return arr
 
 
-def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
+def song_xu_column(m: int | npt.ArrayLike, h: float | npt.ArrayLike, gamma: float,
+                   kernel: str = "gaussian", workers: int | None = None) -> np.ndarray:
     """First column of the Song–Xu multilevel circulant stand-in for a kernel matrix.
 
     Parameters
@@ -140,7 +145,9 @@ def song_xu_column(m, h, gamma, kernel="gaussian", workers=None):
 # ---------------------------------------------------------------------------
 
 
-def _check_rff_inputs(X, W, b, y=None, labeled=False):
+def _check_rff_inputs(X: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
+                      y: npt.ArrayLike | None = None, labeled: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     X = check_matrix(X, "X")
     n, d = X.shape
     dtype = X.dtype
@@ -160,12 +167,12 @@ def _check_rff_inputs(X, W, b, y=None, labeled=False):
     b = check_vector(b, "b", dtype=dtype)
     if b.shape[0] != D:
         raise ValueError(f"b has {b.shape[0]} entries but W has D = {D} columns; they must match.")
-    if labeled:
-        y = check_vector(y, "y", n=n, dtype=dtype, allow_none=True)
-    return X, W, b, y
+    labels = check_vector(y, "y", n=n, dtype=dtype, allow_none=True) if labeled else None
+    return X, W, b, labels
 
 
-def _run_rff(X, W, b, row_scale, scale, workers):
+def _run_rff(X: np.ndarray, W: np.ndarray, b: np.ndarray, row_scale: np.ndarray | None,
+             scale: float, workers: int | None) -> np.ndarray:
     n_threads = min(check_workers(workers), _INT32_MAX)
     n, D = X.shape[0], W.shape[1]
     check_allocation(float(n) * D * X.dtype.itemsize,
@@ -187,7 +194,8 @@ def _run_rff(X, W, b, row_scale, scale, workers):
     return out
 
 
-def labeled_rff_column(X, y, W, b, workers=None):
+def labeled_rff_column(X: npt.ArrayLike, y: npt.ArrayLike | None, W: npt.ArrayLike,
+                       b: npt.ArrayLike, workers: int | None = None) -> np.ndarray:
     """First column of the randomised labelled multilevel circulant matrix.
 
     Parameters
@@ -228,12 +236,13 @@ def labeled_rff_column(X, y, W, b, workers=None):
     >>> np.allclose(u, np.sqrt(2) / 2 * np.array([[1, -1], [-1, 1]]))
     True
     """
-    X, W, b, y = _check_rff_inputs(X, W, b, y, labeled=True)
+    X, W, b, labels = _check_rff_inputs(X, W, b, y, labeled=True)
     scale = np.sqrt(2.0) / W.shape[1]
-    return _run_rff(X, W, b, y, scale, workers)
+    return _run_rff(X, W, b, labels, scale, workers)
 
 
-def rff_features(X, W, b, workers=None):
+def rff_features(X: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
+                 workers: int | None = None) -> np.ndarray:
     """Random Fourier features z(x) = √(2/D) · cos(xᵀW + b).
 
     Parameters

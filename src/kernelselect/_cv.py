@@ -8,6 +8,7 @@ between them and the fold's training points.
 """
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -112,7 +113,8 @@ def make_folds(y, cv=5, stratify=True, random_state=None):
         if isinstance(cv, (str, bytes)):
             raise TypeError(message)
         try:
-            folds = [(np.asarray(a), np.asarray(b)) for a, b in cv]
+            pairs: Any = cv                   # anything iterable, checked below
+            folds = [(np.asarray(a), np.asarray(b)) for a, b in pairs]
         except (TypeError, ValueError):
             raise TypeError(message) from None
         if not folds:

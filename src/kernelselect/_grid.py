@@ -13,10 +13,14 @@ here:
    of point pairs.
 """
 
+from __future__ import annotations
+
 import math
 import numbers
+from typing import Any, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ._resources import check_allocation
 from ._validation import (check_finite, check_matrix, check_positive_int, check_random_state,
@@ -25,7 +29,7 @@ from ._validation import (check_finite, check_matrix, check_positive_int, check_
 __all__ = ["choose_grid", "grid_order", "fit_spacing", "grid_index_differences"]
 
 
-def _search(n, p, lo, hi):
+def _search(n: int, p: int, lo: int, hi: int) -> tuple[int, list[int] | None]:
     """Largest product of p non-decreasing integers in [lo, hi], product ≤ n.
 
     Returns (product, factors ascending) or (0, None) when none exists.
@@ -33,7 +37,8 @@ def _search(n, p, lo, hi):
     if p == 1:
         top = min(n, hi)
         return (top, [top]) if top >= lo else (0, None)
-    best, best_f = 0, None
+    best: int = 0
+    best_f: list[int] | None = None
     # the smallest of the remaining p factors is at most n^(1/p)
     a_max = min(hi, int(round(n ** (1.0 / p))) + 1)
     for a in range(lo, a_max + 1):
@@ -45,7 +50,7 @@ def _search(n, p, lo, hi):
     return best, best_f
 
 
-def choose_grid(n, levels, max_ratio=2.0):
+def choose_grid(n: int, levels: int, max_ratio: float = 2.0) -> tuple[tuple[int, ...], int]:
     """The grid shape m for n points on ``levels`` levels.
 
     A number n′ is *well factorable* into p levels when n′ = m_0 ⋯ m_{p−1} with
@@ -92,7 +97,8 @@ def choose_grid(n, levels, max_ratio=2.0):
         )
     if p == 1:
         return (n,), n
-    best, best_f = 0, None
+    best: int = 0
+    best_f: list[int] | None = None
     # the smallest side a ranges over [⌈(n/r^{p−1})^{1/p}⌉ − 1, ⌊n^{1/p}⌋ + 1]
     a_lo = max(2, int((n / max_ratio ** (p - 1)) ** (1.0 / p)) - 1)
     a_hi = int(round(n ** (1.0 / p))) + 1
@@ -112,14 +118,14 @@ def choose_grid(n, levels, max_ratio=2.0):
     return tuple(int(v) for v in best_f), int(best)
 
 
-def _unit_scale(X):
+def _unit_scale(X: np.ndarray) -> np.ndarray:
     """X / max|X|: directions and orderings do not depend on the scale, and sums,
     covariances and projections then stay within the float range at any magnitude."""
     top = float(np.max(np.abs(X))) if X.size else 0.0
     return X / top if 0.0 < top < np.inf else X
 
 
-def _principal_directions(X, k):
+def _principal_directions(X: np.ndarray, k: int) -> np.ndarray:
     """The k leading principal directions of X (columns, d × k), signs fixed.
 
     Each direction's largest-magnitude coordinate is made positive so that the
@@ -136,7 +142,8 @@ def _principal_directions(X, k):
     return V * signs
 
 
-def grid_order(X, m, directions=None):
+def grid_order(X: npt.ArrayLike, m: Sequence[int],
+               directions: npt.ArrayLike | None = None) -> np.ndarray:
     """Assign the rows of X to the cells of a grid m by recursive principal splits.
 
     Level 0 sorts all Π m rows by their projection on the first principal
@@ -197,7 +204,8 @@ def grid_order(X, m, directions=None):
     return order
 
 
-def grid_index_differences(a, b, m, periodic=False):
+def grid_index_differences(a: npt.ArrayLike, b: npt.ArrayLike, m: Sequence[int],
+                           periodic: bool = False) -> np.ndarray:
     """Per-level index differences δ_s between flat C-order grid cells a and b.
 
     ``periodic=False`` gives ``|i_s − j_s|`` (the grid geometry, paper 002 H4);
@@ -213,7 +221,8 @@ def grid_index_differences(a, b, m, periodic=False):
     return np.minimum(k, np.asarray(m) - k).astype(np.float64)
 
 
-def fit_spacing(X_grid, m, n_pairs=4096, periodic=False, random_state=None):
+def fit_spacing(X_grid: npt.ArrayLike, m: Sequence[int], n_pairs: int = 4096,
+                periodic: bool = False, random_state: Any = None) -> np.ndarray:
     """Least-squares fit of the grid spacing h ∈ R^p to the data.
 
     With the rows of ``X_grid`` in grid order (row f at cell f, C order) and a
@@ -277,10 +286,10 @@ def fit_spacing(X_grid, m, n_pairs=4096, periodic=False, random_state=None):
     h0 = np.maximum(h0, 2 * floor)
     Da = delta[:, active]
 
-    def resid(hh):
+    def resid(hh: np.ndarray) -> np.ndarray:
         return np.sqrt(np.sum((Da * hh) ** 2, axis=1)) - dist
 
-    def jac(hh):
+    def jac(hh: np.ndarray) -> np.ndarray:
         norm = np.sqrt(np.sum((Da * hh) ** 2, axis=1))
         norm = np.where(norm > 0, norm, 1.0)
         return Da ** 2 * hh / norm[:, None]
@@ -298,7 +307,7 @@ def fit_spacing(X_grid, m, n_pairs=4096, periodic=False, random_state=None):
     return h
 
 
-def _power_of_two_scale(X):
+def _power_of_two_scale(X: np.ndarray) -> int:
     """e with 2^(e−1) ≤ max|X| < 2^e (0 for an all-zero X)."""
     peak = float(np.max(np.abs(X))) if X.size else 0.0
     return int(np.frexp(peak)[1]) if peak > 0 else 0

@@ -5,11 +5,14 @@ is κ(x, z) = exp(−γ‖x − z‖²) (Gaussian) or exp(−γ‖x − z‖₁)
 hold it: their memory is O(n·m) (resp. O(n·C)) plus one 128 × 512 tile per thread.
 """
 
+from __future__ import annotations
+
 import math
 
-import numbers
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _kernels
 from ._resources import check_allocation
@@ -33,7 +36,7 @@ _INT_MAX = 2**31 - 1
 _SAFE_EXPONENT = {np.dtype(np.float64): 200, np.dtype(np.float32): 24}
 
 
-def _check_sizes(*arrays):
+def _check_sizes(*arrays: tuple[str, np.ndarray]) -> None:
     for name, arr in arrays:
         if max(arr.shape) > _INT_MAX:
             raise ValueError(
@@ -42,7 +45,8 @@ def _check_sizes(*arrays):
             )
 
 
-def _condition(arrays, gamma, kernel):
+def _condition(arrays: list[np.ndarray], gamma: float, kernel: str
+               ) -> tuple[list[np.ndarray], float]:
     """Translate (Gaussian only) and rescale by a power of two; returns (arrays, gamma).
 
     K depends on the data only through x − z, so a common translation leaves it
@@ -71,7 +75,8 @@ def _condition(arrays, gamma, kernel):
     return arrays, gamma
 
 
-def _check_common(X, gamma, kernel, workers):
+def _check_common(X: npt.ArrayLike, gamma: float, kernel: str, workers: int | None
+                  ) -> tuple[np.ndarray, float, str, int]:
     X = check_matrix(X, "X")
     gamma = check_positive(gamma, "gamma")
     kernel = check_kernel(kernel)
@@ -79,7 +84,8 @@ def _check_common(X, gamma, kernel, workers):
     return X, gamma, kernel, threads
 
 
-def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
+def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
+                 workers: int | None = None) -> np.ndarray:
     """The kernel block K(X, Z).
 
     Parameters
@@ -135,7 +141,7 @@ def kernel_block(X, Z, gamma, kernel="gaussian", workers=None):
     return K
 
 
-def _check_V(V, n, dtype):
+def _check_V(V: npt.ArrayLike, n: int, dtype: np.dtype[Any]) -> np.ndarray:
     arr = real_array(V, "V")
     if arr.ndim not in (1, 2):
         raise ValueError(f"V must be 1-D of shape (n,) or 2-D of shape (n, m), got shape {arr.shape}.")
@@ -146,7 +152,8 @@ def _check_V(V, n, dtype):
     return arr
 
 
-def kernel_matvec(X, V, gamma, kernel="gaussian", workers=None):
+def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
+                  workers: int | None = None) -> np.ndarray:
     """The product K(X, X) @ V, streaming: K is never held.
 
     Parameters
@@ -207,7 +214,7 @@ def kernel_matvec(X, V, gamma, kernel="gaussian", workers=None):
     return Y.reshape(V.shape)
 
 
-def _unit_scale(V):
+def _unit_scale(V: np.ndarray) -> tuple[np.ndarray, int]:
     """(V·2⁻ᵉ, e) with the largest magnitude near 1 when V's exponent is extreme, else (V, 0)."""
     peak = float(np.max(np.abs(V))) if V.size else 0.0
     if peak == 0.0:
@@ -218,7 +225,7 @@ def _unit_scale(V):
     return np.ascontiguousarray(np.ldexp(V, -exponent), dtype=V.dtype), exponent
 
 
-def _check_labels(labels, n):
+def _check_labels(labels: npt.ArrayLike, n: int) -> tuple[np.ndarray, np.ndarray]:
     arr = np.asarray(labels)
     if arr.ndim == 2 and 1 in arr.shape:
         arr = arr.ravel()
@@ -229,7 +236,8 @@ def _check_labels(labels, n):
     if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
         raise ValueError("labels contains NaN or inf; every sample needs a class label.")
     if arr.dtype == object and any(
-            v is None or (isinstance(v, numbers.Number) and not np.isfinite(v)) for v in arr):
+            v is None or (isinstance(v, (float, complex, np.inexact)) and not np.isfinite(v))
+            for v in arr):
         raise ValueError("labels contains None, NaN or inf; every sample needs a class label.")
     try:
         classes, codes = np.unique(arr, return_inverse=True)
@@ -238,7 +246,8 @@ def _check_labels(labels, n):
     return classes, np.ascontiguousarray(codes.ravel(), dtype=np.intp)
 
 
-def kernel_sums(X, gamma, kernel="gaussian", labels=None, workers=None):
+def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
+                labels: npt.ArrayLike | None = None, workers: int | None = None) -> dict[str, Any]:
     """Sums over the kernel matrix K = K(X, X) in one streaming pass (K never held).
 
     Parameters
@@ -299,7 +308,7 @@ def kernel_sums(X, gamma, kernel="gaussian", labels=None, workers=None):
             Xc, codes, g, KERNEL_CODES[kernel], class_row_sums, row_sq_sums, threads
         )
     row_sums = class_row_sums.sum(axis=1) if n_classes > 1 else class_row_sums[:, 0].copy()
-    out = {
+    out: dict[str, Any] = {
         "total": float(np.sum(row_sums)),
         "frobenius_sq": float(np.sum(row_sq_sums)),
         "row_sums": row_sums,

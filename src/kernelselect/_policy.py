@@ -51,6 +51,7 @@ The rules, each with its reason:
 
 import time
 import warnings
+from typing import Any
 
 import numpy as np
 
@@ -137,7 +138,7 @@ class Search:
         gammas = np.asarray(gammas, dtype=np.float64)
         curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
         timings = np.empty(gammas.size)
-        ops = []
+        ops: list[dict[str, Any]] = []
         if getattr(approx, "build_all", None) is not None:
             # every γ from shared row passes: progress is a heartbeat over the whole grid
             for _ in progress_iter(range(1), 1, self.progress,
@@ -258,7 +259,7 @@ def extend_edges(search, approx, state, surface, extend_gamma, extend_alpha):
     """Grow ``surface`` beyond the edge its best point lies on (see the module
     docstring); returns the list of extensions made."""
     crit = search.crits[0]
-    done = []
+    done: list[dict[str, Any]] = []
     counts = {"gamma": 0, "alpha": 0}
     while True:
         idx = best_index(surface.curves[crit.name], crit.direction)
@@ -337,7 +338,7 @@ def auto_levels(search, surface, perm, first_state_m):
     approximation, its state, levels info)."""
     crit = search.crits[0]
     n = search.X.shape[0]
-    levels = []
+    levels: list[dict[str, Any]] = []
     m = first_state_m
     prev = best_index(surface.curves[crit.name], crit.direction)
     if prev is None:

@@ -23,7 +23,7 @@ than two values "multiclass") would make a 28-valued count a 28-class problem. P
 """
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -126,8 +126,10 @@ class Targets:
     classes: Optional[np.ndarray]
     reason: str
 
-    def decode(self, codes):
+    def decode(self, codes: Any) -> np.ndarray:
         """Class codes (int array) → the original labels."""
+        if self.classes is None:
+            raise ValueError(f"a {self.task} target has no classes to decode.")
         return self.classes[np.asarray(codes, dtype=np.intp)]
 
 

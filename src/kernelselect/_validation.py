@@ -5,11 +5,15 @@ for a wrong kind of object) whose message names the argument and says how to fix
 Non-contiguous or other-dtype input is converted, never refused.
 """
 
+from __future__ import annotations
+
 import functools
 import numbers
 import os
+from typing import Any, Callable, Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from ._openmp_info import omp_max_threads
 
@@ -34,7 +38,7 @@ KNOWN_KERNELS = ("gaussian", "laplacian")
 KERNEL_CODES = {"gaussian": 0, "laplacian": 1}
 
 
-def check_kernel(kernel):
+def check_kernel(kernel: Any) -> str:
     """Canonical kernel name; raises listing the known kernels."""
     if isinstance(kernel, str):
         name = kernel.strip().lower()
@@ -47,14 +51,14 @@ def check_kernel(kernel):
     )
 
 
-def float_dtype(*arrays):
+def float_dtype(*arrays: npt.ArrayLike) -> np.dtype[np.floating[Any]]:
     """float32 when every array is float32, else float64 (the default)."""
     if arrays and all(np.asarray(a).dtype == np.float32 for a in arrays):
         return np.dtype(np.float32)
     return np.dtype(np.float64)
 
 
-def _refuse_sparse_or_masked(obj, name):
+def _refuse_sparse_or_masked(obj: Any, name: str) -> Any:
     """Sparse matrices are refused (densify explicitly); masked arrays pass only
     without masked entries (there is no notion of a missing value here)."""
     if hasattr(obj, "toarray") and type(obj).__module__.startswith("scipy.sparse"):
@@ -77,21 +81,23 @@ def _refuse_sparse_or_masked(obj, name):
     return obj
 
 
-def _nbytes(shape):
+def _nbytes(shape: tuple[int, ...]) -> str:
     size = 8.0 * float(np.prod([float(s) for s in shape]))
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024:
             return f"{size:.3g} {unit}"
         size /= 1024
+    return f"{size:.3g} TiB"
 
 
-def screen_inputs(validate):
+def screen_inputs(validate: Callable[..., Any]) -> Callable[..., Any]:
     """Wrap scikit-learn's ``validate_data`` so that X and y pass
     :func:`real_array`'s sparse and masked-array rules first (one message for the
     functions and the estimators)."""
 
     @functools.wraps(validate)
-    def wrapper(estimator, X="no_validation", y="no_validation", **kwargs):
+    def wrapper(estimator: Any, X: Any = "no_validation", y: Any = "no_validation",
+                **kwargs: Any) -> Any:
         if not (isinstance(X, str) and X == "no_validation"):
             X = _refuse_sparse_or_masked(X, "X")
         if not (isinstance(y, str) and y == "no_validation") and y is not None:
@@ -101,14 +107,14 @@ def screen_inputs(validate):
     return wrapper
 
 
-def check_bool(value, name):
+def check_bool(value: Any, name: str) -> bool:
     """A plain bool (numpy bools too); strings, numbers and None are refused."""
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise TypeError(f"{name} must be True or False, got {value!r}.")
 
 
-def real_array(obj, name):
+def real_array(obj: Any, name: str) -> np.ndarray:
     """``np.asarray(obj)``, refusing objects, text and complex numbers (TypeError),
     scipy.sparse matrices (TypeError) and masked arrays with masked entries."""
     obj = _refuse_sparse_or_masked(obj, name)
@@ -123,7 +129,7 @@ def real_array(obj, name):
     return arr
 
 
-def check_finite(arr, name):
+def check_finite(arr: np.ndarray, name: str) -> None:
     """Raise ValueError naming ``name`` when ``arr`` holds NaN or inf."""
     if not np.all(np.isfinite(arr)):
         bad = "NaN" if np.isnan(arr).any() else "inf"
@@ -132,7 +138,8 @@ def check_finite(arr, name):
         )
 
 
-def check_matrix(X, name="X", dtype=None, min_rows=1, min_cols=1):
+def check_matrix(X: Any, name: str = "X", dtype: npt.DTypeLike | None = None,
+                 min_rows: int = 1, min_cols: int = 1) -> np.ndarray:
     """A finite, C-contiguous 2-D float array (float64 unless ``dtype`` says)."""
     arr = real_array(X, name)
     if arr.ndim == 1 and name.lower().startswith("x"):
@@ -152,7 +159,14 @@ def check_matrix(X, name="X", dtype=None, min_rows=1, min_cols=1):
     return arr
 
 
-def check_vector(y, name="y", n=None, dtype=np.float64, allow_none=False):
+@overload
+def check_vector(y: Any, name: str = ..., n: int | None = ..., dtype: npt.DTypeLike = ...,
+                 allow_none: Literal[False] = ...) -> np.ndarray: ...
+@overload
+def check_vector(y: Any, name: str = ..., n: int | None = ..., dtype: npt.DTypeLike = ...,
+                 allow_none: bool = ...) -> np.ndarray | None: ...
+def check_vector(y: Any, name: str = "y", n: int | None = None, dtype: npt.DTypeLike = np.float64,
+                 allow_none: bool = False) -> np.ndarray | None:
     """A finite, contiguous 1-D float array of length ``n`` (when given)."""
     if y is None:
         if allow_none:
@@ -172,7 +186,7 @@ def check_vector(y, name="y", n=None, dtype=np.float64, allow_none=False):
     return arr
 
 
-def check_positive(value, name, allow_zero=False):
+def check_positive(value: Any, name: str, allow_zero: bool = False) -> float:
     """A finite positive float (or ≥ 0 with ``allow_zero``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}.")
@@ -183,7 +197,7 @@ def check_positive(value, name, allow_zero=False):
     return v
 
 
-def check_grid(values, name, meaning=""):
+def check_grid(values: Any, name: str, meaning: str = "") -> np.ndarray:
     """A non-empty 1-D float array of finite values > 0 (a scalar becomes shape (1,)):
     the validator of every γ and α grid. ``meaning`` (e.g. " (the ridge added to K)")
     is added to the message for a bad value."""
@@ -201,7 +215,7 @@ def check_grid(values, name, meaning=""):
     return arr
 
 
-def check_positive_int(value, name, minimum=1):
+def check_positive_int(value: Any, name: str, minimum: int = 1) -> int:
     """An int ≥ ``minimum``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {value!r}.")
@@ -215,7 +229,7 @@ def check_positive_int(value, name, minimum=1):
 WORKERS_PER_CORE = 8
 
 
-def available_cores():
+def available_cores() -> int:
     """Cores this process may run on (its CPU affinity when the OS reports it)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -223,7 +237,7 @@ def available_cores():
         return max(1, os.cpu_count() or 1)
 
 
-def max_workers():
+def max_workers() -> int:
     """The largest accepted thread count: ``WORKERS_PER_CORE`` (8) × the available cores.
 
     More threads than that only contend for the same cores, and thousands of them
@@ -232,7 +246,7 @@ def max_workers():
     return WORKERS_PER_CORE * available_cores()
 
 
-def check_workers(workers):
+def check_workers(workers: Any) -> int:
     """Thread count: None → OpenMP's default (OMP_NUM_THREADS or all cores), at most
     :func:`max_workers`; -1 → all available cores; a positive int up to
     :func:`max_workers` as given (larger values raise ``ValueError``)."""
@@ -255,17 +269,19 @@ def check_workers(workers):
     return w
 
 
-def check_random_state(random_state):
+def check_random_state(random_state: Any) -> np.random.Generator:
     """A numpy Generator from None, an int seed, a SeedSequence or a Generator."""
     if isinstance(random_state, (bool, np.bool_)):
         raise TypeError(
             f"random_state must be None, an int or a numpy Generator, got the bool "
             f"{random_state!r}; give a seed such as random_state=0."
         )
-    if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
-        if isinstance(random_state, numbers.Integral) and int(random_state) < 0:
-            raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}.")
+    if random_state is None or isinstance(random_state, np.random.SeedSequence):
         return np.random.default_rng(random_state)
+    if isinstance(random_state, numbers.Integral):
+        if int(random_state) < 0:
+            raise ValueError(f"random_state must be a non-negative integer, got {random_state!r}.")
+        return np.random.default_rng(int(random_state))
     if isinstance(random_state, np.random.Generator):
         return random_state
     if isinstance(random_state, np.random.RandomState):

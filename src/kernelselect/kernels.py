@@ -11,9 +11,13 @@ per γ (:func:`scale_frequencies`), so that one set of random numbers serves a w
 γ grid.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._validation import check_kernel
 
@@ -25,13 +29,14 @@ __all__ = [
 ]
 
 
-def kernel_diagonal(X, gamma, kernel="gaussian"):
+def kernel_diagonal(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian") -> np.ndarray:
     """diag K = κ(x_i, x_i) = 1 for both radial families, shape (n,)."""
     check_kernel(kernel)
     return np.ones(np.asarray(X).shape[0])
 
 
-def sample_frequencies(kernel, n_features_in, n_features, rng):
+def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
+                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Standard spectral draws ``(W0, b)``: W0 (d, D) standard normal (Gaussian) or
     standard Cauchy (Laplacian), b (D,) uniform on [0, 2π)."""
     kernel = check_kernel(kernel)
@@ -43,7 +48,7 @@ def sample_frequencies(kernel, n_features_in, n_features, rng):
     return W0, b
 
 
-def scale_frequencies(W0, gamma, kernel="gaussian"):
+def scale_frequencies(W0: npt.ArrayLike, gamma: float, kernel: str = "gaussian") -> np.ndarray:
     """Frequencies for kernel parameter γ from standard draws: √(2γ)·W0 (Gaussian,
     w ~ N(0, 2γI)) or γ·W0 (Laplacian, w_j ~ Cauchy(0, γ))."""
     kernel = check_kernel(kernel)
@@ -51,7 +56,8 @@ def scale_frequencies(W0, gamma, kernel="gaussian"):
     return scale * np.asarray(W0, dtype=np.float64)
 
 
-def median_heuristic_gamma(X, kernel="gaussian", rng=None, n_pairs=5000):
+def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,
+                           n_pairs: int = 5000) -> float:
     """γ₀ = 1/median distance over random pairs of distinct points.
 
     The distance is ‖x_i − x_j‖² for the Gaussian kernel and ‖x_i − x_j‖₁ for the
@@ -112,7 +118,7 @@ def median_heuristic_gamma(X, kernel="gaussian", rng=None, n_pairs=5000):
     return math.ldexp(g_unit, exponent)
 
 
-def _pairs(n, rng, n_pairs):
+def _pairs(n: int, rng: np.random.Generator, n_pairs: int) -> tuple[np.ndarray, np.ndarray]:
     """Indices (i, j), i ≠ j: all pairs when there are at most ``n_pairs``, else a
     uniform sample of ``n_pairs``."""
     if n * (n - 1) // 2 <= n_pairs:
@@ -122,7 +128,7 @@ def _pairs(n, rng, n_pairs):
     return i, j + (j >= i)                      # j ≠ i, uniform over the others
 
 
-def _distances(A, B, kernel):
+def _distances(A: np.ndarray, B: np.ndarray, kernel: str) -> np.ndarray:
     """Positive row distances ‖a − b‖² (Gaussian) or ‖a − b‖₁ (Laplacian)."""
     diff = A - B
     dist = np.sum(diff ** 2, axis=1) if kernel == "gaussian" else np.sum(np.abs(diff), axis=1)

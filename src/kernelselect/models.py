@@ -10,7 +10,12 @@ The ridge α is added to the kernel matrix, K + αI (α = μ of paper 004; α = 
 the risk (1/n)Σ(f − y)² + μ‖f‖² of papers 000/002).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, cast
+
 import numpy as np
+import numpy.typing as npt
 
 from ._cv import (
     PAPER_004_ALPHAS,
@@ -23,7 +28,14 @@ from ._cv import (
     paper004_grid,
 )
 from ._solvers import KernelMachine, check_alphas, check_machine, fit_kernel_machine
+from ._typing import RandomState
 from ._validation import check_kernel, check_matrix, check_vector
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from .operators import Approximation
+    from .selection import SelectionResult
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, MetaEstimatorMixin
@@ -40,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     _SKLEARN_ERROR = exc
 
     class BaseEstimator:  # type: ignore[no-redef]
-        def __new__(cls, *args, **kwargs):
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
             raise ImportError(
                 f"kernelselect.{cls.__name__} needs scikit-learn; install it with "
                 "`pip install scikit-learn`. The solvers kernelselect.fit_lssvm / fit_krr "
@@ -56,7 +68,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     class MetaEstimatorMixin:  # type: ignore[no-redef]
         pass
 
-    def available_if(check):
+    def available_if(check: Callable[[Any], bool]) -> Callable[[Any], Any]:
         return lambda method: method
 
 __all__ = [
@@ -75,8 +87,10 @@ __all__ = [
 ]
 
 
-def fit_lssvm(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact",
-              random_state=None, workers=None):
+def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
+              alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
+              approximation: str | Approximation = "exact",
+              random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
     """Train a least-squares SVM with bias (paper 004, eqs. 4–9) for one or more α.
 
     Solves K_α ρ = 1, K_α ν = y; b = 1ᵀν/1ᵀρ, a = ν − ρb; f(x) = Σ a_i κ(x, x_i) + b.
@@ -121,8 +135,10 @@ def fit_lssvm(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact
                               workers=workers)
 
 
-def fit_krr(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact",
-            random_state=None, workers=None):
+def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
+            alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
+            approximation: str | Approximation = "exact",
+            random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
     """Train kernel ridge regression (no bias): a = (K + αI)⁻¹y, f(x) = Σ a_i κ(x, x_i).
 
     Same parameters and return value as :func:`fit_lssvm` (intercepts are zero).
@@ -134,7 +150,7 @@ def fit_krr(X, y, gamma, alpha=1.0, *, kernel="gaussian", approximation="exact",
                               workers=workers)
 
 
-def _check_targets(y, n):
+def _check_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] > 1:
         if arr.shape[0] != n:
@@ -143,7 +159,7 @@ def _check_targets(y, n):
     return check_vector(arr, "y", n=n)[:, None]
 
 
-def _resolve_gamma(gamma, n_features):
+def _resolve_gamma(gamma: float | None, n_features: int) -> float:
     if gamma is None:
         return 1.0 / n_features
     from ._validation import check_positive
@@ -154,10 +170,14 @@ def _resolve_gamma(gamma, n_features):
 class _KernelMachineEstimator(BaseEstimator):
     """Shared parameters and fitting of the two kernel machines."""
 
-    _bias = True
+    @property
+    def _bias(self) -> bool:
+        """Whether the machine has an unpenalised bias b."""
+        return True
 
-    def __init__(self, kernel="gaussian", gamma=None, alpha=1.0, approximation="exact",
-                 random_state=None, workers=None):
+    def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
+                 alpha: float = 1.0, approximation: str | Approximation = "exact",
+                 random_state: RandomState = None, workers: int | None = None) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.alpha = alpha
@@ -165,7 +185,7 @@ class _KernelMachineEstimator(BaseEstimator):
         self.random_state = random_state
         self.workers = workers
 
-    def _check_params(self, n_features):
+    def _check_params(self, n_features: int) -> tuple[str, float, float]:
         kernel = check_kernel(self.kernel)
         gamma = _resolve_gamma(self.gamma, n_features)
         alpha = check_alphas(self.alpha, "alpha")
@@ -173,7 +193,7 @@ class _KernelMachineEstimator(BaseEstimator):
             raise ValueError(f"alpha must be a single positive number, got {self.alpha!r}.")
         return kernel, gamma, float(alpha[0])
 
-    def _fit_machine(self, X, Y):
+    def _fit_machine(self, X: np.ndarray, Y: np.ndarray) -> Self:
         kernel, gamma, alpha = self._check_params(X.shape[1])
         self.model_ = fit_kernel_machine(
             np.ascontiguousarray(X, dtype=np.float64), Y, gamma, alpha, kernel=kernel,
@@ -188,7 +208,7 @@ class _KernelMachineEstimator(BaseEstimator):
                          else np.asarray(m.support_indices))
         return self
 
-    def _decision(self, X):
+    def _decision(self, X: npt.ArrayLike) -> np.ndarray:
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.model_.decision_function(X, workers=self.workers)[:, :, 0]
@@ -234,20 +254,20 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
 
     _bias = True
 
-    def fit(self, X, y):
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Fit on X (n, d) and class labels y (n,)."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = cast("tuple[np.ndarray, np.ndarray]", validate_data(self, X, y, dtype=np.float64))
         check_classification_targets(y)
         Y, classes = encode_targets(y, classification=True)
         self.classes_ = classes
         return self._fit_machine(X, Y)
 
-    def decision_function(self, X):
+    def decision_function(self, X: npt.ArrayLike) -> np.ndarray:
         """f(X): shape (n,) for two classes (> 0 → classes_[1]), else (n, n_classes)."""
         F = self._decision(X)
         return F[:, 0] if F.shape[1] == 1 else F
 
-    def predict(self, X):
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         """Class labels: sign of f (binary) or argmax over one-vs-rest f."""
         F = self._decision(X)
         return decide(F, self.classes_)
@@ -265,35 +285,39 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     shape (n, t) for t outputs.
     """
 
-    def __init__(self, kernel="gaussian", gamma=None, alpha=1.0, approximation="exact",
-                 random_state=None, workers=None, fit_intercept=False):
+    def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
+                 alpha: float = 1.0, approximation: str | Approximation = "exact",
+                 random_state: RandomState = None, workers: int | None = None,
+                 fit_intercept: bool = False) -> None:
         super().__init__(kernel=kernel, gamma=gamma, alpha=alpha, approximation=approximation,
                          random_state=random_state, workers=workers)
         self.fit_intercept = fit_intercept
 
     @property
-    def _bias(self):
+    def _bias(self) -> bool:
         return bool(self.fit_intercept)
 
-    def fit(self, X, y):
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Fit on X (n, d) and real targets y (n,) or (n, t)."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, multi_output=True)
+        X, y = cast("tuple[np.ndarray, np.ndarray]",
+                    validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                  multi_output=True))
         y = np.asarray(y, dtype=np.float64)
         self._single_output = y.ndim == 1
         Y = y[:, None] if y.ndim == 1 else y
         return self._fit_machine(X, Y)
 
-    def predict(self, X):
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         F = self._decision(X)
         return F[:, 0] if self._single_output else F
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
 
 
-def _refit_has_decision_function(self):
+def _refit_has_decision_function(self: KernelSelectionCV) -> bool:
     est = getattr(self, "best_estimator_", None)
     if est is None:
         est = self.estimator if self.estimator is not None else LSSVMClassifier
@@ -368,9 +392,11 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, estimator=None, *, criterion="auto", approximation="auto",
-                 gammas=None, alphas=None, cv=5, random_state=None, task="auto",
-                 standardize=True, refine=False):
+    def __init__(self, estimator: LSSVMClassifier | KernelRidgeRegressor | None = None, *,
+                 criterion: str = "auto", approximation: str | Approximation = "auto",
+                 gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
+                 cv: int | None = 5, random_state: RandomState = None, task: str = "auto",
+                 standardize: bool = True, refine: bool = False) -> None:
         self.estimator = estimator
         self.criterion = criterion
         self.approximation = approximation
@@ -382,7 +408,7 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         self.standardize = standardize
         self.refine = refine
 
-    def _task_and_estimator(self, y):
+    def _task_and_estimator(self, y: np.ndarray) -> tuple[Any, _KernelMachineEstimator]:
         from ._targets import check_task, prepare_targets
 
         if self.estimator is not None:
@@ -403,9 +429,10 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                else LSSVMClassifier())
         return targets, est
 
-    def fit(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
-                             y_numeric=isinstance(self.estimator, KernelRidgeRegressor))
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
+        X, y = cast("tuple[np.ndarray, np.ndarray]",
+                    validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                                  y_numeric=isinstance(self.estimator, KernelRidgeRegressor)))
         if isinstance(self.estimator, LSSVMClassifier):
             check_classification_targets(y)
         targets, est = self._task_and_estimator(y)
@@ -475,7 +502,7 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         return self
 
     @staticmethod
-    def _results(res, name):
+    def _results(res: SelectionResult, name: str) -> dict[str, Any]:
         G, A = np.meshgrid(res.gammas, res.alphas, indexing="ij")
         values = res.curves[name].ravel()
         order = values if res.directions[name] == "min" else -values
@@ -493,22 +520,22 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
             out["std_test_loss"] = fl.std(axis=0).ravel()
         return out
 
-    def predict(self, X):
+    def predict(self, X: npt.ArrayLike) -> np.ndarray:
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X)
 
     @available_if(_refit_has_decision_function)
-    def decision_function(self, X):
+    def decision_function(self, X: npt.ArrayLike) -> np.ndarray:
         """decision_function of the refit classifier (absent for regressors)."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.decision_function(X)
 
-    def score(self, X, y):
+    def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
         """Accuracy (classifiers) or R² (regressors) of the refit estimator."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.score(X, y)
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         if self.estimator is None:          # classifier or regressor, decided by y at fit
             return tags

@@ -18,16 +18,14 @@ from ._validation import (
     check_workers,
 )
 from ._progress import check_progress
+from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
-from .criteria import check_compatible, encode_binary, get_criterion
+from .criteria import Criterion, check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import Approximation, get_approximation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-#: What ``random_state`` accepts.
-RandomState = int | np.random.Generator | np.random.SeedSequence | None
 
 __all__ = ["select_kernel", "SelectionResult", "default_gammas"]
 
@@ -201,7 +199,7 @@ class SelectionResult:
 
 def _split_params(criteria, params):
     """Each keyword goes to every requested criterion that declares it."""
-    per = {c.name: {} for c in criteria}
+    per: dict[str, dict[str, Any]] = {c.name: {} for c in criteria}
     for key, value in params.items():
         takers = [c for c in criteria if key in c.params]
         if not takers:
@@ -391,7 +389,7 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
             if isinstance(criterion, (list, tuple)) else [criterion]
     if not names:
         raise ValueError("criterion must name at least one criterion.")
-    crits = []
+    crits: list[Criterion] = []
     for name in names:
         c = get_criterion(name)
         if c.name not in [k.name for k in crits]:

@@ -101,6 +101,7 @@ def _cmd_select(args, out):
     n, d = data.X.shape
 
     # Signs of life on stderr, never on short runs: see PROGRESS_DELAY.
+    progress: bool | float
     if args.no_progress:
         progress = False
     else:

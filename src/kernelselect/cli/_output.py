@@ -34,7 +34,7 @@ def format_table(result, selected_by=None, max_alphas=3):
     alphas = np.asarray(result.alphas, dtype=float)
     names = list(result.curves)
     selected_by = selected_by or names[0]
-    best_index = {}
+    best_index: dict[str, tuple[int, ...] | None] = {}
     for name in names:
         best = result.best[name]
         if best.get("index") is not None:

@@ -96,13 +96,12 @@ def parse_gamma_grid(text):
             )
         exponents = start + step * np.arange(count)
     else:
-        count = int(stop - start) + 1 if extra is None else extra
-        if count != int(count) or count < 1:
+        num = float(int(stop - start) + 1) if extra is None else extra
+        if num != int(num) or num < 1:
             raise CommandError(f"--gamma-grid: NUM must be a positive integer, got {parts[3]}.")
-        if count > 1000:
-            raise CommandError(f"--gamma-grid: NUM={count:.3g} values is too many (at most 1000).")
-        count = int(count)
-        exponents = np.linspace(start, stop, count)
+        if num > 1000:
+            raise CommandError(f"--gamma-grid: NUM={num:.3g} values is too many (at most 1000).")
+        exponents = np.linspace(start, stop, int(num))
     gammas = base**exponents
     return [float(g) for g in gammas]
 

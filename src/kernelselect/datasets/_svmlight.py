@@ -50,7 +50,10 @@ def load_svmlight(path, *, n_features=None, zero_based="auto", task="auto",
     path = _check_path(path)
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based={zero_based!r}; use True, False or 'auto'.")
-    targets, rows, cols, vals = [], [], [], []
+    targets: list[float] = []
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
     min_index, max_index = None, -1
     with open(path, encoding="utf-8", errors="replace") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -98,7 +101,7 @@ def load_svmlight(path, *, n_features=None, zero_based="auto", task="auto",
     offset = 1
     if zero_based is True or (zero_based == "auto" and min_index == 0):
         offset = 0
-    cols = np.asarray(cols, dtype=np.int64) - offset
+    col_index = np.asarray(cols, dtype=np.int64) - offset
     d_found = int(max_index - offset + 1) if len(vals) else 0
     if n_features is None:
         d = d_found
@@ -113,7 +116,7 @@ def load_svmlight(path, *, n_features=None, zero_based="auto", task="auto",
     _dense_guard(n, d, max_dense_bytes, path)
     X = np.zeros((n, d), dtype=np.float64)
     # Later duplicates of an index on one line overwrite earlier ones.
-    X[np.asarray(rows, dtype=np.int64), cols] = np.asarray(vals, dtype=np.float64)
+    X[np.asarray(rows, dtype=np.int64), col_index] = np.asarray(vals, dtype=np.float64)
     _finite_X(X, path)
     meta = {"source": str(path), "format": "svmlight"}
     y, task, _ = _finish_target(np.asarray(targets), task, meta, source=path)

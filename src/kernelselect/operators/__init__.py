@@ -5,6 +5,8 @@ with scikit-learn style parameters; the strings ``"exact"``, ``"nystrom"``,
 ``"rff"``, ``"mcm"`` and ``"random_mcm"`` mean the recipe with its defaults.
 """
 
+from __future__ import annotations
+
 import importlib
 
 from ._base import Approximation, ExplicitBasisOperator, KernelOperator, RidgeFunction
@@ -26,10 +28,10 @@ _LAZY = {
     "nystrom": ("nystrom", "Nystroem"),
     "rff": ("rff", "RFF"),
 }
-_CLASSES: dict[str, type] = {}
+_CLASSES: dict[str, type[Approximation]] = {}
 
 
-def _resolve(name):
+def _resolve(name: str) -> type[Approximation]:
     if name in _CLASSES:
         return _CLASSES[name]
     module, attr = _LAZY[name]
@@ -39,12 +41,12 @@ def _resolve(name):
     return cls
 
 
-def approximation_names():
+def approximation_names() -> list[str]:
     """Names of the approximations."""
     return list(_LAZY)
 
 
-def get_approximation(approximation):
+def get_approximation(approximation: str | Approximation | type[Approximation]) -> Approximation:
     """An :class:`Approximation` instance from a name (its defaults) or an instance."""
     if isinstance(approximation, Approximation):
         return approximation

@@ -27,10 +27,16 @@ expose ``indices``: the original rows they act on, in operator order. Probes are
 given in the original order and pass through :meth:`KernelOperator.restrict`.
 """
 
+from __future__ import annotations
+
 import copy
 import inspect
+from typing import Any, Iterable
 
 import numpy as np
+import numpy.typing as npt
+
+from .._typing import PreparedState, RandomState, RowFunction, SpectralFunction
 
 __all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "RidgeFunction",
            "evaluate_at"]
@@ -58,7 +64,8 @@ class RidgeFunction:
 
     __slots__ = ("kind", "alphas", "power", "scale")
 
-    def __init__(self, kind, alphas, power=1, scale=None):
+    def __init__(self, kind: str, alphas: npt.ArrayLike, power: int = 1,
+                 scale: npt.ArrayLike | None = None) -> None:
         if kind not in ("resolvent", "smoother", "complement"):
             raise ValueError(
                 f"kind must be 'resolvent', 'smoother' or 'complement', got {kind!r}.")
@@ -67,17 +74,17 @@ class RidgeFunction:
         self.kind = kind
         self.alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
         self.power = power
-        self.scale = None if scale is None else np.broadcast_to(
+        self.scale: np.ndarray | None = None if scale is None else np.broadcast_to(
             np.asarray(scale, dtype=np.float64), self.alphas.shape).copy()
         if self.scale is not None and kind != "complement":
             raise ValueError("scale applies to kind='complement' only.")
 
-    def __call__(self, lam):
+    def __call__(self, lam: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             return self._evaluate(lam)
 
-    def _evaluate(self, lam):
-        lam = np.asarray(lam, dtype=np.float64)[:, None]
+    def _evaluate(self, values: np.ndarray) -> np.ndarray:
+        lam = np.asarray(values, dtype=np.float64)[:, None]
         a = self.alphas[None, :]
         if self.kind == "resolvent":
             base = 1.0 / (lam + a)
@@ -89,22 +96,23 @@ class RidgeFunction:
                 base = base / self.scale[None, :]
         return base ** self.power
 
-    def factor(self, j):
+    def factor(self, j: int) -> float:
         """α_j / s_j: the multiplier of K_α⁻¹ in the complement form at the j-th α."""
         a = float(self.alphas[j])
         return a if self.scale is None else a / float(self.scale[j])
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"RidgeFunction({self.kind!r}, alphas={self.alphas.tolist()}, power={self.power})"
 
 
-def _centred(y):
+def _centred(y: npt.ArrayLike) -> np.ndarray:
     """y − mean(y), centred twice so that its sum is zero to rounding."""
-    yc = np.asarray(y, dtype=np.float64) - np.mean(y)
+    values = np.asarray(y, dtype=np.float64)
+    yc = values - np.mean(values)
     return yc - yc.mean()
 
 
-def evaluate_at(g, lam):
+def evaluate_at(g: SpectralFunction, lam: npt.ArrayLike) -> np.ndarray:
     """g evaluated at eigenvalues ``lam`` as a float array of shape (r,) or (r, L)."""
     return np.asarray(g(np.asarray(lam, dtype=np.float64)), dtype=np.float64)
 
@@ -127,41 +135,42 @@ class KernelOperator:
     name = "operator"
     spectral = False
 
-    def __init__(self, n, indices=None):
+    def __init__(self, n: int, indices: npt.ArrayLike | None = None) -> None:
         self.n = int(n)
-        self.indices = None if indices is None else np.asarray(indices, dtype=np.intp)
-        self.details = {}
+        self.indices: np.ndarray | None = None if indices is None else np.asarray(indices, dtype=np.intp)
+        self.details: dict[str, Any] = {}
 
     # -- probes ---------------------------------------------------------------
-    def restrict(self, v):
+    def restrict(self, v: npt.ArrayLike) -> np.ndarray:
         """Probe(s) in the original order → the operator's order (rows)."""
         v = np.asarray(v, dtype=np.float64)
         return v if self.indices is None else v[self.indices]
 
     # -- power moments ----------------------------------------------------------
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         """Pᵀ A^r P for probe columns ``P`` of shape (n, m) (operator order)."""
         raise NotImplementedError
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         """tr A^r for a non-negative integer r."""
         raise NotImplementedError
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         """diag A, shape (n,)."""
         raise NotImplementedError
 
     # -- spectral forms ---------------------------------------------------------
     @property
-    def eigenvalues(self):
+    def eigenvalues(self) -> np.ndarray:
         """Eigenvalues with (possibly) non-zero weight, shape (rank,)."""
         raise NotImplementedError
 
-    def project(self, P):
+    def project(self, P: npt.ArrayLike) -> np.ndarray:
         """Coefficients ⟨q_i, p⟩ of probe columns P (n, m) → (rank, m), maybe complex."""
         raise NotImplementedError
 
-    def quadratic(self, g, P, Q=None):
+    def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
+                  Q: npt.ArrayLike | None = None) -> np.ndarray:
         """Pᵀ g(A) Q, shape (m_P, m_Q) or (m_P, m_Q, L)."""
         Q = P if Q is None else Q
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
@@ -182,22 +191,22 @@ class KernelOperator:
         weighted = np.real(np.conj(cp).T @ scaled).reshape(cp.shape[1], mq, L)
         return weighted + (gram - inner)[:, :, None] * g0[None, None, :]
 
-    def trace(self, h):
+    def trace(self, h: SpectralFunction) -> float | np.ndarray:
         """tr h(A): a float, or shape (L,)."""
         lam = self.eigenvalues
         hl = evaluate_at(h, lam)
         h0 = evaluate_at(h, np.zeros(1))[0]
         return hl.sum(axis=0) + (self.n - lam.shape[0]) * h0
 
-    def diagonal_function(self, g):
+    def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         """diag g(A), shape (n,) or (n, L)."""
         raise NotImplementedError
 
-    def apply_function(self, g, B):
+    def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
         """g(A) B for columns B (n, m) → (n, m) or (n, m, L)."""
         raise NotImplementedError
 
-    def block_function(self, g, rows):
+    def block_function(self, g: SpectralFunction, rows: npt.ArrayLike) -> np.ndarray:
         """g(A)[rows][:, rows], the principal block on ``rows`` (operator order):
         shape (b, b, L) for a path of L ridge values, (b, b) otherwise.
 
@@ -209,7 +218,8 @@ class KernelOperator:
         raise NotImplementedError(f"{self.name} operators do not provide principal blocks "
                                   "of g(A); use the exact kernel matrix.")
 
-    def reduce_rows(self, g, B, func):
+    def reduce_rows(self, g: SpectralFunction | None, B: npt.ArrayLike,
+                    func: RowFunction) -> np.ndarray:
         """Σ over row blocks of ``func(B_b, (g(A)B)_b, (diag g(A))_b)``.
 
         For criteria whose value is a sum over points of a function of per-row
@@ -225,7 +235,7 @@ class KernelOperator:
         return func(B, self.apply_function(g, B), self.diagonal_function(g))
 
     # -- centred forms ----------------------------------------------------------
-    def centred_terms(self, y):
+    def centred_terms(self, y: npt.ArrayLike) -> tuple[float, float]:
         """(y_cᵀ A y_c, ‖HAH‖_F²) with y_c = y − ȳ1 and H = I − 11ᵀ/n.
 
         Spectral operators (A = QΛQᵀ on its range): with c = Qᵀ1 and the r × r matrix
@@ -258,10 +268,10 @@ class KernelOperator:
         return float(ycky), float(kc_sq)
 
     # -- power moments from the spectrum (used by spectral operators) -----------
-    def _spectral_power_quadratic(self, r, P):
+    def _spectral_power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         return self.quadratic(lambda lam: lam ** r, P)
 
-    def _spectral_power_trace(self, r):
+    def _spectral_power_trace(self, r: int) -> float:
         return float(self.trace(lambda lam: lam ** r))
 
 
@@ -274,33 +284,34 @@ class ExplicitBasisOperator(KernelOperator):
 
     spectral = True
 
-    def __init__(self, eigenvalues, basis, indices=None):
+    def __init__(self, eigenvalues: npt.ArrayLike, basis: npt.ArrayLike,
+                 indices: npt.ArrayLike | None = None) -> None:
         basis = np.asarray(basis, dtype=np.float64)
         super().__init__(basis.shape[0], indices)
         self._lam = np.asarray(eigenvalues, dtype=np.float64)
         self._q = basis
 
     @property
-    def eigenvalues(self):
+    def eigenvalues(self) -> np.ndarray:
         return self._lam
 
     @property
-    def basis(self):
+    def basis(self) -> np.ndarray:
         return self._q
 
-    def project(self, P):
+    def project(self, P: npt.ArrayLike) -> np.ndarray:
         return self._q.T @ np.asarray(P, dtype=np.float64).reshape(self.n, -1)
 
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         return self._spectral_power_quadratic(r, P)
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         return self._spectral_power_trace(r)
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         return (self._q ** 2) @ self._lam
 
-    def diagonal_function(self, g):
+    def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         gl = evaluate_at(g, self._lam)
         g0 = evaluate_at(g, np.zeros(1))[0]
         q2 = self._q ** 2
@@ -309,7 +320,7 @@ class ExplicitBasisOperator(KernelOperator):
             return q2 @ gl + g0 * rest
         return q2 @ gl + rest[:, None] * g0[None, :]
 
-    def apply_function(self, g, B):
+    def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
         B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
         c = self._q.T @ B                                   # (r, m)
         gl = evaluate_at(g, self._lam)
@@ -335,9 +346,9 @@ class Approximation:
 
     name = "approximation"
     #: capability tags the built operators offer (see ``Criterion.needs``)
-    provides = frozenset({"moments", "spectral"})
+    provides: frozenset[str] = frozenset({"moments", "spectral"})
 
-    def configure(self, needs):
+    def configure(self, needs: Iterable[str]) -> None:
         """Told, before :meth:`prepare`, the set of capability tags the criteria of
         one call need; recipes with a choice of operator (``Exact``) pick from it.
 
@@ -345,7 +356,7 @@ class Approximation:
         :meth:`configured`, which leaves the caller's instance untouched."""
         return None
 
-    def configured(self, needs):
+    def configured(self, needs: Iterable[str]) -> Approximation:
         """An instance told ``needs`` (see :meth:`configure`): ``self`` when the
         recipe has no choice to make, else a shallow copy, so that an instance given
         by the caller (and its clones) keeps the parameters it was built with."""
@@ -355,23 +366,25 @@ class Approximation:
         other.configure(needs)
         return other
 
-    def prepare(self, X, y, *, kernel, random_state, workers):
+    def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
+                random_state: RandomState, workers: int | None) -> PreparedState:
         """Draw whatever is shared by every γ; returns an opaque state (or None)."""
         return None
 
-    def check_resources(self, n, d):
+    def check_resources(self, n: int, d: int) -> Any:
         """Raise ``ValueError`` when working on n points of d features would allocate
         more than the limit of :func:`kernelselect.set_config` (checked by ``prepare``
         too; callers that will build later call it first, before any long work)."""
         return None
 
-    def build(self, X, y, gamma, *, kernel, state, workers):
+    def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
+              state: PreparedState, workers: int | None) -> KernelOperator:
         """The operator for kernel parameter ``gamma`` (``state`` from :meth:`prepare`)."""
         raise NotImplementedError
 
     # -- scikit-learn parameter protocol ---------------------------------------
     @classmethod
-    def _get_param_names(cls):
+    def _get_param_names(cls) -> list[str]:
         """The parameter names: the keyword arguments of ``__init__``."""
         init = cls.__init__
         if init is object.__init__:
@@ -380,7 +393,7 @@ class Approximation:
         return [p.name for p in params if p.name != "self"
                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor parameters as a dict (scikit-learn's protocol).
 
         Parameters
@@ -389,7 +402,7 @@ class Approximation:
             Also list the parameters of parameters that have ``get_params``, as
             ``name__sub``.
         """
-        out = {}
+        out: dict[str, Any] = {}
         for key in self._get_param_names():
             try:
                 value = getattr(self, key)
@@ -404,12 +417,12 @@ class Approximation:
             out[key] = value
         return out
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> Approximation:
         """Set constructor parameters (``name`` or ``name__sub``); returns self."""
         if not params:
             return self
         valid = self.get_params(deep=True)
-        nested = {}
+        nested: dict[str, dict[str, Any]] = {}
         for key, value in params.items():
             head, delim, sub = key.partition("__")
             if head not in valid:
@@ -426,20 +439,20 @@ class Approximation:
             valid[head].set_params(**sub_params)
         return self
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
         mine, theirs = self.get_params(deep=False), other.get_params(deep=False)
         return mine.keys() == theirs.keys() and all(
             _same_value(mine[k], theirs[k]) for k in mine)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         # equal objects have the same type; parameters may be unhashable (arrays)
         return hash(type(self))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         """Like scikit-learn: only the parameters that differ from their defaults."""
-        defaults = {}
+        defaults: dict[str, Any] = {}
         if type(self).__init__ is not object.__init__:
             defaults = {p.name: p.default for p in
                         inspect.signature(type(self).__init__).parameters.values()}
@@ -448,7 +461,7 @@ class Approximation:
         return f"{type(self).__name__}({args})"
 
 
-def _same_value(a, b):
+def _same_value(a: Any, b: Any) -> bool:
     """Parameter equality that also compares arrays (by shape and contents)."""
     if a is b:
         return True

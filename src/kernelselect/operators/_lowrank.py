@@ -1,6 +1,9 @@
 """Eigenpairs of VVᵀ for a tall factor V (n × k, n ≫ k)."""
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg
 
 from .._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
@@ -9,7 +12,7 @@ from .._threads import blas_for_flops as small_blas
 __all__ = ["factor_spectrum", "shifted_cholesky", "small_blas"]
 
 
-def shifted_cholesky(K, alpha):
+def shifted_cholesky(K: npt.ArrayLike, alpha: float) -> tuple[np.ndarray, bool]:
     """Lower Cholesky factor ``(c, lower)`` of K + αI for scipy's ``cho_solve``; K is not
     modified. Raises ``LinAlgError`` when K + αI is not numerically positive definite."""
     A = np.array(K, dtype=np.float64, copy=True)
@@ -18,7 +21,7 @@ def shifted_cholesky(K, alpha):
         return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
 
 
-def _chol(G):
+def _chol(G: np.ndarray) -> np.ndarray:
     with small_blas(float(G.shape[0]) ** 3 / 3):
         R = scipy.linalg.cholesky(G, lower=False, check_finite=False)
     if not np.all(np.isfinite(R)) or np.min(np.abs(np.diag(R))) == 0.0:
@@ -26,7 +29,7 @@ def _chol(G):
     return R
 
 
-def _cholesky_qr2_spectrum(V):
+def _cholesky_qr2_spectrum(V: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Eigenpairs of VVᵀ by two rounds of Cholesky QR (Yamamoto et al. 2015), or None
     when V is too ill-conditioned for it.
 
@@ -52,7 +55,7 @@ def _cholesky_qr2_spectrum(V):
     return s ** 2, Q1 @ M
 
 
-def factor_spectrum(V):
+def factor_spectrum(V: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues s² (descending) and orthonormal eigenvectors (n, k) of VVᵀ.
 
     Thin SVD of V by Cholesky QR2 followed by the SVD of the small triangular factor
@@ -67,7 +70,7 @@ def factor_spectrum(V):
         return _factor_spectrum(V)
 
 
-def _factor_spectrum(V):
+def _factor_spectrum(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n, k = V.shape
     if n <= k:
         # wide factor: VVᵀ is the small matrix; its eigh is exact enough (no squaring)

@@ -12,7 +12,10 @@ ranking of log p_γ + G changes: the criterion curve over γ stays reproducible 
 by common random numbers, not by fresh draws per γ.
 """
 
+from __future__ import annotations
+
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg
 
 from ._lowrank import small_blas
@@ -25,7 +28,7 @@ __all__ = [
 ]
 
 
-def gumbel_top_c(p, gumbel, c):
+def gumbel_top_c(p: npt.ArrayLike, gumbel: np.ndarray, c: int) -> np.ndarray:
     """The c indices (sorted) of a without-replacement draw from p given fixed noise.
 
     Parameters
@@ -45,7 +48,8 @@ def gumbel_top_c(p, gumbel, c):
     return np.sort(top)
 
 
-def column_norm_probabilities(X, gamma, kernel="gaussian", workers=None):
+def column_norm_probabilities(X: np.ndarray, gamma: float, kernel: str = "gaussian",
+                              workers: int | None = None) -> np.ndarray:
     """p_i = ‖K_{:,i}‖² / ‖K‖_F², the squared column-norm distribution (paper 002, Sec. V;
     Drineas & Mahoney 2005).
 
@@ -65,7 +69,8 @@ def column_norm_probabilities(X, gamma, kernel="gaussian", workers=None):
     return sq / sq.sum()
 
 
-def ridge_leverage_scores(X, gamma, pilot, ridge, kernel="gaussian", workers=None):
+def ridge_leverage_scores(X: np.ndarray, gamma: float, pilot: np.ndarray, ridge: float,
+                          kernel: str = "gaussian", workers: int | None = None) -> np.ndarray:
     """Nyström estimate of the λ-ridge leverage scores ℓ_i(λ) = (K(K + λI)⁻¹)_ii.
 
     With a pilot landmark set S (columns C = K(X, X_S), W = K(X_S, X_S)),
@@ -114,7 +119,7 @@ def ridge_leverage_scores(X, gamma, pilot, ridge, kernel="gaussian", workers=Non
     return np.clip(scores, np.finfo(np.float64).tiny, None)
 
 
-def kmeans_centres(X, c, seed):
+def kmeans_centres(X: np.ndarray, c: int, seed: int | np.integer) -> np.ndarray:
     """c k-means centres of the rows of X (scikit-learn's KMeans, k-means++ start).
 
     Zhang, Tsang & Kwok 2008 ("Improved Nyström low-rank approximation and error

@@ -1,8 +1,15 @@
 """Exact kernel matrix: dense (Cholesky factors or eigendecomposition) or streaming
 (never holding K)."""
 
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence, TypeGuard
+
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg
+
+from .._typing import PreparedState, RandomState, SpectralFunction
 
 from .._resources import check_allocation
 from .._validation import check_positive_int
@@ -18,7 +25,7 @@ from ._lowrank import shifted_cholesky, small_blas
 __all__ = ["Exact", "DenseOperator"]
 
 
-def _symmetrise_from(A, lower, block=512):
+def _symmetrise_from(A: np.ndarray, lower: bool, block: int = 512) -> np.ndarray:
     """Copy the lower (or upper) triangle of A onto the other one, in place, by blocks
     (LAPACK's dpotri writes only one triangle)."""
     if not lower:
@@ -59,7 +66,7 @@ class DenseOperator(ExplicitBasisOperator):
 
     name = "dense"
 
-    def __init__(self, K, solver="auto", max_ridge_alphas=3):
+    def __init__(self, K: npt.ArrayLike, solver: str = "auto", max_ridge_alphas: int = 3) -> None:
         K = np.asarray(K, dtype=np.float64)
         KernelOperator.__init__(self, K.shape[0])
         self._K = 0.5 * (K + K.T)
@@ -67,12 +74,12 @@ class DenseOperator(ExplicitBasisOperator):
             raise ValueError(f"solver must be 'auto' or 'eigh', got {solver!r}.")
         self.solver = solver
         self.max_ridge_alphas = int(max_ridge_alphas)
-        self._eig = None
-        self._ridge = {}          # α → {"factor": (c, lower)} and, once needed, "inverse"
+        self._eig: tuple[np.ndarray, np.ndarray] | None = None
+        self._ridge: dict[float, dict[str, Any]] = {}         # α → {"factor": (c, lower)} and, once needed, "inverse"
         self.details = {"method": "dense"}
 
     # -- the eigendecomposition, on first need ------------------------------------
-    def _eigenpairs(self):
+    def _eigenpairs(self) -> tuple[np.ndarray, np.ndarray]:
         if self._eig is None:
             with small_blas(float(self.n) ** 3):
                 lam, Q = scipy.linalg.eigh(self._K, driver="evd")
@@ -83,15 +90,15 @@ class DenseOperator(ExplicitBasisOperator):
         return self._eig
 
     @property
-    def _lam(self):
+    def _lam(self) -> np.ndarray:  # type: ignore[override]
         return self._eigenpairs()[0]
 
     @property
-    def _q(self):
+    def _q(self) -> np.ndarray:  # type: ignore[override]
         return self._eigenpairs()[1]
 
     # -- Cholesky factors of K + αI ---------------------------------------------------
-    def _use_ridge(self, g):
+    def _use_ridge(self, g: SpectralFunction | None) -> TypeGuard[RidgeFunction]:
         """Whether ``g`` is served from Cholesky factors rather than eigenpairs."""
         if self._eig is not None or self.solver == "eigh" or not isinstance(g, RidgeFunction):
             return False
@@ -106,7 +113,7 @@ class DenseOperator(ExplicitBasisOperator):
             return False
         return True
 
-    def _factor(self, a):
+    def _factor(self, a: float) -> dict[str, Any]:
         entry = self._ridge.get(a)
         if entry is None:
             if not a > 0:
@@ -118,7 +125,7 @@ class DenseOperator(ExplicitBasisOperator):
             self.details["factorisation"] = "cholesky"
         return entry
 
-    def _inverse(self, a):
+    def _inverse(self, a: float) -> np.ndarray:
         entry = self._factor(a)
         if "inverse" not in entry:
             c, lower = entry.pop("factor")
@@ -129,14 +136,14 @@ class DenseOperator(ExplicitBasisOperator):
             entry["inverse"] = _symmetrise_from(inv, lower)
         return entry["inverse"]
 
-    def _solve(self, a, B):
+    def _solve(self, a: float, B: np.ndarray) -> np.ndarray:
         """K_α⁻¹ B."""
         entry = self._factor(a)
         if "inverse" in entry:
             return entry["inverse"] @ B
         return scipy.linalg.cho_solve(entry["factor"], B, check_finite=False)
 
-    def _ridge_apply(self, g, B):
+    def _ridge_apply(self, g: RidgeFunction, B: np.ndarray) -> np.ndarray:
         """g(K) B for a RidgeFunction: (n, m) → (n, m, L)."""
         out = np.empty(B.shape + (g.alphas.size,))
         for j, a in enumerate(g.alphas):
@@ -153,7 +160,8 @@ class DenseOperator(ExplicitBasisOperator):
         return out
 
     # -- spectral forms -------------------------------------------------------------
-    def quadratic(self, g, P, Q=None):
+    def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
+                  Q: npt.ArrayLike | None = None) -> np.ndarray:
         if not self._use_ridge(g):
             return super().quadratic(g, P, Q)
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
@@ -164,7 +172,7 @@ class DenseOperator(ExplicitBasisOperator):
             return np.einsum("nil,njl->ijl", half, half)
         return np.einsum("ni,njl->ijl", P, self._ridge_apply(g, Q))
 
-    def trace(self, h):
+    def trace(self, h: SpectralFunction) -> float | np.ndarray:
         if not self._use_ridge(h):
             return super().trace(h)
         out = np.empty(h.alphas.size)
@@ -185,7 +193,7 @@ class DenseOperator(ExplicitBasisOperator):
                       else self.n - 2 * t1 + float(np.einsum("ij,ij->", ainv, ainv)))
         return out
 
-    def diagonal_function(self, g):
+    def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         if not self._use_ridge(g):
             return (self._q ** 2) @ evaluate_at(g, self._lam)   # complete basis
         out = np.empty((self.n, g.alphas.size))
@@ -206,7 +214,7 @@ class DenseOperator(ExplicitBasisOperator):
                          else 1.0 - 2 * d1 + np.einsum("ij,ij->i", ainv, ainv))
         return out
 
-    def block_function(self, g, rows):
+    def block_function(self, g: SpectralFunction, rows: npt.ArrayLike) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)
         if self._use_ridge(g):
             blocks = []
@@ -226,13 +234,13 @@ class DenseOperator(ExplicitBasisOperator):
                 out[:, :, j] = (Qb * gl[None, :, j]) @ Qb.T
         return out
 
-    def apply_function(self, g, B):
+    def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
         if not self._use_ridge(g):
             return super().apply_function(g, B)
         return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1))
 
     # -- centred forms from K itself ----------------------------------------------------
-    def centred_terms(self, y, block=512):
+    def centred_terms(self, y: npt.ArrayLike, block: int = 512) -> tuple[float, float]:
         """HKH formed in blocks of rows (K_ij − r_i − r_j + m, r = K1/n, m = 1ᵀK1/n²):
         each entry is computed once from K, so ‖HKH‖_F² keeps the accuracy of K's
         entries instead of cancelling three terms of order n² (no eigendecomposition)."""
@@ -252,7 +260,7 @@ class DenseOperator(ExplicitBasisOperator):
         return ycky, kc_sq
 
     # -- power moments, from K itself -------------------------------------------------
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         r = int(r)
         if r < 0:
             raise ValueError(f"r must be a non-negative integer, got {r!r}.")
@@ -265,7 +273,7 @@ class DenseOperator(ExplicitBasisOperator):
             H = self._K @ H
         return H.T @ (self._K @ H) if r % 2 else H.T @ H
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         r = int(r)
         if r == 0:
             return float(self.n)
@@ -275,7 +283,7 @@ class DenseOperator(ExplicitBasisOperator):
             return float(np.einsum("ij,ij->", self._K, self._K))
         return self._spectral_power_trace(r)
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         return np.diagonal(self._K).copy()
 
 
@@ -305,26 +313,28 @@ class Exact(Approximation):
 
     name = "exact"
 
-    def __init__(self, method="auto", max_dense=8000, dense_solver="auto"):
+    def __init__(self, method: str = "auto", max_dense: int = 8000,
+                 dense_solver: str = "auto") -> None:
         self.method = method
         self.max_dense = max_dense
         self.dense_solver = dense_solver
-        self._needs = None
+        self._needs: frozenset[str] | None = None
 
+    # a property where the base class has a plain attribute: it follows ``method``
     @property
-    def provides(self):
+    def provides(self) -> frozenset[str]:  # type: ignore[override]
         if self.method == "streaming":
             return frozenset({"moments"})
         return frozenset({"moments", "spectral", "blocks"})
 
     @property
-    def label(self):
+    def label(self) -> str:
         return "exact" if self.method != "streaming" else "Exact(method='streaming')"
 
-    def configure(self, needs):
+    def configure(self, needs: Iterable[str]) -> None:
         self._needs = frozenset(needs)
 
-    def _resolved_method(self):
+    def _resolved_method(self) -> str:
         if self.method not in ("auto", "dense", "streaming"):
             raise ValueError(
                 f"method must be 'auto', 'dense' or 'streaming', got {self.method!r}."
@@ -335,7 +345,7 @@ class Exact(Approximation):
             return "streaming"
         return "dense"
 
-    def check_resources(self, n, d, method=None):
+    def check_resources(self, n: int, d: int, method: str | None = None) -> None:
         """The dense method holds K, a factor of K + αI and eigenvectors: three n × n
         float64 arrays, refused above ``max_dense`` points or the memory limit."""
         method = self._resolved_method() if method is None else method
@@ -355,16 +365,19 @@ class Exact(Approximation):
                          "and eigenvectors, three n × n float64 arrays)",
                          f"use {alternatives}")
 
-    def prepare(self, X, y, *, kernel, random_state, workers):
+    def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
+                random_state: RandomState, workers: int | None) -> PreparedState:
         method = self._resolved_method()
         if self.dense_solver not in ("auto", "eigh"):
             raise ValueError(
                 f"dense_solver must be 'auto' or 'eigh', got {self.dense_solver!r}."
             )
-        self.check_resources(*X.shape, method=method)
+        n, d = X.shape
+        self.check_resources(n, d, method=method)
         return {"method": method}
 
-    def build_all(self, rows, y, gammas, *, kernel, state):
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
+                  kernel: str, state: PreparedState) -> Sequence[KernelOperator] | None:
         """With the streaming method: one operator per γ whose power moments come from
         passes over the tiles of X shared by the whole grid
         (:mod:`~kernelselect.operators.streaming_exact`); None for the dense method."""
@@ -382,7 +395,8 @@ class Exact(Approximation):
                 "sm), 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")
         return None
 
-    def build(self, X, y, gamma, *, kernel, state, workers):
+    def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
+              state: PreparedState, workers: int | None) -> KernelOperator:
         method = state["method"] if state else self._resolved_method()
         if method == "streaming":
             from .streaming import StreamingOperator

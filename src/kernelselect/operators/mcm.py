@@ -11,7 +11,12 @@ Real data are placed on the grid by :mod:`kernelselect._grid` (n′ = Π m ≤ n
 points, recursive principal splits, least-squares spacing).
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .. import fft as _fft
 from .._columns import song_xu_column
@@ -24,6 +29,7 @@ from .._validation import (
     check_positive_int,
     check_random_state,
 )
+from .._typing import PreparedState, RandomState, SpectralFunction
 from ._base import Approximation, KernelOperator, evaluate_at
 
 __all__ = ["MCM", "MCMOperator"]
@@ -52,10 +58,11 @@ class MCMOperator(KernelOperator):
     name = "mcm"
     spectral = True
 
-    def __init__(self, column, indices=None, workers=None, clip_negative=False):
+    def __init__(self, column: npt.ArrayLike, indices: npt.ArrayLike | None = None,
+                 workers: int | None = None, clip_negative: bool = False) -> None:
         column = np.asarray(column, dtype=np.float64)
         super().__init__(column.size, indices)
-        self.shape = column.shape
+        self.shape: tuple[int, ...] = column.shape
         self.column = column
         self._workers = workers
         self._axes = tuple(range(column.ndim))
@@ -65,28 +72,28 @@ class MCMOperator(KernelOperator):
             np.maximum(self._lam, 0.0, out=self._lam)
 
     @property
-    def eigenvalues(self):
+    def eigenvalues(self) -> np.ndarray:
         return self._lam
 
-    def _grid(self, P):
+    def _grid(self, P: npt.ArrayLike) -> tuple[np.ndarray, int]:
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         return P.reshape(self.shape + (P.shape[1],)), P.shape[1]
 
-    def project(self, P):
+    def project(self, P: npt.ArrayLike) -> np.ndarray:
         G, k = self._grid(P)
         F = _fft.fftn(G, axes=self._axes, workers=self._workers)
         return F.reshape(self.n, k) / np.sqrt(self.n)
 
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         return self._spectral_power_quadratic(r, P)
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         return self._spectral_power_trace(r)
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         return np.full(self.n, float(self._lam.mean()))
 
-    def centred_terms(self, y):
+    def centred_terms(self, y: npt.ArrayLike) -> tuple[float, float]:
         """The constant vector is U's zero-frequency eigenvector, so centring drops
         that frequency: ‖HUH‖_F² = Σ_{j≠0} λ_j², y_cᵀUy_c = Σ_{j≠0} λ_j |⟨q_j, y_c⟩|²."""
         from ._base import _centred
@@ -96,7 +103,7 @@ class MCMOperator(KernelOperator):
         lam[0] = 0.0
         return float(np.sum(lam * np.abs(coef) ** 2)), float(np.sum(lam ** 2))
 
-    def diagonal_function(self, g):
+    def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         """diag g(U) = (1/Π) Σ_j g(λ_j) on every entry (U is circulant)."""
         gl = evaluate_at(g, self._lam)
         mean = gl.mean(axis=0)
@@ -104,7 +111,7 @@ class MCMOperator(KernelOperator):
             return np.full(self.n, float(mean))
         return np.broadcast_to(mean, (self.n, mean.shape[0])).copy()
 
-    def apply_function(self, g, B):
+    def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
         """g(U) B = IFFT_p(g(λ) ∘ FFT_p B), columns of B in grid order."""
         G, k = self._grid(B)
         F = _fft.fftn(G, axes=self._axes, workers=self._workers).reshape(self.n, k)
@@ -175,8 +182,9 @@ class MCM(Approximation):
 
     name = "mcm"
 
-    def __init__(self, levels=None, max_ratio=2.0, n_pairs=4096, periodic=True, spacing=None,
-                 clip_negative=True):
+    def __init__(self, levels: int | None = None, max_ratio: float = 2.0, n_pairs: int = 4096,
+                 periodic: bool = True, spacing: npt.ArrayLike | None = None,
+                 clip_negative: bool = True) -> None:
         self.levels = levels
         self.clip_negative = clip_negative
         self.max_ratio = max_ratio
@@ -184,7 +192,9 @@ class MCM(Approximation):
         self.periodic = periodic
         self.spacing = spacing
 
-    def prepare(self, X, y=None, *, kernel="gaussian", random_state=None, workers=None):
+    def prepare(self, X: npt.ArrayLike, y: npt.ArrayLike | None = None, *,
+                kernel: str = "gaussian", random_state: RandomState = None,
+                workers: int | None = None) -> dict[str, Any]:
         X = check_matrix(X, "X", dtype=np.float64)
         n, d = X.shape
         if self.levels is None:
@@ -215,7 +225,9 @@ class MCM(Approximation):
         dropped = np.setdiff1d(np.arange(n), keep)
         return {"m": m, "h": h, "order": order, "dropped": dropped, "n": n}
 
-    def build(self, X, y, gamma, *, kernel="gaussian", state=None, workers=None):
+    def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
+              kernel: str = "gaussian", state: PreparedState = None,
+              workers: int | None = None) -> MCMOperator:
         kernel = check_kernel(kernel)
         gamma = check_positive(gamma, "gamma")
         if state is None:

@@ -1,14 +1,23 @@
 """Nyström low-rank stand-ins K̃ = VVᵀ (papers 002, 004) and their landmark samplers."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Sequence, overload
+
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg
 
 from .._resources import check_allocation
 from .._validation import check_positive, check_positive_int, check_random_state
-from ._base import Approximation, ExplicitBasisOperator
+from .._typing import PreparedState, RandomState
+from ._base import Approximation, ExplicitBasisOperator, KernelOperator
 from ._lowrank import factor_spectrum, small_blas
 from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
                         ridge_leverage_scores)
+
+if TYPE_CHECKING:
+    from .streaming_lowrank import StreamingLowRankOperator
 
 __all__ = ["Nystroem", "nystroem_factor", "SAMPLERS"]
 
@@ -24,7 +33,7 @@ ROTATE_ABOVE = 1e2
 STREAMING_SAMPLERS = ("uniform", "kmeans")
 
 
-def check_eigen_floor(value):
+def check_eigen_floor(value: Any) -> float:
     """eigen_floor ∈ [0, 1): the relative eigenvalue cut of W (1 or more drops them all)."""
     v = check_positive(value, "eigen_floor", allow_zero=True)
     if v >= 1.0:
@@ -35,7 +44,7 @@ def check_eigen_floor(value):
     return v
 
 
-def _check_memory(n, c, k):
+def _check_memory(n: int, c: int, k: int) -> None:
     """C (n × c), its factor V (n × k) and W, its eigenvectors (c × c), float64."""
     check_allocation(8.0 * (2.0 * n * c + n * k + 2.0 * c * c),
                      f"the Nyström factors with n_landmarks={c} at n={n} (C = K(X, landmarks) "
@@ -43,7 +52,8 @@ def _check_memory(n, c, k):
                      "use fewer landmarks (a few hundred to a few thousand usually suffice)")
 
 
-def nystroem_factor(C, landmarks, rank, eigen_floor, W=None):
+def nystroem_factor(C: npt.ArrayLike, landmarks: np.ndarray | None, rank: int,
+                    eigen_floor: float, W: npt.ArrayLike | None = None) -> np.ndarray:
     """V (n, k′) with VVᵀ = C W_k⁺ Cᵀ, W = C[landmarks] = K(X_I, X_I).
 
     W = UΣUᵀ (eigh); the k largest eigenvalues above ``eigen_floor``·σ_max are kept
@@ -56,7 +66,7 @@ def nystroem_factor(C, landmarks, rank, eigen_floor, W=None):
     return C @ T if T.shape[1] else np.zeros((C.shape[0], 0))
 
 
-def _landmark_gram(Z, gamma, kernel):
+def _landmark_gram(Z: np.ndarray, gamma: float, kernel: str) -> np.ndarray:
     """W = K(Z, Z) as the in-memory path forms it (C = K(X, Z) restricted to Z)."""
     from .. import lowlevel
 
@@ -64,7 +74,14 @@ def _landmark_gram(Z, gamma, kernel):
                       dtype=np.float64)
 
 
-def nystroem_transform(W, rank, eigen_floor, split=False):
+@overload
+def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float,
+                       split: Literal[False] = ...) -> np.ndarray: ...
+@overload
+def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float,
+                       split: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float, split: bool = False
+                       ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """T = U_k Σ_k^{−1/2} (c, k′) with W_k⁺ = TTᵀ: the k largest eigenpairs of the
     landmark Gram matrix W above ``eigen_floor``·σ_max, so that the Nyström factor is
     V = C T. ``split=True`` returns (U_k, Σ_k^{−1/2} as a vector) instead."""
@@ -150,8 +167,10 @@ class Nystroem(Approximation):
     name = "nystrom"
     label = "nystrom"
 
-    def __init__(self, n_landmarks=None, rank=None, sampler="uniform", eigen_floor=1e-8,
-                 random_state=None, landmarks=None, pilot_size=None, ridge=None):
+    def __init__(self, n_landmarks: int | None = None, rank: int | None = None,
+                 sampler: str = "uniform", eigen_floor: float = 1e-8,
+                 random_state: RandomState = None, landmarks: npt.ArrayLike | None = None,
+                 pilot_size: int | None = None, ridge: float | None = None) -> None:
         self.n_landmarks = n_landmarks
         self.rank = rank
         self.sampler = sampler
@@ -161,7 +180,7 @@ class Nystroem(Approximation):
         self.pilot_size = pilot_size
         self.ridge = ridge
 
-    def _sizes(self, n):
+    def _sizes(self, n: int) -> tuple[int, int]:
         c = min(n, 200) if self.n_landmarks is None else check_positive_int(
             self.n_landmarks, "n_landmarks")
         if c > n:
@@ -171,7 +190,7 @@ class Nystroem(Approximation):
             raise ValueError(f"rank={k} exceeds n_landmarks={c}; choose rank ≤ n_landmarks.")
         return c, k
 
-    def _user_landmarks(self, X):
+    def _user_landmarks(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
         L = np.asarray(self.landmarks)
         n, d = X.shape
         if L.ndim == 1 and L.size and np.issubdtype(L.dtype, np.integer):
@@ -191,7 +210,7 @@ class Nystroem(Approximation):
             f"array of points of shape (c, {d}); got dtype {L.dtype} and shape {L.shape}."
         )
 
-    def check_resources(self, n, d):
+    def check_resources(self, n: int, d: int) -> None:
         if self.landmarks is not None:
             c = int(np.shape(self.landmarks)[0]) if np.ndim(self.landmarks) else 1
             k = c if self.rank is None else check_positive_int(self.rank, "rank")
@@ -201,14 +220,15 @@ class Nystroem(Approximation):
                 c = n
         _check_memory(n, c, k)
 
-    def prepare(self, X, y, *, kernel, random_state, workers):
+    def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
+                random_state: RandomState, workers: int | None) -> dict[str, Any]:
         n = X.shape[0]
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}.")
         check_eigen_floor(self.eigen_floor)
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
-        state = {"sampler": self.sampler}
+        state: dict[str, Any] = {"sampler": self.sampler}
         if self.landmarks is not None:
             if self.sampler not in ("uniform", "modified"):
                 raise ValueError(f"landmarks= replaces the sampler's choice; use it with "
@@ -217,7 +237,11 @@ class Nystroem(Approximation):
             if pts is not None and self.sampler == "modified":
                 raise ValueError("sampler='modified' needs landmarks that are rows of X: "
                                  "pass indices, not points.")
-            c_user = idx.size if idx is not None else pts.shape[0]
+            if idx is None:
+                assert pts is not None          # one of the two is given
+                c_user = pts.shape[0]
+            else:
+                c_user = idx.size
             if c_user > n:
                 raise ValueError(f"landmarks has {c_user} rows, more than n={n} samples.")
             if self.n_landmarks is not None and int(self.n_landmarks) != c_user:
@@ -257,7 +281,8 @@ class Nystroem(Approximation):
                     f"limited to n ≤ {OPTIMAL_MAX_N}; got n={n}. Use a Nyström sampler.")
         return state
 
-    def landmarks_for(self, X, gamma, *, kernel, state, workers=None):
+    def landmarks_for(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
+                      workers: int | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
         """(indices or None, points or None) of the landmarks used at ``gamma``."""
         sampler = state.get("sampler", "uniform")
         if sampler == "column_norm" and "gumbel" in state:
@@ -269,11 +294,13 @@ class Nystroem(Approximation):
             return gumbel_top_c(p, state["gumbel"], state["n_landmarks"]), None
         return state.get("landmarks"), state.get("points")
 
-    def factor(self, X, gamma, *, kernel, state, workers=None):
+    def factor(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
+               workers: int | None = None) -> np.ndarray:
         """V (n, k′) with K̃ = VVᵀ at ``gamma`` (the solvers' Woodbury factor)."""
         return self._factor(X, gamma, kernel, state, workers)[0]
 
-    def _factor(self, X, gamma, kernel, state, workers):
+    def _factor(self, X: np.ndarray, gamma: float, kernel: str, state: dict[str, Any],
+                workers: int | None) -> tuple[np.ndarray, int]:
         from .. import lowlevel
 
         floor = float(self.eigen_floor)
@@ -292,7 +319,8 @@ class Nystroem(Approximation):
         W = lowlevel.kernel_block(pts, pts, gamma, kernel=kernel, workers=workers)
         return nystroem_factor(C, None, k, floor, W=W), Z.shape[0]
 
-    def build_all(self, rows, y, gammas, *, kernel, state):
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
+                  kernel: str, state: dict[str, Any]) -> list[StreamingLowRankOperator] | None:
         """Operators for every γ of a grid from one pass over ``rows`` (an
         :class:`~kernelselect.operators.streaming_lowrank.ArrayRows` or a Dask row
         source), or None when the landmarks depend on γ or the sampler needs K itself
@@ -302,7 +330,8 @@ class Nystroem(Approximation):
 
         if state.get("sampler", "uniform") not in STREAMING_SAMPLERS:
             return None
-        idx, pts = state.get("landmarks"), state.get("points")
+        idx: Any = state.get("landmarks")
+        pts: Any = state.get("points")
         c = len(idx) if pts is None else pts.shape[0]
         check_streaming_memory(rows, y, c, len(gammas), f"Nyström with n_landmarks={c}",
                                "use fewer landmarks (a few hundred to a few thousand "
@@ -323,7 +352,10 @@ class Nystroem(Approximation):
         return build_operators(rows, LandmarkFeatures(Z, gammas, kernel), y, transforms,
                                "nystrom", details)
 
-    def build(self, X, y, gamma, *, kernel, state, workers):
+    def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
+              state: PreparedState, workers: int | None) -> KernelOperator:
+        if state is None:
+            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
         V, c = self._factor(X, gamma, kernel, state, workers)
         lam, Q = factor_spectrum(V)
         op = ExplicitBasisOperator(lam, Q)
@@ -334,7 +366,8 @@ class Nystroem(Approximation):
         return op
 
 
-def _modified_factor(X, Z, gamma, kernel, rank, eigen_floor, workers):
+def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, rank: int,
+                     eigen_floor: float, workers: int | None) -> np.ndarray:
     """V with VVᵀ = C (C⁺ K (C⁺)ᵀ)_k Cᵀ = Q (QᵀKQ)_k Qᵀ for C = K(X, Z) = QSRᵀ.
 
     Q comes from the c×c Gram matrix CᵀC = RS²Rᵀ (Q = CRS⁻¹, directions with
@@ -373,7 +406,8 @@ def _modified_factor(X, Z, gamma, kernel, rank, eigen_floor, workers):
     return Q @ (U[:, keep] * np.sqrt(sig[keep]))
 
 
-def _optimal_factor(X, gamma, kernel, rank, eigen_floor, workers):
+def _optimal_factor(X: np.ndarray, gamma: float, kernel: str, rank: int, eigen_floor: float,
+                    workers: int | None) -> np.ndarray:
     """V = U_k Λ_k^{1/2}: the best rank-k approximation of K (dense eigh)."""
     from .. import lowlevel
 

@@ -17,7 +17,12 @@ In terms of the random Fourier features z̃_ik = √(2/D) cos(x_iᵀw_k + b_k)
 (E[z̃_iᵀz̃_j] = κ(x_i, x_j)), û = Z̃/√D.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, NoReturn, Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from .. import fft as _fft
 from .._columns import labeled_rff_column
@@ -30,12 +35,13 @@ from .._validation import (
     check_random_state,
     check_vector,
 )
+from .._typing import PreparedState, RandomState
 from ._base import Approximation, KernelOperator
 
 __all__ = ["RandomMCM", "RandomMCMOperator"]
 
 
-def scaled_frequencies(W0, gamma, kernel):
+def scaled_frequencies(W0: np.ndarray, gamma: float, kernel: str) -> np.ndarray:
     """Frequencies of the kernel with parameter γ from standard samples W0.
 
     Gaussian exp(−γ‖δ‖²): w ~ N(0, 2γ I), so W = √(2γ) W0 with W0 standard
@@ -69,7 +75,10 @@ class RandomMCMOperator(KernelOperator):
     name = "random_mcm"
     spectral = False
 
-    def __init__(self, unlabeled, *, X=None, W0=None, b=None, gamma=None, kernel="gaussian", workers=None):
+    def __init__(self, unlabeled: npt.ArrayLike, *, X: np.ndarray | None = None,
+                 W0: np.ndarray | None = None, b: np.ndarray | None = None,
+                 gamma: float | None = None, kernel: str = "gaussian",
+                 workers: int | None = None) -> None:
         unlabeled = np.asarray(unlabeled, dtype=np.float64)
         super().__init__(unlabeled.shape[0])
         self.unlabeled = unlabeled
@@ -78,24 +87,25 @@ class RandomMCMOperator(KernelOperator):
         self._X, self._W0, self._b = X, W0, b
         self.gamma, self.kernel = gamma, kernel
         self._workers = workers
-        self._cache = {}
+        self._cache: dict[bytes | str | None, Any] = {}
 
     # -- arrays ------------------------------------------------------------------
-    def _labels(self, labels):
+    def _labels(self, labels: npt.ArrayLike | None) -> np.ndarray | None:
         if labels is None:
             return None
         return check_vector(labels, "labels", n=self.n)
 
-    def column(self, labels=None):
+    def column(self, labels: npt.ArrayLike | None = None) -> np.ndarray:
         """u = ℓ ∘ û (rows scaled by the labels), shape (n, D); None: û."""
         ell = self._labels(labels)
         return self.unlabeled if ell is None else self.unlabeled * ell[:, None]
 
-    def features(self):
+    def features(self) -> np.ndarray:
         """Random Fourier features Z̃ = √D û, shape (n, D), E[Z̃Z̃ᵀ] = K."""
         return np.sqrt(self.n_features) * self.unlabeled
 
-    def half_spectrum(self, labels=None):
+    def half_spectrum(self, labels: npt.ArrayLike | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
         """s on the feature frequencies 0..⌊D/2⌋ and their multiplicities.
 
         u is real, so s[j₁, j₂] = s[−j₁, −j₂]: the columns j₂ = 0..⌊D/2⌋ of the
@@ -120,20 +130,21 @@ class RandomMCMOperator(KernelOperator):
             self._cache[key] = (v.real ** 2 + v.imag ** 2, weight)
         return self._cache[key]
 
-    def spectral_sum(self, f, labels=None):
+    def spectral_sum(self, f: Callable[[np.ndarray], np.ndarray],
+                     labels: npt.ArrayLike | None = None) -> float:
         """Σ_j f(s_j) over the whole spectrum, for an elementwise f, from the half spectrum."""
         s_half, weight = self.half_spectrum(labels)
         return float(np.sum(f(s_half) @ weight))
 
-    def zero_coefficient(self, labels=None):
+    def zero_coefficient(self, labels: npt.ArrayLike | None = None) -> float:
         """s₀ = |Σ_ik u_ik|², no FFT needed."""
         return float(np.sum(self.column(labels)) ** 2)
 
-    def total_power(self, labels=None):
+    def total_power(self, labels: npt.ArrayLike | None = None) -> float:
         """Σ_j s_j = Π ‖u‖² (Parseval), no FFT needed."""
         return float(self.size * np.sum(self.column(labels) ** 2))
 
-    def zero_row_power(self, labels=None):
+    def zero_row_power(self, labels: npt.ArrayLike | None = None) -> float:
         """Σ_j s[0, j] = D ‖uᵀ1‖² = ‖Z̃ᵀℓ‖², no FFT needed.
 
         The data-frequency-zero row of the spectrum is the 1-D power spectrum
@@ -143,35 +154,35 @@ class RandomMCMOperator(KernelOperator):
         c = self.column(labels).sum(axis=0)
         return float(self.n_features * np.dot(c, c))
 
-    def feature_gram(self):
+    def feature_gram(self) -> np.ndarray:
         """Z̃ᵀZ̃ (D × D), the Gram matrix of the random features."""
         Z = self.features()
         return Z.T @ Z
 
-    def feature_projection(self, labels=None):
+    def feature_projection(self, labels: npt.ArrayLike | None = None) -> np.ndarray:
         """Z̃ᵀℓ (D,); ℓ = 1 when ``labels`` is None."""
         ell = self._labels(labels)
         Z = self.features()
         return Z.sum(axis=0) if ell is None else Z.T @ ell
 
-    def doubled_column_sums(self):
+    def doubled_column_sums(self) -> np.ndarray:
         """Σ_i û_ik for the kernel at 2γ (the same draws), shape (D,)."""
         return self.doubled_unlabeled().sum(axis=0)
 
-    def doubled_unlabeled(self):
+    def doubled_unlabeled(self) -> np.ndarray:
         """û for the kernel κ² (γ → 2γ; the same standard samples), shape (n, D).
 
         Both kernels satisfy κ_γ(δ)² = κ_{2γ}(δ), so ‖K_γ‖_F² = 1ᵀK_{2γ}1.
         """
         if "doubled" not in self._cache:
-            if self._X is None:
+            if self._X is None or self._W0 is None or self._b is None or self.gamma is None:
                 raise ValueError("this operator was built without X; the doubled-γ features are unavailable.")
             W = scaled_frequencies(self._W0, 2.0 * self.gamma, self.kernel)
             self._cache["doubled"] = labeled_rff_column(self._X, None, W, self._b, workers=self._workers)
         return self._cache["doubled"]
 
     # -- protocol ----------------------------------------------------------------
-    def _refuse(self, *args, **kwargs):
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(
             "the randomised labelled MCM is not a stand-in for K on the n points; only the "
             "random_* criteria (random_c1, random_kta, random_mmd, random_eloo and their "
@@ -202,11 +213,11 @@ class RandomMCM(Approximation):
     name = "random_mcm"
     provides = frozenset({"random_mcm"})
 
-    def __init__(self, n_features=100, random_state=None):
+    def __init__(self, n_features: int = 100, random_state: RandomState = None) -> None:
         self.n_features = n_features
         self.random_state = random_state
 
-    def check_resources(self, n, d):
+    def check_resources(self, n: int, d: int) -> int:
         D = check_positive_int(self.n_features, "n_features")
         # û (n × D), its labelled copy, the doubled-γ features and the half-spectrum
         # FFT (n × (D/2 + 1) complex, plus its squared magnitudes)
@@ -215,7 +226,9 @@ class RandomMCM(Approximation):
                          "their 2-D FFT)", "use fewer random features")
         return D
 
-    def prepare(self, X, y=None, *, kernel="gaussian", random_state=None, workers=None):
+    def prepare(self, X: Any, y: npt.ArrayLike | None = None, *,
+                kernel: str = "gaussian", random_state: RandomState = None,
+                workers: int | None = None) -> dict[str, Any]:
         from .._dask import is_dask_array
 
         if not is_dask_array(X):            # Dask input is checked by select_kernel
@@ -231,14 +244,17 @@ class RandomMCM(Approximation):
         b = rng.uniform(0.0, 2.0 * np.pi, size=D)
         return {"W0": W0, "b": b, "kernel": kernel}
 
-    def build_all(self, rows, y, gammas, *, kernel, state):
+    def build_all(self, rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *,
+                  kernel: str, state: dict[str, Any]) -> Sequence[KernelOperator]:
         """Operators for every γ of a grid whose statistics come from one shared pass
         over ``rows`` (:mod:`~kernelselect.operators.streaming_random_mcm`)."""
         from .streaming_random_mcm import build_random_mcm
 
         return build_random_mcm(rows, y, gammas, kernel=kernel, state=state)
 
-    def build(self, X, y, gamma, *, kernel="gaussian", state=None, workers=None):
+    def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
+              kernel: str = "gaussian", state: PreparedState = None,
+              workers: int | None = None) -> RandomMCMOperator:
         X = check_matrix(X, "X", dtype=np.float64)
         self.check_resources(*X.shape)
         kernel = check_kernel(kernel)

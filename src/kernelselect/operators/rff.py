@@ -1,12 +1,21 @@
 """Random Fourier features stand-in ZZᵀ (Rahimi & Recht 2007)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from .._resources import check_allocation
 from .._validation import check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
-from ._base import Approximation, ExplicitBasisOperator
+from .._typing import PreparedState, RandomState
+from ._base import Approximation, ExplicitBasisOperator, KernelOperator
 from ._lowrank import factor_spectrum
+
+if TYPE_CHECKING:
+    from .streaming_lowrank import StreamingLowRankOperator
 
 __all__ = ["RFF"]
 
@@ -37,11 +46,11 @@ class RFF(Approximation):
     name = "rff"
     label = "rff"
 
-    def __init__(self, n_features=200, random_state=None):
+    def __init__(self, n_features: int = 200, random_state: RandomState = None) -> None:
         self.n_features = n_features
         self.random_state = random_state
 
-    def check_resources(self, n, d):
+    def check_resources(self, n: int, d: int) -> int:
         D = check_positive_int(self.n_features, "n_features")
         # Z (n × D), its thin SVD (n × min(n, D) and min(n, D)²) and the draws (d × D)
         k = min(n, D)
@@ -50,14 +59,16 @@ class RFF(Approximation):
                          f"thin SVD)", "use fewer random features")
         return D
 
-    def prepare(self, X, y, *, kernel, random_state, workers):
+    def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
+                random_state: RandomState, workers: int | None) -> dict[str, Any]:
         D = check_positive_int(self.n_features, "n_features")   # Z is checked in build
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
         W0, b = sample_frequencies(kernel, X.shape[1], D, rng)
         return {"W0": W0, "b": b}
 
-    def features(self, X, gamma, *, kernel, state, workers=None):
+    def features(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
+                 workers: int | None = None) -> np.ndarray:
         """Z (n, D) for kernel parameter γ."""
         from .. import lowlevel
 
@@ -66,7 +77,8 @@ class RFF(Approximation):
         b = np.ascontiguousarray(state["b"], dtype=X.dtype)
         return np.asarray(lowlevel.rff_features(X, W, b, workers=workers), dtype=np.float64)
 
-    def build_all(self, rows, y, gammas, *, kernel, state):
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
+                  kernel: str, state: dict[str, Any]) -> list[StreamingLowRankOperator]:
         """Operators for every γ of a grid from one pass over ``rows`` (the projections
         X W₀ are formed once per row block and scaled per γ)."""
         from .streaming_lowrank import (FourierFeatures, Transform, build_operators,
@@ -80,8 +92,11 @@ class RFF(Approximation):
         return build_operators(rows, fmap, y, [Transform() for _ in details], "rff",
                                details)
 
-    def build(self, X, y, gamma, *, kernel, state, workers):
+    def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
+              state: PreparedState, workers: int | None) -> KernelOperator:
         self.check_resources(*X.shape)
+        if state is None:
+            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
         Z = self.features(X, gamma, kernel=kernel, state=state, workers=workers)
         lam, Q = factor_spectrum(Z)
         op = ExplicitBasisOperator(lam, Q)

@@ -1,6 +1,11 @@
 """Exact power moments of K without holding K: blocked matvecs and kernel sums."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from ._base import KernelOperator
 
@@ -23,20 +28,21 @@ class StreamingOperator(KernelOperator):
     name = "streaming"
     spectral = False
 
-    def __init__(self, X, gamma, kernel="gaussian", workers=None):
+    def __init__(self, X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
+                 workers: int | None = None) -> None:
         super().__init__(np.asarray(X).shape[0])
         self._X = X
         self._gamma = float(gamma)
         self._kernel = kernel
         self._workers = workers
-        self._sums = None
+        self._sums: dict[str, Any] | None = None
         self._basis = np.zeros((self.n, 0))
-        self._powers = []               # _powers[j] = K^(j+1) @ _basis
+        self._powers: list[np.ndarray] = []             # _powers[j] = K^(j+1) @ _basis
         self.passes = 0
         self.details = {"method": "streaming"}
 
     # -- internals -------------------------------------------------------------
-    def _matvec(self, V):
+    def _matvec(self, V: np.ndarray) -> np.ndarray:
         from .. import lowlevel
 
         self.passes += 1
@@ -44,7 +50,7 @@ class StreamingOperator(KernelOperator):
                                      workers=self._workers)
         return np.asarray(out, dtype=np.float64).reshape(self.n, -1)
 
-    def _sums_once(self):
+    def _sums_once(self) -> dict[str, Any]:
         if self._sums is None:
             from .. import lowlevel
 
@@ -53,7 +59,7 @@ class StreamingOperator(KernelOperator):
                                               workers=self._workers)
         return self._sums
 
-    def _extend(self, P):
+    def _extend(self, P: np.ndarray) -> None:
         """Grow the orthonormal probe basis so that span(basis) ⊇ span(P)."""
         B = self._basis
         new = P - B @ (B.T @ P) if B.shape[1] else P.copy()
@@ -78,7 +84,7 @@ class StreamingOperator(KernelOperator):
             prev = self._matvec(prev)
             self._powers[j] = np.hstack([self._powers[j], prev])
 
-    def _power_basis(self, j):
+    def _power_basis(self, j: int) -> np.ndarray:
         """K^j @ basis for j ≥ 0."""
         if j == 0:
             return self._basis
@@ -88,7 +94,7 @@ class StreamingOperator(KernelOperator):
         return self._powers[j - 1]
 
     # -- power moments ---------------------------------------------------------
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         r = int(r)
         if r < 0:
             raise ValueError(f"r must be a non-negative integer, got {r!r}.")
@@ -109,7 +115,7 @@ class StreamingOperator(KernelOperator):
             M = 0.5 * (M + M.T)
         return C.T @ M @ C
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         r = int(r)
         if r == 0:
             return float(self.n)
@@ -126,7 +132,7 @@ class StreamingOperator(KernelOperator):
     #: (its rounding error is then below ε/MOMENT_FLOOR ≈ 10⁻⁸ relative)
     MOMENT_FLOOR = 1e-8
 
-    def centred_terms(self, y):
+    def centred_terms(self, y: npt.ArrayLike) -> tuple[float, float]:
         """(y_cᵀKy_c, ‖HKH‖_F²): the power-moment form while it is accurate; below
         ``MOMENT_FLOOR`` (K close to a constant matrix) the Gaussian kernel's
         expansion K = 11ᵀ − γD + O(γ²D²), D_ij = ‖x_i − x_j‖², whose centred part is
@@ -153,7 +159,7 @@ class StreamingOperator(KernelOperator):
         g = self._gamma
         return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(G * G))
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         if self._sums is not None:
             return np.asarray(self._sums["diagonal"], dtype=np.float64)
         from ..kernels import kernel_diagonal

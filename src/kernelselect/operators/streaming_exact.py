@@ -26,6 +26,7 @@ and 2n²m flops.
 
 import concurrent.futures
 import math
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -111,7 +112,8 @@ class _ExactFamily(_Family):
         self.kernel = kernel
         self.tiles = _TileKernel(self.gammas, kernel)
         self.threads = max(1, int(threads))
-        self.V_prev, self.V = None, self.Y            # V_{k−1}, V_k
+        self.V_prev: Any = None                       # V_{k−1}
+        self.V: Any = self.Y                          # V_k
         self.done = 0
         self.moments = {}                              # r → (n_γ, m, m)
         self.frobenius = None
@@ -142,7 +144,7 @@ class _ExactFamily(_Family):
 
         with one_blas_thread():
             if self.threads == 1 or len(blocks) == 1:
-                results = map(work, blocks)
+                results: Iterator[Any] = map(work, blocks)
                 pool = None
             else:
                 pool = concurrent.futures.ThreadPoolExecutor(self.threads)

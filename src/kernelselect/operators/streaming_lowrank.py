@@ -32,14 +32,19 @@ evaluations and n·c² flops (the symmetric Gram product) in the first pass, n·
 function evaluations and 2n·c·k flops (F_b M) in the second.
 """
 
+from __future__ import annotations
+
 import concurrent.futures
 import os
 from collections import deque
+from typing import Any, Callable, Iterator, Protocol, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
 import scipy.linalg
 
 from .._threads import blas_for_flops, one_blas_thread
+from .._typing import RowFunction, SpectralFunction
 from ._base import KernelOperator, evaluate_at
 
 __all__ = [
@@ -53,6 +58,23 @@ __all__ = [
     "evaluate_grid",
     "block_rows",
 ]
+
+
+class FeatureMap(Protocol):
+    """Feature blocks for every γ of a grid from one shared block per row block
+    (:class:`LandmarkFeatures`, :class:`FourierFeatures`)."""
+
+    width: int
+
+    def shared(self, Xb: npt.ArrayLike) -> np.ndarray: ...
+
+    def block(self, S: np.ndarray, i: int, out: np.ndarray,
+              chain: list[Any] | None = None) -> np.ndarray: ...
+
+
+#: One row-reduction request: (operator, key, (g, B, func)).
+Request = tuple["StreamingLowRankOperator", Any,
+                tuple[Union[SpectralFunction, None], npt.ArrayLike, RowFunction]]
 
 #: exp(−2γS) is formed as exp(−γS)² at most this many times in a row
 SQUARINGS = 3
@@ -68,7 +90,7 @@ MAX_CLASSES = 64
 ROW_TOL = 1e-15
 
 
-def block_rows(width):
+def block_rows(width: int) -> int:
     """Rows per block for feature blocks of ``width`` columns (at least 64)."""
     return max(64, BLOCK_ENTRIES // max(int(width), 1))
 
@@ -81,7 +103,7 @@ class LandmarkFeatures:
     clamped at 0); Laplacian: S_b = ‖x − z‖₁. Then C_b = exp(−γ S_b) per γ.
     """
 
-    def __init__(self, Z, gammas, kernel):
+    def __init__(self, Z: npt.ArrayLike, gammas: npt.ArrayLike, kernel: str) -> None:
         self.kernel = kernel
         self.gammas = np.asarray(gammas, dtype=np.float64)
         Z = np.ascontiguousarray(Z, dtype=np.float64)
@@ -93,7 +115,7 @@ class LandmarkFeatures:
         else:
             self.Z = Z
 
-    def shared(self, Xb):
+    def shared(self, Xb: npt.ArrayLike) -> np.ndarray:
         Xb = np.asarray(Xb, dtype=np.float64)
         if self.kernel == "gaussian":
             Xc = Xb - self.centre
@@ -107,7 +129,8 @@ class LandmarkFeatures:
 
         return cdist(Xb, self.Z, "cityblock")
 
-    def block(self, S, i, out, chain=None):
+    def block(self, S: np.ndarray, i: int, out: np.ndarray,
+              chain: list[Any] | None = None) -> np.ndarray:
         """exp(−γ_i S) into ``out``. ``chain`` = [index, squarings] says which γ ``out``
         holds (updated here; one per caller and buffer). When γ_i = 2γ_index (the default
         grid doubles γ), ``out`` is squared instead: exp(−2γS) = exp(−γS)², one
@@ -130,7 +153,8 @@ class FourierFeatures:
     """Random Fourier feature blocks z(x) = √(2/D) cos(s_γ W₀ᵀx + b) for every γ from
     one projection block X_b W₀ (s_γ = √(2γ) Gaussian, γ Laplacian; Rahimi & Recht 2007)."""
 
-    def __init__(self, W0, b, gammas, kernel):
+    def __init__(self, W0: npt.ArrayLike, b: npt.ArrayLike, gammas: npt.ArrayLike,
+                 kernel: str) -> None:
         self.W0 = np.ascontiguousarray(W0, dtype=np.float64)
         self.b = np.asarray(b, dtype=np.float64)
         self.width = self.W0.shape[1]
@@ -138,10 +162,11 @@ class FourierFeatures:
         self.scales = np.sqrt(2.0 * g) if kernel == "gaussian" else g
         self.norm = np.sqrt(2.0 / self.width)
 
-    def shared(self, Xb):
+    def shared(self, Xb: npt.ArrayLike) -> np.ndarray:
         return np.asarray(Xb, dtype=np.float64) @ self.W0
 
-    def block(self, S, i, out, chain=None):
+    def block(self, S: np.ndarray, i: int, out: np.ndarray,
+              chain: list[Any] | None = None) -> np.ndarray:
         np.multiply(S, self.scales[i], out=out)
         out += self.b[None, :]
         np.cos(out, out=out)
@@ -154,12 +179,12 @@ class FourierFeatures:
 # ---------------------------------------------------------------------------
 
 
-def _sub_blocks(n, rows):
+def _sub_blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
     for start in range(0, n, rows):
         yield start, min(start + rows, n)
 
 
-def probe_basis(yb, values):
+def probe_basis(yb: npt.ArrayLike, values: np.ndarray | None) -> np.ndarray:
     """Rows of the probe basis Y: [y 1], or the class indicators when ``values`` (the
     distinct values of y, few of them) is given; y and 1 lie in the span of either."""
     yb = np.asarray(yb, dtype=np.float64)
@@ -168,7 +193,8 @@ def probe_basis(yb, values):
     return (yb[:, None] == values[None, :]).astype(np.float64)
 
 
-def first_pass(fmap, Xb, yb, values, rotations):
+def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
+               rotations: Sequence[np.ndarray | None]) -> list[np.ndarray]:
     """Statistics of one block of rows for every γ: the list [G_0, …, H_0, …] with
     G = PᵀP and H = PᵀY for P = F A (``rotations[i]`` = A, or None for A = I) and
     the probe basis Y (:func:`probe_basis`).
@@ -177,13 +203,14 @@ def first_pass(fmap, Xb, yb, values, rotations):
     temporaries stay O(b·c).
     """
     ng = _n_gammas(fmap)
-    G, H = [None] * ng, [None] * ng
+    G: list[Any] = [None] * ng
+    H: list[Any] = [None] * ng
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
         F = np.empty_like(S)
         Yb = probe_basis(yb[a:b], values)
-        chain = [None, 0]
+        chain: list[Any] = [None, 0]
         for i in range(ng):
             fmap.block(S, i, F, chain)
             P = F if rotations[i] is None else F @ rotations[i]
@@ -193,23 +220,25 @@ def first_pass(fmap, Xb, yb, values, rotations):
     return G + H
 
 
-def _n_gammas(fmap):
+def _n_gammas(fmap: Any) -> int:
     return (fmap.gammas if hasattr(fmap, "gammas") else fmap.scales).size
 
 
-def second_pass(fmap, Xb, yb, values, plan):
+def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
+                plan: list[tuple[int, np.ndarray, list[Any]]]) -> list[np.ndarray]:
     """Row reductions of one block: one array per request of ``plan``.
 
     ``plan`` is a list of (γ index, M_u, requests) with requests
     (coef, cB, dgl, g0, func) as prepared by :func:`_plan`.
     """
-    out = [None] * sum(len(reqs) for _, _, reqs in plan)
+    out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
         F = np.empty_like(S)
         Yb = probe_basis(yb[a:b], values)
-        slot, chain = 0, [None, 0]
+        slot = 0
+        chain: list[Any] = [None, 0]
         for i, Mu, reqs in plan:
             fmap.block(S, i, F, chain)
             Qb = F @ Mu
@@ -232,7 +261,7 @@ def second_pass(fmap, Xb, yb, values, plan):
     return out
 
 
-def add_parts(a, b):
+def add_parts(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
     """Element-wise sum of two lists of arrays (a tree-reduction step)."""
     return [x + y for x, y in zip(a, b)]
 
@@ -242,7 +271,7 @@ def add_parts(a, b):
 # ---------------------------------------------------------------------------
 
 
-def default_threads():
+def default_threads() -> int:
     """Threads of the in-process passes: OMP_NUM_THREADS when set, else the cores
     this process may run on."""
     from .._validation import check_workers
@@ -267,7 +296,8 @@ class ArrayRows:
     share of the machine, not a barrier at every BLAS call.
     """
 
-    def __init__(self, X, y, threads=None, rows=None):
+    def __init__(self, X: np.ndarray, y: npt.ArrayLike, threads: int | None = None,
+                 rows: int | None = None) -> None:
         self.X = X
         self.y = np.asarray(y, dtype=np.float64)
         self.n = X.shape[0]
@@ -275,28 +305,30 @@ class ArrayRows:
         self.rows = rows
         self.passes = 0
 
-    def _blocks(self, width):
+    def _blocks(self, width: int) -> list[tuple[int, int]]:
         rows = self.rows or 8 * block_rows(width)
         return list(_sub_blocks(self.n, rows))
 
-    def reduce(self, fn, fmap, *args):
+    def reduce(self, fn: Callable[..., list[np.ndarray]], fmap: FeatureMap,
+               *args: Any) -> list[np.ndarray]:
         """Σ over row blocks of ``fn(fmap, X_b, y_b, *args)`` (lists of arrays)."""
         self.passes += 1
         blocks = self._blocks(fmap.width)
 
-        def work(ab):
+        def work(ab: tuple[int, int]) -> list[np.ndarray]:
             a, b = ab
             return fn(fmap, self.X[a:b], self.y[a:b], *args)
 
-        total = None
+        total: list[np.ndarray] | None = None
         with one_blas_thread():
             if self.threads == 1 or len(blocks) == 1:
                 for ab in blocks:
                     part = work(ab)
                     total = part if total is None else add_parts(total, part)
+                assert total is not None          # there is at least one block
                 return total
             with concurrent.futures.ThreadPoolExecutor(self.threads) as pool:
-                window = deque()
+                window: deque[concurrent.futures.Future[list[np.ndarray]]] = deque()
                 it = iter(blocks)
                 for ab in it:
                     window.append(pool.submit(work, ab))
@@ -308,9 +340,10 @@ class ArrayRows:
                     for ab in it:
                         window.append(pool.submit(work, ab))
                         break
+        assert total is not None
         return total
 
-    def gather(self, idx):
+    def gather(self, idx: npt.ArrayLike) -> np.ndarray:
         return np.asarray(self.X[np.asarray(idx)], dtype=np.float64)
 
 
@@ -328,16 +361,16 @@ class _Family:
     """What the operators of one grid share: the row source, the feature map and the
     pending row reductions."""
 
-    def __init__(self, rows, fmap, y):
+    def __init__(self, rows: Any, fmap: FeatureMap | None, y: np.ndarray) -> None:
         self.rows = rows
         self.fmap = fmap
         values = np.unique(y)
         self.values = values if values.size <= MAX_CLASSES else None
         self.Y = probe_basis(y, self.values)       # in memory, for probe coefficients
         self.gram = self.Y.T @ self.Y
-        self.pending = []
+        self.pending: list[Any] = []          # requests, as the family's run takes them
 
-    def coefficients(self, P):
+    def coefficients(self, P: npt.ArrayLike) -> np.ndarray:
         """coef (m_Y, m) with P = Y·coef; ValueError when P is outside span(Y)."""
         P = np.asarray(P, dtype=np.float64).reshape(self.Y.shape[0], -1)
         coef = np.linalg.solve(self.gram, self.Y.T @ P)
@@ -351,12 +384,13 @@ class _Family:
             )
         return coef
 
-    def run(self, requests, rows=None):
+    def run(self, requests: list[Any], rows: Any = None) -> None:
         """Serve (operator, key, (g, B, func)) requests in one pass over the rows."""
-        by_gamma = {}
+        by_gamma: dict[int, list[Request]] = {}
         for op, key, req in requests:
             by_gamma.setdefault(op.index, []).append((op, key, req))
-        plan, slots = [], []
+        plan: list[tuple[int, np.ndarray, list[Any]]] = []
+        slots: list[tuple[StreamingLowRankOperator, Any]] = []
         for i, items in by_gamma.items():
             op = items[0][0]
             prepared = [op._prepare_rows(*req) for _, _, req in items]
@@ -389,7 +423,8 @@ class Transform:
 
     __slots__ = ("rotation", "post", "T")
 
-    def __init__(self, rotation=None, post=None, T=None):
+    def __init__(self, rotation: np.ndarray | None = None, post: np.ndarray | None = None,
+                 T: np.ndarray | None = None) -> None:
         self.rotation, self.post, self.T = rotation, post, T
 
 
@@ -403,7 +438,8 @@ class StreamingLowRankOperator(KernelOperator):
 
     spectral = True
 
-    def __init__(self, family, index, G, H, transform, name):
+    def __init__(self, family: _Family, index: int, G: np.ndarray, H: np.ndarray,
+                 transform: Transform, name: str) -> None:
         super().__init__(family.Y.shape[0])
         self.name = name
         self._family = family
@@ -431,28 +467,29 @@ class StreamingLowRankOperator(KernelOperator):
         RS = R / root
         self._M = RS if T is None else T @ RS                   # Q = F M
         self._QtY = RS.T @ VtY                                   # QᵀY, (r, m_Y)
-        self._answers = {}
-        self._scope = None
+        self._answers: dict[Any, np.ndarray] = {}
+        self._scope: Any = None
         self._cursor = 0
         self.collect = False
         self.effective_rank = int(VtV.shape[0])
 
     # -- spectral forms ---------------------------------------------------------
     @property
-    def eigenvalues(self):
+    def eigenvalues(self) -> np.ndarray:
         return self._lam
 
-    def project(self, P):
+    def project(self, P: npt.ArrayLike) -> np.ndarray:
         return self._QtY @ self._family.coefficients(P)
 
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         return self._spectral_power_quadratic(r, P)
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         return self._spectral_power_trace(r)
 
     # -- row forms ----------------------------------------------------------------
-    def _prepare_rows(self, g, B, func):
+    def _prepare_rows(self, g: SpectralFunction | None, B: npt.ArrayLike, func: RowFunction
+                      ) -> tuple[Any, np.ndarray, np.ndarray | None, np.ndarray, Any, RowFunction]:
         coef = self._family.coefficients(B)
         lam = self._lam
         if g is None:                                        # diag K̃ only
@@ -468,27 +505,29 @@ class StreamingLowRankOperator(KernelOperator):
         keep = big if big.ndim == 1 else big.any(axis=1)
         return keep, coef, cB, dgl, g0, func
 
-    def reduce_rows(self, g, B, func):
+    def reduce_rows(self, g: SpectralFunction | None, B: npt.ArrayLike,
+                    func: RowFunction) -> np.ndarray:
         key = (self._scope, self._cursor)
         self._cursor += 1
         if key in self._answers:
             return self._answers[key]
-        request = (self, key, (g, B, func))
+        request: Request = (self, key, (g, B, func))
         if self.collect:
             self._family.pending.append(request)
             raise RowsPending(key)
         self._family.run([request])
         return self._answers[key]
 
-    def _rows_collected(self, g, B):
+    def _rows_collected(self, g: SpectralFunction | None, B: np.ndarray
+                        ) -> tuple[np.ndarray | None, np.ndarray]:
         """(g(K̃)B, diag g(K̃)) as n-row arrays, by a sequential pass (in memory only)."""
         rows = self._family.rows
         if not isinstance(rows, ArrayRows):
             raise TypeError("per-row arrays of a distributed operator are not gathered; "
                             "criteria reduce rows with reduce_rows instead.")
-        parts = []
+        parts: list[tuple[np.ndarray | None, np.ndarray]] = []
 
-        def grab(Bb, gB, dg):
+        def grab(Bb: np.ndarray, gB: np.ndarray | None, dg: np.ndarray) -> np.ndarray:
             parts.append((gB, dg))
             return np.zeros(1)
 
@@ -496,21 +535,25 @@ class StreamingLowRankOperator(KernelOperator):
         self._family.run([(self, key, (g, B, grab))],
                          rows=ArrayRows(rows.X, rows.y, threads=1, rows=rows.rows))
         gBs = [p[0] for p in parts]
-        return (None if gBs[0] is None else np.concatenate(gBs)), np.concatenate(
+        return (None if gBs[0] is None else np.concatenate([gb for gb in gBs if gb is not None])
+                ), np.concatenate(
             [p[1] for p in parts])
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         return self._rows_collected(None, np.ones((self.n, 1)))[1]
 
-    def diagonal_function(self, g):
+    def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         return self._rows_collected(g, np.ones((self.n, 1)))[1]
 
-    def apply_function(self, g, B):
+    def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
         B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
-        return self._rows_collected(g, B)[0]
+        out = self._rows_collected(g, B)[0]
+        assert out is not None                      # g is given
+        return out
 
 
-def check_streaming_memory(rows, y, width, n_gammas, what, hint):
+def check_streaming_memory(rows: Any, y: npt.ArrayLike | None, width: int, n_gammas: int,
+                           what: str, hint: str) -> None:
     """The memory guard for one streamed grid, before anything of that size is made:
     blocks in flight, the c × c statistics and transforms of every γ, the probe basis
     (held by the caller, n × m)."""
@@ -526,7 +569,9 @@ def check_streaming_memory(rows, y, width, n_gammas, what, hint):
                      f"{n_gammas} statistics of {width} × {width})", hint)
 
 
-def build_operators(rows, fmap, y, transforms, name, details):
+def build_operators(rows: Any, fmap: FeatureMap, y: npt.ArrayLike | None,
+                    transforms: Sequence[Transform], name: str,
+                    details: Sequence[dict[str, Any]]) -> list[StreamingLowRankOperator]:
     """One first pass over ``rows``; an operator per γ (``transforms[i]`` a
     :class:`Transform`)."""
     family = _Family(rows, fmap, np.asarray(y, dtype=np.float64))
@@ -540,7 +585,8 @@ def build_operators(rows, fmap, y, transforms, name, details):
     return ops
 
 
-def evaluate_grid(ops, tasks, evaluate):
+def evaluate_grid(ops: Sequence[StreamingLowRankOperator], tasks: Sequence[Any],
+                  evaluate: Callable[[int, StreamingLowRankOperator, Any], object]) -> None:
     """Call ``evaluate(i, op, task)`` for every operator and task; row reductions
     requested by any call are collected and served by one shared pass over the rows,
     then those calls are repeated (criteria are deterministic and cheap once the
@@ -559,6 +605,7 @@ def evaluate_grid(ops, tasks, evaluate):
                 except RowsPending:
                     retry.append((i, t))
             if retry:
+                assert family is not None
                 pending, family.pending = family.pending, []
                 family.run(pending)
             todo = retry

@@ -30,12 +30,18 @@ blocks: in memory they build the column for their γ (as
 they are refused with a message naming them.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, NoReturn, Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_vector
 from ._base import KernelOperator
 from .streaming_lowrank import (
     ArrayRows,
+    FeatureMap,
     FourierFeatures,
     RowsPending,
     _Family,
@@ -54,17 +60,18 @@ STREAMED_CRITERIA = ("random_kta", "random_mmd", "random_kta_row", "random_kta_r
                      "random_mmd_row", "random_c1_rff")
 
 
-def mcm_pass(fmap, Xb, yb, values, plan):
+def mcm_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
+             plan: Sequence[tuple[int, bool, bool]]) -> list[np.ndarray] | None:
     """Statistics of one block of rows: for each (index, norms, gram) of ``plan`` the
     arrays Z̃ᵀY, then Yᵀdiag(‖z_i‖²)Y when ``norms``, then Z̃ᵀZ̃ when ``gram``, for the
     features of ``fmap``'s γ number ``index`` (a flat list, in plan order)."""
-    out = None
+    out: list[np.ndarray] | None = None
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
         F = np.empty_like(S)
         Yb = probe_basis(yb[a:b], values)
-        parts = []
+        parts: list[np.ndarray] = []
         for i, norms, gram in plan:
             fmap.block(S, i, F)
             parts.append(F.T @ Yb)
@@ -82,17 +89,18 @@ class _MCMFamily(_Family):
     statistics computed so far (per γ index: "base" = (H, N), "gram" = G,
     "doubled" = H at 2γ)."""
 
-    def __init__(self, rows, y, gammas, W0, b, kernel):
+    def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, W0: np.ndarray,
+                 b: np.ndarray, kernel: str) -> None:
         super().__init__(rows, None, y)
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.W0, self.b, self.kernel = W0, b, kernel
-        self.stats = {}
-        self.dense = {}
+        self.stats: dict[tuple[int, str], Any] = {}
+        self.dense: dict[int, Any] = {}
 
-    def have(self, i, kind):
+    def have(self, i: int, kind: str) -> bool:
         return (i, kind) in self.stats
 
-    def run(self, requests, rows=None):
+    def run(self, requests: list[Any], rows: Any = None) -> None:
         """One pass computing every statistic asked for in ``requests`` ((operator,
         kind) pairs), and the base statistics of every γ not yet done."""
         wanted = {(op.index, kind) for op, kind in requests}
@@ -100,10 +108,10 @@ class _MCMFamily(_Family):
         wanted = {w for w in wanted if w not in self.stats}
         if not wanted:
             return
-        values = []                                    # the γ of the pass, distinct
-        plan = {}
+        values: list[float] = []                       # the γ of the pass, distinct
+        plan: dict[int, list[bool]] = {}
 
-        def slot(gamma):
+        def slot(gamma: float) -> int:
             for j, v in enumerate(values):
                 if v == gamma:
                     return j
@@ -112,7 +120,7 @@ class _MCMFamily(_Family):
             return len(values) - 1
 
         for i, kind in sorted(wanted):
-            g = self.gammas[i] * (2.0 if kind == "doubled" else 1.0)
+            g = float(self.gammas[i]) * (2.0 if kind == "doubled" else 1.0)
             j = slot(g)
             if kind == "base":
                 plan[j][0] = True
@@ -121,7 +129,7 @@ class _MCMFamily(_Family):
         fmap = FourierFeatures(self.W0, self.b, values, self.kernel)
         order = [(j, plan[j][0], plan[j][1]) for j in range(len(values))]
         parts = iter((rows or self.rows).reduce(mcm_pass, fmap, self.values, order))
-        by_gamma = {}
+        by_gamma: dict[float, tuple[Any, Any, Any]] = {}
         for j, norms, gram in order:
             H = next(parts)
             N = next(parts) if norms else None
@@ -152,7 +160,7 @@ class StreamingRandomMCMOperator(KernelOperator):
     name = "random_mcm"
     spectral = False
 
-    def __init__(self, family, index, n_features):
+    def __init__(self, family: _MCMFamily, index: int, n_features: int) -> None:
         super().__init__(family.Y.shape[0])
         self._family = family
         self.index = index
@@ -161,11 +169,11 @@ class StreamingRandomMCMOperator(KernelOperator):
         self.n_features = int(n_features)
         self.size = self.n * self.n_features
         self.collect = False
-        self._scope = None
+        self._scope: Any = None
         self._cursor = 0
 
     # -- statistics -----------------------------------------------------------------
-    def _stat(self, kind):
+    def _stat(self, kind: str) -> Any:
         fam = self._family
         if not fam.have(self.index, kind):
             request = (self, kind)
@@ -175,43 +183,43 @@ class StreamingRandomMCMOperator(KernelOperator):
             fam.run([request])
         return fam.stats[(self.index, kind)]
 
-    def _coef(self, labels):
+    def _coef(self, labels: npt.ArrayLike | None) -> np.ndarray:
         if labels is None:
             return self._family.coefficients(np.ones(self.n))
         return self._family.coefficients(check_vector(labels, "labels", n=self.n))
 
-    def feature_projection(self, labels=None):
+    def feature_projection(self, labels: npt.ArrayLike | None = None) -> np.ndarray:
         """Z̃ᵀℓ (D,), from H = Z̃ᵀY; ℓ = 1 when ``labels`` is None."""
         H, _ = self._stat("base")
         return (H @ self._coef(labels))[:, 0]
 
-    def zero_coefficient(self, labels=None):
+    def zero_coefficient(self, labels: npt.ArrayLike | None = None) -> float:
         """s₀ = |Σ_ik u_ik|² = (1ᵀZ̃ᵀℓ)²/D."""
         return float(np.sum(self.feature_projection(labels)) ** 2 / self.n_features)
 
-    def total_power(self, labels=None):
+    def total_power(self, labels: npt.ArrayLike | None = None) -> float:
         """Σ_j s_j = Π‖u‖² = n Σ_i ℓ_i²‖z_i‖² = n aᵀN a."""
         _, N = self._stat("base")
         a = self._coef(labels)[:, 0]
         return float(self.n * (a @ N @ a))
 
-    def zero_row_power(self, labels=None):
+    def zero_row_power(self, labels: npt.ArrayLike | None = None) -> float:
         """Σ_j s[0, j] = ‖Z̃ᵀℓ‖²."""
         c = self.feature_projection(labels)
         return float(c @ c)
 
-    def feature_gram(self):
+    def feature_gram(self) -> np.ndarray:
         """Z̃ᵀZ̃ (D × D), accumulated over the row blocks."""
         G = self._stat("gram")
         return 0.5 * (G + G.T)
 
-    def doubled_column_sums(self):
+    def doubled_column_sums(self) -> np.ndarray:
         """Σ_i û_ik for the kernel at 2γ (same draws), shape (D,)."""
         H2 = self._stat("doubled")
         return (H2 @ self._coef(None))[:, 0] / np.sqrt(self.n_features)
 
     # -- the full spectrum: in memory only --------------------------------------------
-    def _dense(self):
+    def _dense(self) -> Any:
         fam = self._family
         if not isinstance(fam.rows, ArrayRows):
             raise ValueError(
@@ -230,16 +238,18 @@ class StreamingRandomMCMOperator(KernelOperator):
                                                   workers=fam.rows.threads)}
         return fam.dense[self.index]
 
-    def half_spectrum(self, labels=None):
+    def half_spectrum(self, labels: npt.ArrayLike | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`RandomMCMOperator.half_spectrum` (builds the column; in memory only)."""
         return self._dense().half_spectrum(labels)
 
-    def spectral_sum(self, f, labels=None):
+    def spectral_sum(self, f: Callable[[np.ndarray], np.ndarray],
+                     labels: npt.ArrayLike | None = None) -> float:
         """As :meth:`RandomMCMOperator.spectral_sum` (in memory only)."""
         return self._dense().spectral_sum(f, labels)
 
     # -- protocol ------------------------------------------------------------------------
-    def _refuse(self, *args, **kwargs):
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
         raise TypeError(
             "the randomised labelled MCM is not a stand-in for K on the n points; only the "
             "random_* criteria apply to it. Use approximation='rff' or 'nystrom' for the "
@@ -249,7 +259,8 @@ class StreamingRandomMCMOperator(KernelOperator):
     quadratic = trace = diagonal_function = apply_function = reduce_rows = _refuse
 
 
-def build_random_mcm(rows, y, gammas, *, kernel, state):
+def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *, kernel: str,
+                     state: dict[str, Any]) -> list[StreamingRandomMCMOperator]:
     """Operators for every γ of a grid; their statistics come from one shared pass
     over ``rows`` when the criteria first ask for them."""
     W0, b = state["W0"], state["b"]
