@@ -42,7 +42,20 @@ def _resolve(name: str) -> type[Approximation]:
 
 
 def approximation_names() -> list[str]:
-    """Names of the approximations."""
+    """Names of the approximations, as accepted by :func:`get_approximation`,
+    ``select_kernel(approximation=...)`` and ``kernelselect select --approximation``.
+
+    Returns
+    -------
+    list of str
+        Each name means the recipe with its default parameters.
+
+    Examples
+    --------
+    >>> from kernelselect.operators import approximation_names
+    >>> approximation_names()
+    ['exact', 'mcm', 'random_mcm', 'nystrom', 'rff']
+    """
     return list(_LAZY)
 
 

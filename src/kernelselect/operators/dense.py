@@ -323,12 +323,15 @@ class Exact(Approximation):
     # a property where the base class has a plain attribute: it follows ``method``
     @property
     def provides(self) -> frozenset[str]:  # type: ignore[override]
+        """Capability tags of the built operators: ``{"moments"}`` for
+        ``method="streaming"``, ``{"moments", "spectral"}`` otherwise."""
         if self.method == "streaming":
             return frozenset({"moments"})
         return frozenset({"moments", "spectral", "blocks"})
 
     @property
     def label(self) -> str:
+        """The name results and plots show for this approximation."""
         return "exact" if self.method != "streaming" else "Exact(method='streaming')"
 
     def configure(self, needs: Iterable[str]) -> None:
