@@ -8,6 +8,7 @@ import importlib.util
 import math
 import numbers
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -19,10 +20,10 @@ class _LazyModule:
     hundred milliseconds to import (pyFFTW also pulls in dask when it is installed),
     which ``import kernelselect`` should not pay when no FFT is ever run."""
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self._name = name
 
-    def __getattr__(self, attr):
+    def __getattr__(self, attr: str) -> Any:
         return getattr(importlib.import_module(self._name), attr)
 
 
@@ -33,7 +34,7 @@ _scipy_fft = _LazyModule("scipy.fft")
 KNOWN_BACKENDS = ("pyfftw", "scipy")
 PLANNER_EFFORTS = ("FFTW_ESTIMATE", "FFTW_MEASURE", "FFTW_PATIENT", "FFTW_EXHAUSTIVE")
 
-_state = {
+_state: dict[str, Any] = {
     "backend": "pyfftw" if _pyfftw is not None else "scipy",
     "effort": "FFTW_ESTIMATE",
     "max_plans": 32,
@@ -180,9 +181,11 @@ def _check_nonnegative_int(value, name):
 # --------------------------------------------------------------------------- wisdom
 
 
-def _require_pyfftw(what):
+def _require_pyfftw(what: str) -> _LazyModule:
+    """The pyFFTW module, or RuntimeError naming ``what`` when it is not importable."""
     if _pyfftw is None:
         raise RuntimeError(f"{what} needs pyfftw, which is not importable; install pyfftw.")
+    return _pyfftw
 
 
 def export_wisdom():
@@ -191,9 +194,9 @@ def export_wisdom():
     Store it (e.g. with pickle) and hand it to ``import_wisdom`` in a later
     process to skip ``FFTW_MEASURE``-or-longer planning for sizes seen before.
     """
-    _require_pyfftw("export_wisdom")
+    pyfftw = _require_pyfftw("export_wisdom")
     with _planner_lock:
-        return _pyfftw.export_wisdom()
+        return pyfftw.export_wisdom()
 
 
 def import_wisdom(wisdom):
@@ -209,20 +212,20 @@ def import_wisdom(wisdom):
     loaded : tuple of 3 bool
         Whether each precision's wisdom was accepted.
     """
-    _require_pyfftw("import_wisdom")
+    pyfftw = _require_pyfftw("import_wisdom")
     if not (isinstance(wisdom, (tuple, list)) and len(wisdom) == 3
             and all(isinstance(w, bytes) for w in wisdom)):
         raise ValueError("wisdom must be the tuple of 3 bytes objects returned by export_wisdom().")
     with _planner_lock:
-        return tuple(bool(x) for x in _pyfftw.import_wisdom(tuple(wisdom)))
+        return tuple(bool(x) for x in pyfftw.import_wisdom(tuple(wisdom)))
 
 
 def forget_wisdom():
     """Forget all FFTW wisdom and cached plans."""
-    _require_pyfftw("forget_wisdom")
+    pyfftw = _require_pyfftw("forget_wisdom")
     clear_plan_cache()
     with _planner_lock:
-        _pyfftw.forget_wisdom()
+        pyfftw.forget_wisdom()
 
 
 def backend_info():
@@ -255,11 +258,12 @@ class _Plan:
     __slots__ = ("fftw", "inp", "out", "lock", "nbytes", "scale")
 
     def __init__(self, kind, in_shape, in_dtype, out_shape, out_dtype, axes, threads, effort):
-        self.inp = _pyfftw.empty_aligned(in_shape, dtype=in_dtype)
-        self.out = _pyfftw.empty_aligned(out_shape, dtype=out_dtype)
+        pyfftw = _require_pyfftw("an FFTW plan")
+        self.inp = pyfftw.empty_aligned(in_shape, dtype=in_dtype)
+        self.out = pyfftw.empty_aligned(out_shape, dtype=out_dtype)
         direction = "FFTW_FORWARD" if kind in ("r2c", "c2c_fwd") else "FFTW_BACKWARD"
         # FFTW_DESTROY_INPUT: the input buffer is scratch, refilled on every call.
-        self.fftw = _pyfftw.FFTW(
+        self.fftw = pyfftw.FFTW(
             self.inp, self.out, axes=axes, direction=direction,
             flags=(effort, "FFTW_DESTROY_INPUT"), threads=threads,
         )
@@ -305,7 +309,7 @@ def _run_pyfftw(kind, arr, out_shape, out_dtype, axes, threads):
     with plan.lock:
         np.copyto(plan.inp, arr)
         if cached:
-            result = _pyfftw.empty_aligned(out_shape, dtype=out_dtype)
+            result = _require_pyfftw("an FFTW transform").empty_aligned(out_shape, dtype=out_dtype)
             plan.fftw.update_arrays(plan.inp, result)
             try:
                 plan.fftw.execute()
