@@ -198,10 +198,10 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
     batch_size : int or None
         None → 1000, or 2J when J > 500.
     learning_rate, max_epochs, tol, patience, decay, min_learning_rate
-        Schedule: Adam from ``learning_rate``; ×``decay`` after ``patience``
-        epochs whose mean mini-batch objective does not beat the best epoch mean
-        by a relative ``tol``; stop when a decay brings no improvement (see
-        ``_adam_ascent``).
+        Schedule: Adam from ``learning_rate``; the rate is multiplied by ``decay``
+        after ``patience`` epochs whose mean mini-batch objective does not beat the
+        best epoch mean by a relative ``tol``; stop when a decay brings no
+        improvement (see ``_adam_ascent``).
     random_state : None, int or numpy Generator
         Draws the initial (W, b) and the mini-batch permutations; the result is
         reproducible for a given seed (thread count aside: BLAS sums may round
