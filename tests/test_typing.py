@@ -61,6 +61,10 @@ def test_approximations_estimators_and_lowlevel_are_annotated():
         for method in ("__init__", "fit", "predict"):
             assert "return" in getattr(cls, method).__annotations__, (cls.__name__, method)
     assert kernelselect.fit_lssvm.__annotations__["return"] == "KernelMachine"
+    for func in (kernelselect.set_config, kernelselect.get_config, kernelselect.config_context,
+                 kernelselect.cross_validate_grid, kernelselect.paper004_grid,
+                 kernelselect.ProportionalNystroem.__init__):
+        assert "return" in func.__annotations__, func.__name__
     for name in lowlevel.__all__:
         assert "return" in typing.get_type_hints(getattr(lowlevel, name)), name
     for name in ("kernel_diagonal", "sample_frequencies", "scale_frequencies",

@@ -7,10 +7,13 @@ solved from that factorisation. Held-out points are predicted with the true kern
 between them and the fold's training points.
 """
 
+from __future__ import annotations
+
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _predict
 from .selection import SelectionResult
@@ -25,7 +28,12 @@ from ._validation import (
     check_random_state,
     check_vector,
 )
+from ._typing import RandomState
 from .operators.nystrom import Nystroem
+
+if TYPE_CHECKING:
+    from .operators import Approximation
+    from .selection import SelectionResult
 
 __all__ = [
     "cross_validate_grid",
@@ -53,14 +61,15 @@ class ProportionalNystroem(Nystroem):
     name = "nystrom"
     label = "nystrom(c=fn, k=gc)"
 
-    def __init__(self, landmark_fraction=0.1, rank_fraction=0.5, sampler="uniform",
-                 eigen_floor=1e-12, random_state=None):
+    def __init__(self, landmark_fraction: float = 0.1, rank_fraction: float = 0.5,
+                 sampler: str = "uniform", eigen_floor: float = 1e-12,
+                 random_state: RandomState = None) -> None:
         self.landmark_fraction = landmark_fraction
         self.rank_fraction = rank_fraction
         super().__init__(n_landmarks=None, rank=None, sampler=sampler, eigen_floor=eigen_floor,
                          random_state=random_state)
 
-    def _sizes(self, n):
+    def _sizes(self, n: int) -> tuple[int, int]:
         f = check_positive(self.landmark_fraction, "landmark_fraction")
         g = check_positive(self.rank_fraction, "rank_fraction")
         if f > 1 or g > 1:
@@ -73,7 +82,7 @@ class ProportionalNystroem(Nystroem):
         return c, k
 
 
-def paper004_grid():
+def paper004_grid() -> dict[str, Any]:
     """Paper 004's model-selection setting (Sect. 6.2) as keyword arguments.
 
     Returns
@@ -87,7 +96,8 @@ def paper004_grid():
             "approximation": ProportionalNystroem(0.1, 0.5)}
 
 
-def make_folds(y, cv=5, stratify=True, random_state=None):
+def make_folds(y: np.ndarray, cv: Any = 5, stratify: bool = True,
+               random_state: RandomState = None) -> list[tuple[np.ndarray, np.ndarray]]:
     """k-fold (train, test) index pairs.
 
     Parameters
@@ -151,7 +161,7 @@ def make_folds(y, cv=5, stratify=True, random_state=None):
     return [(idx[fold_of != f], idx[fold_of == f]) for f in range(k)]
 
 
-def encode_targets(y, classification):
+def encode_targets(y: np.ndarray, classification: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """(Y (n, t), classes or None): ±1 columns (one for binary, one per class for
     one-vs-rest) or the real targets."""
     if not classification:
@@ -169,7 +179,7 @@ def encode_targets(y, classification):
     return Y, classes
 
 
-def decide(F, classes):
+def decide(F: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """Class labels from decision values F (n, t, ...): sign (binary) or argmax."""
     if F.shape[1] == 1:
         return classes[(F[:, 0] >= 0).astype(np.intp)]
@@ -182,7 +192,7 @@ def decide(F, classes):
 DISTANCE_CACHE_ENTRIES = 2**22
 
 
-def _held_out_distances(X_va, X_tr, kernel):
+def _held_out_distances(X_va: np.ndarray, X_tr: np.ndarray, kernel: str) -> np.ndarray | None:
     """‖x − z‖² (Gaussian) between held-out and training points, or None.
 
     Kept per fold so that each γ costs one exponentiation and one product instead of
@@ -200,7 +210,8 @@ def _held_out_distances(X_va, X_tr, kernel):
     return D
 
 
-def _distance_predict(dist, gamma, coef, workers):
+def _distance_predict(dist: np.ndarray, gamma: float, coef: np.ndarray,
+                      workers: int | None) -> np.ndarray:
     """exp(−γ D) @ coef (n_va, t, L) through the compiled streaming kernel."""
     C = np.ascontiguousarray(coef.reshape(coef.shape[0], -1))
     out = np.empty((dist.shape[0], C.shape[1]))
@@ -210,9 +221,13 @@ def _distance_predict(dist, gamma, coef, workers):
     return out.reshape((dist.shape[0],) + coef.shape[1:])
 
 
-def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", machine="lssvm",
-                        loss=None, approximation="exact", cv=5, random_state=None,
-                        workers=None):
+def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
+                        gammas: npt.ArrayLike | None = None,
+                        alphas: npt.ArrayLike | None = None, kernel: str = "gaussian",
+                        machine: str = "lssvm", loss: str | None = None,
+                        approximation: str | Approximation = "exact", cv: Any = 5,
+                        random_state: RandomState = None,
+                        workers: int | None = None) -> SelectionResult:
     """k-fold cross-validation error of LSSVM / KRR over a (γ, α) grid.
 
     Parameters
@@ -294,6 +309,7 @@ def cross_validate_grid(X, y, *, gammas=None, alphas=None, kernel="gaussian", ma
             else:
                 F = model.decision_function(X[va], workers=workers)   # (n_va, t, L)
             if classification:
+                assert classes is not None      # encode_targets gives them
                 losses[f, i] = np.mean(decide(F, classes) != y[va][:, None], axis=0)
             else:
                 losses[f, i] = np.mean((F - Y[va][:, :, None]) ** 2, axis=(0, 1))

@@ -14,6 +14,10 @@ K_α U = Z for a whole path of ridges α (K_α = K + αI):
 coefficients of the machines.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
@@ -36,7 +40,7 @@ __all__ = [
 REFLECTOR_BLOCK = 64
 
 
-def check_alphas(alphas, name="alpha"):
+def check_alphas(alphas: Any, name: str = "alpha") -> np.ndarray:
     """A 1-D float array of finite α > 0 (a scalar becomes shape (1,))."""
     return check_grid(alphas, name, " (the ridge added to K)")
 

@@ -22,10 +22,13 @@ is 18.6 GiB) are stopped before they start. A fixed default also makes the same
 call succeed or fail the same way on different machines of ordinary size.
 """
 
+from __future__ import annotations
+
 import contextlib
 import os
 import re
 import threading
+from typing import Any, Iterator
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -43,25 +46,25 @@ DEFAULT_MAX_BYTES = 4 * 2**30
 ENV_MAX_BYTES = "KERNELSELECT_MAX_BYTES"
 
 _lock = threading.Lock()
-_config = {"max_bytes": None}
+_config: dict[str, int | None] = {"max_bytes": None}
 _SUFFIX = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
            "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,
            "TIB": 2**40}
 
 
-def _physical_memory():
+def _physical_memory() -> int | None:
     try:
         return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
     except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
         return None
 
 
-def _default_limit():
+def _default_limit() -> int:
     phys = _physical_memory()
     return min(DEFAULT_MAX_BYTES, phys // 2) if phys else DEFAULT_MAX_BYTES
 
 
-def _parse_bytes(value, source):
+def _parse_bytes(value: Any, source: str) -> int:
     """A positive int of bytes from an int/float or a string such as "16G"."""
     if isinstance(value, bool):
         raise TypeError(f"{source} must be a number of bytes, got {value!r}.")
@@ -84,7 +87,7 @@ def _parse_bytes(value, source):
     return int(number)
 
 
-def max_bytes():
+def max_bytes() -> int:
     """The allocation limit in force, in bytes (see the module notes)."""
     value = _config["max_bytes"]
     if value is not None:
@@ -95,12 +98,12 @@ def max_bytes():
     return _default_limit()
 
 
-def get_config():
+def get_config() -> dict[str, Any]:
     """The current settings: ``{"max_bytes": limit in bytes}``."""
     return {"max_bytes": max_bytes()}
 
 
-def set_config(max_bytes=None):
+def set_config(max_bytes: int | float | str | None = None) -> dict[str, Any]:
     """Set the largest allocation (bytes) a single call may plan.
 
     Parameters
@@ -130,14 +133,14 @@ def set_config(max_bytes=None):
     return previous
 
 
-def reset_config():
+def reset_config() -> None:
     """Back to the environment variable / default limit."""
     with _lock:
         _config["max_bytes"] = None
 
 
 @contextlib.contextmanager
-def config_context(max_bytes=None):
+def config_context(max_bytes: int | float | str | None = None) -> Iterator[dict[str, Any]]:
     """Temporarily change the settings of :func:`set_config` inside a ``with`` block.
 
     Examples
@@ -158,7 +161,7 @@ def config_context(max_bytes=None):
             _config.update(saved)
 
 
-def format_bytes(nbytes):
+def format_bytes(nbytes: float) -> str:
     """A short human form: 18.6 GiB, 512 MiB, 3 KiB, 12 B."""
     n = float(nbytes)
     for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
@@ -167,7 +170,7 @@ def format_bytes(nbytes):
     return f"{int(n)} B"
 
 
-def check_allocation(nbytes, what, hint=None):
+def check_allocation(nbytes: float, what: str, hint: str | None = None) -> int:
     """Raise ``ValueError`` when a planned allocation exceeds :func:`max_bytes`.
 
     Parameters

@@ -31,7 +31,12 @@ test × train matrix is never held; random-feature models predict in their prima
 form z(x)ᵀw + b.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
 
 from . import _predict, lowlevel
 from ._kernel_ops import _condition
@@ -45,6 +50,10 @@ from ._threads import SMALL_BLOCK, block_threads, block_workers, one_blas_thread
 from ._threads import blas_for_flops as small_blas
 from ._factors import (CholeskyFactor, CirculantFactor, EigenFactor, TridiagonalFactor,
                        WoodburyFactor, _as_columns, check_alphas)
+from ._typing import PreparedState, RandomState
+
+if TYPE_CHECKING:
+    from .operators import Approximation
 
 __all__ = [
     "CholeskyFactor",
@@ -181,8 +190,11 @@ class KernelMachine:
     gamma, kernel, method, details
     """
 
-    def __init__(self, *, support, support_indices, coef, intercept, alphas, gamma, kernel,
-                 method, weights=None, features=None, details=None):
+    def __init__(self, *, support: np.ndarray | None, support_indices: np.ndarray | None,
+                 coef: np.ndarray | None, intercept: np.ndarray, alphas: np.ndarray,
+                 gamma: float, kernel: str, method: str, weights: np.ndarray | None = None,
+                 features: tuple[Any, Any] | None = None,
+                 details: dict[str, Any] | None = None) -> None:
         self.support = support
         self.support_indices = support_indices
         self.coef = coef
@@ -195,10 +207,11 @@ class KernelMachine:
         self._features = features
         self.details = details or {}
 
-    def decision_function(self, X, workers=None):
+    def decision_function(self, X: npt.ArrayLike, workers: int | None = None) -> np.ndarray:
         """f(X) of shape (n_new, t, L)."""
         X = np.asarray(X, dtype=np.float64)
         if self.weights is not None:
+            assert self._features is not None    # a primal model keeps its feature map
             approx, state = self._features
             D = self.weights.shape[0]
             Z = approx.features(X, self.gamma, kernel=self.kernel, state=state,
@@ -207,6 +220,7 @@ class KernelMachine:
             with small_blas(float(X.shape[0]) * D * t * L):
                 out = (Z @ self.weights.reshape(D, -1)).reshape(X.shape[0], t, L)
         else:
+            assert self.support is not None and self.coef is not None   # a dual model
             with small_blas(float(X.shape[0]) * self.support.shape[0] * self.coef[0].size):
                 out = cross_kernel_matvec(X, self.support, self.coef, self.gamma, self.kernel,
                                           workers)
@@ -225,7 +239,7 @@ MCM_MACHINE_REFUSAL = (
 )
 
 
-def check_machine(approximation, n, d):
+def check_machine(approximation: str | Approximation, n: int, d: int) -> Approximation:
     """The :class:`Approximation` a machine on n points of d features would use,
     after refusing (``ValueError``) one that cannot train a machine (the Song–Xu MCM)
     or would exceed the memory limit. Cheap: nothing is drawn or allocated, so a
@@ -281,9 +295,12 @@ def _singular_message(X, gamma, alphas, exc):
             f"diagonal of 1){' or drop the duplicate rows' if duplicates else ''}.")
 
 
-def fit_kernel_machine(X, Y, gamma, alphas, *, kernel="gaussian", bias=True,
-                       approximation="exact", random_state=None, workers=None, state=None,
-                       exact_solver=None):
+def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, *,
+                       kernel: str = "gaussian", bias: bool = True,
+                       approximation: str | Approximation = "exact",
+                       random_state: RandomState = None, workers: int | None = None,
+                       state: PreparedState = None, exact_solver: str | None = None
+                       ) -> KernelMachine:
     """Solve an LSSVM (``bias=True``) or kernel ridge regression for a path of α.
 
     Parameters

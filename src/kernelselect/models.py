@@ -259,6 +259,7 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
         X, y = cast("tuple[np.ndarray, np.ndarray]", validate_data(self, X, y, dtype=np.float64))
         check_classification_targets(y)
         Y, classes = encode_targets(y, classification=True)
+        assert classes is not None              # given for a classification
         self.classes_ = classes
         return self._fit_machine(X, Y)
 
