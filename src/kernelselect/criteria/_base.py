@@ -1,14 +1,17 @@
 """The :class:`Criterion` record, its evaluation, the label encodings and the ridge
 functions g(λ) that the criteria's formulas share."""
 
+from __future__ import annotations
+
 import numbers
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
+import numpy.typing as npt
 
-from ..operators._base import RidgeFunction
+from ..operators._base import KernelOperator, RidgeFunction
 
 DIRECTIONS = ("min", "max")
 LABEL_KINDS = ("binary", "multiclass", "any")
@@ -58,26 +61,26 @@ class Criterion:
     needs: str
     labels: str
     alpha_dependent: bool
-    func: Callable
-    params: Mapping = field(default_factory=dict)
+    func: Callable[..., Any]
+    params: Mapping[str, Any] = field(default_factory=dict)
     description: str = ""
-    needs_for: Optional[Callable] = None
-    check_params: Optional[Callable] = None
+    needs_for: Optional[Callable[[Mapping[str, Any]], str]] = None
+    check_params: Optional[Callable[[str, dict[str, Any]], dict[str, Any]]] = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {self.direction!r}.")
         if self.labels not in LABEL_KINDS:
             raise ValueError(f"labels must be one of {LABEL_KINDS}, got {self.labels!r}.")
         object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
 
-    def requirement(self, params=None):
+    def requirement(self, params: Mapping[str, Any] | None = None) -> str:
         """The capability tag needed with these parameters."""
         if self.needs_for is not None:
             return self.needs_for({**self.params, **(params or {})})
         return self.needs
 
-    def resolve_params(self, params):
+    def resolve_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Defaults updated with ``params``; unknown keywords raise ``TypeError``."""
         unknown = sorted(set(params) - set(self.params))
         if unknown:
@@ -91,12 +94,13 @@ class Criterion:
             full = self.check_params(self.name, full)
         return full
 
-    def __call__(self, operator, y, alphas=(1.0,), **params):
+    def __call__(self, operator: KernelOperator, y: npt.ArrayLike,
+                 alphas: npt.ArrayLike = (1.0,), **params: Any) -> np.ndarray:
         """Values for every α: array of shape (len(alphas),)."""
         return evaluate(self, operator, y, alphas, **params)
 
 
-def encode_binary(y, criterion=None):
+def encode_binary(y: npt.ArrayLike, criterion: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Two-valued y → ±1 floats (larger value → +1); raises when y has one class.
 
     Returns ``(y_pm, classes)``. More than two values raise as well: the binary
@@ -118,7 +122,8 @@ def encode_binary(y, criterion=None):
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
-def evaluate(crit, operator, y, alphas=(1.0,), **params):
+def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
+             alphas: npt.ArrayLike = (1.0,), **params: Any) -> np.ndarray:
     """Evaluate the :class:`Criterion` ``crit`` on one operator for every α: array
     (len(alphas),)."""
     full = crit.resolve_params(params)
@@ -142,7 +147,7 @@ def evaluate(crit, operator, y, alphas=(1.0,), **params):
     return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
 
 
-def one_vs_rest(y):
+def one_vs_rest(y: npt.ArrayLike) -> np.ndarray:
     """Class labels (n,) → ±1 one-vs-rest columns (n, C), classes in sorted order;
     a 2-D ±1 array is returned as it is."""
     arr = np.asarray(y)
@@ -159,17 +164,18 @@ def one_vs_rest(y):
     return Y
 
 
-def _inv(alphas, power=1):
+def _inv(alphas: np.ndarray, power: int = 1) -> RidgeFunction:
     """g(λ) = (λ + α)^(−power) for every α: (r,) → (r, L), i.e. K_α^(−power)."""
     return RidgeFunction("resolvent", alphas, power)
 
 
-def _hat(alphas, power=1):
+def _hat(alphas: np.ndarray, power: int = 1) -> RidgeFunction:
     """g(λ) = (λ/(λ + α))^power for every α, i.e. (K K_α⁻¹)^power."""
     return RidgeFunction("smoother", alphas, power)
 
 
-def _comp(alphas, power=1, scale=None):
+def _comp(alphas: np.ndarray, power: int = 1, scale: npt.ArrayLike | None = None
+          ) -> RidgeFunction:
     """g(λ) = (α/(λ + α))^power for every α, i.e. (αK_α⁻¹)^power = (I − S)^power.
 
     The error criteria are written with this bounded function (values in (0, 1])
@@ -180,7 +186,8 @@ def _comp(alphas, power=1, scale=None):
     return RidgeFunction("complement", alphas, power, scale)
 
 
-def _unit_complement(operator, alphas):
+def _unit_complement(operator: KernelOperator, alphas: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(tr αK_α⁻¹, s) with s = tr(αK_α⁻¹)/n per α (1 where that is 0 or not finite).
 
     (αK_α⁻¹)/s has mean eigenvalue 1, so forms that are ratios of homogeneous terms
@@ -192,34 +199,35 @@ def _unit_complement(operator, alphas):
     return tr, np.where(np.isfinite(s) & (s > 0), s, 1.0)
 
 
-def _quad(operator, g, p):
+def _quad(operator: KernelOperator, g: Callable[[np.ndarray], np.ndarray], p: np.ndarray
+          ) -> Any:
     """pᵀ g(A) p for one probe → shape (L,) (or scalar)."""
     return operator.quadratic(g, p[:, None])[0, 0]
 
 
-def _sigma(y, sigma):
+def _sigma(y: np.ndarray, sigma: float | None) -> float:
     return 0.01 * float(np.std(y)) if sigma is None else float(sigma)
 
 
-def _class_indicators(yv):
+def _class_indicators(yv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pos = (yv > 0).astype(np.float64)
     return pos, 1.0 - pos
 
 
-def _ybar_signed(yv, scale):
+def _ybar_signed(yv: np.ndarray, scale: float) -> np.ndarray:
     """ȳ_i = scale/n₊ for the positive class and −scale/n₋ for the negative one."""
     pos, neg = _class_indicators(yv)
     n_pos, n_neg = pos.sum(), neg.sum()
     return scale * (pos / n_pos - neg / n_neg)
 
 
-def _real_param(criterion, name, value):
+def _real_param(criterion: str, name: str, value: Any) -> float:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"criterion {criterion!r}: {name} must be a real number, got {value!r}.")
     return float(value)
 
 
-def _check_sigma(criterion, params):
+def _check_sigma(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
     """σ: None (0.01·std(y)) or a finite noise level ≥ 0 in the units of y."""
     sigma = params.get("sigma")
     if sigma is not None:

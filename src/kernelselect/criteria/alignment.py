@@ -2,12 +2,16 @@
 centred), the feature space measure and the maximum mean discrepancy. All use the
 power moments only, run on every operator and do not depend on the ridge α."""
 
+from __future__ import annotations
+
 import numpy as np
+
+from ..operators._base import KernelOperator
 
 from ._base import _class_indicators, _ybar_signed
 
 
-def kta(operator, y, alphas):
+def kta(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """Kernel–target alignment ⟨K, yyᵀ⟩/(‖K‖_F ‖yyᵀ‖_F) = yᵀKy / (‖y‖² ‖K‖_F)
     (Cristianini et al., NIPS 2001). For ±1 labels ‖y‖² = n and this is yᵀKy/(n‖K‖_F);
     dividing by ‖y‖² keeps it invariant to the scale of y. Maximise."""
@@ -17,7 +21,7 @@ def kta(operator, y, alphas):
     return yky / (float(yv @ yv) * fro)
 
 
-def ckta(operator, y, alphas):
+def ckta(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """Centred alignment ⟨K_c, y_c y_cᵀ⟩ / (‖K_c‖_F ‖y_c‖²), K_c = HKH
     (Cortes, Mohri & Rostamizadeh 2010).
 
@@ -39,7 +43,7 @@ def ckta(operator, y, alphas):
     return ycky / (np.sqrt(kc_sq) * float(yc @ yc))
 
 
-def _diagonal_sums(Bb, _, diag):
+def _diagonal_sums(Bb: np.ndarray, _: np.ndarray | None, diag: np.ndarray) -> np.ndarray:
     return diag @ Bb
 
 
@@ -47,7 +51,7 @@ def _diagonal_sums(Bb, _, diag):
 FSM_ROUNDING = 1e-13
 
 
-def fsm(operator, y, alphas):
+def fsm(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """Feature space measure (Nguyen & Ho 2007): (s₊ + s₋) / ‖m₊ − m₋‖.
 
     m_± are the class means in feature space and s_±² = Σ_{i∈±}‖φ(x_i) − m_±‖²/(n_± − 1)
@@ -83,7 +87,7 @@ def fsm(operator, y, alphas):
     return (s_pos + s_neg) / np.sqrt(gap_sq)
 
 
-def mmd(operator, y, alphas):
+def mmd(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """Biased maximum mean discrepancy ȳᵀKȳ = ‖m₊ − m₋‖², ȳ_i = 1/n₊ or −1/n₋
     (Gretton et al. 2007; paper 003 shows it is a special case of SM). Maximise."""
     ybar = _ybar_signed(operator.restrict(y), 1.0)

@@ -3,12 +3,18 @@ prediction error, the effective-dimension criterion C1, GCV and the closed-form
 leave-one-out error of the LSSVM (binary and one-vs-rest). All need the spectral
 forms of the operator and depend on the ridge α."""
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 import numpy as np
+
+from ..operators._base import KernelOperator
 
 from ._base import _comp, _hat, _quad, _sigma, _unit_complement
 
 
-def ree(operator, y, alphas):
+def ree(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """C_ree = (α/n) yᵀ K_α⁻¹ y: the regularised training error (paper 002, eq. 1).
 
     Evaluated as (1/n) yᵀ(αK_α⁻¹)y, a quadratic form of g(λ) = α/(λ + α) ∈ (0, 1];
@@ -18,7 +24,8 @@ def ree(operator, y, alphas):
     return _quad(operator, _comp(alphas), yv) / operator.n
 
 
-def ipe(operator, y, alphas, sigma=None):
+def ipe(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: float | None = None
+        ) -> float | np.ndarray:
     """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (paper 002, eq. 2).
 
     σ defaults to 0.01·std(y), as in the paper's experiments; a given σ must be a
@@ -32,7 +39,8 @@ def ipe(operator, y, alphas, sigma=None):
     return bias + s ** 2 / n * var
 
 
-def c1(operator, y, alphas, sigma=None):
+def c1(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: float | None = None
+       ) -> float | np.ndarray:
     """C1 = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹): effective-dimension criterion
     (paper 000, eq. 4, exact form). σ defaults to 0.01·std(y). Minimise."""
     yv = operator.restrict(y)
@@ -43,7 +51,7 @@ def c1(operator, y, alphas, sigma=None):
     return bias + s ** 2 / n * dof
 
 
-def gcv(operator, y, alphas):
+def gcv(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """GCV = n‖(I − S)y‖² / tr(I − S)², S = K K_α⁻¹ (Golub, Heath & Wahba 1979).
 
     With I − S = α K_α⁻¹ this is n yᵀK_α⁻²y / (tr K_α⁻¹)²; it is evaluated with
@@ -56,7 +64,8 @@ def gcv(operator, y, alphas):
     return operator.n * num / (tr / s) ** 2
 
 
-def _loo_sums(operator, Y, alphas, row_sums):
+def _loo_sums(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
+              row_sums: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
     """Σ over points of ``row_sums(Y_rows, e_rows)`` for the LOO residuals e of the
     LSSVM with bias, target columns Y (n, t); e_rows has shape (m, t, L).
 
@@ -76,7 +85,8 @@ def _loo_sums(operator, Y, alphas, row_sums):
     s11 = S[t, t]                                        # ∝ 1ᵀK_α⁻¹1
     b = S[t, :t] / s11[None, :]                          # 1ᵀK_α⁻¹y_c / 1ᵀK_α⁻¹1, (t, L)
 
-    def residuals(Bb, gB, dg):
+    def residuals(Bb: np.ndarray, gB: np.ndarray | None, dg: np.ndarray) -> np.ndarray:
+        assert gB is not None                 # g is given, so is g(K)B
         ky, k1 = gB[:, :t, :], gB[:, t, :]
         # may run in a worker thread of a streaming pass (error states are per thread)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -90,7 +100,7 @@ def _loo_sums(operator, Y, alphas, row_sums):
 LOO_LOSSES = ("auto", "squared", "error_rate", "hybrid")
 
 
-def _loo_loss(sums, n, loss):
+def _loo_loss(sums: np.ndarray, n: int, loss: str) -> np.ndarray:
     """From (Σ 0-1 errors, Σ squared residuals / columns) (2, L): the error rate, or
     with ``"hybrid"`` the error rate plus s / (n(1 + s)), s the mean squared residual.
     The added term lies in [0, 1/n), below the step 1/n of the error rate, so it
@@ -103,7 +113,8 @@ def _loo_loss(sums, n, loss):
     return rate + s / (n * (1.0 + s))
 
 
-def eloo(operator, y, alphas, loss="auto"):
+def eloo(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, loss: str = "auto"
+         ) -> float | np.ndarray:
     """Closed-form leave-one-out error of the LSSVM with bias (Cawley & Talbot 2003).
 
     P = [[K_α, 1], [1ᵀ, 0]], [a; b] = P⁻¹[y; 0]: b = 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1 and
@@ -127,7 +138,7 @@ def eloo(operator, y, alphas, loss="auto"):
     return _loo_loss(out, operator.n, loss)
 
 
-def _single_output_sums(Yb, e):
+def _single_output_sums(Yb: np.ndarray, e: np.ndarray) -> np.ndarray:
     """(Σ 0-1 errors, Σ e²) over rows for one target column: the held-out prediction
     of point i is y_i − e_i, wrong when y_i(y_i − e_i) ≤ 0."""
     yb, e = Yb[:, 0], e[:, 0, :]
@@ -135,7 +146,7 @@ def _single_output_sums(Yb, e):
     return np.stack([wrong.astype(np.float64), np.sum(e ** 2, axis=0)])
 
 
-def _one_vs_rest_sums(Yb, E):
+def _one_vs_rest_sums(Yb: np.ndarray, E: np.ndarray) -> np.ndarray:
     """(Σ 0-1 errors of the argmax, Σ_c e_c² / C) over rows for one-vs-rest columns."""
     wrong = np.argmax(Yb[:, :, None] - E, axis=1) != np.argmax(Yb, axis=1)[:, None]
     return np.stack([np.sum(wrong, axis=0).astype(np.float64),
@@ -144,7 +155,8 @@ def _one_vs_rest_sums(Yb, E):
 
 
 
-def eloo_multiclass(operator, Y, alphas, loss="error_rate"):
+def eloo_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
+                    loss: str = "error_rate") -> float | np.ndarray:
     """Closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006).
 
     Y (n, C) holds ±1 one-vs-rest targets (+1 in the column of the sample's class).
@@ -165,7 +177,7 @@ def eloo_multiclass(operator, Y, alphas, loss="error_rate"):
     return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)
 
 
-def _check_loss(criterion, params):
+def _check_loss(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
     loss = params.get("loss")
     if loss not in LOO_LOSSES:
         raise ValueError(

@@ -2,16 +2,21 @@
 residuals from one factorisation of the kernel matrix (needs principal blocks of
 K_α⁻¹, which the dense exact operator provides)."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any
 
 import numpy as np
 import scipy.linalg
 
+from ..operators._base import KernelOperator
 from ._base import _comp, _unit_complement
 from .error import _check_loss, _loo_loss, _one_vs_rest_sums, _single_output_sums
 
 
-def fold_labels(n, folds, seed=0, strata=None):
+def fold_labels(n: int, folds: int, seed: int = 0, strata: np.ndarray | None = None
+                ) -> np.ndarray:
     """Fold (0, …, folds−1) of each of n points: a seeded random permutation dealt
     round-robin, so the folds differ in size by at most one. With ``strata`` (class
     codes), the permutation is ordered by stratum first, so every fold receives each
@@ -24,7 +29,8 @@ def fold_labels(n, folds, seed=0, strata=None):
     return out
 
 
-def _kfold_residuals(operator, Y, alphas, folds, seed):
+def _kfold_residuals(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, folds: int,
+                     seed: int) -> np.ndarray:
     """Held-out residuals E (n, t, L) of k-fold cross-validation of the LSSVM with
     bias, for target columns Y (n, t) in operator order, from one factorisation.
 
@@ -63,7 +69,7 @@ def _kfold_residuals(operator, Y, alphas, folds, seed):
     return E
 
 
-def _check_kfold(criterion, params):
+def _check_kfold(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
     params = _check_loss(criterion, params)
     folds = params.get("folds")
     if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, numbers.Integral) \
@@ -78,7 +84,8 @@ def _check_kfold(criterion, params):
     return {**params, "folds": int(folds), "seed": int(seed)}
 
 
-def ekfold(operator, y, alphas, folds=5, seed=0, loss="auto"):
+def ekfold(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, folds: int = 5,
+           seed: int = 0, loss: str = "auto") -> float | np.ndarray:
     """Closed-form k-fold cross-validation error of the LSSVM with bias.
 
     The held-out residuals of every fold come from one factorisation of K
@@ -99,7 +106,8 @@ def ekfold(operator, y, alphas, folds=5, seed=0, loss="auto"):
     return _loo_loss(out, operator.n, loss)
 
 
-def ekfold_multiclass(operator, Y, alphas, folds=5, seed=0, loss="error_rate"):
+def ekfold_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
+                      folds: int = 5, seed: int = 0, loss: str = "error_rate") -> float | np.ndarray:
     """Closed-form k-fold cross-validation error of the one-vs-rest LSSVM.
 
     The C machines share P, so each fold's block [(P⁻¹)_BB]⁻¹ serves every column

@@ -53,10 +53,22 @@ order of the points along the data axis of the circulant and does not follow
 the exact ELOO.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable, Union
+
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_grid, check_positive, check_vector
 from ._base import _ybar_signed, encode_binary
+
+if TYPE_CHECKING:
+    from ..operators.random_mcm import RandomMCMOperator
+    from ..operators.streaming_random_mcm import StreamingRandomMCMOperator
+
+    #: The operators these criteria read: the column in memory, or its streamed sums.
+    RandomOperator = Union[RandomMCMOperator, StreamingRandomMCMOperator]
 
 __all__ = [
     "RANDOM_CRITERIA",
@@ -72,15 +84,15 @@ __all__ = [
 ]
 
 
-def _alphas(alphas):
+def _alphas(alphas: npt.ArrayLike) -> np.ndarray:
     return check_grid(np.ravel(alphas), "alphas", " (the ridge added to K)")
 
 
-def _labels(op, y):
+def _labels(op: RandomOperator, y: npt.ArrayLike) -> np.ndarray:
     return check_vector(y, "y", n=op.n)
 
 
-def class_weighted_labels(y):
+def class_weighted_labels(y: npt.ArrayLike) -> np.ndarray:
     """ȳ_i = 1/n₊ for the larger label, −1/n₋ for the smaller (MMD-B weights).
 
     Raises ValueError unless y holds exactly two distinct values.
@@ -94,7 +106,7 @@ def class_weighted_labels(y):
 # ---------------------------------------------------------------------------
 
 
-def random_c1(op, y, alphas):
+def random_c1(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """C1(v), paper 000 eq. 4: Π/(s₀ + α)² + Σ_j s_j/(s_j + α). Minimise.
 
     Eq. 4 reads (1/Π) 1ᵀ Φᴴ diag(1/(s_j + α)²) Φ 1 + Σ_j s_j/(s_j + α) with
@@ -114,11 +126,11 @@ def random_c1(op, y, alphas):
     ell = _labels(op, y)
     s0 = op.half_spectrum(ell)[0][0, 0]
     bias = op.size / (s0 + a) ** 2
-    dof = np.array([op.spectral_sum(lambda s, al=al: s / (s + al), ell) for al in a])
+    dof = np.array([op.spectral_sum(_smoother(al), ell) for al in a])
     return bias + dof
 
 
-def random_kta(op, y, alphas):
+def random_kta(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """C2(v) = KTA(v), paper 000 eq. 5: s₀ / (Π Σ_j s_j). Maximise.
 
     Eq. 5 is (Φ1)ᴴ diag(s) Φ1 / (Π³ Σ_j s_j) = Π² s₀ / (Π³ Σ_j s_j), and
@@ -136,7 +148,7 @@ def random_kta(op, y, alphas):
     return np.full(a.shape, value)
 
 
-def random_mmd(op, y, alphas):
+def random_mmd(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """MMD(v̄) (paper 000, after eq. 5): s̄₀ with ȳ in place of y. Maximise.
 
     ȳ_i = 1/n₊ or −1/n₋; the paper's (1/Π²)(Φ1)ᴴ diag(s̄)(Φ1) = s̄₀ =
@@ -151,7 +163,17 @@ def random_mmd(op, y, alphas):
     return np.full(a.shape, op.zero_coefficient(ybar))
 
 
-def _loss_kind(y, loss):
+def _smoother(al: float) -> Callable[[np.ndarray], np.ndarray]:
+    """s ↦ s/(s + α) at one α."""
+    return lambda s: s / (s + al)
+
+
+def _resolvent(al: float) -> Callable[[np.ndarray], np.ndarray]:
+    """s ↦ 1/(s + α) at one α."""
+    return lambda s: 1.0 / (s + al)
+
+
+def _loss_kind(y: np.ndarray, loss: str) -> str:
     if loss == "auto":
         vals = np.unique(y)
         return "error_rate" if vals.size == 2 and set(vals.tolist()) == {-1.0, 1.0} else "squared"
@@ -162,7 +184,8 @@ def _loss_kind(y, loss):
     return loss
 
 
-def random_eloo(op, y, alphas, loss="auto"):
+def random_eloo(op: RandomOperator, y: np.ndarray, alphas: np.ndarray,
+                loss: str = "auto") -> float | np.ndarray:
     """C3(v̂), approximate efficient leave-one-out error on the unlabelled MCM. Minimise.
 
     Paper 000 gives only the ingredient (eq. 6): with the unlabelled Û (y_i := 1,
@@ -203,7 +226,7 @@ def random_eloo(op, y, alphas, loss="auto"):
     kind = _loss_kind(ell, loss)
     s_half, _ = op.half_spectrum(None)                             # ŝ, feature freq. 0..D/2
     s0 = s_half[0, 0]
-    total = np.array([op.spectral_sum(lambda s, al=al: 1.0 / (s + al)) for al in a_])
+    total = np.array([op.spectral_sum(_resolvent(al)) for al in a_])
     d = (total - 1.0 / (s0 + a_)) / op.size
     F = np.fft.fft(ell - ell.mean())
     coef = np.fft.ifft(F[:, None] / (s_half[:, 0][:, None] + a_[None, :]), axis=0).real  # (n, L)
@@ -218,12 +241,12 @@ def random_eloo(op, y, alphas, loss="auto"):
 # ---------------------------------------------------------------------------
 
 
-def _kta_numerator(op, ell):
+def _kta_numerator(op: RandomOperator, ell: np.ndarray) -> float:
     """‖Z̃ᵀy‖² = Σ_j s[0, j], an unbiased estimate of yᵀKy."""
     return op.zero_row_power(ell)
 
 
-def random_kta_row(op, y, alphas):
+def random_kta_row(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """KTA(Z) = ‖Z̃ᵀy‖² / (n ‖Z̃ᵀZ̃‖_F), the direct random-feature alignment. Maximise.
 
     Derivation: the data-frequency-zero row of s sums to
@@ -248,7 +271,7 @@ def random_kta_row(op, y, alphas):
     return np.full(a.shape, _kta_numerator(op, ell) / (op.n * fro))
 
 
-def random_kta_row_2g(op, y, alphas):
+def random_kta_row_2g(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """‖Z̃_γᵀy‖² / (n ‖Z̃_{2γ}ᵀ1‖), KTA with both parts unbiased and O(nD). Maximise.
 
     Derivation: for the Gaussian exp(−γ‖δ‖²) and the Laplacian exp(−γ‖δ‖₁),
@@ -271,7 +294,7 @@ def random_kta_row_2g(op, y, alphas):
     return np.full(a.shape, _kta_numerator(op, ell) / (op.n * np.sqrt(fro_sq)))
 
 
-def random_mmd_row(op, y, alphas):
+def random_mmd_row(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """‖Z̃ᵀȳ‖² = Σ_j s̄[0, j], the row-power estimate of MMD-B ȳᵀKȳ. Maximise.
 
     Derivation as for :func:`random_kta_row` with ȳ (1/n₊, −1/n₋) in place of y:
@@ -288,7 +311,8 @@ def random_mmd_row(op, y, alphas):
     return np.full(a.shape, op.zero_row_power(ybar))
 
 
-def random_c1_rff(op, y, alphas, sigma=None):
+def random_c1_rff(op: RandomOperator, y: np.ndarray, alphas: np.ndarray,
+                  sigma: float | None = None) -> float | np.ndarray:
     """C1 of the random-feature Gram matrix K̃ = Z̃Z̃ᵀ. Minimise.
 
     (α²/n) yᵀ(K̃ + αI)⁻²y + (σ²/n) tr(K̃(K̃ + αI)⁻¹) with the eigenpairs of

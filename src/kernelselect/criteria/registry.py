@@ -2,11 +2,16 @@
 with its metadata (complete as soon as :mod:`kernelselect` is imported), and the
 functions that look criteria up, add third-party ones and evaluate them."""
 
+from __future__ import annotations
+
 from types import MappingProxyType
-from typing import Optional
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import numpy.typing as npt
 
 from ..di import operator_di
-from ..operators import approximation_names, get_approximation
+from ..operators import Approximation, KernelOperator, approximation_names, get_approximation
 from . import random_mcm as _rc
 from ._base import Criterion, _check_sigma, evaluate
 from .alignment import ckta, fsm, kta, mmd
@@ -67,7 +72,8 @@ def get_criterion(name: "str | Criterion") -> "Criterion":
     return _REGISTRY[key]
 
 
-def approximations_for(criterion, params=None):
+def approximations_for(criterion: str | Criterion, params: Mapping[str, Any] | None = None
+                       ) -> list[str]:
     """Names of the known approximations (with default parameters) that can compute
     ``criterion``."""
     crit = get_criterion(criterion)
@@ -79,7 +85,8 @@ def approximations_for(criterion, params=None):
     return out
 
 
-def check_compatible(criterion, approximation, params=None):
+def check_compatible(criterion: str | Criterion, approximation: Approximation,
+                     params: Mapping[str, Any] | None = None) -> None:
     """Raise ``ValueError`` when ``approximation`` cannot compute ``criterion``."""
     crit = get_criterion(criterion)
     tag = crit.requirement(params)
@@ -93,7 +100,8 @@ def check_compatible(criterion, approximation, params=None):
         )
 
 
-def evaluate_criterion(criterion, operator, y, alphas=(1.0,), **params):
+def evaluate_criterion(criterion: str | Criterion, operator: KernelOperator, y: npt.ArrayLike,
+                       alphas: npt.ArrayLike = (1.0,), **params: Any) -> np.ndarray:
     """Evaluate one criterion (a name or a :class:`Criterion`) on one operator for
     every α: array (len(alphas),)."""
     return evaluate(get_criterion(criterion), operator, y, alphas, **params)

@@ -1,15 +1,20 @@
 """Criteria on the spectrum of K: the spectral measure (high-degree and hinge forms)
 and the eigenvalue ratio paired with the training residual."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any, Mapping
 
 import numpy as np
 
 from .._validation import check_positive, check_positive_int
+from ..operators._base import KernelOperator
 from ._base import _inv, _quad, _real_param, _ybar_signed
 
 
-def sm(operator, y, alphas, r=3, h=None):
+def sm(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, r: int = 3,
+       h: float | None = None) -> float | np.ndarray:
     """Spectral measure (paper 003): (1/n) ȳᵀ φ(N) ȳ, N = K/(1ᵀK1), ȳ_i = n/n₊ or −n/n₋.
 
     High-degree form φ(t) = tʳ (default r = 3, an integer in [1, 16]):
@@ -24,7 +29,7 @@ def sm(operator, y, alphas, r=3, h=None):
     if h is not None:
         hh = float(h)
 
-        def phi(lam):
+        def phi(lam: np.ndarray) -> np.ndarray:
             t = lam / total
             return np.where(t > hh, t, 0.0)
 
@@ -35,7 +40,7 @@ def sm(operator, y, alphas, r=3, h=None):
     return operator.power_quadratic(r, ybar[:, None])[0, 0] / total ** r / n
 
 
-def _sm_needs(params):
+def _sm_needs(params: Mapping[str, Any]) -> str:
     return "moments" if params.get("h") is None else "spectral"
 
 
@@ -43,7 +48,7 @@ def _sm_needs(params):
 SM_MAX_DEGREE = 16
 
 
-def _check_sm(criterion, params):
+def _check_sm(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
     """r: an integer in [1, SM_MAX_DEGREE]; h: None or a threshold in [0, 1)."""
     r, h = params.get("r"), params.get("h")
     if isinstance(r, (bool, np.bool_)) or not isinstance(r, numbers.Integral):
@@ -65,7 +70,7 @@ def _check_sm(criterion, params):
     return {**params, "r": int(r), "h": h}
 
 
-def eigenvalue_ratio(lam, n, t):
+def eigenvalue_ratio(lam: np.ndarray, n: int, t: int) -> float:
     """ER(A, t) = Σ_{i>t} λ_i / Σ_{i≤t} λ_i over the eigenvalues of A in decreasing order.
 
     ``lam`` are the eigenvalues an operator carries (its other n − len(lam) eigenvalues
@@ -81,7 +86,8 @@ def eigenvalue_ratio(lam, n, t):
     return tail / main if main > 0 else np.nan
 
 
-def er(operator, y, alphas, t=None, c=1.0):
+def er(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, t: int | None = None,
+       c: float = 1.0) -> float | np.ndarray:
     """Eigenvalue-ratio criterion (after Liu & Liao, AAAI 2015). Minimise.
 
     ER(K, t) = Σ_{i>t} λ_i / Σ_{i≤t} λ_i, the ratio of the tail of the spectrum of K
