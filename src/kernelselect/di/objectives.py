@@ -3,18 +3,24 @@
 RFDI (eq. 7) and NysDI (eq. 10) with their gradients, and :func:`operator_di`, DI of
 a kernel operator's stand-in (the ``"di"`` / ``"kdi"`` selection criteria)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from .._columns import rff_features
 from .._kernel_ops import kernel_block
 from .._validation import check_matrix, check_positive, check_vector
+from ..operators._base import KernelOperator
 
 
 # --------------------------------------------------------------------------------------
 # inputs
 # --------------------------------------------------------------------------------------
-def _class_codes(y, name="y"):
+def _class_codes(y: npt.ArrayLike, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """Integer class codes 0..L-1 and the sorted labels; ≥ 2 classes required."""
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:
@@ -32,7 +38,7 @@ def _class_codes(y, name="y"):
     return codes.astype(np.intp), classes
 
 
-def _indicator(codes, n_classes):
+def _indicator(codes: np.ndarray, n_classes: int) -> np.ndarray:
     """One-hot matrix (n, L) with unit-norm columns (empty classes give zero columns)."""
     n = codes.shape[0]
     Y = np.zeros((n, n_classes))
@@ -42,7 +48,7 @@ def _indicator(codes, n_classes):
     return Y
 
 
-def encode_targets(y, task="classification"):
+def encode_targets(y: npt.ArrayLike, task: str = "classification") -> np.ndarray:
     """The target matrix Y of the DI criteria.
 
     Parameters
@@ -67,7 +73,7 @@ def encode_targets(y, task="classification"):
     raise ValueError(f"task={task!r} is not known; use 'classification' or 'regression'.")
 
 
-def _check_targets(Y, n, name="Y"):
+def _check_targets(Y: npt.ArrayLike, n: int | None, name: str = "Y") -> np.ndarray:
     arr = np.asarray(Y)
     if arr.ndim == 1:
         arr = check_vector(arr, name, n=n).reshape(-1, 1)
@@ -82,16 +88,16 @@ def _check_targets(Y, n, name="Y"):
     return arr
 
 
-def _check_rho(rho):
+def _check_rho(rho: Any) -> float:
     return check_positive(rho, "rho")
 
 
-def _centre(A):
+def _centre(A: np.ndarray) -> np.ndarray:
     """A − 1 mean(A): the product C A with C = I − 11ᵀ/n, without forming C."""
     return A - A.mean(axis=0)
 
 
-def _spd_solve(S, M):
+def _spd_solve(S: np.ndarray, M: np.ndarray) -> np.ndarray:
     """S⁻¹ M for a symmetric positive definite S by Cholesky.
 
     If S is numerically singular (e.g. duplicated landmarks), a jitter ε·tr(S)/J
@@ -111,12 +117,14 @@ def _spd_solve(S, M):
     raise LinAlgError("the DI scatter matrix is not positive definite; increase rho.")
 
 
-def _gaussian_block(X, Z, gamma, workers=None):
+def _gaussian_block(X: np.ndarray, Z: np.ndarray, gamma: float,
+                    workers: int | None = None) -> np.ndarray:
     """K(X, Z) for the Gaussian kernel, shape (n_x, n_z) (compiled ``kernel_block``)."""
     return kernel_block(X, Z, gamma, kernel="gaussian", workers=workers)
 
 
-def _rff_map(X, W, b, workers=None):
+def _rff_map(X: np.ndarray, W: np.ndarray, b: np.ndarray,
+             workers: int | None = None) -> np.ndarray:
     """√(2/J) cos(XW + b), shape (n, J) (compiled, fused GEMM + cos)."""
     return rff_features(X, W, b, workers=workers)
 
@@ -124,7 +132,8 @@ def _rff_map(X, W, b, workers=None):
 # --------------------------------------------------------------------------------------
 # criteria on fixed features
 # --------------------------------------------------------------------------------------
-def _di_core(Fc, Yc, rho, B=None):
+def _di_core(Fc: np.ndarray, Yc: np.ndarray, rho: float, B: np.ndarray | None = None
+             ) -> tuple[float, np.ndarray]:
     """value, A = S⁻¹M, with S = FcᵀFc + ρ(B or I), M = FcᵀYc."""
     S = Fc.T @ Fc
     if B is None:
@@ -136,7 +145,7 @@ def _di_core(Fc, Yc, rho, B=None):
     return float(np.sum(M * A)), A
 
 
-def di_criterion(F, Y, rho=1e-4):
+def di_criterion(F: npt.ArrayLike, Y: npt.ArrayLike, rho: float = 1e-4) -> float:
     """Discriminant information of a fixed feature map (paper eq. 6).
 
     DI = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF), C = I − 11ᵀ/n, maximised.
@@ -169,7 +178,8 @@ def di_criterion(F, Y, rho=1e-4):
     return value
 
 
-def kdi_criterion(G, B, Y, rho=1e-4):
+def kdi_criterion(G: npt.ArrayLike, B: npt.ArrayLike, Y: npt.ArrayLike,
+                  rho: float = 1e-4) -> float:
     """Kernel discriminant information of Nyström landmarks (paper eq. 9).
 
     KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), maximised.
@@ -210,7 +220,8 @@ def kdi_criterion(G, B, Y, rho=1e-4):
 # --------------------------------------------------------------------------------------
 # objectives with gradients
 # --------------------------------------------------------------------------------------
-def _check_params_rff(X, Y, W, b, rho):
+def _check_params_rff(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
+                      rho: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     n, d = X.shape
     W = check_matrix(W, "W", dtype=np.float64)
@@ -226,7 +237,9 @@ def _check_params_rff(X, Y, W, b, rho):
     return X, _centre(Y), W, b, _check_rho(rho)
 
 
-def rfdi(X, Y, W, b, rho=1e-4, *, workers=None):
+def rfdi(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
+         rho: float = 1e-4, *, workers: int | None = None
+         ) -> tuple[float, np.ndarray, np.ndarray]:
     """RFDI objective of random Fourier features and its gradient (paper eq. 7).
 
     With Z = s cos(XW + 1bᵀ), s = √(2/J), S = ZᵀCZ + ρI and M = ZᵀCY::
@@ -286,7 +299,8 @@ def rfdi(X, Y, W, b, rho=1e-4, *, workers=None):
     return value, grad_W, grad_b
 
 
-def _check_params_nys(X, Y, landmarks, gamma, rho):
+def _check_params_nys(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: Any,
+                      rho: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     n, d = X.shape
     R = check_matrix(landmarks, "landmarks", dtype=np.float64)
@@ -299,7 +313,8 @@ def _check_params_nys(X, Y, landmarks, gamma, rho):
     return X, _centre(Y), R, gamma, _check_rho(rho)
 
 
-def nysdi(X, Y, landmarks, gamma, rho=1e-4, *, workers=None):
+def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: float,
+          rho: float = 1e-4, *, workers: int | None = None) -> tuple[float, np.ndarray]:
     """NysDI objective of Nyström landmarks and its gradient (paper eq. 10).
 
     Gaussian kernel k(x, r) = exp(−γ‖x − r‖²). With G = K(X, X_r) (n×J),
@@ -362,7 +377,7 @@ def nysdi(X, Y, landmarks, gamma, rho=1e-4, *, workers=None):
 # --------------------------------------------------------------------------------------
 # DI / KDI as selection criteria over the operator protocol
 # --------------------------------------------------------------------------------------
-def _operator_targets(y, task):
+def _operator_targets(y: np.ndarray, task: str) -> np.ndarray:
     """Target matrix from the (restricted) criterion target y: (n, L)."""
     y = np.asarray(y, dtype=np.float64)
     if task == "auto":
@@ -378,7 +393,8 @@ def _operator_targets(y, task):
     raise ValueError(f"task={task!r} is not known; use 'auto', 'classification' or 'regression'.")
 
 
-def operator_di(operator, y, alphas=None, rho=1e-4, task="auto"):
+def operator_di(operator: KernelOperator, y: npt.ArrayLike, alphas: Any = None, rho: float = 1e-4,
+                task: str = "auto") -> float:
     """DI of the kernel stand-in A of a spectral operator (criteria registry "di"/"kdi").
 
     DI depends on a feature map F only through A = FFᵀ:
@@ -411,7 +427,7 @@ def operator_di(operator, y, alphas=None, rho=1e-4, task="auto"):
     n, L = Y.shape
     probes = np.column_stack([_centre(Y), np.ones(n)])
 
-    def g(lam):
+    def g(lam: np.ndarray) -> np.ndarray:
         lam = np.maximum(lam, 0.0)
         return lam / (lam + rho)
 

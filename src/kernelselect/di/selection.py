@@ -1,6 +1,11 @@
 """Gaussian bandwidth selection by DI (random features) or KDI (Nyström landmarks)."""
 
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from .._validation import check_grid, check_matrix, check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
@@ -8,8 +13,9 @@ from .objectives import (_check_rho, _check_targets, _gaussian_block, _rff_map, 
                          encode_targets, kdi_criterion)
 
 
-def select_gamma_di(X, y, gammas, *, approximation="rff", n_components=100, rho=1e-4,
-                    task="classification", random_state=None):
+def select_gamma_di(X: npt.ArrayLike, y: npt.ArrayLike, gammas: npt.ArrayLike, *,
+                    approximation: str = "rff", n_components: int = 100, rho: float = 1e-4,
+                    task: str = "classification", random_state: Any = None) -> dict[str, Any]:
     """Choose the Gaussian γ maximising DI (random features) or KDI (Nyström).
 
     The random draw is shared across γ (common random numbers): RFF uses

@@ -1,13 +1,18 @@
 """DI training: mini-batch Adam ascent on the RFDI / NysDI objectives with the
 decay-on-saturation schedule of Al et al. (Sect. 5.1)."""
 
+from __future__ import annotations
+
 import time
 from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from .._resources import check_allocation
 from .._validation import check_matrix, check_positive, check_positive_int, check_random_state
+from .._typing import RandomState
 from ..kernels import sample_frequencies, scale_frequencies
 from .objectives import _check_rho, _check_targets, _class_codes, _indicator, nysdi, rfdi
 
@@ -37,25 +42,26 @@ class TrainingHistory:
         Wall-clock seconds of the whole run.
     """
 
-    objective: list = field(default_factory=list)
-    learning_rate: list = field(default_factory=list)
-    decays: list = field(default_factory=list)
+    objective: list[float] = field(default_factory=list)
+    learning_rate: list[float] = field(default_factory=list)
+    decays: list[int] = field(default_factory=list)
     stop_reason: str = ""
     n_batches: int = 0
     batch_size: int = 0
     time: float = 0.0
 
     @property
-    def n_epochs(self):
+    def n_epochs(self) -> int:
         return len(self.objective)
 
 
-def default_batch_size(n_components):
+def default_batch_size(n_components: int) -> int:
     """1000, or 2J when J > 500 (paper Sect. 5.1: keep batches larger than J)."""
     return 2 * n_components if n_components > 500 else 1000
 
 
-def _prepare_targets(y, task, n):
+def _prepare_targets(y: npt.ArrayLike, task: str, n: int
+                     ) -> tuple[Callable[[np.ndarray], np.ndarray], int]:
     """A function batch-indices → target matrix of that batch, and L."""
     if task == "classification":
         codes, classes = _class_codes(y)
@@ -69,8 +75,11 @@ def _prepare_targets(y, task, n):
     raise ValueError(f"task={task!r} is not known; use 'classification' or 'regression'.")
 
 
-def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, max_epochs,
-                 tol, patience, decay, min_learning_rate, progress, desc):
+def _adam_ascent(params: list[np.ndarray],
+                 value_and_grad: Callable[[np.ndarray], tuple[float, tuple[np.ndarray, ...]]],
+                 n: int, batch_size: int, rng: np.random.Generator, *, learning_rate: float,
+                 max_epochs: int, tol: float, patience: int, decay: float,
+                 min_learning_rate: float, progress: bool, desc: str) -> TrainingHistory:
     """Mini-batch Adam ascent with the paper's decay-on-saturation schedule.
 
     Each epoch visits ⌊n / batch_size⌋ disjoint mini-batches of a fresh random
@@ -148,8 +157,11 @@ def _adam_ascent(params, value_and_grad, n, batch_size, rng, *, learning_rate, m
     return hist
 
 
-def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, max_epochs,
-                    tol, patience, decay):
+def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, rho: float, task: str,
+                    batch_size: int | None, learning_rate: float, max_epochs: int, tol: float,
+                    patience: int, decay: float
+                    ) -> tuple[np.ndarray, int, float, int,
+                               Callable[[np.ndarray], np.ndarray], dict[str, Any]]:
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     J = check_positive_int(n_components, "n_components")
     rho = _check_rho(rho)
@@ -174,9 +186,13 @@ def _training_setup(X, y, n_components, rho, task, batch_size, learning_rate, ma
     return X, J, rho, batch, targets, opts
 
 
-def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
-               batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
-               min_learning_rate=1e-7, random_state=None, progress=False, workers=None):
+def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
+               rho: float = 1e-4, *, task: str = "classification",
+               batch_size: int | None = None, learning_rate: float = 1e-2,
+               max_epochs: int = 200, tol: float = 1e-3, patience: int = 3, decay: float = 0.1,
+               min_learning_rate: float = 1e-7, random_state: RandomState = None,
+               progress: bool = False, workers: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
     """Learn random Fourier features by maximising RFDI (paper Algorithm 2).
 
     Initialisation from the Gaussian kernel's spectral density: W ~ N(0, 2γ I),
@@ -224,7 +240,7 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
     W0, b = sample_frequencies("gaussian", X.shape[1], J, rng)
     W = scale_frequencies(W0, gamma)
 
-    def value_and_grad(idx):
+    def value_and_grad(idx: np.ndarray) -> tuple[float, tuple[np.ndarray, ...]]:
         value, gW, gb = rfdi(X[idx], targets(idx), W, b, rho, workers=workers)
         return value, (gW, gb)
 
@@ -234,9 +250,13 @@ def train_rfdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classificat
     return W, b, hist
 
 
-def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classification",
-                batch_size=None, learning_rate=1e-2, max_epochs=200, tol=1e-3, patience=3, decay=0.1,
-                min_learning_rate=1e-7, random_state=None, progress=False, workers=None):
+def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
+                rho: float = 1e-4, *, task: str = "classification",
+               batch_size: int | None = None, learning_rate: float = 1e-2,
+               max_epochs: int = 200, tol: float = 1e-3, patience: int = 3, decay: float = 0.1,
+               min_learning_rate: float = 1e-7, random_state: RandomState = None,
+               progress: bool = False, workers: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
     """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
 
     The J landmarks start as a uniformly random subset of the rows of X (without
@@ -262,7 +282,7 @@ def train_nysdi(X, y, n_components=100, gamma=1.0, rho=1e-4, *, task="classifica
     indices = np.sort(rng.choice(X.shape[0], size=J, replace=False))
     R = X[indices].copy()
 
-    def value_and_grad(idx):
+    def value_and_grad(idx: np.ndarray) -> tuple[float, tuple[np.ndarray, ...]]:
         value, gR = nysdi(X[idx], targets(idx), R, gamma, rho, workers=workers)
         return value, (gR,)
 

@@ -8,12 +8,20 @@ information of mini-batches (:func:`kernelselect.di.train_rfdi`,
 required here: without it, constructing either class raises ``ImportError``.
 """
 
+from __future__ import annotations
+
 import numbers
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from .objectives import _gaussian_block, _rff_map
+from .._typing import RandomState
 from .training import train_nysdi, train_rfdi
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 try:
     from sklearn.base import BaseEstimator, TransformerMixin
@@ -28,7 +36,7 @@ except ImportError as exc:  # scikit-learn absent (or too old for validate_data)
     _SKLEARN_ERROR = exc
 
     class BaseEstimator:  # type: ignore[no-redef]
-        def __new__(cls, *args, **kwargs):
+        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
             raise ImportError(
                 f"{cls.__name__} needs scikit-learn ≥ 1.6 ({_SKLEARN_ERROR}); install it "
                 "with `pip install scikit-learn` or `pip install kernelselect[sklearn]`."
@@ -40,7 +48,7 @@ except ImportError as exc:  # scikit-learn absent (or too old for validate_data)
 __all__ = ["DIRandomFourierFeatures", "DINystroem"]
 
 
-def _resolve_task(target, y):
+def _resolve_task(target: str, y: np.ndarray) -> str:
     if target in ("classification", "regression"):
         return target
     if target != "auto":
@@ -61,9 +69,10 @@ def _resolve_task(target, y):
 class _DIBase(TransformerMixin, BaseEstimator):
     """Shared parameters, parameter checks and fitting scaffold."""
 
-    def __init__(self, n_components=100, gamma=1.0, rho=1e-4, batch_size=None,
-                 max_epochs=200, learning_rate=1e-2, tol=1e-3, target="auto",
-                 verbose=False, random_state=None):
+    def __init__(self, n_components: int = 100, gamma: float = 1.0, rho: float = 1e-4,
+                 batch_size: int | None = None, max_epochs: int = 200,
+                 learning_rate: float = 1e-2, tol: float = 1e-3, target: str = "auto",
+                 verbose: bool = False, random_state: RandomState = None) -> None:
         self.n_components = n_components
         self.gamma = gamma
         self.rho = rho
@@ -75,14 +84,15 @@ class _DIBase(TransformerMixin, BaseEstimator):
         self.verbose = verbose
         self.random_state = random_state
 
-    def __sklearn_tags__(self):
+    def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         return tags
 
-    def _fit_common(self, X, y):
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=False,
-                             multi_output=True)
+    def _fit_common(self, X: npt.ArrayLike, y: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, str]:
+        X, y = cast("tuple[np.ndarray, np.ndarray]",
+                    validate_data(self, X, y, dtype=np.float64, y_numeric=False,
+                                  multi_output=True))
         for name in ("n_components", "max_epochs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
@@ -103,12 +113,12 @@ class _DIBase(TransformerMixin, BaseEstimator):
                 )
         return X, y, task
 
-    def _train_kwargs(self, task):
+    def _train_kwargs(self, task: str) -> dict[str, Any]:
         return dict(rho=self.rho, task=task, batch_size=self.batch_size,
                     learning_rate=self.learning_rate, max_epochs=self.max_epochs,
                     tol=self.tol, random_state=self.random_state, progress=self.verbose)
 
-    def _check_transform_input(self, X):
+    def _check_transform_input(self, X: npt.ArrayLike) -> np.ndarray:
         check_is_fitted(self)
         return validate_data(self, X, dtype=np.float64, reset=False)
 
@@ -164,7 +174,7 @@ class DIRandomFourierFeatures(_DIBase):
     ...                       RidgeClassifier())                       # doctest: +SKIP
     """
 
-    def fit(self, X, y):
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Learn (W, b) from samples X (n, d) and targets y (n,)."""
         X, y, task = self._fit_common(X, y)
         W, b, hist = train_rfdi(X, y, self.n_components, self.gamma,
@@ -172,7 +182,7 @@ class DIRandomFourierFeatures(_DIBase):
         self.random_weights_, self.random_offset_, self.history_ = W, b, hist
         return self
 
-    def transform(self, X):
+    def transform(self, X: npt.ArrayLike) -> np.ndarray:
         """z(X) = √(2/J) cos(XW + b), shape (n, n_components)."""
         X = self._check_transform_input(X)
         return _rff_map(X, self.random_weights_, self.random_offset_)
@@ -210,7 +220,7 @@ class DINystroem(_DIBase):
     n_features_in_ : int
     """
 
-    def fit(self, X, y):
+    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Learn the landmarks from samples X (n, d) and targets y (n,)."""
         X, y, task = self._fit_common(X, y)
         J = min(self.n_components, X.shape[0])
@@ -222,7 +232,7 @@ class DINystroem(_DIBase):
         self.n_components_ = J
         return self
 
-    def transform(self, X):
+    def transform(self, X: npt.ArrayLike) -> np.ndarray:
         """φ(X) = K(X, X_r) B^{-1/2}, shape ``(n, n_components_)``."""
         X = self._check_transform_input(X)
         return _gaussian_block(X, self.components_, self.gamma) @ self.normalization_
