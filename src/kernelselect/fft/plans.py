@@ -8,7 +8,7 @@ import importlib.util
 import math
 import numbers
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -51,7 +51,7 @@ _plans: "collections.OrderedDict[tuple, _Plan]" = collections.OrderedDict()
 # --------------------------------------------------------------------------- settings
 
 
-def _check_backend(backend):
+def _check_backend(backend: Any) -> str:
     if backend is None:
         return _state["backend"]
     name = backend.strip().lower() if isinstance(backend, str) else backend
@@ -68,7 +68,7 @@ def _check_backend(backend):
     return name
 
 
-def set_backend(name):
+def set_backend(name: str) -> str:
     """Set the default backend used when ``backend=None``.
 
     Parameters
@@ -89,12 +89,12 @@ def set_backend(name):
     return previous
 
 
-def get_backend():
+def get_backend() -> str:
     """The default backend name (``"pyfftw"`` if importable, else ``"scipy"``)."""
     return _state["backend"]
 
 
-def set_planner_effort(effort):
+def set_planner_effort(effort: str) -> str:
     """Set the FFTW planner effort used for new plans.
 
     Parameters
@@ -122,12 +122,13 @@ def set_planner_effort(effort):
     return previous
 
 
-def get_planner_effort():
+def get_planner_effort() -> str:
     """The FFTW planner effort used for new plans."""
     return _state["effort"]
 
 
-def set_plan_cache_limits(max_plans=None, max_bytes=None):
+def set_plan_cache_limits(max_plans: int | None = None, max_bytes: int | None = None
+                          ) -> dict[str, int]:
     """Bound the pyFFTW plan cache.
 
     Parameters
@@ -153,13 +154,13 @@ def set_plan_cache_limits(max_plans=None, max_bytes=None):
     return previous
 
 
-def clear_plan_cache():
+def clear_plan_cache() -> None:
     """Drop every cached plan and its buffers."""
     with _cache_lock:
         _plans.clear()
 
 
-def plan_cache_info():
+def plan_cache_info() -> dict[str, int]:
     """``{"plans", "bytes", "max_plans", "max_bytes"}`` of the plan cache."""
     with _cache_lock:
         return {
@@ -170,7 +171,7 @@ def plan_cache_info():
         }
 
 
-def _check_nonnegative_int(value, name):
+def _check_nonnegative_int(value: Any, name: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}.")
     if int(value) < 0:
@@ -188,7 +189,7 @@ def _require_pyfftw(what: str) -> _LazyModule:
     return _pyfftw
 
 
-def export_wisdom():
+def export_wisdom() -> tuple[bytes, bytes, bytes]:
     """FFTW's accumulated plans ("wisdom") as a tuple of three bytes objects.
 
     Store it (e.g. with pickle) and hand it to ``import_wisdom`` in a later
@@ -199,7 +200,7 @@ def export_wisdom():
         return pyfftw.export_wisdom()
 
 
-def import_wisdom(wisdom):
+def import_wisdom(wisdom: Sequence[bytes]) -> tuple[bool, ...]:
     """Load wisdom from ``export_wisdom``.
 
     Parameters
@@ -220,7 +221,7 @@ def import_wisdom(wisdom):
         return tuple(bool(x) for x in pyfftw.import_wisdom(tuple(wisdom)))
 
 
-def forget_wisdom():
+def forget_wisdom() -> None:
     """Forget all FFTW wisdom and cached plans."""
     pyfftw = _require_pyfftw("forget_wisdom")
     clear_plan_cache()
@@ -228,7 +229,7 @@ def forget_wisdom():
         pyfftw.forget_wisdom()
 
 
-def backend_info():
+def backend_info() -> dict[str, Any]:
     """What the FFT layer will use.
 
     Returns
@@ -257,7 +258,9 @@ class _Plan:
 
     __slots__ = ("fftw", "inp", "out", "lock", "nbytes", "scale")
 
-    def __init__(self, kind, in_shape, in_dtype, out_shape, out_dtype, axes, threads, effort):
+    def __init__(self, kind: str, in_shape: tuple[int, ...], in_dtype: Any,
+                 out_shape: tuple[int, ...], out_dtype: Any, axes: tuple[int, ...], threads: int,
+                 effort: str) -> None:
         pyfftw = _require_pyfftw("an FFTW plan")
         self.inp = pyfftw.empty_aligned(in_shape, dtype=in_dtype)
         self.out = pyfftw.empty_aligned(out_shape, dtype=out_dtype)
@@ -271,12 +274,12 @@ class _Plan:
         self.nbytes = self.inp.nbytes + self.out.nbytes
         if direction == "FFTW_BACKWARD":
             real_shape = out_shape if kind == "c2r" else in_shape
-            self.scale = 1.0 / math.prod(real_shape[ax] for ax in axes)
+            self.scale: float | None = 1.0 / math.prod(real_shape[ax] for ax in axes)
         else:
             self.scale = None
 
 
-def _evict():
+def _evict() -> None:
     # caller holds _cache_lock
     while _plans and (
         len(_plans) > _state["max_plans"]
@@ -285,7 +288,8 @@ def _evict():
         _plans.popitem(last=False)
 
 
-def _get_plan(kind, in_shape, in_dtype, out_shape, out_dtype, axes, threads):
+def _get_plan(kind: str, in_shape: tuple[int, ...], in_dtype: Any, out_shape: tuple[int, ...],
+              out_dtype: Any, axes: tuple[int, ...], threads: int) -> tuple[_Plan, bool]:
     effort = _state["effort"]
     key = (kind, in_shape, np.dtype(in_dtype).str, out_shape, axes, threads, effort)
     with _cache_lock:
@@ -304,7 +308,8 @@ def _get_plan(kind, in_shape, in_dtype, out_shape, out_dtype, axes, threads):
     return plan, True
 
 
-def _run_pyfftw(kind, arr, out_shape, out_dtype, axes, threads):
+def _run_pyfftw(kind: str, arr: np.ndarray, out_shape: tuple[int, ...], out_dtype: Any,
+                axes: tuple[int, ...], threads: int) -> np.ndarray:
     plan, cached = _get_plan(kind, arr.shape, arr.dtype, out_shape, out_dtype, axes, threads)
     with plan.lock:
         np.copyto(plan.inp, arr)

@@ -2,9 +2,13 @@
 (``rfftn``'s output): the multiplicity of each stored coefficient and the sums
 Σ_k g(A(k)) that the spectral criteria need."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any, Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .transforms import _check_axes, _half_shape
 
@@ -12,7 +16,7 @@ from .transforms import _check_axes, _half_shape
 # --------------------------------------------------------------------------- half-spectrum sums
 
 
-def _check_shape(shape, name="shape"):
+def _check_shape(shape: Any, name: str = "shape") -> tuple[int, ...]:
     try:
         shp = tuple(shape)
     except TypeError:
@@ -28,12 +32,12 @@ def _check_shape(shape, name="shape"):
     return tuple(int(v) for v in shp)
 
 
-def _paired_slice(n):
+def _paired_slice(n: int) -> slice:
     """Indices along the halved axis whose mirror frequency is not stored: 1..⌈n/2⌉−1."""
     return slice(1, (n + 1) // 2)
 
 
-def rfftn_multiplicity(shape, axes=None):
+def rfftn_multiplicity(shape: Sequence[int], axes: int | Sequence[int] | None = None) -> np.ndarray:
     """How many full-spectrum frequencies each stored ``rfftn`` coefficient stands for.
 
     Parameters
@@ -70,7 +74,9 @@ def rfftn_multiplicity(shape, axes=None):
     return np.broadcast_to(w1.reshape(view_shape), _half_shape(shp, axes))
 
 
-def full_spectrum_sum(values, shape, axes=None, extra_axes="trailing"):
+def full_spectrum_sum(values: npt.ArrayLike, shape: Sequence[int],
+                      axes: int | Sequence[int] | None = None,
+                      extra_axes: str = "trailing") -> Any:
     """Σ over every frequency of the full spectrum, given values on the half spectrum.
 
     Parameters
@@ -122,7 +128,8 @@ def full_spectrum_sum(values, shape, axes=None, extra_axes="trailing"):
     return vals.sum(axis=spec_axes) + vals[tuple(index)].sum(axis=spec_axes)
 
 
-def spectrum_sum(f, V, shape, axes=None, extra_axes="trailing"):
+def spectrum_sum(f: Callable[[np.ndarray], npt.ArrayLike], V: npt.ArrayLike, shape: Sequence[int],
+                 axes: int | Sequence[int] | None = None, extra_axes: str = "trailing") -> Any:
     """Σ over every frequency of f(v), from the half spectrum V = rfftn(a, axes).
 
     Parameters

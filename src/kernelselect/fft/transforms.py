@@ -1,9 +1,13 @@
 """The four transforms of :mod:`kernelselect.fft` (real ↔ half spectrum, complex ↔
 complex) with their argument checks, run on pyFFTW's cached plans or ``scipy.fft``."""
 
+from __future__ import annotations
+
 import numbers
+from typing import Any, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .._threads import fft_threads as _threads
 from .plans import _check_backend, _run_pyfftw, _scipy_fft
@@ -12,7 +16,7 @@ from .plans import _check_backend, _run_pyfftw, _scipy_fft
 # --------------------------------------------------------------------------- argument checks
 
 
-def _check_axes(axes, ndim, name="axes"):
+def _check_axes(axes: Any, ndim: int, name: str = "axes") -> tuple[int, ...]:
     if ndim == 0:
         raise ValueError("the input must have at least one dimension, got a 0-d array.")
     if axes is None:
@@ -25,7 +29,7 @@ def _check_axes(axes, ndim, name="axes"):
         raise ValueError(f"{name} must be an int or a sequence of ints, got {axes!r}.") from None
     if len(raw) == 0:
         raise ValueError(f"{name} must name at least one axis, got {axes!r}.")
-    out = []
+    out: list[int] = []
     for ax in raw:
         if isinstance(ax, (bool, np.bool_)) or not isinstance(ax, numbers.Integral):
             raise ValueError(f"{name} must hold ints, got {axes!r}.")
@@ -37,7 +41,7 @@ def _check_axes(axes, ndim, name="axes"):
     return tuple(out)
 
 
-def _real_input(a, name):
+def _real_input(a: npt.ArrayLike, name: str) -> np.ndarray:
     arr = np.asarray(a)
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real for a real-input transform, got dtype {arr.dtype}; "
@@ -48,7 +52,7 @@ def _real_input(a, name):
     return np.asarray(arr, dtype=dt)
 
 
-def _complex_input(a, name):
+def _complex_input(a: npt.ArrayLike, name: str) -> np.ndarray:
     arr = np.asarray(a)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
@@ -56,13 +60,13 @@ def _complex_input(a, name):
     return np.asarray(arr, dtype=dt)
 
 
-def _check_nonempty(arr, axes, name):
+def _check_nonempty(arr: np.ndarray, axes: tuple[int, ...], name: str) -> None:
     for ax in axes:
         if arr.shape[ax] < 1:
             raise ValueError(f"{name} has length 0 along axis {ax}; every transformed axis needs ≥ 1 point.")
 
 
-def _half_shape(shape, axes):
+def _half_shape(shape: Sequence[int], axes: Sequence[int]) -> tuple[int, ...]:
     half = list(shape)
     half[axes[-1]] = shape[axes[-1]] // 2 + 1
     return tuple(half)
@@ -74,7 +78,9 @@ def _half_shape(shape, axes):
 _SCIPY_FUNCTIONS = {"r2c": "rfftn", "c2r": "irfftn", "c2c_fwd": "fftn", "c2c_bwd": "ifftn"}
 
 
-def _transform(kind, arr, out_shape, out_dtype, axes, workers, backend, **scipy_kw):
+def _transform(kind: str, arr: np.ndarray, out_shape: tuple[int, ...], out_dtype: Any,
+               axes: tuple[int, ...], workers: int | None, backend: str | None,
+               **scipy_kw: Any) -> np.ndarray:
     """Run one checked transform on the chosen backend; the thread count follows the
     input's size (at most one thread per ``MIN_POINTS_PER_THREAD`` elements)."""
     threads = _threads(workers, arr.size)
@@ -84,7 +90,8 @@ def _transform(kind, arr, out_shape, out_dtype, axes, workers, backend, **scipy_
     return _run_pyfftw(kind, arr, out_shape, out_dtype, axes, threads)
 
 
-def rfftn(a, axes=None, workers=None, backend=None):
+def rfftn(a: npt.ArrayLike, axes: int | Sequence[int] | None = None, workers: int | None = None,
+          backend: str | None = None) -> np.ndarray:
     """n-dimensional DFT of a real array, half spectrum along the last axis.
 
     Parameters
@@ -122,7 +129,8 @@ def rfftn(a, axes=None, workers=None, backend=None):
     return _transform("r2c", arr, _half_shape(arr.shape, axes), out_dtype, axes, workers, backend)
 
 
-def irfftn(A, s, axes=None, workers=None, backend=None):
+def irfftn(A: npt.ArrayLike, s: int | Sequence[int], axes: int | Sequence[int] | None = None,
+           workers: int | None = None, backend: str | None = None) -> np.ndarray:
     """Inverse of ``rfftn``: real array of shape ``s`` along ``axes`` from its half spectrum.
 
     Parameters
@@ -147,10 +155,11 @@ def irfftn(A, s, axes=None, workers=None, backend=None):
         conjugates of the stored ones. A fresh array.
     """
     arr = _complex_input(A, "A")
-    if isinstance(s, numbers.Integral) and not isinstance(s, (bool, np.bool_)):
-        s = (s,)
+    shape: Any = s
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, (bool, np.bool_)):
+        shape = (shape,)
     try:
-        s = tuple(s)
+        s = tuple(shape)
     except TypeError:
         raise ValueError(f"s must be a sequence of positive ints (the real output's lengths), got {s!r}.") from None
     for v in s:
@@ -182,7 +191,8 @@ def irfftn(A, s, axes=None, workers=None, backend=None):
     return _transform("c2r", arr, tuple(out_shape), out_dtype, axes, workers, backend, s=s)
 
 
-def fftn(a, axes=None, workers=None, backend=None):
+def fftn(a: npt.ArrayLike, axes: int | Sequence[int] | None = None, workers: int | None = None,
+         backend: str | None = None) -> np.ndarray:
     """n-dimensional DFT of a complex (or real, promoted) array.
 
     Same conventions as ``rfftn`` but the full spectrum is returned, with the
@@ -194,7 +204,8 @@ def fftn(a, axes=None, workers=None, backend=None):
     return _transform("c2c_fwd", arr, arr.shape, arr.dtype, axes, workers, backend)
 
 
-def ifftn(A, axes=None, workers=None, backend=None):
+def ifftn(A: npt.ArrayLike, axes: int | Sequence[int] | None = None, workers: int | None = None,
+          backend: str | None = None) -> np.ndarray:
     """Inverse of ``fftn`` (divides by the number of points transformed)."""
     arr = _complex_input(A, "A")
     axes = _check_axes(axes, arr.ndim)
