@@ -1,6 +1,9 @@
 """Build and runtime configuration report."""
 
+from __future__ import annotations
+
 import platform
+from typing import Any, Mapping
 import sys
 
 import numpy
@@ -19,7 +22,7 @@ __all__ = ["show_config"]
 class _ConfigReport(dict):
     """A dict whose printed form is an aligned two-column table."""
 
-    def _lines(self, mapping=None, indent=""):
+    def _lines(self, mapping: Mapping[str, Any] | None = None, indent: str = "") -> list[str]:
         mapping = self if mapping is None else mapping
         width = max((len(str(k)) for k in mapping), default=0)
         lines = []
@@ -39,13 +42,13 @@ class _ConfigReport(dict):
                 lines.append(f"{indent}{str(key).ljust(width)} : {value}")
         return lines
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "\n".join(self._lines())
 
     __repr__ = __str__
 
 
-def _blas_info():
+def _blas_info() -> list[dict[str, Any]]:
     pools = []
     for info in threadpool_info():
         if info.get("user_api") != "blas":
@@ -62,7 +65,7 @@ def _blas_info():
     return pools
 
 
-def show_config():
+def show_config() -> dict[str, Any]:
     """Report how kernelselect was built and what it will use at run time.
 
     Returns

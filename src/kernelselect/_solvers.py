@@ -70,7 +70,8 @@ __all__ = [
     "check_machine",
 ]
 
-def dual_solution(factor, Y, alphas, bias):
+def dual_solution(factor: Any, Y: np.ndarray, alphas: np.ndarray, bias: bool
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """Dual coefficients (and intercepts) for every α from one factor.
 
     Parameters
@@ -107,8 +108,9 @@ def dual_solution(factor, Y, alphas, bias):
     return coef, b
 
 
-def cross_kernel_matvec(X_new, X_train, coef, gamma, kernel="gaussian", workers=None,
-                        block_bytes=None):
+def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray,
+                        gamma: float, kernel: str = "gaussian", workers: int | None = None,
+                        block_bytes: float | None = None) -> np.ndarray:
     """K(X_new, X_train) @ coef without holding the full cross-kernel matrix.
 
     Parameters
@@ -158,7 +160,8 @@ def cross_kernel_matvec(X_new, X_train, coef, gamma, kernel="gaussian", workers=
     return out.reshape((n_new,) + coef.shape[1:])
 
 
-def _compiled_cross_matvec(X_new, X_train, C, gamma, kernel, workers, out):
+def _compiled_cross_matvec(X_new: np.ndarray, X_train: np.ndarray, C: np.ndarray, gamma: float,
+                           kernel: str, workers: int | None, out: np.ndarray) -> None:
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     Xn = check_matrix(X_new, "X_new", dtype=np.float64)
@@ -254,7 +257,9 @@ def check_machine(approximation: str | Approximation, n: int, d: int) -> Approxi
     return approx
 
 
-def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=None):
+def _factor_for(approx: Approximation, X: np.ndarray, gamma: float, kernel: str,
+                state: Any, workers: int | None, alphas: np.ndarray,
+                exact_solver: str | None = None) -> tuple[Any, np.ndarray | None, Any]:
     """(factor, support rows or None, RFF feature map or None) for one γ."""
     if isinstance(approx, Exact):
         K = lowlevel.kernel_block(X, X, gamma, kernel=kernel,
@@ -282,7 +287,7 @@ def _factor_for(approx, X, gamma, kernel, state, workers, alphas, exact_solver=N
     )
 
 
-def _singular_message(X, gamma, alphas, exc):
+def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exception) -> str:
     """Why K + αI could not be solved, and what to change."""
     n = X.shape[0]
     duplicates = n - np.unique(X, axis=0).shape[0] if n <= 200_000 else 0

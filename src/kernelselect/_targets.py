@@ -35,7 +35,7 @@ TASKS = ("binary", "multiclass", "regression")
 MAX_CLASS_CODES = 50
 
 
-def check_task(task, name="task"):
+def check_task(task: Any, name: str = "task") -> str:
     """``task`` lower-cased when it is "auto" or one of :data:`TASKS`."""
     if task is None:
         return "auto"
@@ -45,7 +45,7 @@ def check_task(task, name="task"):
     return task.strip().lower()
 
 
-def _as_labels(y, name):
+def _as_labels(y: Any, name: str) -> np.ndarray:
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
@@ -68,7 +68,7 @@ def _as_labels(y, name):
     return arr
 
 
-def detect_task(y, name="y"):
+def detect_task(y: Any, name: str = "y") -> tuple[str, str]:
     """The task of target ``y`` by the module's rule: ``(task, reason)``.
 
     Examples
@@ -133,7 +133,7 @@ class Targets:
         return self.classes[np.asarray(codes, dtype=np.intp)]
 
 
-def prepare_targets(y, task="auto", name="y"):
+def prepare_targets(y: Any, task: str = "auto", name: str = "y") -> Targets:
     """Detect (or check) the task and encode ``y``: a :class:`Targets`."""
     task = check_task(task)
     arr = _as_labels(y, name)

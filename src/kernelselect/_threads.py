@@ -20,8 +20,11 @@ The thread counts never change a result: the compiled kernels split their work
 into blocks fixed by the data, not by the number of threads.
 """
 
+from __future__ import annotations
+
 import contextlib
 import threading
+from typing import Any, ContextManager
 
 from threadpoolctl import ThreadpoolController
 
@@ -60,7 +63,7 @@ _controller = None
 _controller_lock = threading.Lock()
 
 
-def _blas_controller():
+def _blas_controller() -> ThreadpoolController:
     """One threadpoolctl controller over the BLAS libraries, created on first use
     (after numpy and scipy have loaded theirs), so that a limit costs microseconds."""
     global _controller
@@ -71,7 +74,7 @@ def _blas_controller():
     return _controller
 
 
-def block_workers(n_entries, workers):
+def block_workers(n_entries: float, workers: int | None) -> int | None:
     """``workers`` for a kernel block of ``n_entries`` entries: 1 for small blocks
     when the caller left ``workers`` at None, else ``workers`` unchanged."""
     if workers is None and n_entries < SMALL_BLOCK:
@@ -79,18 +82,18 @@ def block_workers(n_entries, workers):
     return workers
 
 
-def block_threads(n_entries, workers):
+def block_threads(n_entries: float, workers: int | None) -> int:
     """The validated OpenMP thread count for a kernel block of ``n_entries`` entries."""
     return check_workers(block_workers(n_entries, workers))
 
 
-def fft_threads(workers, n_points):
+def fft_threads(workers: int | None, n_points: int) -> int:
     """Validated FFT thread count, at most one thread per MIN_POINTS_PER_THREAD points."""
     threads = check_workers(workers)
     return max(1, min(threads, n_points // MIN_POINTS_PER_THREAD))
 
 
-def blas_for_flops(flops):
+def blas_for_flops(flops: float) -> ContextManager[Any]:
     """A context running BLAS/LAPACK on one thread when ``flops`` < SMALL_FLOPS (a
     no-op otherwise)."""
     if flops >= SMALL_FLOPS:
@@ -98,13 +101,13 @@ def blas_for_flops(flops):
     return _blas_controller().limit(limits=1, user_api="blas")
 
 
-def one_blas_thread():
+def one_blas_thread() -> ContextManager[Any]:
     """A context running BLAS on one thread (around compiled kernels that call BLAS
     from their own OpenMP threads, and around work run in parallel tasks)."""
     return _blas_controller().limit(limits=1, user_api="blas")
 
 
-def blas_threads(workers):
+def blas_threads(workers: int | None) -> ContextManager[Any]:
     """A context limiting BLAS/LAPACK to ``workers`` threads; no limit for None."""
     if workers is None:
         return contextlib.nullcontext()

@@ -46,7 +46,7 @@ def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
     return g0 * 2.0 ** GRID_EXPONENTS
 
 
-def _check_grid(values, name):
+def _check_grid(values: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
@@ -99,7 +99,7 @@ class SelectionResult:
         self.best_gamma = first["gamma"]
         self.best_alpha = first["alpha"]
 
-    def _best(self, name):
+    def _best(self, name: str) -> dict[str, Any]:
         values = self.curves[name]
         finite = np.isfinite(values)
         if not finite.any():
@@ -119,7 +119,7 @@ class SelectionResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python types only (JSON-serialisable)."""
-        def plain(v):
+        def plain(v: Any) -> Any:
             if isinstance(v, np.ndarray):
                 return v.tolist()
             if isinstance(v, np.generic):
@@ -197,7 +197,8 @@ class SelectionResult:
         return "\n".join([head, *rows])
 
 
-def _split_params(criteria, params):
+def _split_params(criteria: Sequence[Criterion], params: Mapping[str, Any]
+                  ) -> dict[str, dict[str, Any]]:
     """Each keyword goes to every requested criterion that declares it."""
     per: dict[str, dict[str, Any]] = {c.name: {} for c in criteria}
     for key, value in params.items():
@@ -235,9 +236,11 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                           **criterion_params)
 
 
-def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterion="auto",
-                   approximation="auto", random_state=None, workers=None, progress=False,
-                   standardize=True, task="auto", refine=False, **criterion_params):
+def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = None,
+                   alphas: Any = None, criterion: Any = "auto", approximation: Any = "auto",
+                   random_state: Any = None, workers: Any = None, progress: Any = False,
+                   standardize: Any = True, task: Any = "auto", refine: Any = False,
+                   **criterion_params: Any) -> SelectionResult:
     """Select the kernel (γ, α) of a kernel machine by a selection criterion.
 
     With nothing but X and y it selects as well as 5-fold cross-validation at a small
@@ -524,7 +527,7 @@ def _select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criteri
 select_kernel.__doc__ = _select_kernel.__doc__
 
 
-def standardize_columns(X):
+def standardize_columns(X: np.ndarray) -> np.ndarray:
     """Each column centred and scaled to unit variance, at any magnitude.
 
     Columns are first divided by a power of two near their largest magnitude (exact),
@@ -545,7 +548,8 @@ def standardize_columns(X):
 TARGET_EXPONENT_LIMIT = 256
 
 
-def _rescale_target(y, params):
+def _rescale_target(y: np.ndarray, params: dict[str, Any]
+                    ) -> tuple[np.ndarray, dict[str, Any], float]:
     """(y / s, params with σ / s, s) for s = 2ᵉ when y's magnitude is extreme, else s = 1.
 
     The error criteria (ree, ipe, c1, gcv, eloo's squared loss) grow as y², so y of
@@ -569,7 +573,7 @@ def _rescale_target(y, params):
     return np.ldexp(y, -exponent), scaled, scale
 
 
-def _check_alpha_range(alphas, n):
+def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:
     """Refuse ridges so large that K + αI rounds to αI for every kernel.
 
     The kernel's eigenvalues lie in [0, n] (κ ≤ 1), so for α > 2⁵²·n every λ + α
@@ -587,7 +591,7 @@ def _check_alpha_range(alphas, n):
     return alphas
 
 
-def _finite_selection(result):
+def _finite_selection(result: SelectionResult) -> SelectionResult:
     """The result, or ``ValueError`` when a criterion has no finite value on the grid."""
     for name in result.criteria:
         if result.best[name]["index"] is not None:
@@ -606,5 +610,5 @@ def _finite_selection(result):
     return result
 
 
-def _is_dask(obj):
+def _is_dask(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] == "dask"

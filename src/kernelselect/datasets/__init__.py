@@ -24,13 +24,18 @@ encoding and the checks every reader shares), one module per file format
 :func:`load_file` and :func:`open_chunked`).
 """
 
+from __future__ import annotations
+
 import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
 
 from .._dask import from_file
 from ._base import (DEFAULT_DATASET, MAX_DENSE_BYTES, TASKS, Dataset, DatasetInfo, _from_arrays,
@@ -57,7 +62,8 @@ __all__ = [
 _SVMLIGHT_SUFFIXES = (".svm", ".svmlight", ".libsvm", ".txt", ".dat")
 
 
-def open_chunked(path, *, target=-1, chunk_rows=None):
+def open_chunked(path: str | os.PathLike[str], *, target: int = -1, chunk_rows: int | None = None
+                 ) -> tuple[Any, Any]:
     """(X, y) as row-chunked Dask arrays over a ``.npy`` file or a ``.zarr`` array that
     holds the features and the target as one 2-D array (nothing is read yet).
 
@@ -70,7 +76,8 @@ def open_chunked(path, *, target=-1, chunk_rows=None):
     return from_file(path, target=target, chunk_rows=chunk_rows)
 
 
-def load_file(path, *, target=-1, task="auto", **kwargs):
+def load_file(path: str | os.PathLike[str], *, target: int | str = -1, task: str = "auto",
+              **kwargs: Any) -> Dataset:
     """Read a data file, choosing the reader from its extension.
 
     ``.npz`` → :func:`load_npz`; ``.csv`` / ``.tsv`` → :func:`load_csv` (with
@@ -94,7 +101,7 @@ def load_file(path, *, target=-1, task="auto", **kwargs):
 # --------------------------------------------------------------------------- shipped
 
 
-def _data_dir():
+def _data_dir() -> Traversable:
     """The folder of shipped datasets, as a Traversable (works inside a wheel)."""
     root = resources.files("kernelselect").joinpath("data")
     if root.is_dir():
@@ -103,7 +110,7 @@ def _data_dir():
     return Path(__file__).resolve().parents[1] / "data"
 
 
-def _shipped_names():
+def _shipped_names() -> list[str]:
     return sorted(p.name[:-4] for p in _data_dir().iterdir() if p.name.endswith(".npz"))
 
 

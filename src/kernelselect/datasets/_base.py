@@ -1,9 +1,12 @@
 """The :class:`Dataset` record, the label encoding and the checks shared by the
 readers of :mod:`kernelselect.datasets`."""
 
+from __future__ import annotations
+
 import os
 from collections import namedtuple
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,19 +51,19 @@ class Dataset(dict):
         Column names (CSV files with a header).
     """
 
-    def __getattr__(self, key):
+    def __getattr__(self, key: str) -> Any:
         try:
             return self[key]
         except KeyError:
             raise AttributeError(key) from None
 
-    def __setattr__(self, key, value):
+    def __setattr__(self, key: str, value: Any) -> None:
         self[key] = value
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return list(self.keys()) + list(super().__dir__())
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         X = self.get("X")
         shape = "?" if X is None else f"{X.shape[0]}×{X.shape[1]}"
         extra = [k for k in _SPLIT_KEYS if k in self]
@@ -71,13 +74,13 @@ class Dataset(dict):
 # --------------------------------------------------------------------------- labels
 
 
-def _label_key(value):
+def _label_key(value: Any) -> str:
     """A JSON-friendly key for a label value (1.0 → "1", 2.5 → "2.5")."""
     value = float(value)
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def to_binary_labels(y, *, positive=None):
+def to_binary_labels(y: Any, *, positive: Any = None) -> tuple[np.ndarray, dict[str, float]]:
     """Map a target with exactly two distinct values to the floats −1/+1.
 
     Parameters
@@ -134,7 +137,8 @@ def to_binary_labels(y, *, positive=None):
     return labels, mapping
 
 
-def _finish_target(y, task, meta, *, source):
+def _finish_target(y: Any, task: str, meta: dict[str, Any], *, source: str | Path
+                   ) -> tuple[np.ndarray, str, dict[str, float] | None]:
     """Validate ``task``, infer it when "auto" (the package's one rule,
     :func:`kernelselect._targets.detect_task`), and encode the labels: ±1 for binary,
     class codes 0…C−1 for text multiclass labels (``meta["classes"]`` keeps the names).
@@ -171,7 +175,7 @@ def _finish_target(y, task, meta, *, source):
     return y, task, mapping
 
 
-def _dense_guard(n, d, max_dense_bytes, source):
+def _dense_guard(n: int, d: int, max_dense_bytes: float, source: str | Path) -> None:
     size = int(n) * int(d) * 8
     if size > max_dense_bytes:
         raise ValueError(
@@ -181,7 +185,7 @@ def _dense_guard(n, d, max_dense_bytes, source):
         )
 
 
-def _check_path(path):
+def _check_path(path: str | os.PathLike[str]) -> Path:
     path = Path(os.fspath(path))
     if not path.exists():
         raise FileNotFoundError(f"no such file: {path}")
@@ -190,7 +194,7 @@ def _check_path(path):
     return path
 
 
-def _finite_X(X, source):
+def _finite_X(X: np.ndarray, source: str | Path) -> None:
     if not np.all(np.isfinite(X)):
         rows = np.flatnonzero(~np.all(np.isfinite(X), axis=1))
         raise ValueError(
@@ -199,7 +203,8 @@ def _finite_X(X, source):
         )
 
 
-def _from_arrays(arrays, meta, *, name, source, task, x_key="X", y_key="y"):
+def _from_arrays(arrays: Any, meta: dict[str, Any], *, name: str, source: str | Path, task: str,
+                 x_key: str = "X", y_key: str = "y") -> Dataset:
     missing = [k for k in (x_key, y_key) if k not in arrays]
     if missing:
         raise ValueError(

@@ -1,8 +1,11 @@
 """The CSV / TSV reader: numeric columns, a header detected or given, a target
 column by index or name, missing values refused with the row they are on."""
 
+from __future__ import annotations
+
 import csv
 import io
+import os
 
 import numpy as np
 
@@ -13,7 +16,7 @@ from ._base import (MAX_DENSE_BYTES, _MISSING_TOKENS, Dataset, _check_path, _den
 # --------------------------------------------------------------------------- CSV
 
 
-def _is_number(text):
+def _is_number(text: str) -> bool:
     try:
         float(text)
     except ValueError:
@@ -21,8 +24,9 @@ def _is_number(text):
     return True
 
 
-def load_csv(path, target=-1, *, delimiter=None, header="auto", task="auto",
-             comment="#", max_dense_bytes=MAX_DENSE_BYTES):
+def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter: str | None = None,
+             header: bool | str = "auto", task: str = "auto", comment: str | None = "#",
+             max_dense_bytes: float = MAX_DENSE_BYTES) -> Dataset:
     """Read a delimited text file of numbers into a :class:`Dataset`.
 
     Parameters

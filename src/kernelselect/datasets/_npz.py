@@ -1,17 +1,20 @@
 """The npz reader: X and y (or the names given) and the official split arrays."""
 
+from __future__ import annotations
+
 import json
+import os
 import zipfile
 
 import numpy as np
 
-from ._base import _check_path, _from_arrays
+from ._base import Dataset, _check_path, _from_arrays
 
 
 # --------------------------------------------------------------------------- npz
 
 
-def load_npz(path, *, X="X", y="y", task="auto"):
+def load_npz(path: str | os.PathLike[str], *, X: str = "X", y: str = "y", task: str = "auto") -> Dataset:
     """Read a numpy ``.npz`` archive into a :class:`Dataset`.
 
     Parameters

@@ -1,5 +1,9 @@
 """The svmlight / libsvm reader (written here, numpy only)."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ._base import MAX_DENSE_BYTES, Dataset, _check_path, _dense_guard, _finish_target, _finite_X
@@ -8,8 +12,9 @@ from ._base import MAX_DENSE_BYTES, Dataset, _check_path, _dense_guard, _finish_
 # --------------------------------------------------------------------------- svmlight
 
 
-def load_svmlight(path, *, n_features=None, zero_based="auto", task="auto",
-                  max_dense_bytes=MAX_DENSE_BYTES):
+def load_svmlight(path: str | os.PathLike[str], *, n_features: int | None = None,
+                  zero_based: bool | str = "auto", task: str = "auto",
+                  max_dense_bytes: float = MAX_DENSE_BYTES) -> Dataset:
     """Read a file in svmlight / LIBSVM format into a dense :class:`Dataset`.
 
     Each line is ``<target> [qid:<q>] <index>:<value> ... [# comment]``. Indices are
