@@ -331,7 +331,8 @@ def report(out_dir, speed=None):
              "targets, argmax. Score of every choice: test accuracy (binary, multi-class; "
              "Δ in percentage points, higher is better) or test MSE / training variance "
              "(regression; Δ NMSE, lower is better) of KRR refitted at the chosen (γ, α). "
-             "Single-threaded processes, niced, on a shared 2-core machine (load 8–24).", "",
+             "Single-threaded processes on a shared 2-core machine (load 8–24 when the CV "
+             "records were made, 10–15 for the defaults).", "",
              "Commands (KERNELSELECT_DATA=../shared/data, OMP_NUM_THREADS=1, "
              "OPENBLAS_NUM_THREADS=1):", "",
              "    python benchmarks/defaults_quality.py --cap 1000 --methods cv --splits 0 "
