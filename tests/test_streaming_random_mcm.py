@@ -10,6 +10,7 @@ import reference as ref
 
 import kernelselect
 from kernelselect.criteria import evaluate_criterion
+from test_streaming import _problem
 from kernelselect.operators.random_mcm import scaled_frequencies
 from kernelselect.operators.streaming_lowrank import ArrayRows, evaluate_grid
 from kernelselect.operators.streaming_random_mcm import FFT_CRITERIA, STREAMED_CRITERIA
@@ -17,14 +18,6 @@ from kernelselect.operators.streaming_random_mcm import FFT_CRITERIA, STREAMED_C
 ALPHAS = np.array([0.05, 1.0, 20.0])
 ALL = list(STREAMED_CRITERIA) + list(FFT_CRITERIA)
 BINARY_ONLY = ("random_mmd", "random_mmd_row")
-
-
-def _problem(n=300, d=4, seed=0, binary=True):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    f = X[:, 0] + 0.5 * np.sin(2 * X[:, 1])
-    y = np.sign(f + 0.3 * rng.standard_normal(n)) if binary else f + 0.1 * rng.standard_normal(n)
-    return X, y
 
 
 def _ops(X, y, gammas, D=40, kernel="gaussian", threads=1, rows=None, seed=0):

@@ -334,11 +334,9 @@ class StreamingExactGridOperator(KernelOperator):
 
     def power_quadratic(self, r, P):
         r = int(r)
-        if r < 0:
-            raise ValueError(f"r must be a non-negative integer, got {r!r}.")
+        if r <= 0:                                  # PᵀP, or the error for a negative r
+            return StreamingOperator.power_quadratic(self, r, P)
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
-        if r == 0:
-            return P.T @ P
         try:
             coef = self._family.coefficients(P)
         except ValueError:
