@@ -138,3 +138,16 @@ def test_select_kernel_shares_the_passes():
     for name in ("kta", "mmd"):
         np.testing.assert_allclose(res.curves[name][:, 0], _dense(X, y, GAMMAS, name),
                                    rtol=1e-8)
+
+
+def test_contrasts_do_not_cancel_when_k_is_nearly_constant():
+    """ȳ is orthogonal to 1; at small γ (K ≈ 11ᵀ) its moments must not be read off as a
+    difference of class-block sums of order n^r."""
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((1500, 5))
+    y = np.sign(X[:, 0] + 0.5 * rng.standard_normal(1500))
+    gammas = [2e-4, 1e-3]
+    got = _values(_grid(X, y, gammas), y, ["sm", "mmd"])
+    for name in ("sm", "mmd"):
+        np.testing.assert_allclose(got[name], _dense(X, y, gammas, name), rtol=1e-9,
+                                   err_msg=name)

@@ -13,8 +13,9 @@ and, in the first pass, ‖K_γ‖_F² += ⟨E_γ, E_γ⟩. After pass k, Yᵀ K
 r ≤ 2k is a small product: Yᵀ K^{2j} Y = V_jᵀV_j and Yᵀ K^{2j+1} Y = V_jᵀV_{j+1}.
 The moment criteria need r ≤ 2 (kta, ckta, fsm, mmd: one pass for the whole grid)
 or r (sm with its degree r: ⌈r/2⌉ passes). Probes y, 1, y − ȳ1, the class indicators
-and ȳ lie in the span of Y = [y 1] or of the class indicators (as for the streamed
-low-rank operators); another probe falls back to the single-γ operator.
+and ȳ lie in the span of [y 1] or of the class indicators (as for the streamed
+low-rank operators); Y is an orthonormal basis of that span whose first column is
+1/√n (:func:`orthonormal_probes`). Another probe falls back to the single-γ operator.
 
 Every row block a is computed by one thread, over the column blocks b in order, and
 written to its own rows; ‖K‖_F² is added in block order. The result is therefore
@@ -87,6 +88,30 @@ def _row_block(tiles, A, a_sq, B, b_sq, V, frobenius):
     return out, fro
 
 
+def orthonormal_probes(y, values):
+    """(keep, T) such that Q = [1 Y][:, keep] T has orthonormal columns, q₁ = 1/√n,
+    for the probe basis Y of y (:func:`probe_basis`).
+
+    The moments are contracted with the coefficients of each probe in this basis. With
+    the raw basis (class indicators, or [y 1]) a contrast such as ȳ (orthogonal to 1)
+    would be read off as a small difference of entries of order n^r when K is close to
+    the constant matrix 11ᵀ (small γ); with 1 split off, its products K^r q are
+    computed on their own and nothing cancels in the contraction.
+    """
+    B = np.column_stack([np.ones(len(y)), probe_basis(y, values)])
+    R = np.linalg.qr(B, mode="r")
+    diag = np.abs(np.diag(R))
+    keep = diag > 1e-10 * diag[0]
+    R = np.linalg.qr(B[:, keep], mode="r")
+    return keep, np.linalg.solve(R, np.eye(R.shape[0]))
+
+
+def probes(y, values, keep, T):
+    """Rows of the orthonormal probe basis Q = [1 Y][:, keep] T (:func:`orthonormal_probes`)."""
+    y = np.asarray(y, dtype=np.float64)
+    return np.column_stack([np.ones(len(y)), probe_basis(y, values)])[:, keep] @ T
+
+
 def _moments(prev, new):
     """(V_{k−1,γ}ᵀV_{k,γ}, V_{k,γ}ᵀV_{k,γ}) stacked over γ; ``prev`` is one array
     shared by every γ (the probe basis, first pass) or (n_γ, n, m)."""
@@ -101,7 +126,7 @@ class _ExactFamily(_Family):
     passes done so far and the moments they give."""
 
     def __init__(self, X, y, gammas, kernel, threads, workers):
-        super().__init__(None, None, y)
+        self._probe_basis(y)
         X = np.asarray(X, dtype=np.float64)
         self.X_user = X
         self.workers = workers
@@ -122,6 +147,12 @@ class _ExactFamily(_Family):
         self.spread = float(self.sq.max())
         self.XtY = self.X.T @ self.Y
         self.XtX = self.X.T @ self.X
+
+    def _probe_basis(self, y):
+        _Family.__init__(self, None, None, y)
+        self.keep, self.T = orthonormal_probes(y, self.values)
+        self.Y = probes(y, self.values, self.keep, self.T)
+        self.gram = self.Y.T @ self.Y
 
     def run(self, requests, rows=None):
         target = max(k for _, k in requests)
@@ -180,12 +211,12 @@ def _chunk_rows(x, mu, start):
     return x, np.einsum("ij,ij->i", x, x)
 
 
-def _pair_task(tiles, mu, xa, sa, xb, sb, vb, yb, values):
+def _pair_task(tiles, mu, xa, sa, xb, sb, vb, yb, basis):
     """Contribution of the column chunk b to the rows of chunk a, for every γ."""
     A, a_sq = _chunk_rows(xa, mu, sa)
     B, b_sq = _chunk_rows(xb, mu, sb)
     first = vb is None
-    V = probe_basis(np.asarray(yb, dtype=np.float64), values) if first else list(vb)
+    V = probes(yb, *basis) if first else list(vb)
     return _row_block(tiles, A, a_sq, B, b_sq, V, first)
 
 
@@ -202,11 +233,11 @@ def _products(pair):
     return pair[0]
 
 
-def _chunk_stats(mu, x, start, y, values, prev, pair):
+def _chunk_stats(mu, x, start, y, basis, prev, pair):
     """Moments (and, in the first pass, ‖K‖_F² and the centred-X statistics) of one
     row chunk."""
     new, fro = pair
-    Y = probe_basis(np.asarray(y, dtype=np.float64), values)
+    Y = probes(y, *basis)
     odd, even = _moments(Y if prev is None else prev, new)
     if prev is not None:
         return [odd, even]
@@ -234,7 +265,7 @@ class _DaskExactFamily(_ExactFamily):
     def __init__(self, rows, y, gammas, kernel):
         from .._dask import _compute
 
-        _Family.__init__(self, rows, None, y)
+        self._probe_basis(y)
         self.rows = rows
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.kernel = kernel
@@ -259,7 +290,7 @@ class _DaskExactFamily(_ExactFamily):
         starts = [int(a) for a in rows.starts]
         first = self.done == 0
         tiles = dask.delayed(self.tiles, pure=True)
-        values = self.values
+        basis = (self.values, self.keep, self.T)
         pair = dask.delayed(_pair_task, pure=True)
         add = dask.delayed(_sum_pairs, pure=True)
 
@@ -273,13 +304,13 @@ class _DaskExactFamily(_ExactFamily):
         per_row = []
         for a in range(len(xs)):
             parts = [pair(tiles, self.mu, xs[a], starts[a], xs[b], starts[b],
-                          None if first else prev[b], ys[b], values)
+                          None if first else prev[b], ys[b], basis)
                      for b in range(len(xs))]
             per_row.append(tree(parts, add))
         with cluster_guard(), one_blas_thread():
             per_row = dask.persist(*per_row)
             stats = [dask.delayed(_chunk_stats, pure=True)(
-                self.mu, xs[a], starts[a], ys[a], values, None if first else prev[a],
+                self.mu, xs[a], starts[a], ys[a], basis, None if first else prev[a],
                 per_row[a]) for a in range(len(xs))]
             total = _compute(tree(stats, dask.delayed(_add_stats, pure=True)))
             self.V = dask.persist(*[dask.delayed(_products, pure=True)(p) for p in per_row])
