@@ -313,7 +313,7 @@ def report(records):
                 "load (1 min) | best γ | largest curve difference | finished (UTC) |",
                 "|---|---|---:|---|---:|---:|---:|---|---:|---:|---|"]
         for r in gr:
-            twin = [o for o in gr if o["spec"] == r["spec"] and o is not r]
+            twin = [o for o in gr if o["spec"] == r["spec"] and _version(o) != _version(r)]
             diff = float("nan")
             if twin:
                 import numpy as np
