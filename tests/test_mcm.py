@@ -184,6 +184,26 @@ def test_operator_matches_dense(levels, kernel, seed):
     _close(np.sort(op.eigenvalues), w)
 
 
+@pytest.mark.parametrize("levels,n", [(1, 37), (1, 30), (2, 41), (3, 64)])
+def test_real_transforms_agree_with_the_complex_path(levels, n):
+    # the operator runs rfftn/irfftn on the half spectrum; the complex fftn of the
+    # same column and probes must give the same numbers to rounding
+    X, y, op, U = _setup(7, n=n, d=4, levels=levels)
+    shape, axes = op.shape, tuple(range(len(op.shape)))
+    lam = np.real(np.fft.fftn(op.column)).ravel()
+    np.testing.assert_allclose(op.eigenvalues, lam, rtol=0, atol=1e-12 * np.abs(lam).max())
+    P = np.random.default_rng(1).normal(size=(op.n, 3))
+    C = np.fft.fftn(P.reshape(shape + (3,)), axes=axes).reshape(op.n, 3) / np.sqrt(op.n)
+    np.testing.assert_allclose(op.project(P), C, rtol=0, atol=1e-12 * np.abs(C).max())
+    g = lambda v: 1.0 / (np.abs(v) + 0.7)
+    want = np.real(np.fft.ifftn((g(lam)[:, None] * C * np.sqrt(op.n)).reshape(shape + (3,)),
+                                axes=axes)).reshape(op.n, 3)
+    np.testing.assert_allclose(op.apply_function(g, P), want, rtol=0,
+                               atol=1e-12 * np.abs(want).max())
+    quad = np.real(C.conj().T @ (g(lam)[:, None] * C))
+    np.testing.assert_allclose(op.quadratic(g, P), quad, rtol=0, atol=1e-12 * np.abs(quad).max())
+
+
 def test_restrict_puts_probes_in_grid_order():
     X, y, op, U = _setup(5, n=41, levels=2)
     assert op.details["dropped"] == 41 - op.n

@@ -42,6 +42,12 @@ class MCMOperator(KernelOperator):
     vectors q_j(i) = exp(2πi Σ_s i_s j_s / m_s) / √Π. The projection of a real
     probe p laid on the grid is ⟨q_j, p⟩ = (FFT_p p)_j / √Π.
 
+    Every transform is a real one (``rfftn`` / ``irfftn``): u is even along each
+    level, so λ is real and even along each level and the half spectrum (the last
+    level's frequencies 0..⌊m/2⌋) determines it; a real probe's spectrum is
+    Hermitian, so sums over all Π frequencies are sums over the stored half with
+    each coefficient counted once or twice (:func:`kernelselect.fft.rfftn_multiplicity`).
+
     Parameters
     ----------
     column : ndarray of shape m
@@ -66,10 +72,17 @@ class MCMOperator(KernelOperator):
         self.column = column
         self._workers = workers
         self._axes = tuple(range(column.ndim))
-        self._lam = np.real(_fft.fftn(column, workers=workers)).ravel()
+        half = np.real(_fft.rfftn(column, workers=workers))
+        self._half_shape = half.shape
+        # λ is even along the last level: its frequencies past ⌊m/2⌋ mirror stored ones
+        m = column.shape[-1]
+        self._lam = np.concatenate([half, half[..., 1:(m + 1) // 2][..., ::-1]], axis=-1).ravel()
+        self._lam_half = half.ravel()
+        self._weight = np.asarray(_fft.rfftn_multiplicity(column.shape), dtype=np.float64).ravel()
         self.min_eigenvalue = float(self._lam.min())
         if clip_negative:
             np.maximum(self._lam, 0.0, out=self._lam)
+            np.maximum(self._lam_half, 0.0, out=self._lam_half)
 
     @property
     def eigenvalues(self) -> np.ndarray:
@@ -79,10 +92,47 @@ class MCMOperator(KernelOperator):
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         return P.reshape(self.shape + (P.shape[1],)), P.shape[1]
 
-    def project(self, P: npt.ArrayLike) -> np.ndarray:
+    def _half_project(self, P: npt.ArrayLike) -> np.ndarray:
+        """⟨q_j, p⟩ on the stored half of the frequencies, shape (Π_half, k)."""
         G, k = self._grid(P)
-        F = _fft.fftn(G, axes=self._axes, workers=self._workers)
-        return F.reshape(self.n, k) / np.sqrt(self.n)
+        F = _fft.rfftn(G, axes=self._axes, workers=self._workers)
+        return F.reshape(-1, k) / np.sqrt(self.n)
+
+    def project(self, P: npt.ArrayLike) -> np.ndarray:
+        """⟨q_j, p⟩ on all Π frequencies, shape (Π, k): the stored half and, past it,
+        the conjugates of the mirrored frequencies (a real probe's spectrum is
+        Hermitian, C(−j) = conj C(j))."""
+        G, k = self._grid(P)
+        half = _fft.rfftn(G, axes=self._axes, workers=self._workers)
+        last, m = len(self.shape) - 1, self.shape[-1]
+        tail = np.conj(np.take(half, np.arange((m + 1) // 2 - 1, 0, -1), axis=last))
+        for axis in range(last):                 # −j along the other levels: j ↦ (m_s − j) mod m_s
+            tail = np.roll(np.flip(tail, axis=axis), 1, axis=axis)
+        full = np.concatenate([half, tail], axis=last)
+        return full.reshape(self.n, k) / np.sqrt(self.n)
+
+    def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
+                  Q: npt.ArrayLike | None = None) -> np.ndarray:
+        """Pᵀ g(U) Q from the half spectrum: Σ_j g(λ_j) conj(C_P,j) C_Q,j over all Π
+        frequencies is Re Σ_half w_j g(λ_j) conj(C_P,j) C_Q,j, w_j ∈ {1, 2} the
+        multiplicity of a stored frequency."""
+        Q = P if Q is None else Q
+        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
+        Q = np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
+        cp = self._half_project(P)
+        cq = cp if Q is P else self._half_project(Q)
+        w = self._weight
+        gl = evaluate_at(g, self._lam_half)
+        g0 = evaluate_at(g, np.zeros(1))[0]
+        inner = np.real(np.conj(cp).T @ (w[:, None] * cq))     # Σ_j ⟨p, q_j⟩⟨q_j, q⟩ = pᵀq
+        gram = P.T @ Q
+        if gl.ndim == 1:
+            weighted = np.real(np.conj(cp).T @ ((w * gl)[:, None] * cq))
+            return weighted + g0 * (gram - inner)
+        r, mq, L = cq.shape[0], cq.shape[1], gl.shape[1]
+        scaled = (cq[:, :, None] * (w[:, None] * gl)[:, None, :]).reshape(r, mq * L)
+        weighted = np.real(np.conj(cp).T @ scaled).reshape(cp.shape[1], mq, L)
+        return weighted + (gram - inner)[:, :, None] * g0[None, None, :]
 
     def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         return self._spectral_power_quadratic(r, P)
@@ -98,10 +148,13 @@ class MCMOperator(KernelOperator):
         that frequency: ‖HUH‖_F² = Σ_{j≠0} λ_j², y_cᵀUy_c = Σ_{j≠0} λ_j |⟨q_j, y_c⟩|²."""
         from ._base import _centred
 
-        coef = self.project(_centred(y)[:, None])[:, 0]
+        coef = self._half_project(_centred(y)[:, None])[:, 0]
+        lam_half = self._lam_half.copy()
+        lam_half[0] = 0.0
         lam = self._lam.copy()
         lam[0] = 0.0
-        return float(np.sum(lam * np.abs(coef) ** 2)), float(np.sum(lam ** 2))
+        return (float(np.sum(self._weight * lam_half * np.abs(coef) ** 2)),
+                float(np.sum(lam ** 2)))
 
     def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         """diag g(U) = (1/Π) Σ_j g(λ_j) on every entry (U is circulant)."""
@@ -112,17 +165,19 @@ class MCMOperator(KernelOperator):
         return np.broadcast_to(mean, (self.n, mean.shape[0])).copy()
 
     def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
-        """g(U) B = IFFT_p(g(λ) ∘ FFT_p B), columns of B in grid order."""
+        """g(U) B = IFFT_p(g(λ) ∘ FFT_p B), columns of B in grid order: real transforms,
+        since g(λ) is even along every level like λ."""
         G, k = self._grid(B)
-        F = _fft.fftn(G, axes=self._axes, workers=self._workers).reshape(self.n, k)
-        gl = evaluate_at(g, self._lam)
+        F = _fft.rfftn(G, axes=self._axes, workers=self._workers).reshape(-1, k)
+        gl = evaluate_at(g, self._lam_half)
         if gl.ndim == 1:
-            H = (gl[:, None] * F).reshape(self.shape + (k,))
-            return np.real(_fft.ifftn(H, axes=self._axes, workers=self._workers)).reshape(self.n, k)
+            H = (gl[:, None] * F).reshape(self._half_shape + (k,))
+            out = _fft.irfftn(H, self.shape, axes=self._axes, workers=self._workers)
+            return out.reshape(self.n, k)
         L = gl.shape[1]
-        H = (gl[:, None, :] * F[:, :, None]).reshape(self.shape + (k, L))
-        out = _fft.ifftn(H, axes=self._axes, workers=self._workers)
-        return np.real(out).reshape(self.n, k, L)
+        H = (gl[:, None, :] * F[:, :, None]).reshape(self._half_shape + (k, L))
+        out = _fft.irfftn(H, self.shape, axes=self._axes, workers=self._workers)
+        return out.reshape(self.n, k, L)
 
 
 class MCM(Approximation):

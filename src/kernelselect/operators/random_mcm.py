@@ -122,11 +122,8 @@ class RandomMCMOperator(KernelOperator):
         key = None if ell is None else ell.tobytes()
         if key not in self._cache:
             v = _fft.rfftn(self.column(ell), workers=self._workers)
-            D = self.n_features
-            weight = np.full(v.shape[1], 2.0)
-            weight[0] = 1.0
-            if D % 2 == 0:
-                weight[-1] = 1.0
+            # column j₂ stands for j₂ and D − j₂ (weight 2) unless it is its own mirror
+            weight = np.asarray(_fft.rfftn_multiplicity(self.unlabeled.shape)[0], dtype=np.float64)
             self._cache[key] = (v.real ** 2 + v.imag ** 2, weight)
         return self._cache[key]
 
