@@ -29,7 +29,8 @@ from ._cv import (
 )
 from ._solvers import KernelMachine, check_alphas, check_machine, fit_kernel_machine
 from ._typing import RandomState
-from ._validation import check_kernel, check_matrix, check_vector
+from ._targets import check_task, prepare_targets
+from ._validation import check_kernel, check_matrix, check_positive, check_vector
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -162,8 +163,6 @@ def _check_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
 def _resolve_gamma(gamma: float | None, n_features: int) -> float:
     if gamma is None:
         return 1.0 / n_features
-    from ._validation import check_positive
-
     return check_positive(gamma, "gamma")
 
 
@@ -410,8 +409,6 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         self.refine = refine
 
     def _task_and_estimator(self, y: np.ndarray) -> tuple[Any, _KernelMachineEstimator]:
-        from ._targets import check_task, prepare_targets
-
         if self.estimator is not None:
             est = clone(self.estimator)
             if not isinstance(est, _KernelMachineEstimator):

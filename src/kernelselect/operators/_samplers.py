@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
+from .. import lowlevel
 from ._lowrank import small_blas
 
 __all__ = [
@@ -62,8 +63,6 @@ def column_norm_probabilities(X: np.ndarray, gamma: float, kernel: str = "gaussi
     ndarray (n,)
         Probabilities summing to one.
     """
-    from .. import lowlevel
-
     sq = np.asarray(lowlevel.kernel_sums(X, 2.0 * gamma, kernel=kernel, workers=workers)
                     ["row_sums"], dtype=np.float64)
     return sq / sq.sum()
@@ -105,8 +104,6 @@ def ridge_leverage_scores(X: np.ndarray, gamma: float, pilot: np.ndarray, ridge:
     ndarray (n,)
         ℓ̃ (positive, Σ ℓ̃ ≥ d_eff(λ) = tr K(K + λI)⁻¹).
     """
-    from .. import lowlevel
-
     C = np.asarray(lowlevel.kernel_block(X, X[pilot], gamma, kernel=kernel, workers=workers),
                    dtype=np.float64)
     W = C[pilot]

@@ -11,9 +11,11 @@ import scipy.linalg
 
 from .._typing import PreparedState, RandomState, SpectralFunction
 
+from .. import lowlevel
 from .._resources import check_allocation
 from .._validation import check_positive_int
 from ._base import (
+    _centred,
     Approximation,
     ExplicitBasisOperator,
     KernelOperator,
@@ -244,8 +246,6 @@ class DenseOperator(ExplicitBasisOperator):
         """HKH formed in blocks of rows (K_ij − r_i − r_j + m, r = K1/n, m = 1ᵀK1/n²):
         each entry is computed once from K, so ‖HKH‖_F² keeps the accuracy of K's
         entries instead of cancelling three terms of order n² (no eigendecomposition)."""
-        from ._base import _centred
-
         K = self._K
         r = K.mean(axis=1)
         m = r.mean()
@@ -405,7 +405,5 @@ class Exact(Approximation):
             from .streaming import StreamingOperator
 
             return StreamingOperator(X, gamma, kernel=kernel, workers=workers)
-        from .. import lowlevel
-
         K = lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers)
         return DenseOperator(K, solver=self.dense_solver)

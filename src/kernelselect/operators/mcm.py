@@ -30,7 +30,7 @@ from .._validation import (
     check_random_state,
 )
 from .._typing import PreparedState, RandomState, SpectralFunction
-from ._base import Approximation, KernelOperator, evaluate_at
+from ._base import Approximation, KernelOperator, _centred, evaluate_at
 
 __all__ = ["MCM", "MCMOperator"]
 
@@ -146,8 +146,6 @@ class MCMOperator(KernelOperator):
     def centred_terms(self, y: npt.ArrayLike) -> tuple[float, float]:
         """The constant vector is U's zero-frequency eigenvector, so centring drops
         that frequency: ‖HUH‖_F² = Σ_{j≠0} λ_j², y_cᵀUy_c = Σ_{j≠0} λ_j |⟨q_j, y_c⟩|²."""
-        from ._base import _centred
-
         coef = self._half_project(_centred(y)[:, None])[:, 0]
         lam_half = self._lam_half.copy()
         lam_half[0] = 0.0

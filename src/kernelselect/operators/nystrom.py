@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
+from .. import lowlevel
 from .._resources import check_allocation
 from .._validation import check_positive, check_positive_int, check_random_state
 from .._typing import PreparedState, RandomState
@@ -68,8 +69,6 @@ def nystroem_factor(C: npt.ArrayLike, landmarks: np.ndarray | None, rank: int,
 
 def _landmark_gram(Z: np.ndarray, gamma: float, kernel: str) -> np.ndarray:
     """W = K(Z, Z) as the in-memory path forms it (C = K(X, Z) restricted to Z)."""
-    from .. import lowlevel
-
     return np.asarray(lowlevel.kernel_block(Z, Z, gamma, kernel=kernel, workers=1),
                       dtype=np.float64)
 
@@ -301,8 +300,6 @@ class Nystroem(Approximation):
 
     def _factor(self, X: np.ndarray, gamma: float, kernel: str, state: dict[str, Any],
                 workers: int | None) -> tuple[np.ndarray, int]:
-        from .. import lowlevel
-
         floor = float(self.eigen_floor)
         k = state["rank"]
         sampler = state.get("sampler", "uniform")
@@ -377,8 +374,6 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
     n = 2·10⁴, d = 8, c = 200: the peak traced memory of one build fell from 131 MB
     with a thin SVD of C to 98 MB).
     """
-    from .. import lowlevel
-
     C = np.asarray(lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers),
                    dtype=np.float64)
     c = C.shape[1]
@@ -409,8 +404,6 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
 def _optimal_factor(X: np.ndarray, gamma: float, kernel: str, rank: int, eigen_floor: float,
                     workers: int | None) -> np.ndarray:
     """V = U_k Λ_k^{1/2}: the best rank-k approximation of K (dense eigh)."""
-    from .. import lowlevel
-
     K = np.asarray(lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers),
                    dtype=np.float64)
     n = K.shape[0]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from .. import lowlevel
 from .._resources import check_allocation
 from .._validation import check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
@@ -70,8 +71,6 @@ class RFF(Approximation):
     def features(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
                  workers: int | None = None) -> np.ndarray:
         """Z (n, D) for kernel parameter γ."""
-        from .. import lowlevel
-
         W = scale_frequencies(state["W0"], gamma, kernel)
         W = np.ascontiguousarray(W, dtype=X.dtype)
         b = np.ascontiguousarray(state["b"], dtype=X.dtype)

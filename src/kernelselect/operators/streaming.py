@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._base import KernelOperator
+from .. import lowlevel
+from ..kernels import kernel_diagonal
+from ._base import KernelOperator, _centred
 
 __all__ = ["StreamingOperator"]
 
@@ -43,8 +45,6 @@ class StreamingOperator(KernelOperator):
 
     # -- internals -------------------------------------------------------------
     def _matvec(self, V: np.ndarray) -> np.ndarray:
-        from .. import lowlevel
-
         self.passes += 1
         out = lowlevel.kernel_matvec(self._X, V, self._gamma, kernel=self._kernel,
                                      workers=self._workers)
@@ -52,8 +52,6 @@ class StreamingOperator(KernelOperator):
 
     def _sums_once(self) -> dict[str, Any]:
         if self._sums is None:
-            from .. import lowlevel
-
             self.passes += 1
             self._sums = lowlevel.kernel_sums(self._X, self._gamma, kernel=self._kernel,
                                               workers=self._workers)
@@ -147,8 +145,6 @@ class StreamingOperator(KernelOperator):
             return ycky, kc_sq
         if self._kernel != "gaussian":
             return ycky, np.nan
-        from ._base import _centred
-
         X = np.asarray(self._X, dtype=np.float64)
         Xc = X - X.mean(axis=0)
         spread = float(np.max(np.sum(Xc * Xc, axis=1)))
@@ -162,6 +158,4 @@ class StreamingOperator(KernelOperator):
     def diagonal(self) -> np.ndarray:
         if self._sums is not None:
             return np.asarray(self._sums["diagonal"], dtype=np.float64)
-        from ..kernels import kernel_diagonal
-
         return kernel_diagonal(self._X, self._gamma, self._kernel)
