@@ -99,10 +99,10 @@ def orthonormal_probes(y, values):
     computed on their own and nothing cancels in the contraction.
     """
     B = np.column_stack([np.ones(len(y)), probe_basis(y, values)])
-    R = np.linalg.qr(B, mode="r")
+    R = np.asarray(np.linalg.qr(B, mode="r"))       # mode="r": R alone, an array
     diag = np.abs(np.diag(R))
     keep = diag > 1e-10 * diag[0]
-    R = np.linalg.qr(B[:, keep], mode="r")
+    R = np.asarray(np.linalg.qr(B[:, keep], mode="r"))
     return keep, np.linalg.solve(R, np.eye(R.shape[0]))
 
 
@@ -366,7 +366,7 @@ class StreamingExactGridOperator(KernelOperator):
     def power_quadratic(self, r, P):
         r = int(r)
         if r <= 0:                                  # PᵀP, or the error for a negative r
-            return StreamingOperator.power_quadratic(self, r, P)
+            return StreamingOperator.power_quadratic(self, r, P)  # type: ignore[arg-type]
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         try:
             coef = self._family.coefficients(P)
