@@ -146,23 +146,34 @@ def table1(data, lines, flagged):
                          "(2 cores).\n")
 
 
+def result_json(name):
+    """A study's small JSON result in studies/results, or None before it was made."""
+    path = C.RESULTS / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def pass_seconds(r):
+    """One streamed pass over K: the slower of the two measured (kernel_sums, kernel_matvec)."""
+    return max(r["pass_sums_s"], r["pass_matvec_s"])
+
+
 def c1_cost(lines):
     """The measured cost of exact C1(K)/ELOO on the large sets (studies/c1_cost.py)."""
-    path = C.RESULTS / "c1_cost.json"
-    if not path.exists():
+    res = result_json("c1_cost.json")
+    if res is None:
         return
-    res = json.loads(path.read_text())
     lines.append("**Exact C1(K) and ELOO on adult and w8a** (`python studies/c1_cost.py "
-                 "--dense` on adult, without `--dense` on w8a; first repeat's training half, γ = 2^{}, α = 1). Both are functions "
-                 "of (K + αI)⁻¹: C1(K) = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹), and ELOO needs "
-                 "diag K_α⁻¹ too. The exact streaming operator, which never holds K, gives "
-                 "only power moments (Pᵀ K^r P for probe columns P, tr K^r for r ≤ 2), and "
+                 "--dense` on adult, without `--dense` on w8a; first repeat's training half, "
+                 "γ = 2^{}, α = 1). Both are functions of (K + αI)⁻¹: "
+                 "C1(K) = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹), and ELOO needs diag K_α⁻¹ "
+                 "too. The exact streaming operator, which never holds K, gives only power "
+                 "moments (Pᵀ K^r P for probe columns P, tr K^r for r ≤ 2), and "
                  "`select_kernel` refuses `c1` on it (\"it needs 'spectral', which "
                  "Exact(method='streaming') does not provide\"). Measured:\n"
                  .format(next(iter(res.values()))["log2_gamma"]))
-    lines.append("| data set | n_train | d | one streamed pass over K (s; the slower of kernel_sums and kernel_matvec) | CG iterations for "
-                 "one solve K_α x = y, on 2000 / 4000-row subsamples | dense c1 + eloo, one γ "
-                 "(s) | load |")
+    lines.append("| data set | n_train | d | one streamed pass over K (s; the slower of "
+                 "kernel_sums and kernel_matvec) | CG iterations for one solve K_α x = y, on "
+                 "2000 / 4000-row subsamples | dense c1 + eloo, one γ (s) | load |")
     lines.append("|---|---|---|---|---|---|---|")
     for ds in DS000:
         r = res.get(ds)
@@ -174,7 +185,7 @@ def c1_cost(lines):
                    f"{8 * r['n_train'] ** 2 / 1e9:.1f} GB per n × n array" if dense else
                    f"not run (8n² = {8 * r['n_train'] ** 2 / 1e9:.1f} GB per n × n array)")
         lines.append(f"| {ds} | {r['n_train']} | {r['d']} | "
-                     f"{max(r['pass_sums_s'], r['pass_matvec_s']):.1f} | "
+                     f"{pass_seconds(r):.1f} | "
                      f"{it.get('2000')} / {it.get('4000')} | {dense_s} | "
                      f"{r['load_during_passes']:.1f} |")
     lines.append("")
@@ -183,14 +194,15 @@ def c1_cost(lines):
             "the first term of C1(K), yᵀK_α⁻²y, costs at least"]
     parts = []
     for ds, r in ((ds, res[ds]) for ds in DS000 if ds in res):
-        it, pas = r["cg_iterations"]["4000"], max(r["pass_sums_s"], r["pass_matvec_s"])
+        it, pas = r["cg_iterations"]["4000"], pass_seconds(r)
         parts.append(f"{it} × {pas:.0f} s = {it * pas / 60:.0f} min per γ on {ds} "
                      f"({15 * it * pas / 3600:.0f} h for the grid)")
     text.append(" and ".join(parts) + ";")
     text.append("the exact trace term tr(K K_α⁻¹) needs n such solves (" + ", ".join(
-        f"{res[ds]['n_train'] * res[ds]['cg_iterations']['4000'] * max(res[ds]['pass_sums_s'], res[ds]['pass_matvec_s']) / 86400:.0f} days per γ on {ds}"
-        for ds in DS000 if ds in res) + "), or n probe columns per pass, which is the dense "
-        "matrix again. Exact C1(K) by streaming is out of reach.")
+        f"{r['n_train'] * r['cg_iterations']['4000'] * pass_seconds(r) / 86400:.0f} days per γ "
+        f"on {ds}" for ds, r in ((ds, res[ds]) for ds in DS000 if ds in res))
+        + "), or n probe columns per pass, which is the dense matrix again. Exact C1(K) by "
+        "streaming is out of reach.")
     dense = {ds: r for ds, r in res.items() if r.get("dense_c1_eloo_one_gamma_s")}
     for ds, r in dense.items():
         t = r["dense_c1_eloo_one_gamma_s"]
@@ -215,10 +227,9 @@ def c1_cost(lines):
 def table2_rff(lines):
     """Accuracy of the random-feature ridge model itself at the selected γ
     (studies/t2_rff_model.py), beside the paper's Table 2."""
-    path = C.RESULTS / "t2_rff_model.json"
-    if not path.exists():
+    res = result_json("t2_rff_model.json")
+    if res is None:
         return
-    res = json.loads(path.read_text())
     lines.append("The random-feature model itself: test accuracy % of ridge regression (α = 1, "
                  "no bias) on the same D random Fourier features, fitted on the whole training "
                  "half at the γ each criterion selected (`python studies/t2_rff_model.py`), "
@@ -617,9 +628,8 @@ def main(argv=None):
         lines.append(f"| {table} | {ds} | {m} | {ours:.2f} | {pap:.2f} | {tol:.2f} | {why} |")
     lines.append("")
     explanations = dict(EXPLANATIONS)
-    full_fit = C.RESULTS / "full_fit.json"
-    if full_fit.exists():
-        ff = json.loads(full_fit.read_text())
+    ff = result_json("full_fit.json")
+    if ff is not None:
         explanations["CAP"] += CAP_MEASURED.format(
             log2_gamma=ff["log2_gamma"], capped_n=ff["capped"]["n_fit"],
             capped=ff["capped"]["accuracy"], full_n=ff["full"]["n_fit"],
