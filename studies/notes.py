@@ -176,8 +176,10 @@ it does not say whether they are per partition or totals over the 50, so only th
 compares. It agrees: the moment criteria SM, CKTA and FSM (O(n²d), streamed) are the
 cheapest, ELOO and ER (a factorisation or an eigendecomposition per kernel, O(n³)) cost
 several times more, with ER the dearest of the criteria because it needs all eigenvalues.
-5-fold CV is by far the most expensive method in the paper; here it costs between ELOO and
-ER (the library's CV reduces each fold's matrix once per kernel).
+5-fold CV is by far the most expensive method in the paper (3–4 times ELOO); here it costs
+1.5–2.3 times ELOO, about as much as ER on the two smallest sets (heart, ionosphere) and less
+than ER on the six larger ones (the library's CV reduces each fold's matrix once per
+kernel).
 """,
     "end": "",
 }
