@@ -252,10 +252,10 @@ def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamm
 
 def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
                 rho: float = 1e-4, *, task: str = "classification",
-               batch_size: int | None = None, learning_rate: float = 1e-2,
-               max_epochs: int = 200, tol: float = 1e-3, patience: int = 3, decay: float = 0.1,
-               min_learning_rate: float = 1e-7, random_state: RandomState = None,
-               progress: bool = False, workers: int | None = None
+                batch_size: int | None = None, learning_rate: float = 1e-2,
+                max_epochs: int = 200, tol: float = 1e-3, patience: int = 3, decay: float = 0.1,
+                min_learning_rate: float = 1e-7, random_state: RandomState = None,
+                progress: bool = False, workers: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
     """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
 
