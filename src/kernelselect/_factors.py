@@ -45,7 +45,7 @@ def check_alphas(alphas: Any, name: str = "alpha") -> np.ndarray:
     return check_grid(alphas, name, " (the ridge added to K)")
 
 
-def _as_columns(Z, n):
+def _as_columns(Z: Any, n: int) -> np.ndarray:
     Z = np.asarray(Z, dtype=np.float64)
     if Z.ndim == 1:
         Z = Z[:, None]
@@ -65,11 +65,11 @@ class CholeskyFactor:
 
     name = "cholesky"
 
-    def __init__(self, K):
+    def __init__(self, K: np.ndarray) -> None:
         self.K = np.asarray(K, dtype=np.float64)
         self.n = self.K.shape[0]
 
-    def solve(self, Z, alphas):
+    def solve(self, Z: Any, alphas: np.ndarray) -> np.ndarray:
         """K_α⁻¹Z for each α: shape (n, m, L)."""
         Z = _as_columns(Z, self.n)
         alphas = check_alphas(alphas)
@@ -90,7 +90,7 @@ class EigenFactor:
 
     name = "eigh"
 
-    def __init__(self, K):
+    def __init__(self, K: np.ndarray) -> None:
         K = np.asarray(K, dtype=np.float64)
         self.n = K.shape[0]
         with small_blas(float(self.n) ** 3):
@@ -98,7 +98,7 @@ class EigenFactor:
         self.eigenvalues = np.clip(lam, 0.0, None)
         self.basis = Q
 
-    def solve(self, Z, alphas):
+    def solve(self, Z: Any, alphas: np.ndarray) -> np.ndarray:
         Z = _as_columns(Z, self.n)
         alphas = check_alphas(alphas)
         C = self.basis.T @ Z                                      # (n, m)
@@ -120,7 +120,7 @@ class TridiagonalFactor:
 
     name = "tridiagonal"
 
-    def __init__(self, K):
+    def __init__(self, K: np.ndarray) -> None:
         K = np.asarray(K, dtype=np.float64)
         self.n = n = K.shape[0]
         if n == 1:
@@ -139,7 +139,8 @@ class TridiagonalFactor:
         self._blocks = self._compact_blocks(c, tau)
 
     @staticmethod
-    def _compact_blocks(c, tau, width=REFLECTOR_BLOCK):
+    def _compact_blocks(c: np.ndarray, tau: np.ndarray, width: int = REFLECTOR_BLOCK
+                        ) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """Blocks of the reflectors stored below the subdiagonal of ``c`` (dsytrd, lower) in compact WY form H_{j0}⋯H_{j1−1} = I − V_b T_b V_bᵀ.
 
         With H_i = I − τ_i v_i v_iᵀ, T_b⁻¹ = diag(1/τ_i) + striu(V_bᵀV_b) (the UT
@@ -163,17 +164,17 @@ class TridiagonalFactor:
             blocks.append((j0 + 1, Vb, Tb))
         return blocks
 
-    def _apply_qt(self, B):
+    def _apply_qt(self, B: np.ndarray) -> np.ndarray:
         for start, Vb, Tb in self._blocks:          # Qᵀ: first block first, Tᵀ
             B[start:] -= Vb @ (Tb.T @ (Vb.T @ B[start:]))
         return B
 
-    def _apply_q(self, B):
+    def _apply_q(self, B: np.ndarray) -> np.ndarray:
         for start, Vb, Tb in reversed(self._blocks):  # Q: last block first
             B[start:] -= Vb @ (Tb @ (Vb.T @ B[start:]))
         return B
 
-    def solve(self, Z, alphas):
+    def solve(self, Z: Any, alphas: np.ndarray) -> np.ndarray:
         Z = _as_columns(Z, self.n)
         alphas = check_alphas(alphas)
         m = Z.shape[1]
@@ -208,7 +209,7 @@ class WoodburyFactor:
 
     name = "woodbury"
 
-    def __init__(self, V):
+    def __init__(self, V: np.ndarray) -> None:
         V = np.asarray(V, dtype=np.float64)
         self.V = V
         self.n, self.k = V.shape
@@ -218,7 +219,7 @@ class WoodburyFactor:
         self.s = np.clip(s, 0.0, None)
         self.P = P
 
-    def solve(self, Z, alphas):
+    def solve(self, Z: Any, alphas: np.ndarray) -> np.ndarray:
         Z = _as_columns(Z, self.n)
         alphas = check_alphas(alphas)
         T0 = self.P.T @ (self.V.T @ Z)                            # (k, m)
@@ -242,13 +243,13 @@ class CirculantFactor:
 
     name = "mcm"
 
-    def __init__(self, operator):
+    def __init__(self, operator: Any) -> None:
         self.operator = operator
         self.n = operator.n
         lam = operator.eigenvalues
         self.min_eigenvalue = float(lam.min())
 
-    def solve(self, Z, alphas):
+    def solve(self, Z: Any, alphas: np.ndarray) -> np.ndarray:
         Z = _as_columns(Z, self.n)
         alphas = check_alphas(alphas)
         shifted = self.operator.eigenvalues[:, None] + alphas[None, :]

@@ -49,9 +49,11 @@ The rules, each with its reason:
   (same landmarks), kept only when it improves the criterion.
 """
 
+from __future__ import annotations
+
 import time
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -59,6 +61,10 @@ from ._progress import progress_iter
 from .criteria import evaluate_criterion
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
+
+if TYPE_CHECKING:
+    from .criteria import Criterion
+    from .operators import Approximation, KernelOperator
 
 __all__ = ["GridEdgeWarning", "default_criterion", "alpha_path", "ALPHA_EXPONENTS",
            "START_LANDMARKS", "MAX_LANDMARKS", "WINDOW", "EXTEND_STEPS", "MAX_EXTENSIONS"]
@@ -81,7 +87,8 @@ class GridEdgeWarning(UserWarning):
     value may lie beyond it."""
 
 
-def default_criterion(task, n=None, blocks=False):
+def default_criterion(task: str, n: int | None = None, blocks: bool = False
+                      ) -> tuple[str, dict[str, Any]]:
     """(criterion name, parameters) the defaults use for a task, on n points;
     ``blocks``: whether the approximation holds the whole kernel matrix (provides
     principal blocks, so the k-fold criteria can run)."""
@@ -99,7 +106,7 @@ KFOLD_MAX_N = 400
 ALPHA_SELECTING = frozenset({"eloo", "gcv", "eloo_multiclass", "ekfold", "ekfold_multiclass"})
 
 
-def alpha_path(n):
+def alpha_path(n: int) -> np.ndarray:
     """The automatic α path n·10^k, k in :data:`ALPHA_EXPONENTS`."""
     return float(n) * 10.0 ** ALPHA_EXPONENTS
 
@@ -110,8 +117,10 @@ def alpha_path(n):
 class Search:
     """Everything one selection evaluates with: data, criteria and their targets."""
 
-    def __init__(self, X, y_build, targets_for, crits, params, kernel, workers, rng,
-                 progress=False, rows=None):
+    def __init__(self, X: Any, y_build: np.ndarray, targets_for: Mapping[str, np.ndarray],
+                 crits: Sequence[Criterion], params: Mapping[str, dict[str, Any]], kernel: str,
+                 workers: int | None, rng: np.random.Generator, progress: bool | float = False,
+                 rows: Any = None) -> None:
         self.X = X
         self.y_build = y_build
         self.targets_for = targets_for        # criterion name → y it receives
@@ -124,11 +133,13 @@ class Search:
         self.rows = rows                      # row source of the streamed operators (Dask)
         self.n_builds = 0
 
-    def prepare(self, approx):
+    def prepare(self, approx: Approximation) -> Any:
         return approx.prepare(self.X, self.y_build, kernel=self.kernel, random_state=self.rng,
                               workers=self.workers)
 
-    def evaluate(self, approx, state, gammas, alphas, desc="kernel selection"):
+    def evaluate(self, approx: Approximation, state: Any, gammas: np.ndarray, alphas: np.ndarray,
+                 desc: str = "kernel selection"
+                 ) -> tuple[dict[str, np.ndarray], np.ndarray, list[dict[str, Any]]]:
         """Curves {name: (len(gammas), len(alphas))}, per-γ seconds, operator details.
 
         Approximations that build every γ from shared passes over the rows
@@ -160,7 +171,7 @@ class Search:
             ops.append(dict(op.details, n_operator=op.n))
         return curves, timings, ops
 
-    def _build_all(self, approx, state, gammas):
+    def _build_all(self, approx: Any, state: Any, gammas: np.ndarray) -> Any:
         """Operators for the whole γ grid from shared passes over the rows, or None."""
         from .operators.streaming_lowrank import ArrayRows
 
@@ -174,7 +185,9 @@ class Search:
                 op.build_time = (time.perf_counter() - t0) / len(built)
         return built
 
-    def _run_streaming(self, built, alphas, curves, timings, op_details):
+    def _run_streaming(self, built: Sequence[Any], alphas: np.ndarray,
+                       curves: dict[str, np.ndarray], timings: np.ndarray,
+                       op_details: list[dict[str, Any]]) -> None:
         """Every criterion on every operator of a streamed grid; the row passes they
         need are shared (``evaluate_grid``) and their time is spread evenly over γ."""
         from .operators.streaming_lowrank import evaluate_grid
@@ -182,7 +195,7 @@ class Search:
         by_name = {c.name: c for c in self.crits}
         spent = np.zeros(len(built))
 
-        def evaluate(i, op, name):
+        def evaluate(i: int, op: KernelOperator, name: str) -> None:
             t0 = time.perf_counter()
             try:
                 curves[name][i] = evaluate_criterion(by_name[name], op, self.targets_for[name],
@@ -198,7 +211,7 @@ class Search:
             op_details.append(dict(op.details, n_operator=op.n))
 
 
-def best_index(values, direction):
+def best_index(values: np.ndarray, direction: str) -> tuple[int, ...] | None:
     """(i, j) of the best finite value (first in row-major order on ties), or None."""
     finite = np.isfinite(values)
     if not finite.any():
@@ -212,14 +225,16 @@ class Surface:
     """Criterion values on a (γ, α) grid that can grow at its edges (NaN = not
     evaluated)."""
 
-    def __init__(self, gammas, alphas, curves, timings, ops):
+    def __init__(self, gammas: Any, alphas: Any, curves: dict[str, np.ndarray], timings: Any,
+                 ops: Sequence[dict[str, Any]]) -> None:
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.alphas = np.asarray(alphas, dtype=np.float64)
         self.curves = curves
         self.timings = np.asarray(timings, dtype=np.float64)
         self.ops = list(ops)
 
-    def add_gammas(self, new, curves, timings, ops, before):
+    def add_gammas(self, new: np.ndarray, curves: dict[str, np.ndarray], timings: np.ndarray,
+                   ops: Sequence[dict[str, Any]], before: bool) -> None:
         for name in self.curves:
             parts = [curves[name], self.curves[name]] if before else [self.curves[name],
                                                                        curves[name]]
@@ -229,7 +244,8 @@ class Surface:
                                       else [self.timings, timings])
         self.ops = (list(ops) + self.ops) if before else (self.ops + list(ops))
 
-    def add_alphas(self, new, rows, curves, timings, before):
+    def add_alphas(self, new: np.ndarray, rows: Any, curves: dict[str, np.ndarray],
+                   timings: np.ndarray, before: bool) -> None:
         for name in self.curves:
             block = np.full((self.gammas.size, new.size), np.nan)
             block[rows] = curves[name]
@@ -239,7 +255,7 @@ class Surface:
         self.timings[rows] += timings
 
 
-def _edges(index, shape, alpha_axis):
+def _edges(index: tuple[int, ...], shape: tuple[int, ...], alpha_axis: bool) -> list[str]:
     """Which edges the best index lies on: subset of {"gamma_low", "gamma_high",
     "alpha_low", "alpha_high"} (an axis of length 1 has no edge)."""
     i, j = index
@@ -255,7 +271,8 @@ def _edges(index, shape, alpha_axis):
     return out
 
 
-def extend_edges(search, approx, state, surface, extend_gamma, extend_alpha):
+def extend_edges(search: Search, approx: Approximation, state: Any, surface: Surface,
+                 extend_gamma: bool, extend_alpha: bool) -> list[dict[str, Any]]:
     """Grow ``surface`` beyond the edge its best point lies on (see the module
     docstring); returns the list of extensions made."""
     crit = search.crits[0]
@@ -297,7 +314,7 @@ def extend_edges(search, approx, state, surface, extend_gamma, extend_alpha):
         done.append({"edge": step, "added": [float(v) for v in new]})
 
 
-def warn_edges(search, surface, warn_gamma, warn_alpha):
+def warn_edges(search: Search, surface: Surface, warn_gamma: bool, warn_alpha: bool) -> list[str]:
     """The edges the best point lies on; a :class:`GridEdgeWarning` for those of the
     automatic axes (``warn_gamma`` / ``warn_alpha``: grids the caller did not give)."""
     crit = search.crits[0]
@@ -318,7 +335,7 @@ def warn_edges(search, surface, warn_gamma, warn_alpha):
 # --------------------------------------------------------------------------- auto
 
 
-def auto_start(n, criteria_need_spectral):
+def auto_start(n: int, criteria_need_spectral: bool) -> tuple[Approximation | None, str]:
     """(approximation, reason) of the first level of ``approximation="auto"``."""
     if not criteria_need_spectral:
         return Exact(), "moment criteria only: the exact kernel matrix, streamed"
@@ -328,11 +345,12 @@ def auto_start(n, criteria_need_spectral):
     return None, f"n={n} > {2 * START_LANDMARKS}: Nyström levels with nested landmarks"
 
 
-def nested_nystroem(perm, m):
+def nested_nystroem(perm: np.ndarray, m: int) -> Nystroem:
     return Nystroem(n_landmarks=None, landmarks=np.sort(perm[:m]))
 
 
-def auto_levels(search, surface, perm, first_state_m):
+def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_m: int
+                ) -> tuple[Surface, Approximation | None, Any, list[dict[str, Any]]]:
     """Double the landmarks on a window around the best point until the choice
     stops moving (module docstring). Returns (surface of the last level, its
     approximation, its state, levels info)."""
@@ -345,7 +363,8 @@ def auto_levels(search, surface, perm, first_state_m):
         return surface, None, None, levels
     prev_point = (surface.gammas[prev[0]], surface.alphas[prev[1]])
     current = surface
-    approx = state = None
+    approx: Approximation | None = None
+    state: Any = None
     while True:
         m_next = 2 * m
         if 2 * m_next > n:
@@ -378,7 +397,8 @@ def auto_levels(search, surface, perm, first_state_m):
         m = m_next
 
 
-def effective_dimension(approx, state, search, gamma, alpha):
+def effective_dimension(approx: Approximation, state: Any, search: Search, gamma: float,
+                        alpha: float) -> float:
     """d_eff = Σ λ/(λ + α) of the operator at (γ, α) (the number of directions the
     ridge leaves effectively unpenalised)."""
     op = approx.build(search.X, search.y_build, float(gamma), kernel=search.kernel,
@@ -389,8 +409,9 @@ def effective_dimension(approx, state, search, gamma, alpha):
 # --------------------------------------------------------------------------- refinement
 
 
-def refine_best(search, approx, state, gamma, alpha, value, step_gamma=2.0,
-                step_alpha=10.0 ** 0.5, max_builds=8):
+def refine_best(search: Search, approx: Approximation, state: Any, gamma: float, alpha: float,
+                value: float, step_gamma: float = 2.0, step_alpha: float = 10.0 ** 0.5,
+                max_builds: int = 8) -> tuple[float, float, float, dict[str, Any]]:
     """Local search in (log γ, log α) within one grid step of (gamma, alpha).
 
     For a trial γ, one operator gives the criterion on a fine α path (9 values within
@@ -404,7 +425,7 @@ def refine_best(search, approx, state, gamma, alpha, value, step_gamma=2.0,
     fine = alpha * step_alpha ** np.linspace(-1.0, 1.0, 9)
     cache = {}
 
-    def at(log_g):
+    def at(log_g: float) -> tuple[float, float, float]:
         key = round(float(log_g), 12)
         if key not in cache:
             g = float(np.exp(log_g))

@@ -413,13 +413,14 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
             targets_for[c.name] = targets.y
 
     spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
+    approx: Approximation | None
     if auto_approx and distributed:
         approx, auto_reason = get_approximation("nystrom"), "Dask input: one Nyström level"
     elif auto_approx:
         approx, auto_reason = _policy.auto_start(n, spectral)
     else:
         approx, auto_reason = get_approximation(approximation), None
-    if distributed and not _dask.supports(approx):
+    if distributed and approx is not None and not _dask.supports(approx):
         raise ValueError(
             f"approximation={getattr(approx, 'label', approx.name)!r} does not run on Dask "
             "arrays; use 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")
@@ -487,7 +488,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         details["approximation"] = label
         details["approximation_params"] = approx.get_params()
         if auto_approx:
-            auto = {"reason": auto_reason, "levels": [{
+            auto: dict[str, Any] = {"reason": auto_reason, "levels": [{
                 "approximation": label, "gammas": surface.gammas.tolist(),
                 "seconds": float(surface.timings.sum())}]}
             if perm is not None:
