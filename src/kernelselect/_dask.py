@@ -12,9 +12,13 @@ the caller for the probe coefficients of the criteria.
 This module imports dask only when it is used; ``import kernelselect`` does not.
 """
 
+from __future__ import annotations
+
 import contextlib
 import math
+import os
 import uuid
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -34,13 +38,13 @@ _CLUSTER_FAILURES = {"CommClosedError", "CancelledError", "FutureCancelledError"
                      "KilledWorker", "StreamClosedError", "TimeoutError"}
 
 
-def is_dask_array(obj):
+def is_dask_array(obj: Any) -> bool:
     """Whether ``obj`` is a ``dask.array.Array`` (without importing dask)."""
     cls = type(obj)
     return cls.__name__ == "Array" and cls.__module__.split(".")[0] == "dask"
 
 
-def _dask():
+def _dask() -> tuple[Any, Any]:
     try:
         import dask
         import dask.array as da
@@ -49,14 +53,14 @@ def _dask():
     return dask, da
 
 
-def _known(chunks, name):
+def _known(chunks: Sequence[float], name: str) -> None:
     if any(isinstance(c, float) and math.isnan(c) for c in chunks):
         raise ValueError(
             f"{name} has unknown chunk sizes (NaN in {name}.chunks, e.g. after boolean "
             f"indexing); call {name}.compute_chunk_sizes() first.")
 
 
-def check_dask_data(X, y):
+def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
     """Validate row-chunked Dask input; returns (X, y gathered as numpy, y as Dask).
 
     X must be 2-D with known chunk sizes (it is rechunked to one chunk of columns);
@@ -99,12 +103,12 @@ def check_dask_data(X, y):
     return X, y_local, y_dask
 
 
-def _brief(chunks):
+def _brief(chunks: Sequence[Any]) -> str:
     chunks = tuple(chunks)
     return str(chunks) if len(chunks) <= 4 else f"({chunks[0]}, {chunks[1]}, …, {chunks[-1]})"
 
 
-def encoded_target(y_dask, classes):
+def encoded_target(y_dask: Any, classes: Any) -> Any:
     """y as used by the criteria (±1 for two classes), still a Dask array."""
     _, da = _dask()
     if classes.size == 2:
@@ -112,7 +116,7 @@ def encoded_target(y_dask, classes):
     return y_dask.astype(np.float64)
 
 
-def standardize(X):
+def standardize(X: Any) -> Any:
     """(X − mean)/std per feature (std 0 → 1), the statistics in one pass.
 
     When a column's magnitude is extreme (beyond 2^±500, where its variance would
@@ -137,7 +141,7 @@ def standardize(X):
 
 
 @contextlib.contextmanager
-def cluster_guard():
+def cluster_guard() -> Iterator[None]:
     """Turn the errors of a lost cluster or Client into one RuntimeError naming it."""
     try:
         yield
@@ -152,7 +156,7 @@ def cluster_guard():
         raise
 
 
-def _compute(*things):
+def _compute(*things: Any) -> Any:
     """dask.compute on the active scheduler (a lost cluster becomes a RuntimeError)."""
     dask, _ = _dask()
     with cluster_guard():
@@ -160,7 +164,7 @@ def _compute(*things):
     return out[0] if len(things) == 1 else out
 
 
-def check_rows_finite(x, rows, where=""):
+def check_rows_finite(x: np.ndarray, rows: Sequence[int], where: str = "") -> None:
     """ValueError naming the first row of ``x`` (original index ``rows[i]``) with NaN/inf."""
     bad = ~np.isfinite(x).all(axis=1)
     if bad.any():
@@ -169,7 +173,8 @@ def check_rows_finite(x, rows, where=""):
                          "impute those rows.")
 
 
-def _chunk_task(payload, fn, x, y, start):
+def _chunk_task(payload: tuple[Any, tuple[Any, ...]], fn: Callable[..., Any], x: Any, y: Any,
+                start: int) -> Any:
     fmap, args = payload
     x = np.asarray(x, dtype=np.float64)
     check_rows_finite(x, range(start, start + x.shape[0]),
@@ -177,7 +182,7 @@ def _chunk_task(payload, fn, x, y, start):
     return fn(fmap, x, np.asarray(y, dtype=np.float64), *args)
 
 
-def _add(*parts):
+def _add(*parts: Any) -> Any:
     total = parts[0]
     for p in parts[1:]:
         total = [a + b for a, b in zip(total, p)]
@@ -190,14 +195,14 @@ class DaskRows:
 
     threads = None
 
-    def __init__(self, X, y_dask):
+    def __init__(self, X: Any, y_dask: Any) -> None:
         self.X = X
         self.y = y_dask
         self.n = X.shape[0]
         self.passes = 0
         self.starts = np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(int)
 
-    def reduce(self, fn, fmap, *args):
+    def reduce(self, fn: Callable[..., Any], fmap: Any, *args: Any) -> Any:
         dask, _ = _dask()
         self.passes += 1
         payload = dask.delayed((fmap, args), name=f"kernelselect-plan-{uuid.uuid4().hex}",
@@ -213,7 +218,7 @@ class DaskRows:
         with one_blas_thread():          # tasks in this process (local schedulers)
             return _compute(parts[0])
 
-    def gather(self, idx):
+    def gather(self, idx: Any) -> np.ndarray:
         """Rows ``idx`` of X (a few, e.g. landmarks) as a numpy array."""
         idx = np.asarray(idx)
         order = np.argsort(idx)
@@ -224,7 +229,7 @@ class DaskRows:
         return out
 
 
-def supports(approx):
+def supports(approx: Any) -> bool:
     """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
     random features, the randomised MCM's row statistics, or the exact kernel's moments
     by pairs of chunks)."""
@@ -241,7 +246,7 @@ class NpyRows:
     """Rows of a C-ordered ``.npy`` file read by plain file reads (no memory map, so a
     worker's memory holds only the chunks it reads); small to pickle."""
 
-    def __init__(self, path):
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
         with open(self.path, "rb") as fh:
             version = np.lib.format.read_magic(fh)
@@ -255,7 +260,7 @@ class NpyRows:
                              f"{'Fortran' if fortran else 'C'} order, dtype {dtype}.")
         self.shape, self.dtype, self.ndim = tuple(shape), dtype, 2
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> np.ndarray:
         rows, cols = key if isinstance(key, tuple) else (key, slice(None))
         start, stop, step = rows.indices(self.shape[0])
         width = self.shape[1] * self.dtype.itemsize
@@ -265,7 +270,8 @@ class NpyRows:
         return block.reshape(stop - start, self.shape[1])[::step, cols]
 
 
-def from_file(path, target=-1, chunk_rows=None):
+def from_file(path: str | os.PathLike[str], target: int = -1, chunk_rows: int | None = None
+              ) -> tuple[Any, Any]:
     """(X, y) as row-chunked Dask arrays over a ``.npy`` file or a ``.zarr`` array
     holding the features and the target as one 2-D array.
 
