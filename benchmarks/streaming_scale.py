@@ -71,9 +71,14 @@ def child_select(spec):
     import kernelselect
 
     X, y = synthetic(spec["n"])
+    extra = {}
+    if spec.get("approximation"):           # else the library's default ("auto")
+        extra["approximation"] = _approximation(spec["approximation"])
+    if spec.get("alphas"):
+        extra["alphas"] = spec["alphas"]
     t0, c0 = time.perf_counter(), cpu_seconds()
     res = kernelselect.select_kernel(X, y, criterion=CRITERIA, random_state=0,
-                                     workers=spec.get("workers"))
+                                     workers=spec.get("workers"), **extra)
     elapsed = time.perf_counter() - t0
     return {"seconds": elapsed, "cpu_seconds": cpu_seconds() - c0,
             "peak_rss_gb": peak_rss_gb(), "best_gamma": res.best_gamma,
@@ -86,6 +91,8 @@ def _approximation(name):
 
     if name.startswith("random_mcm:"):
         return kernelselect.RandomMCM(n_features=int(name.split(":")[1]))
+    if name.startswith("nystrom:"):
+        return kernelselect.Nystroem(n_landmarks=int(name.split(":")[1]))
     if name == "exact_streaming":
         return kernelselect.Exact(method="streaming")
     raise ValueError(name)
@@ -404,13 +411,15 @@ def main(argv=None):
                       env=ONE)
     elif args.cmd == "threads":
         pythons = [None] + ([args.base_python] if args.base_python else [])
+        # the streamed Nyström path of the measurement: c = 200, α = 1
+        fixed = {"kind": "select", "n": args.n, "approximation": "nystrom:200",
+                 "alphas": [1.0]}
         for py in pythons:
-            run_child({"kind": "select", "n": args.n, "workers": 1}, python=py, env=ONE)
-            run_child({"kind": "select", "n": args.n}, python=py)
-            run_child({"kind": "select", "n": args.n, "workers": 1}, python=py, env=ONE,
-                      busy=True, hog_nice=args.hog_nice)
-            run_child({"kind": "select", "n": args.n}, python=py, busy=True,
+            run_child(dict(fixed, workers=1), python=py, env=ONE)
+            run_child(fixed, python=py)
+            run_child(dict(fixed, workers=1), python=py, env=ONE, busy=True,
                       hog_nice=args.hog_nice)
+            run_child(fixed, python=py, busy=True, hog_nice=args.hog_nice)
     elif args.cmd == "grids":
         jobs = [{"kind": "grid", "n": args.n_mcm, "approximation": "random_mcm:100",
                  "criteria": list(MCM_CRITERIA), "workers": 1},
