@@ -51,3 +51,21 @@ def test_blas_limits():
     with _threads.blas_threads(None):
         assert _blas_threads() == before
     assert _blas_threads() == before
+
+
+def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
+    """The default thread count of the streamed passes: the usable cores less the
+    1-minute load beyond one process (rounded down), at least one; OMP_NUM_THREADS wins."""
+    import os
+
+    from kernelselect.operators import streaming_lowrank as sl
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("kernelselect._validation.check_workers", lambda w: 4)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    for load, want in [(0.0, 4), (1.9, 4), (2.0, 3), (3.5, 2), (7.0, 1), (40.0, 1)]:
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert sl.default_threads() == want, load
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setattr("kernelselect._validation.check_workers", lambda w: 3)
+    assert sl.default_threads() == 3                       # the user's choice, whatever the load
