@@ -34,12 +34,17 @@ record, the plot and the checked, atomic writing of outputs) and this module (th
 sub-commands and :func:`main`).
 """
 
+from __future__ import annotations
+
+import argparse
 import json
 import math
 import os
 import sys
 import time
 import warnings
+from types import ModuleType
+from typing import Any, Sequence, TextIO
 
 from .. import datasets as _datasets
 from .._validation import check_workers
@@ -52,7 +57,8 @@ from ._parsing import (APPROXIMATIONS, KERNELS, PROGRESS_DELAY, QUIET_PROGRESS_D
 __all__ = ["main", "build_parser", "parse_gamma_grid", "format_table"]
 
 
-def _select(kernelselect, data, args, gammas, alphas, criteria, approximation, progress):
+def _select(kernelselect: ModuleType, data: Any, args: argparse.Namespace, gammas: Any,
+            alphas: Any, criteria: list[str], approximation: Any, progress: bool | float) -> Any:
     return kernelselect.select_kernel(
         data.X, data.y,
         kernel=args.kernel,
@@ -69,7 +75,7 @@ def _select(kernelselect, data, args, gammas, alphas, criteria, approximation, p
     )
 
 
-def _cmd_select(args, out):
+def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     criteria = [c.strip() for c in args.criterion.split(",") if c.strip()]
     if not criteria:
         raise CommandError("--criterion: give at least one criterion name.")
@@ -192,7 +198,7 @@ def _cmd_select(args, out):
     return 0
 
 
-def _cmd_datasets(args, out):
+def _cmd_datasets(args: argparse.Namespace, out: TextIO) -> int:
     infos = _datasets.list_datasets()
     width = max(len(i.name) for i in infos)
     print(f"{'name'.ljust(width)}  {'task':<10} {'n':>6} {'d':>4}", file=out)
@@ -202,7 +208,7 @@ def _cmd_datasets(args, out):
     return 0
 
 
-def _cmd_config(args, out):
+def _cmd_config(args: argparse.Namespace, out: TextIO) -> int:
     import kernelselect
 
     print(kernelselect.show_config(), file=out)
@@ -212,7 +218,7 @@ def _cmd_config(args, out):
 _COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config}
 
 
-def _approximation(args):
+def _approximation(args: argparse.Namespace) -> Any:
     """The approximation name, or a configured object when sizes or a sampler are given."""
     import kernelselect
 
@@ -232,7 +238,7 @@ def _approximation(args):
     return name
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kernelselect`` command; returns the exit status.
 
     Parameters

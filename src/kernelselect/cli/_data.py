@@ -1,8 +1,12 @@
 """Data for ``kernelselect select``: FILE by its extension, a shipped dataset, or a
 .npy/.zarr file read chunk by chunk as Dask arrays (with an optional scheduler)."""
 
+from __future__ import annotations
+
+import argparse
 import contextlib
 import os
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -12,7 +16,7 @@ from .._targets import detect_task
 from ._parsing import CommandError
 
 
-def _load_data(args):
+def _load_data(args: argparse.Namespace) -> tuple[Any, str]:
     if args.file and args.dataset:
         raise CommandError("give either FILE or --dataset, not both.")
     if args.file:
@@ -52,11 +56,11 @@ OUT_OF_CORE = (".npy", ".zarr")
 class _ChunkedData:
     """X and y as Dask arrays over a file, with the task inferred from y."""
 
-    def __init__(self, X, y, task, name):
+    def __init__(self, X: Any, y: Any, task: str, name: str) -> None:
         self.X, self.y, self.task, self.name = X, y, task, name
 
 
-def _load_out_of_core(args, target):
+def _load_out_of_core(args: argparse.Namespace, target: int) -> _ChunkedData:
     """(X, y) over a .npy/.zarr file: nothing but y (one value per row) is read here."""
     if not isinstance(target, int):
         raise CommandError("--target: give a column index for .npy/.zarr input.")
@@ -78,7 +82,7 @@ def _load_out_of_core(args, target):
 
 
 @contextlib.contextmanager
-def _scheduler(address):
+def _scheduler(address: str | None) -> Iterator[None]:
     """A distributed Client for the duration of the call when --scheduler is given."""
     if address is None:
         yield

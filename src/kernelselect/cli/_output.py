@@ -2,27 +2,35 @@
 details and policy lines, the JSON record, the plot, and the checks and atomic
 writes that keep a failure from leaving a half-written or clobbered file."""
 
+from __future__ import annotations
+
+import argparse
 import contextlib
 import io
 import math
 import os
 import tempfile
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from ._parsing import CommandError
 
+if TYPE_CHECKING:
+    from ..selection import SelectionResult
+
 
 # --------------------------------------------------------------------------- output
 
 
-def _fmt(value, width=12):
+def _fmt(value: float | None, width: int = 12) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "nan".rjust(width)
     return f"{value:.6g}".rjust(width)
 
 
-def format_table(result, selected_by=None, max_alphas=3):
+def format_table(result: SelectionResult, selected_by: str | None = None, max_alphas: int = 3
+                 ) -> str:
     """The candidates of a selection result as an aligned text table.
 
     One row per (γ, α) when there are at most ``max_alphas`` α; with a longer α path,
@@ -62,12 +70,12 @@ def format_table(result, selected_by=None, max_alphas=3):
     for gi, ai in pairs:
         gamma, alpha = gammas[gi], alphas[ai]
         mark = ">" if best_index[selected_by] == (gi, ai) else " "
-        row = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
+        line = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
         for name, w in zip(names, widths):
             value = float(np.asarray(result.curves[name])[gi, ai])
             star = "*" if best_index[name] == (gi, ai) else " "
-            row += _fmt(value, w) + star
-        lines.append(row.rstrip())
+            line += _fmt(value, w) + star
+        lines.append(line.rstrip())
     directions = ", ".join(
         f"{n}: {_direction_word(result.directions.get(n))}" for n in names
     )
@@ -79,11 +87,11 @@ def format_table(result, selected_by=None, max_alphas=3):
     return "\n".join(lines)
 
 
-def _direction_word(direction):
+def _direction_word(direction: Any) -> str:
     return {"min": "minimise", "max": "maximise"}.get(direction, str(direction))
 
 
-def _jsonable(obj):
+def _jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
@@ -102,7 +110,7 @@ def _jsonable(obj):
 _DETAILS_SHOWN_ELSEWHERE = ("classes", "task_reason", "extensions", "edges", "standardize")
 
 
-def _details_line(details):
+def _details_line(details: Any) -> str:
     parts = []
     for key, value in (details or {}).items():
         if key in _DETAILS_SHOWN_ELSEWHERE:
@@ -117,7 +125,7 @@ def _details_line(details):
     return ", ".join(parts)
 
 
-def _policy_lines(details):
+def _policy_lines(details: dict[str, Any]) -> list[str]:
     """What the automatic rules did: approximation levels, grid extensions, edges."""
     lines = []
     auto = details.get("auto")
@@ -135,14 +143,14 @@ def _policy_lines(details):
     return lines
 
 
-def _finite(value):
+def _finite(value: Any) -> bool:
     try:
         return value is not None and math.isfinite(float(value))
     except (TypeError, ValueError):
         return False
 
 
-def _plot_formats():
+def _plot_formats() -> dict[str, str]:
     """File formats matplotlib can write ({extension: description})."""
     try:
         import matplotlib
@@ -157,7 +165,7 @@ def _plot_formats():
     return FigureCanvasBase.get_supported_filetypes()
 
 
-def _check_output(path, option, force, data_file):
+def _check_output(path: str, option: str, force: bool, data_file: str | None) -> None:
     """Refuse, before any work, an output path that cannot or must not be written."""
     if path == "":
         raise CommandError(f"{option}: the file name is empty.")
@@ -193,7 +201,7 @@ def _check_output(path, option, force, data_file):
         ) from None
 
 
-def _check_outputs(args):
+def _check_outputs(args: argparse.Namespace) -> str | None:
     """Check --json and --plot before anything runs; returns the plot format."""
     outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
     for path, option in outputs:
@@ -215,12 +223,12 @@ def _check_outputs(args):
     return ext
 
 
-def _data_name(args, data):
+def _data_name(args: argparse.Namespace, data: Any) -> str:
     """The data set's name for a figure title: the shipped name or the file's name."""
     return os.path.basename(args.file) if args.file else data.name
 
 
-def _render_plot(result, fmt, data_name):
+def _render_plot(result: SelectionResult, fmt: str | None, data_name: str) -> bytes:
     """The plot as bytes in format ``fmt``, titled with ``data_name``."""
     _plot_formats()
     import matplotlib.pyplot as plt
@@ -228,7 +236,7 @@ def _render_plot(result, fmt, data_name):
     buffer = io.BytesIO()
     try:
         # With an α path the curves are drawn above the (γ, α) heat maps.
-        kind = "both" if np.asarray(result.alphas).size > 1 else "curves"
+        kind: Literal["curves", "both"] = "both" if np.asarray(result.alphas).size > 1 else "curves"
         fig = result.plot(kind=kind, data_name=data_name)
         fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")
     finally:
@@ -236,7 +244,7 @@ def _render_plot(result, fmt, data_name):
     return buffer.getvalue()
 
 
-def _write_atomic(path, data, force):
+def _write_atomic(path: str, data: bytes, force: bool) -> None:
     """Write ``data`` (bytes) to ``path`` through a temporary file in the same folder,
     so that a failure (disk full, interruption) leaves no partial file; an existing
     file is replaced only when ``force``."""

@@ -1,6 +1,8 @@
 """The command line of ``kernelselect``: the argument parser, the γ-grid syntax and
 the error type of a user mistake (reported as one line, exit status 2)."""
 
+from __future__ import annotations
+
 import argparse
 import math
 
@@ -28,7 +30,7 @@ class CommandError(Exception):
 # --------------------------------------------------------------------------- parsing
 
 
-def _float_list(text, option):
+def _float_list(text: str, option: str) -> list[float]:
     values = []
     for part in text.split(","):
         part = part.strip()
@@ -48,7 +50,7 @@ def _float_list(text, option):
     return values
 
 
-def parse_gamma_grid(text):
+def parse_gamma_grid(text: str) -> list[float]:
     """Parse a grid specification into γ values.
 
     ``log2:A:B[:STEP]`` → 2^k for k = A, A+STEP, …, B (STEP defaults to 1);
@@ -106,7 +108,7 @@ def parse_gamma_grid(text):
     return [float(g) for g in gammas]
 
 
-def build_parser():
+def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``kernelselect`` command."""
     parser = argparse.ArgumentParser(
         prog="kernelselect",
