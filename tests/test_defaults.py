@@ -236,8 +236,13 @@ def test_refinement_never_worse_than_its_grid_point(seed, regression):
     g, a = res.best_gamma, res.best_alpha
     again = select_kernel(X, y, gammas=[g], alphas=[a], random_state=0, criterion="eloo",
                           loss=kw["loss"])
-    assert again.curves["eloo"][0, 0] <= grid.best["eloo"]["value"] + 1e-12
-    assert info["improved"] == (again.curves["eloo"][0, 0] < grid.best["eloo"]["value"])
+    value, at_grid = again.curves["eloo"][0, 0], grid.best["eloo"]["value"]
+    assert value <= at_grid + 1e-12
+    if not info["improved"]:
+        # the grid point itself, recomputed alone: equal up to rounding (a one-γ call and
+        # the grid call may sum in a different order; 7e-16 apart was seen)
+        assert (g, a) == (grid.best_gamma, grid.best_alpha)
+        assert abs(value - at_grid) <= 1e-12 * max(1.0, abs(at_grid))
     assert abs(np.log2(g / grid.best_gamma)) <= 1.0 + 1e-9
 
 
