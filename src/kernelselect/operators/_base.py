@@ -169,15 +169,23 @@ class KernelOperator:
         """Coefficients ⟨q_i, p⟩ of probe columns P (n, m) → (rank, m), maybe complex."""
         raise NotImplementedError
 
+    def _spectral_terms(self, P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """(coefficients of the probe columns P, the eigenvalues they go with, how many
+        times each term counts or None for once): what :meth:`quadratic` sums. An
+        operator that stores half of a symmetric spectrum returns that half with its
+        multiplicities."""
+        return self.project(P), self.eigenvalues, None
+
     def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
                   Q: npt.ArrayLike | None = None) -> np.ndarray:
         """Pᵀ g(A) Q, shape (m_P, m_Q) or (m_P, m_Q, L)."""
         Q = P if Q is None else Q
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         Q = np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
-        cp = self.project(P)
-        cq = cp if Q is P else self.project(Q)
-        lam = self.eigenvalues
+        cp, lam, w = self._spectral_terms(P)
+        cq = cp if Q is P else self._spectral_terms(Q)[0]
+        if w is not None:                  # Σ_i w_i g(λ_i) conj(cp_ia) cq_ib: weight one side
+            cq = w[:, None] * cq
         gl = evaluate_at(g, lam)
         g0 = evaluate_at(g, np.zeros(1))[0]
         inner = np.real(np.conj(cp).T @ cq)                   # Σ ⟨p, q_i⟩⟨q_i, q⟩

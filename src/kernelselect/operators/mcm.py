@@ -111,28 +111,11 @@ class MCMOperator(KernelOperator):
         full = np.concatenate([half, tail], axis=last)
         return full.reshape(self.n, k) / np.sqrt(self.n)
 
-    def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
-                  Q: npt.ArrayLike | None = None) -> np.ndarray:
-        """Pᵀ g(U) Q from the half spectrum: Σ_j g(λ_j) conj(C_P,j) C_Q,j over all Π
-        frequencies is Re Σ_half w_j g(λ_j) conj(C_P,j) C_Q,j, w_j ∈ {1, 2} the
+    def _spectral_terms(self, P: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The half spectrum: Σ_j g(λ_j) conj(C_P,j) C_Q,j over all Π frequencies is
+        Re Σ_half w_j g(λ_j) conj(C_P,j) C_Q,j for real probes, w_j ∈ {1, 2} the
         multiplicity of a stored frequency."""
-        Q = P if Q is None else Q
-        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
-        Q = np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
-        cp = self._half_project(P)
-        cq = cp if Q is P else self._half_project(Q)
-        w = self._weight
-        gl = evaluate_at(g, self._lam_half)
-        g0 = evaluate_at(g, np.zeros(1))[0]
-        inner = np.real(np.conj(cp).T @ (w[:, None] * cq))     # Σ_j ⟨p, q_j⟩⟨q_j, q⟩ = pᵀq
-        gram = P.T @ Q
-        if gl.ndim == 1:
-            weighted = np.real(np.conj(cp).T @ ((w * gl)[:, None] * cq))
-            return weighted + g0 * (gram - inner)
-        r, mq, L = cq.shape[0], cq.shape[1], gl.shape[1]
-        scaled = (cq[:, :, None] * (w[:, None] * gl)[:, None, :]).reshape(r, mq * L)
-        weighted = np.real(np.conj(cp).T @ scaled).reshape(cp.shape[1], mq, L)
-        return weighted + (gram - inner)[:, :, None] * g0[None, None, :]
+        return self._half_project(P), self._lam_half, self._weight
 
     def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         return self._spectral_power_quadratic(r, P)
