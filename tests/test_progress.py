@@ -93,6 +93,11 @@ def test_select_kernel_reports_on_stderr_and_checks_the_argument(capsys):
     assert capsys.readouterr() == ("", "")
     with pytest.raises(ValueError, match="progress must be"):
         select_kernel(X, y, progress="always")
+    # kta on "exact": every γ from shared passes, reported as one grid that completes
+    select_kernel(X, y, gammas=[0.5, 1.0], criterion="kta", approximation="exact",
+                  progress=True)
+    out, err = capsys.readouterr()
+    assert out == "" and "(all γ at once): 1/1 grid done in" in err
 
 
 def test_cli_progress_policy(monkeypatch, capsys):

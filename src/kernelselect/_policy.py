@@ -152,12 +152,15 @@ class Search:
         ops: list[dict[str, Any]] = []
         if getattr(approx, "build_all", None) is not None:
             # every γ from shared row passes: progress is a heartbeat over the whole grid
+            streamed = False
             for _ in progress_iter(range(1), 1, self.progress,
                                    desc=f"{desc} (all γ at once)", unit="grid"):
                 built = self._build_all(approx, state, gammas)
                 if built is not None:
                     self._run_streaming(built, alphas, curves, timings, ops)
-                    return curves, timings, ops
+                    streamed = True
+            if streamed:          # after the loop, so that the progress reports completion
+                return curves, timings, ops
         for i in progress_iter(range(gammas.size), gammas.size, self.progress, desc=desc,
                                unit="γ"):
             t0 = time.perf_counter()
