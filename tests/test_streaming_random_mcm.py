@@ -124,6 +124,10 @@ def test_streamed_statistics_match_dense_references(n, d, D, log_gamma, seed, ro
 def test_select_kernel_streams_random_mcm():
     X, y = _problem(n=400)
     approx = kernelselect.RandomMCM(n_features=30)
+    small = kernelselect.select_kernel(X, y, criterion="random_kta_row_2g", approximation=approx,
+                                       gammas=[0.01, 0.02], random_state=3)
+    assert all(op.get("method") != "streaming" for op in small.details["operators"])
+    approx.in_memory_max_bytes = 0          # as for data too large for per-γ columns
     res = kernelselect.select_kernel(X, y, criterion=["random_kta_row_2g", "random_c1"],
                                      approximation=approx, gammas=0.01 * 2.0 ** np.arange(8),
                                      random_state=3)

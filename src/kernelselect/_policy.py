@@ -179,6 +179,9 @@ class Search:
         from .operators.streaming_lowrank import ArrayRows
 
         t0 = time.perf_counter()
+        prefer = getattr(approx, "prefers_per_gamma", None)
+        if self.rows is None and prefer is not None and prefer(*self.X.shape):
+            return None
         rows = self.rows if self.rows is not None else ArrayRows(self.X, self.y_build,
                                                                  threads=self.workers)
         built = approx.build_all(rows, self.y_build, gammas, kernel=self.kernel, state=state)
