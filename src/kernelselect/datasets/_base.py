@@ -30,8 +30,8 @@ _MISSING_TOKENS = frozenset({"", "na", "nan", "?", "null", "none"})
 class Dataset(dict):
     """A loaded dataset: a dict whose keys are also attributes.
 
-    Keys
-    ----
+    Attributes
+    ----------
     X : ndarray of shape (n, d), float64
         Raw features.
     y : ndarray of shape (n,), float64
