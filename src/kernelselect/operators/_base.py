@@ -187,17 +187,27 @@ class KernelOperator:
         if w is not None:                  # Σ_i w_i g(λ_i) conj(cp_ia) cq_ib: weight one side
             cq = w[:, None] * cq
         gl = evaluate_at(g, lam)
-        g0 = evaluate_at(g, np.zeros(1))[0]
-        inner = np.real(np.conj(cp).T @ cq)                   # Σ ⟨p, q_i⟩⟨q_i, q⟩
-        gram = P.T @ Q
         if gl.ndim == 1:
             weighted = np.real(np.conj(cp).T @ (gl[:, None] * cq))
-            return weighted + g0 * (gram - inner)
-        # Σ_i g_il conj(cp_ia) cq_ib as one matrix product: (m_P, r) @ (r, m_Q·L)
-        r, mq, L = cq.shape[0], cq.shape[1], gl.shape[1]
-        scaled = (cq[:, :, None] * gl[:, None, :]).reshape(r, mq * L)
-        weighted = np.real(np.conj(cp).T @ scaled).reshape(cp.shape[1], mq, L)
-        return weighted + (gram - inner)[:, :, None] * g0[None, None, :]
+        else:
+            # Σ_i g_il conj(cp_ia) cq_ib as one matrix product: (m_P, r) @ (r, m_Q·L)
+            r, mq, L = cq.shape[0], cq.shape[1], gl.shape[1]
+            scaled = (cq[:, :, None] * gl[:, None, :]).reshape(r, mq * L)
+            weighted = np.real(np.conj(cp).T @ scaled).reshape(cp.shape[1], mq, L)
+        if self._basis_is_complete():
+            return weighted
+        g0 = evaluate_at(g, np.zeros(1))[0]
+        rest = P.T @ Q - np.real(np.conj(cp).T @ cq)          # Pᵀ(I − QQᵀ)Q
+        if gl.ndim == 1:
+            return weighted + g0 * rest
+        return weighted + rest[:, :, None] * g0[None, None, :]
+
+    def _basis_is_complete(self) -> bool:
+        """Whether the eigenvectors span all of Rⁿ. Then the complement term
+        g(0)(I − QQᵀ) of the spectral forms is zero and is left out: computed, it is
+        rounding multiplied by g(0), which is α^(−p) for a resolvent (10^(6p) on the
+        default α path)."""
+        return False
 
     def trace(self, h: SpectralFunction) -> float | np.ndarray:
         """tr h(A): a float, or shape (L,)."""
@@ -319,10 +329,15 @@ class ExplicitBasisOperator(KernelOperator):
     def diagonal(self) -> np.ndarray:
         return (self._q ** 2) @ self._lam
 
+    def _basis_is_complete(self) -> bool:
+        return self._q.shape[1] == self.n
+
     def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         gl = evaluate_at(g, self._lam)
-        g0 = evaluate_at(g, np.zeros(1))[0]
         q2 = self._q ** 2
+        if self._basis_is_complete():
+            return q2 @ gl
+        g0 = evaluate_at(g, np.zeros(1))[0]
         rest = 1.0 - q2.sum(axis=1)
         if gl.ndim == 1:
             return q2 @ gl + g0 * rest
@@ -332,12 +347,18 @@ class ExplicitBasisOperator(KernelOperator):
         B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
         c = self._q.T @ B                                   # (r, m)
         gl = evaluate_at(g, self._lam)
+        if gl.ndim == 1:
+            out = self._q @ (gl[:, None] * c)
+        else:
+            r, m, L = c.shape[0], c.shape[1], gl.shape[1]
+            out = (self._q @ (c[:, :, None] * gl[:, None, :]).reshape(r, m * L)).reshape(
+                self.n, m, L)
+        if self._basis_is_complete():
+            return out
         g0 = evaluate_at(g, np.zeros(1))[0]
         resid = B - self._q @ c
         if gl.ndim == 1:
-            return self._q @ (gl[:, None] * c) + g0 * resid
-        r, m, L = c.shape[0], c.shape[1], gl.shape[1]
-        out = (self._q @ (c[:, :, None] * gl[:, None, :]).reshape(r, m * L)).reshape(self.n, m, L)
+            return out + g0 * resid
         return out + resid[:, :, None] * g0[None, None, :]
 
 

@@ -165,7 +165,7 @@ class DenseOperator(ExplicitBasisOperator):
     def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
                   Q: npt.ArrayLike | None = None) -> np.ndarray:
         if not self._use_ridge(g):
-            return self._complete_quadratic(g, P, Q)
+            return super().quadratic(g, P, Q)
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         Q = P if Q is None else np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
         if g.power == 2 and Q is P:
@@ -197,7 +197,7 @@ class DenseOperator(ExplicitBasisOperator):
 
     def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         if not self._use_ridge(g):
-            return (self._q ** 2) @ evaluate_at(g, self._lam)   # complete basis
+            return super().diagonal_function(g)
         out = np.empty((self.n, g.alphas.size))
         for j, a in enumerate(g.alphas):
             inv = self._inverse(float(a))
@@ -218,14 +218,8 @@ class DenseOperator(ExplicitBasisOperator):
 
     def block_function(self, g: SpectralFunction, rows: npt.ArrayLike) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.intp)
-        if self._use_ridge(g):
-            blocks = []
-            for j, a in enumerate(g.alphas):
-                blocks.append(self._ridge_apply(
-                    RidgeFunction(g.kind, g.alphas[j:j + 1], g.power,
-                                  None if g.scale is None else g.scale[j:j + 1]),
-                    np.eye(self.n)[:, rows])[rows, :, 0])
-            return np.stack(blocks, axis=2)
+        if self._use_ridge(g):                    # g(K) applied to the columns e_rows
+            return self._ridge_apply(g, np.eye(self.n)[:, rows])[rows]
         Qb = self._q[rows]                                      # (b, n)
         gl = evaluate_at(g, self._lam)
         if gl.ndim == 1:
@@ -237,32 +231,12 @@ class DenseOperator(ExplicitBasisOperator):
         return out
 
     def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
-        B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
-        if self._use_ridge(g):
-            return self._ridge_apply(g, B)
-        c = self._q.T @ B
-        gl = evaluate_at(g, self._lam)
-        if gl.ndim == 1:
-            return self._q @ (gl[:, None] * c)
-        r, m, L = c.shape[0], c.shape[1], gl.shape[1]
-        return (self._q @ (c[:, :, None] * gl[:, None, :]).reshape(r, m * L)).reshape(
-            self.n, m, L)
+        if not self._use_ridge(g):
+            return super().apply_function(g, B)
+        return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1))
 
-    # The eigenbasis of K is complete, so the forms below carry no complement term
-    # g(0)(I − QQᵀ): it is zero up to rounding, and g(0) = α^(−p) of a resolvent would
-    # magnify that rounding by up to 10^(6p) on the default α path.
-    def _complete_quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
-                            Q: npt.ArrayLike | None = None) -> np.ndarray:
-        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
-        cp = self._q.T @ P
-        cq = cp if Q is None else self._q.T @ np.asarray(Q, dtype=np.float64).reshape(
-            self.n, -1)
-        gl = evaluate_at(g, self._lam)
-        if gl.ndim == 1:
-            return cp.T @ (gl[:, None] * cq)
-        r, mq, L = cq.shape[0], cq.shape[1], gl.shape[1]
-        scaled = (cq[:, :, None] * gl[:, None, :]).reshape(r, mq * L)
-        return (cp.T @ scaled).reshape(cp.shape[1], mq, L)
+    def _basis_is_complete(self) -> bool:
+        return True                               # the eigenvectors of K itself
 
     # -- centred forms from K itself ----------------------------------------------------
     def centred_terms(self, y: npt.ArrayLike, block: int = 512) -> tuple[float, float]:
