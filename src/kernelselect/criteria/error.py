@@ -101,11 +101,13 @@ LOO_LOSSES = ("auto", "squared", "error_rate", "hybrid")
 
 
 def _loo_loss(sums: np.ndarray, n: int, loss: str) -> np.ndarray:
-    """From (Σ 0-1 errors, Σ squared residuals / columns) (2, L): the error rate, or
-    with ``"hybrid"`` the error rate plus s / (n(1 + s)), s the mean squared residual.
-    The added term lies in [0, 1/n), below the step 1/n of the error rate, so it
-    orders kernels by error rate first and breaks ties (and plateaus) by the smooth
-    PRESS."""
+    """From (Σ 0-1 errors, Σ squared residuals / columns) (2, L): with ``"squared"``
+    the mean squared residual s, with ``"error_rate"`` the error rate, with
+    ``"hybrid"`` the error rate plus s / (n(1 + s)). The added term lies in [0, 1/n),
+    below the step 1/n of the error rate, so it orders kernels by error rate first
+    and breaks ties (and plateaus) by the smooth PRESS."""
+    if loss == "squared":
+        return sums[1] / n
     rate = sums[0] / n
     if loss == "error_rate":
         return rate
@@ -133,8 +135,6 @@ def eloo(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, loss: str 
     if loss == "auto":
         loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
     out = _loo_sums(operator, yv[:, None], alphas, _single_output_sums)
-    if loss == "squared":
-        return out[1] / operator.n
     return _loo_loss(out, operator.n, loss)
 
 
@@ -172,8 +172,6 @@ def eloo_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
     if Yv.ndim != 2 or Yv.shape[1] < 2:
         raise ValueError("eloo_multiclass needs one-vs-rest targets of shape (n, C), C ≥ 2.")
     out = _loo_sums(operator, Yv, alphas, _one_vs_rest_sums)
-    if loss == "squared":
-        return out[1] / operator.n
     return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)
 
 

@@ -52,7 +52,8 @@ def _kfold_residuals(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray
     b = GB[:, :t, :].sum(axis=0) / s11[None, :]          # bias per column, (t, L)
     a = GB[:, :t, :] - rho[:, None, :] * b[None, :, :]
     classification = bool(np.all(np.abs(Y) == 1.0))
-    strata = np.argmax(Y, axis=1) * 2 + (Y[:, 0] > 0) if classification else None
+    # the class: the column holding +1 (one-vs-rest), or the sign of a single column
+    strata = (np.argmax(Y, axis=1) if t > 1 else Y[:, 0] > 0) if classification else None
     fold_of = fold_labels(n, folds, seed, strata)
     E = np.full_like(a, np.nan)
     for f in range(folds):
@@ -101,8 +102,6 @@ def ekfold(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, folds: i
         loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
     E = _kfold_residuals(operator, yv[:, None], alphas, folds, seed)
     out = _single_output_sums(yv[:, None], E)
-    if loss == "squared":
-        return out[1] / operator.n
     return _loo_loss(out, operator.n, loss)
 
 
@@ -119,6 +118,4 @@ def ekfold_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarra
         raise ValueError("ekfold_multiclass needs one-vs-rest targets of shape (n, C), C ≥ 2.")
     E = _kfold_residuals(operator, Yv, alphas, folds, seed)
     out = _one_vs_rest_sums(Yv, E)
-    if loss == "squared":
-        return out[1] / operator.n
     return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)
