@@ -242,7 +242,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     if auto_criterion:
         if auto_approx:
-            blocks = not distributed and n <= 2 * _policy.START_LANDMARKS
+            start = None if distributed else _policy.auto_start(n, True)[0]
+            blocks = start is not None and "blocks" in start.provides
         else:
             blocks = "blocks" in get_approximation(approximation).provides
         name, defaults = _policy.default_criterion(targets.task, n, blocks)
