@@ -45,16 +45,24 @@ ALPHA_K = np.arange(-6.0, 0.25, 0.5)
 RULES = ("min", "one_se", "half_se", "kfold5", "kfold10")
 
 
-def press_surface(X, T, gammas, alphas):
-    """PRESS, d_eff and per-sample squared LOO residuals (at every grid point)."""
+def spectra(X, gammas):
+    """(λ clipped at 0, Q) of the exact kernel matrix for every γ, computed once and
+    shared by every rule."""
     D = sq_dists(X, X)
-    n = X.shape[0]
-    P = np.empty((gammas.size, alphas.size))
+    out = []
+    for g in gammas:
+        lam, Q = np.linalg.eigh(np.exp(-g * D))
+        out.append((np.maximum(lam, 0.0), Q))
+    return out
+
+
+def press_surface(eig, T, alphas):
+    """PRESS, d_eff and per-sample squared LOO residuals (at every grid point)."""
+    n = T.shape[0]
+    P = np.empty((len(eig), alphas.size))
     dof = np.empty_like(P)
     sq = np.empty(P.shape + (n,))
-    for i, g in enumerate(gammas):
-        lam, Q = np.linalg.eigh(np.exp(-g * D))
-        lam = np.maximum(lam, 0.0)
+    for i, (lam, Q) in enumerate(eig):
         Qt = Q.T @ T
         Q2 = Q * Q
         for j, a in enumerate(alphas):
@@ -67,18 +75,15 @@ def press_surface(X, T, gammas, alphas):
     return P, dof, sq
 
 
-def kfold_surface(X, T, gammas, alphas, k, seed):
+def kfold_surface(eig, T, alphas, k, seed):
     """Exact k-fold CV squared error of KRR from one eigendecomposition per γ: the
     held-out residuals of fold B are [(K_α⁻¹)_BB]⁻¹ (K_α⁻¹ y)_B (An, Liu & Venkatesh,
     Pattern Recognition 40, 2007)."""
-    D = sq_dists(X, X)
-    n = X.shape[0]
+    n = T.shape[0]
     fold_of = np.random.default_rng(seed).permutation(n) % k
     blocks = [np.flatnonzero(fold_of == b) for b in range(k)]
-    out = np.empty((gammas.size, alphas.size))
-    for i, g in enumerate(gammas):
-        lam, Q = np.linalg.eigh(np.exp(-g * D))
-        lam = np.maximum(lam, 0.0)
+    out = np.empty((len(eig), alphas.size))
+    for i, (lam, Q) in enumerate(eig):
         Qt = Q.T @ T
         for j, a in enumerate(alphas):
             w = 1.0 / (lam + a)
@@ -128,10 +133,11 @@ def run(args):
         T, _ = targets(ytr, task)
         gammas = np.asarray(cv["gammas"])
         alphas = Xtr.shape[0] * 10.0 ** ALPHA_K
-        P, dof, sq = press_surface(Xtr, T, gammas, alphas)
+        eig = spectra(Xtr, gammas)
+        P, dof, sq = press_surface(eig, T, alphas)
         rec = dict(dataset=cv["dataset"], task=task, split=cv["split"], n_train=Xtr.shape[0],
                    cv_score=cv["score"])
-        folds = {r: kfold_surface(Xtr, T, gammas, alphas, int(r[5:]), 7 + cv["split"])
+        folds = {r: kfold_surface(eig, T, alphas, int(r[5:]), 7 + cv["split"])
                  for r in RULES if r.startswith("kfold")}
         for rule in RULES:
             if rule in folds:
