@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from . import _predict
 from .selection import SelectionResult
+from ._labels import decide, encode_labels
 from ._solvers import check_alphas, check_machine, fit_kernel_machine
 from ._threads import block_threads, one_blas_thread
 from ._validation import (
@@ -142,7 +143,8 @@ def make_folds(y: np.ndarray, cv: Any = 5, stratify: bool = True,
     rng = check_random_state(random_state)
     fold_of = np.empty(n, dtype=np.intp)
     if stratify:
-        classes, codes = np.unique(y, return_inverse=True)
+        strata = encode_labels(y, "y", squeeze="none", min_classes=1)
+        codes = strata.codes
         smallest = np.bincount(codes).min()
         if smallest < k:
             raise ValueError(
@@ -150,7 +152,7 @@ def make_folds(y: np.ndarray, cv: Any = 5, stratify: bool = True,
                 f"class has {smallest}. Lower cv."
             )
         offset = 0
-        for c in range(classes.size):
+        for c in range(strata.n_classes):
             members = rng.permutation(np.flatnonzero(codes == c))
             fold_of[members] = (offset + np.arange(members.size)) % k
             offset += members.size
@@ -163,27 +165,11 @@ def make_folds(y: np.ndarray, cv: Any = 5, stratify: bool = True,
 
 def encode_targets(y: np.ndarray, classification: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """(Y (n, t), classes or None): ±1 columns (one for binary, one per class for
-    one-vs-rest) or the real targets."""
+    one-vs-rest; :meth:`kernelselect._labels.LabelCodes.columns`) or the real targets."""
     if not classification:
         return (y[:, None] if y.ndim == 1 else y), None
-    classes, codes = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(
-            f"y holds one class only ({np.asarray(classes[0]).tolist()!r}); classification needs at least two "
-            "classes."
-        )
-    if classes.size == 2:
-        return np.where(codes == 1, 1.0, -1.0)[:, None], classes
-    Y = -np.ones((y.shape[0], classes.size))
-    Y[np.arange(y.shape[0]), codes] = 1.0
-    return Y, classes
-
-
-def decide(F: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Class labels from decision values F (n, t, ...): sign (binary) or argmax."""
-    if F.shape[1] == 1:
-        return classes[(F[:, 0] >= 0).astype(np.intp)]
-    return classes[np.argmax(F, axis=1)]
+    enc = encode_labels(y, "y", squeeze="none")
+    return enc.columns(), enc.classes
 
 
 #: largest held-out × training block whose distances are kept for a whole γ sweep

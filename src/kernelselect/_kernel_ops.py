@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
+from ._labels import encode_labels
 from ._resources import check_allocation
 from ._threads import one_blas_thread
 from ._validation import (
@@ -226,24 +227,10 @@ def _unit_scale(V: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _check_labels(labels: npt.ArrayLike, n: int) -> tuple[np.ndarray, np.ndarray]:
-    arr = np.asarray(labels)
-    if arr.ndim == 2 and 1 in arr.shape:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise ValueError(f"labels must be 1-D of shape (n,), got shape {arr.shape}.")
-    if arr.shape[0] != n:
-        raise ValueError(f"labels has {arr.shape[0]} entries but X has {n} rows; they must match.")
-    if arr.dtype.kind in "fc" and not np.all(np.isfinite(arr)):
-        raise ValueError("labels contains NaN or inf; every sample needs a class label.")
-    if arr.dtype == object and any(
-            v is None or (isinstance(v, (float, complex, np.inexact)) and not np.isfinite(v))
-            for v in arr):
-        raise ValueError("labels contains None, NaN or inf; every sample needs a class label.")
-    try:
-        classes, codes = np.unique(arr, return_inverse=True)
-    except TypeError as exc:
-        raise ValueError(f"labels must be mutually comparable class labels: {exc}") from None
-    return classes, np.ascontiguousarray(codes.ravel(), dtype=np.intp)
+    """(classes, codes) of ``labels`` (:func:`kernelselect._labels.encode_labels`); one
+    class is allowed here (its sums are the plain ones)."""
+    enc = encode_labels(labels, "labels", n=n, squeeze="any", min_classes=1)
+    return enc.classes, enc.codes
 
 
 def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",

@@ -27,6 +27,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ._labels import check_labels, encode_labels
+
 __all__ = ["TASKS", "MAX_CLASS_CODES", "detect_task", "check_task", "prepare_targets",
            "Targets"]
 
@@ -46,26 +48,8 @@ def check_task(task: Any, name: str = "task") -> str:
 
 
 def _as_labels(y: Any, name: str) -> np.ndarray:
-    arr = np.asarray(y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional (one target per sample), got shape "
-                         f"{arr.shape}.")
-    if arr.size == 0:
-        raise ValueError(f"{name} is empty.")
-    if arr.dtype.kind == "c":
-        raise TypeError(f"{name} is complex; give real targets or class labels.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} contains NaN or infinity; remove those rows first.")
-    if arr.dtype.kind == "O":
-        if any(v is None or (isinstance(v, float) and not np.isfinite(v)) for v in arr):
-            raise ValueError(f"{name} contains missing labels (None or NaN); remove those rows.")
-        try:                      # numbers stored as objects are numbers
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            arr = arr.astype(str)
-    return arr
+    """``y`` as a checked 1-D label array (:func:`kernelselect._labels.check_labels`)."""
+    return check_labels(y, name)
 
 
 def detect_task(y: Any, name: str = "y") -> tuple[str, str]:
@@ -149,15 +133,9 @@ def prepare_targets(y: Any, task: str = "auto", name: str = "y") -> Targets:
         if np.ptp(yr) == 0:
             raise ValueError(f"{name} is constant ({yr[0]!r}); there is nothing to regress.")
         return Targets("regression", yr, None, None, reason)
-    classes, codes = np.unique(arr, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError(f"{name} holds one class only ({classes[0]!r}); classification needs "
-                         "at least two.")
-    if task == "binary" and classes.size != 2:
-        raise ValueError(f"task='binary' needs exactly two classes; {name} has {classes.size} "
-                         "(use task='multiclass' or 'regression').")
     if task == "binary":
-        return Targets("binary", np.where(codes == 1, 1.0, -1.0), None, classes, reason)
-    Y = -np.ones((arr.size, classes.size))
-    Y[np.arange(arr.size), codes] = 1.0
-    return Targets("multiclass", codes.astype(np.float64), Y, classes, reason)
+        enc = encode_labels(arr, name, exactly=2, needs="task='binary' needs", checked=True)
+        return Targets("binary", enc.signed(), None, enc.classes, reason)
+    enc = encode_labels(arr, name, checked=True)
+    return Targets("multiclass", enc.codes.astype(np.float64), enc.one_vs_rest(), enc.classes,
+                   reason)

@@ -22,11 +22,10 @@ from ._cv import (
     PAPER_004_GAMMAS,
     ProportionalNystroem,
     cross_validate_grid,
-    decide,
-    encode_targets,
     make_folds,
     paper004_grid,
 )
+from ._labels import decide, encode_labels
 from ._solvers import KernelMachine, check_alphas, check_machine, fit_kernel_machine
 from ._typing import RandomState
 from ._targets import check_task, prepare_targets
@@ -257,10 +256,9 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
         """Fit on X (n, d) and class labels y (n,)."""
         X, y = cast("tuple[np.ndarray, np.ndarray]", validate_data(self, X, y, dtype=np.float64))
         check_classification_targets(y)
-        Y, classes = encode_targets(y, classification=True)
-        assert classes is not None              # given for a classification
-        self.classes_ = classes
-        return self._fit_machine(X, Y)
+        labels = encode_labels(y)
+        self.classes_ = labels.classes
+        return self._fit_machine(X, labels.columns())
 
     def decision_function(self, X: npt.ArrayLike) -> np.ndarray:
         """f(X): shape (n,) for two classes (> 0 → classes_[1]), else (n, n_classes)."""
@@ -458,8 +456,7 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
             scaler, Xs = None, X
         if self.criterion == "cv":
             # class labels of any type → codes 0..C−1 (the error rate is unchanged)
-            y_cv = np.searchsorted(self.classes_, y).astype(np.float64) if classifier \
-                else targets.y
+            y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
             approximation = "exact" if self.approximation == "auto" else self.approximation
             alphas = self.alphas
             if alphas is None:

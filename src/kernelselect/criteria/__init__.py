@@ -55,7 +55,8 @@ parties.
 """
 
 from . import alignment, error, kfold, random_mcm, registry, spectral
-from ._base import DIRECTIONS, LABEL_KINDS, Criterion, encode_binary, one_vs_rest
+from .._labels import one_vs_rest
+from ._base import DIRECTIONS, LABEL_KINDS, Criterion, encode_binary
 from .alignment import FSM_ROUNDING, ckta, fsm, kta, mmd
 from .error import LOO_LOSSES, c1, eloo, eloo_multiclass, gcv, ipe, ree
 from .kfold import ekfold, ekfold_multiclass, fold_labels

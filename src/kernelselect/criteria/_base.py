@@ -11,6 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 import numpy.typing as npt
 
+from .._labels import encode_labels, one_vs_rest
 from ..operators._base import KernelOperator, RidgeFunction
 
 DIRECTIONS = ("min", "max")
@@ -104,22 +105,12 @@ def encode_binary(y: npt.ArrayLike, criterion: str | None = None) -> tuple[np.nd
     """Two-valued y → ±1 floats (larger value → +1); raises when y has one class.
 
     Returns ``(y_pm, classes)``. More than two values raise as well: the binary
-    criteria need exactly two classes.
+    criteria need exactly two classes (:func:`kernelselect._labels.encode_labels`).
     """
-    y = np.asarray(y, dtype=np.float64)
-    classes = np.unique(y)
     who = f" (criterion {criterion!r} needs two classes)" if criterion else ""
-    if classes.size < 2:
-        raise ValueError(
-            f"y has a single class ({np.asarray(classes[0]).tolist()!r} for all {y.size} samples){who}; "
-            "give labels of two classes."
-        )
-    if classes.size > 2:
-        raise ValueError(
-            f"y has {classes.size} distinct values{who}; binary criteria need exactly two "
-            "classes (use a one-vs-rest encoding for multiclass data)."
-        )
-    return np.where(y == classes[1], 1.0, -1.0), classes
+    enc = encode_labels(np.asarray(y, dtype=np.float64), "y", squeeze="none", exactly=2,
+                        who=who)
+    return enc.signed(), enc.classes
 
 
 def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
@@ -135,7 +126,7 @@ def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
         )
     alphas = np.atleast_1d(np.asarray(alphas, dtype=np.float64))
     if crit.labels == "multiclass":
-        y = one_vs_rest(y)
+        y = one_vs_rest(y, who=f" (criterion {crit.name!r} needs two or more classes)")
     else:
         y = np.asarray(y, dtype=np.float64)
     if crit.labels == "binary":
@@ -145,23 +136,6 @@ def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
     return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
-
-
-def one_vs_rest(y: npt.ArrayLike) -> np.ndarray:
-    """Class labels (n,) → ±1 one-vs-rest columns (n, C), classes in sorted order;
-    a 2-D ±1 array is returned as it is."""
-    arr = np.asarray(y)
-    if arr.ndim == 2:
-        Y = np.asarray(arr, dtype=np.float64)
-        if not np.all(np.abs(Y) == 1.0):
-            raise ValueError("one-vs-rest targets must hold only -1 and +1.")
-        return Y
-    classes, codes = np.unique(arr, return_inverse=True)
-    if classes.size < 2:
-        raise ValueError("y has a single class; eloo_multiclass needs two or more.")
-    Y = -np.ones((arr.shape[0], classes.size))
-    Y[np.arange(arr.shape[0]), codes] = 1.0
-    return Y
 
 
 def _inv(alphas: np.ndarray, power: int = 1) -> RidgeFunction:

@@ -60,7 +60,8 @@ from typing import TYPE_CHECKING, Callable, Union
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_grid, check_positive, check_vector
+from .._labels import numeric_labels
+from .._validation import check_grid, check_positive
 from ._base import _ybar_signed, encode_binary
 
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _alphas(alphas: npt.ArrayLike) -> np.ndarray:
 
 
 def _labels(op: RandomOperator, y: npt.ArrayLike) -> np.ndarray:
-    return check_vector(y, "y", n=op.n)
+    return numeric_labels(y, "y", op.n)
 
 
 def class_weighted_labels(y: npt.ArrayLike) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._labels import encode_labels
 from .._targets import detect_task
 
 #: The shipped dataset the ``kernelselect select`` command uses when given no data.
@@ -112,27 +113,16 @@ def to_binary_labels(y: Any, *, positive: Any = None) -> tuple[np.ndarray, dict[
     >>> mapping
     {0: -1.0, 1: 1.0}
     """
-    arr = np.asarray(y)
-    if arr.ndim != 1:
-        raise ValueError(f"y must be one-dimensional, got shape {arr.shape}.")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        raise ValueError("y contains NaN or infinity; remove those rows first.")
-    values = np.unique(arr)
-    if values.size != 2:
-        shown = ", ".join(map(str, values[:6])) + (", ..." if values.size > 6 else "")
-        raise ValueError(
-            f"binary labels need exactly two distinct values, y has {values.size}"
-            f" ({shown}); use task='regression' or 'multiclass' instead."
-        )
-    neg, pos = values
+    enc = encode_labels(y, "y", squeeze="none", exactly=2)
+    neg, pos = enc.classes
+    labels = enc.signed()
     if positive is not None:
         if positive == neg:
-            neg, pos = pos, neg
+            neg, pos, labels = pos, neg, -labels
         elif positive != pos:
             raise ValueError(
                 f"positive={positive!r} is not one of the two label values ({neg!r}, {pos!r})."
             )
-    labels = np.where(arr == pos, 1.0, -1.0)
     mapping = {neg.item(): -1.0, pos.item(): 1.0}
     return labels, mapping
 
@@ -165,9 +155,9 @@ def _finish_target(y: Any, task: str, meta: dict[str, Any], *, source: str | Pat
                 f"{source}: the target is not numeric; for class names use task='binary' or "
                 "'multiclass'."
             ) from None
-        classes, codes = np.unique(y.astype(str), return_inverse=True)
-        meta.setdefault("classes", classes.tolist())
-        y = codes.astype(np.float64)
+        enc = encode_labels(y.astype(str), f"{source}: the target", squeeze="none")
+        meta.setdefault("classes", enc.classes.tolist())
+        y = enc.codes.astype(np.float64)
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{source}: the target contains NaN or infinity.")
     if task == "multiclass" and not np.all(y == np.round(y)):

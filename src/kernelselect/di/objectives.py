@@ -13,6 +13,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from .._columns import rff_features
 from .._kernel_ops import kernel_block
+from .._labels import encode_labels
 from .._validation import check_matrix, check_positive, check_vector
 from ..operators._base import KernelOperator
 
@@ -22,20 +23,10 @@ from ..operators._base import KernelOperator
 # --------------------------------------------------------------------------------------
 def _class_codes(y: npt.ArrayLike, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """Integer class codes 0..L-1 and the sorted labels; ≥ 2 classes required."""
-    y = np.asarray(y)
-    if y.ndim == 2 and 1 in y.shape:
-        y = y.ravel()
-    if y.ndim != 1:
-        raise ValueError(f"{name} must be 1-D class labels, got shape {y.shape}.")
-    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError(f"{name} contains NaN or inf; remove those samples first.")
-    classes, codes = np.unique(y, return_inverse=True)
-    if classes.shape[0] < 2:
-        raise ValueError(
-            f"{name} has a single class ({classes[0]!r}); DI measures class separation "
-            "and needs at least two classes (use task='regression' for real targets)."
-        )
-    return codes.astype(np.intp), classes
+    enc = encode_labels(y, name, squeeze="any",
+                        who=" (DI measures class separation; use task='regression' for real "
+                            "targets)")
+    return enc.codes, enc.classes
 
 
 def _indicator(codes: np.ndarray, n_classes: int) -> np.ndarray:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from .._labels import check_labels, encode_labels
 from .objectives import _gaussian_block, _rff_map
 from .._typing import RandomState
 from .training import train_nysdi, train_rfdi
@@ -103,14 +104,8 @@ class _DIBase(TransformerMixin, BaseEstimator):
             )
         task = _resolve_task(self.target, y)
         if task == "classification":
-            y = np.asarray(y)
-            if y.ndim == 2 and y.shape[1] == 1:
-                y = y.ravel()
-            classes = np.unique(y)
-            if classes.shape[0] < 2:
-                raise ValueError(
-                    f"y has one class ({classes[0]!r}); DI needs at least two classes."
-                )
+            y = check_labels(y, "y")
+            encode_labels(y, "y", checked=True, who=" (DI measures class separation)")
         return X, y, task
 
     def _train_kwargs(self, task: str) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from .. import fft as _fft
 from .._columns import labeled_rff_column
+from .._labels import numeric_labels
 from .._resources import check_allocation
 from .._validation import (
     check_kernel,
@@ -33,7 +34,6 @@ from .._validation import (
     check_positive,
     check_positive_int,
     check_random_state,
-    check_vector,
 )
 from .._typing import PreparedState, RandomState
 from ._base import Approximation, KernelOperator
@@ -93,7 +93,7 @@ class RandomMCMOperator(KernelOperator):
     def _labels(self, labels: npt.ArrayLike | None) -> np.ndarray | None:
         if labels is None:
             return None
-        return check_vector(labels, "labels", n=self.n)
+        return numeric_labels(labels, "labels", self.n)
 
     def column(self, labels: npt.ArrayLike | None = None) -> np.ndarray:
         """u = ℓ ∘ û (rows scaled by the labels), shape (n, D); None: û."""

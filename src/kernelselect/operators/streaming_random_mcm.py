@@ -37,7 +37,7 @@ from typing import Any, Callable, NoReturn, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_vector
+from .._labels import numeric_labels
 from ._base import KernelOperator
 from .streaming_lowrank import (
     ArrayRows,
@@ -186,7 +186,7 @@ class StreamingRandomMCMOperator(KernelOperator):
     def _coef(self, labels: npt.ArrayLike | None) -> np.ndarray:
         if labels is None:
             return self._family.coefficients(np.ones(self.n))
-        return self._family.coefficients(check_vector(labels, "labels", n=self.n))
+        return self._family.coefficients(numeric_labels(labels, "labels", self.n))
 
     def feature_projection(self, labels: npt.ArrayLike | None = None) -> np.ndarray:
         """Z̃ᵀℓ (D,), from H = Z̃ᵀY; ℓ = 1 when ``labels`` is None."""
