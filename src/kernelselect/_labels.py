@@ -167,7 +167,8 @@ def encode_labels(y: npt.ArrayLike, name: str = "y", *, n: int | None = None,
         raise ValueError(f"{name} must be mutually comparable class labels: {exc}") from None
     count = _WORDS.get(exactly or 0, str(exactly))
     if classes.shape[0] < min_classes:
-        tail = (f"{needs} exactly {count} distinct values, {name} has 1." if exactly else
+        tail = (f"{needs} exactly {count} distinct values, {name} has 1; give labels of "
+                f"{count} classes." if exactly else
                 "give labels of at least two classes.")
         raise ValueError(f"{name} holds one class only ({classes[0].item()!r} for all "
                          f"{arr.shape[0]} samples): a single class has nothing to "
