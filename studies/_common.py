@@ -1,8 +1,9 @@
-"""Shared pieces of the reproduction studies: data, splits, the final classifier,
-timed selection calls, raw-record files and the significance tests.
+"""Shared pieces of every study: data, splits, scaling, the kernel ridge scorer, the
+final classifier, timed selection calls, raw-record files and the significance tests.
 
 Data are found in ``$KERNELSELECT_DATA`` or, by default, in ``../shared/data`` beside
-the repository (the same rule as the benchmarks).
+the repository; a set missing there is taken from the package's shipped datasets when
+it ships. Nothing is ever downloaded.
 """
 
 import gzip
@@ -26,6 +27,33 @@ def log(*args):
 
 # --------------------------------------------------------------------------- data
 
+
+def list_data(data_dir=None):
+    """(name, task, n, d) of every set in ``data_dir`` (default :data:`DATA`) that has
+    an ``.npz`` file and a JSON sidecar, sorted by name."""
+    out = []
+    for meta_path in sorted(Path(data_dir or DATA).glob("*.json")):
+        meta = json.loads(meta_path.read_text())
+        if meta_path.with_suffix(".npz").exists():
+            out.append((meta["name"], meta["task"], int(meta["n"]), int(meta["d"])))
+    return out
+
+
+def load_data(name, data_dir=None):
+    """The :class:`kernelselect.datasets.Dataset` ``name``: ``<data_dir>/<name>.npz``
+    (default :data:`DATA`), else the shipped set of that name."""
+    from kernelselect import datasets
+
+    path = Path(data_dir or DATA) / f"{name}.npz"
+    if path.exists():
+        return datasets.load_npz(path)
+    if name in {info.name for info in datasets.list_datasets()}:
+        return datasets.load(name)
+    raise FileNotFoundError(f"{path} not found and {name!r} is not a shipped dataset; set "
+                            "KERNELSELECT_DATA (or --data-dir) to the folder holding the "
+                            "shared datasets.")
+
+
 #: How each multiclass or oversized set is made into the binary problem a table uses.
 #: ``rows``: keep the first rows only; ``positive``: one-vs-rest with this class code.
 PREPARATION = {
@@ -40,13 +68,7 @@ PREPARATION = {
 
 def load(name):
     """(X, y) with y in {−1, +1}, prepared as :data:`PREPARATION` says."""
-    from kernelselect.datasets import load_npz
-
-    path = DATA / f"{name}.npz"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found; set KERNELSELECT_DATA to the folder "
-                                "holding the shared datasets.")
-    d = load_npz(path)
+    d = load_data(name)
     X, y = np.asarray(d.X, dtype=np.float64), np.asarray(d.y, dtype=np.float64)
     prep = PREPARATION.get(name, {})
     if "rows" in prep:
@@ -60,12 +82,63 @@ def load(name):
     return X, y
 
 
-def split(n, train_fraction, name, repeat):
-    """Seeded random train/test indices (``default_rng([repeat, crc32(name)])``)."""
+# --------------------------------------------------------------------------- splits and scaling
+
+
+def seeded_split(n, name, repeat, n_train, sort=True):
+    """The first ``n_train`` of a permutation drawn from ``default_rng([repeat,
+    crc32(name)])`` train, the rest test (both sorted unless ``sort`` is false); the
+    generator is returned for the subsamples that follow."""
     rng = np.random.default_rng([repeat, zlib.crc32(name.encode())])
     perm = rng.permutation(n)
-    k = int(round(train_fraction * n))
-    return np.sort(perm[:k]), np.sort(perm[k:]), rng
+    tr, te = perm[:n_train], perm[n_train:]
+    if sort:
+        tr, te = np.sort(tr), np.sort(te)
+    return tr, te, rng
+
+
+def split(n, train_fraction, name, repeat):
+    """Seeded random train/test indices, ``round(train_fraction·n)`` training rows."""
+    return seeded_split(n, name, repeat, int(round(train_fraction * n)))
+
+
+def half_split(X, y, task, name, repeat):
+    """The selection-quality split: the first n // 2 rows of the seeded permutation
+    train (in permutation order), features standardised on them, regression targets
+    centred and scaled by the training mean and standard deviation.
+    Returns (Xtr, ytr, Xte, yte, rng)."""
+    tr, te, rng = seeded_split(X.shape[0], name, repeat, X.shape[0] // 2, sort=False)
+    Xtr, Xte = standardise(X[tr], X[te])
+    ytr, yte = y[tr].copy(), y[te].copy()
+    if task == "regression":
+        m, s = ytr.mean(), ytr.std() or 1.0
+        ytr, yte = (ytr - m) / s, (yte - m) / s
+    return Xtr, ytr, Xte, yte, rng
+
+
+def capped_half_split(name, task, data, split, cap, test_cap):
+    """:func:`half_split` of the Dataset ``data`` with at most ``cap`` training and
+    ``test_cap`` test rows (seeded subsamples): (Xtr, ytr, Xte, yte, n_train before the
+    cap, the split's seed 1000 + split)."""
+    Xtr, ytr, Xte, yte, rng = half_split(data.X, data.y, task, name, split)
+    n_full = Xtr.shape[0]
+    idx = subsample(rng, n_full, cap)
+    tidx = subsample(rng, Xte.shape[0], test_cap)
+    return (np.ascontiguousarray(Xtr[idx]), ytr[idx], np.ascontiguousarray(Xte[tidx]),
+            yte[tidx], n_full, 1000 + split)
+
+
+def subsample(rng, n, cap):
+    """All n row indices, or a sorted seeded sample of ``cap`` of them."""
+    return np.arange(n) if n <= cap else np.sort(rng.choice(n, size=cap, replace=False))
+
+
+def standardise(X, *others):
+    """X and each of ``others`` centred and scaled by X's column means and standard
+    deviations (constant columns are centred only). Always a tuple."""
+    mean, std = X.mean(axis=0), X.std(axis=0)
+    std = np.where(std > 0, std, 1.0)
+    return tuple((A - mean) / std for A in (X, *others))
 
 
 def minmax(Xtr, Xte):
@@ -76,8 +149,73 @@ def minmax(Xtr, Xte):
     return (Xtr - lo) / span, (Xte - lo) / span
 
 
-def subsample(rng, n, cap):
-    return np.arange(n) if n <= cap else np.sort(rng.choice(n, size=cap, replace=False))
+# --------------------------------------------------------------------------- scoring
+
+
+def sq_dists(A, B):
+    """Squared Euclidean distances between the rows of A and B (clipped at 0)."""
+    d = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * (A @ B.T)
+    np.maximum(d, 0.0, out=d)
+    return d
+
+
+def targets(y, task):
+    """KRR targets and the class labels: regression: y as one column, None; binary: ±1
+    (the larger label +1); multiclass: one-vs-rest ±1 columns (classes sorted)."""
+    if task == "regression":
+        return np.asarray(y, float)[:, None], None
+    classes = np.unique(y)
+    T = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    if task == "binary":
+        return T[:, 1:], classes
+    return T, classes
+
+
+def score(pred, y, task, classes):
+    """Accuracy of the sign (binary) or of the argmax (multiclass), or the mean squared
+    error (regression), of KRR outputs ``pred`` (m, columns of :func:`targets`)."""
+    if task == "regression":
+        return float(np.mean((pred[:, 0] - y) ** 2))
+    if task == "binary":
+        lab = np.where(pred[:, 0] >= 0, classes[1], classes[0])
+    else:
+        lab = classes[np.argmax(pred, axis=1)]
+    return float(np.mean(lab == y))
+
+
+def krr_predictions(Xtr, T, Xte, gammas, alpha, block=4000):
+    """Test outputs of Gaussian kernel ridge regression without intercept, (K + αI)c = T,
+    for every γ: shape (len(gammas), m, T.shape[1]). The γ share one training distance
+    matrix and, per block of test rows, one cross distance matrix."""
+    import scipy.linalg
+
+    n = Xtr.shape[0]
+    Dtr = sq_dists(Xtr, Xtr)
+    coefs = []
+    for g in gammas:
+        K = np.exp(-g * Dtr)
+        K.flat[:: n + 1] += alpha
+        coefs.append(scipy.linalg.cho_solve(
+            scipy.linalg.cho_factor(K, overwrite_a=True, check_finite=False), T))
+    del Dtr
+    out = np.empty((len(gammas), Xte.shape[0], T.shape[1]))
+    for s in range(0, Xte.shape[0], block):
+        D = sq_dists(Xte[s:s + block], Xtr)
+        for j, g in enumerate(gammas):
+            out[j, s:s + block] = np.exp(-g * D) @ coefs[j]
+    return out
+
+
+def test_scores(Xtr, ytr, Xte, yte, task, gammas, alpha):
+    """:func:`score` of KRR refitted on the training rows at every γ (one α)."""
+    T, classes = targets(ytr, task)
+    return [score(p, yte, task, classes)
+            for p in krr_predictions(Xtr, T, Xte, gammas, alpha)]
+
+
+def test_score(Xtr, ytr, Xte, yte, task, gamma, alpha):
+    """:func:`score` of KRR refitted on the training rows at (γ, α)."""
+    return test_scores(Xtr, ytr, Xte, yte, task, [gamma], alpha)[0]
 
 
 # --------------------------------------------------------------------------- models
@@ -148,24 +286,33 @@ def append_record(path, record):
         fh.write(json.dumps(record, separators=(",", ":")) + "\n")
 
 
-def read_records(path):
-    """Records of ``path`` (plain jsonl, appended while a study runs) and of
-    ``path.gz`` (the committed archive); later lines win on the same key."""
+def read_jsonl(path):
+    """Every record of ``path.gz`` (the committed archive) and then of ``path`` (plain
+    jsonl, appended while a study runs); a ``path`` ending in .gz is read alone. Blank
+    lines and a last line cut short by an interrupted run are skipped."""
     path = Path(path)
-    out = {}
-    for p, opener in ((Path(str(path) + ".gz"), gzip.open), (path, open)):
+    sources = [path] if path.suffix == ".gz" else [Path(str(path) + ".gz"), path]
+    out = []
+    for p in sources:
         if not p.exists():
             continue
-        with opener(p, "rt") as fh:
+        with (gzip.open if p.suffix == ".gz" else open)(p, "rt") as fh:
             for line in fh:
                 line = line.strip()
                 if not line:
                     continue
                 try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:     # a line cut short by an interrupted run
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
                     continue
-                out[(rec["dataset"], rec["repeat"], rec.get("part", ""))] = rec
+    return out
+
+
+def read_records(path):
+    """:func:`read_jsonl` keyed by (dataset, repeat, part): later lines win."""
+    out = {}
+    for rec in read_jsonl(path):
+        out[(rec["dataset"], rec["repeat"], rec.get("part", ""))] = rec
     return list(out.values())
 
 

@@ -12,35 +12,29 @@ standardised; and the paper's synthetic grid data, f(x) = e^{−8(3−‖x‖)²
 e^{−8(1.5−‖x‖)²} − e^{−8(2−‖x‖)²} on a centred 2-D grid of spacing 0.1 with
 m = (10,10) … (40,40) and noise sd 0.01.
 
-Run:  python benchmarks/approximate_consistency.py [--quick]
-Writes benchmarks/results/approximate_consistency.{md,png}.
-      python benchmarks/approximate_consistency.py --targets
+Run:  python studies/approximate_consistency.py [--quick] [--out-dir DIR]
+Writes studies/results/approximate_consistency.{md,png} (or into DIR).
+      python studies/approximate_consistency.py --targets
 prints the sampler cost targets (column-norm at n = 10⁵ against one kernel_matvec,
 leverage against uniform at n = 10⁵, modified Nyström peak memory at n = 2·10⁴).
 """
 
 import argparse
-import pathlib
 import time
+from pathlib import Path
 
 import numpy as np
 
 import kernelselect
-from kernelselect import datasets
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+import _common as C
+
 MU = 0.005
 RANK = 20
 CRITERIA = ("ree", "ipe")
 #: one γ grid for every synthetic size, so the curves are comparable as n grows
 GRID_GAMMAS = 2.0 ** np.arange(-5, 10)
 SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
-
-
-def standardise(X):
-    X = np.asarray(X, dtype=np.float64)
-    sd = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
 def grid_data(m, rng):
@@ -85,6 +79,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller synthetic grids")
     ap.add_argument("--targets", action="store_true", help="measure the sampler cost targets")
+    ap.add_argument("--out-dir", type=Path, default=C.RESULTS)
     args = ap.parse_args()
     if args.targets:
         targets()
@@ -92,9 +87,9 @@ def main():
     rng = np.random.default_rng(0)
     runs = {}
     for name in ("mpg", "heart"):
-        X, y = datasets.load(name, return_X_y=True)
-        X = standardise(X)
-        y = np.asarray(y, dtype=np.float64)
+        d = C.load_data(name)
+        X, = C.standardise(np.asarray(d.X, dtype=np.float64))
+        y = np.asarray(d.y, dtype=np.float64)
         gammas = kernelselect.selection.default_gammas(X, random_state=0)
         runs[name] = (gammas, curves(X, y, gammas, 0), X.shape[0])
         print(name, "done", flush=True)
@@ -104,7 +99,7 @@ def main():
         gammas = GRID_GAMMAS
         runs[f"grid {m}x{m}"] = (gammas, curves(X, y, gammas, 0), X.shape[0])
         print(m, "done", flush=True)
-    write(runs)
+    write(runs, args.out_dir)
 
 
 def targets(workers=1):
@@ -177,7 +172,7 @@ Observed in the committed run (seed 0; the PNG shows the curves):
 """.splitlines()
 
 
-def write(runs):
+def write(runs, out_dir):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -191,7 +186,7 @@ def write(runs):
              "exact one. Synthetic grids use the fixed grid γ = 2^−5…2^9. mcm_plain is "
              "MCM(periodic=False), which fits the spacing against the plain grid difference "
              "(paper 002's relation H4, exact for grid points). Produced by "
-             "benchmarks/approximate_consistency.py.", ""]
+             "studies/approximate_consistency.py.", ""]
     for crit in CRITERIA:
         lines += [f"## C_{crit}", "",
                   "| data | n | " + " | ".join(names) + " |",
@@ -213,7 +208,8 @@ def write(runs):
                      + " | ".join(f"{res[a]['time']:.2f}" for a in names) + " |")
     lines.append("")
     lines += READING
-    (RESULTS / "approximate_consistency.md").write_text("\n".join(lines) + "\n")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "approximate_consistency.md").write_text("\n".join(lines) + "\n")
 
     real = [d for d in runs if not d.startswith("grid")]
     grids = [d for d in runs if d.startswith("grid")]
@@ -241,7 +237,7 @@ def write(runs):
     axes[0, 0].legend(fontsize=7)
     axes[0, len(real)].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(RESULTS / "approximate_consistency.png", dpi=90)
+    fig.savefig(out_dir / "approximate_consistency.png", dpi=90)
 
 
 if __name__ == "__main__":

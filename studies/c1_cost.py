@@ -26,15 +26,13 @@ Output: ``studies/results/c1_cost.json``, read by ``studies/report.py``.
 import argparse
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-from repro_paper000 import ALPHA, DATASETS  # noqa: E402
+import _common as C
+from repro_paper000 import ALPHA, DATASETS
 
 LOG2_GAMMA = -4            # the middle of the γ range the exact KTA/MMD-B chose on adult
 OUT = C.RESULTS / "c1_cost.json"

@@ -21,9 +21,9 @@ fft.rfftn (pyFFTW)  scipy.fft.rfftn(a, workers=t), on an (n, D) array (labelled 
 
 Usage::
 
-    python benchmarks/compare_primitives.py                  # defaults below
-    python benchmarks/compare_primitives.py --n-columns 1000000 --n-dense 20000 --repeats 3
-    python benchmarks/compare_primitives.py --only rff_features kernel_sums
+    python studies/compare_primitives.py                  # defaults below
+    python studies/compare_primitives.py --n-columns 1000000 --n-dense 20000 --repeats 3
+    python studies/compare_primitives.py --only rff_features kernel_sums
 
 Prints a markdown table: min and median over ``--repeats`` timed calls (after
 one untimed warm-up call), ratio = peer min / ours min (> 1: kernelselect is

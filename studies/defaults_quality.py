@@ -35,83 +35,22 @@ rebuilt from all records with ``--report-only``.
 
 Usage
 -----
-    python benchmarks/defaults_quality.py --methods cv --splits 0,1
-    python benchmarks/defaults_quality.py --methods defaults --splits 0,1
-    python benchmarks/defaults_quality.py --report-only
+    python studies/defaults_quality.py --methods cv --splits 0,1
+    python studies/defaults_quality.py --methods defaults --splits 0,1
+    python studies/defaults_quality.py --report-only
 """
 
 import argparse
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from selection_quality import list_data, load_data, log, split_data, sq_dists, subsample  # noqa: E402
+import _common as C
+from _common import score, sq_dists, targets, test_score
 
-REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = Path(os.environ.get("KERNELSELECT_DATA", REPO.parent / "shared" / "data"))
-DEFAULT_OUT = REPO / "benchmarks" / "results"
 CV_ALPHA_K = np.arange(-6, 1)
-
-
-# --------------------------------------------------------------------------- data
-
-
-def prepare(name, task, data, split, cap, test_cap):
-    """Training rows (capped), test rows (capped) and the split's seed."""
-    Xtr, ytr, Xte, yte, rng = split_data(data.X, data.y, task, name, split)
-    n_full = Xtr.shape[0]
-    idx = subsample(rng, n_full, cap)
-    tidx = subsample(rng, Xte.shape[0], test_cap)
-    return (np.ascontiguousarray(Xtr[idx]), ytr[idx], np.ascontiguousarray(Xte[tidx]),
-            yte[tidx], n_full, 1000 + split)
-
-
-def targets(y, task):
-    """Regression: y; binary: ±1 (the larger label +1); multiclass: one-vs-rest ±1
-    columns (classes in sorted order)."""
-    if task == "regression":
-        return np.asarray(y, float)[:, None], None
-    classes = np.unique(y)
-    T = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
-    if task == "binary":
-        return T[:, 1:], classes
-    return T, classes
-
-
-def score(pred, y, task, classes):
-    """Accuracy (classification) or mean squared error (regression) of KRR outputs."""
-    if task == "regression":
-        return float(np.mean((pred[:, 0] - y) ** 2))
-    if task == "binary":
-        lab = np.where(pred[:, 0] >= 0, classes[1], classes[0])
-    else:
-        lab = classes[np.argmax(pred, axis=1)]
-    return float(np.mean(lab == y))
-
-
-def krr_fit_predict(Xtr, T, Xte, gamma, alpha, block=4000):
-    import scipy.linalg
-
-    n = Xtr.shape[0]
-    K = np.exp(-gamma * sq_dists(Xtr, Xtr))
-    K.flat[:: n + 1] += alpha
-    coef = scipy.linalg.cho_solve(scipy.linalg.cho_factor(K, overwrite_a=True,
-                                                          check_finite=False), T)
-    out = np.empty((Xte.shape[0], T.shape[1]))
-    for s in range(0, Xte.shape[0], block):
-        out[s:s + block] = np.exp(-gamma * sq_dists(Xte[s:s + block], Xtr)) @ coef
-    return out
-
-
-def test_score(Xtr, ytr, Xte, yte, task, gamma, alpha):
-    T, classes = targets(ytr, task)
-    pred = krr_fit_predict(Xtr, T, Xte, gamma, alpha)
-    return score(pred, yte, task, classes)
 
 
 # --------------------------------------------------------------------------- CV
@@ -155,7 +94,7 @@ def cv_grid(X, y, task, gammas, seed):
 def run_cv(name, task, data, split, args):
     from kernelselect.selection import default_gammas
 
-    Xtr, ytr, Xte, yte, n_full, seed = prepare(name, task, data, split, args.cap, args.test_cap)
+    Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap, args.test_cap)
     gammas = default_gammas(Xtr, random_state=seed)
     t0 = time.perf_counter()
     grid = cv_grid(Xtr, ytr, task, gammas, seed)
@@ -182,7 +121,7 @@ def check_gridsearch(name, task, data, args):
 
     from kernelselect.selection import default_gammas
 
-    Xtr, ytr, _, _, _, seed = prepare(name, task, data, 0, args.cap, args.test_cap)
+    Xtr, ytr, _, _, _, seed = C.capped_half_split(name, task, data, 0, args.cap, args.test_cap)
     gammas = default_gammas(Xtr, random_state=seed)
     T, classes = targets(ytr, task)
     n_fit = Xtr.shape[0] - Xtr.shape[0] // 5
@@ -212,7 +151,7 @@ def run_defaults(name, task, data, split, args):
     import kernelselect
     from kernelselect.models import KernelSelectionCV
 
-    Xtr, ytr, Xte, yte, n_full, seed = prepare(name, task, data, split, args.cap, args.test_cap)
+    Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap, args.test_cap)
     base = dict(dataset=name, task=task, split=split, n_train=int(Xtr.shape[0]),
                 n_full=int(n_full), n_test=int(Xte.shape[0]))
     recs = []
@@ -282,22 +221,6 @@ def variants(task, n, args):
 # --------------------------------------------------------------------------- report
 
 
-def load_records(path):
-    recs = []
-    for candidate in (path, path.with_suffix(path.suffix + ".gz")):
-        if candidate.exists():
-            import gzip
-
-            opener = gzip.open if candidate.suffix == ".gz" else open
-            with opener(candidate, "rt") as fh:
-                recs += [json.loads(line) for line in fh if line.strip()]
-    return recs
-
-
-def _normalise(recs):
-    return recs
-
-
 ORDER = ["defaults", "estimator", "v_loo", "v_exact", "v_exact_kfold", "v_refine",
          "v_error_rate", "v_gcv"]
 DESCRIBE = {
@@ -313,12 +236,12 @@ DESCRIBE = {
 
 
 def report(out_dir, speed=None):
-    recs = _normalise(load_records(out_dir / "defaults_quality_raw.jsonl"))
+    recs = C.read_jsonl(out_dir / "defaults_quality_raw.jsonl")
     by = {(r["dataset"], r["split"], r["method"]): r for r in recs}
     present = {r["method"] for r in recs} - {"cv"}
     methods = [m for m in ORDER if m in present] + sorted(present - set(ORDER) - {"cv"})
     lines = ["# Do the defaults select as well as 5-fold CV?", "",
-             "Generated by `benchmarks/defaults_quality.py --report-only` from "
+             "Generated by `studies/defaults_quality.py --report-only` from "
              "`defaults_quality_raw.jsonl.gz` (protocol in the script's docstring).", "",
              "Every binary, multi-class and regression set of the shared data; 50/50 splits "
              "(5 on sets whose training half has at most 1000 rows, 2 on the others), "
@@ -335,15 +258,15 @@ def report(out_dir, speed=None):
              "records were made, 10–15 for the defaults).", "",
              "Commands (KERNELSELECT_DATA=../shared/data, OMP_NUM_THREADS=1, "
              "OPENBLAS_NUM_THREADS=1):", "",
-             "    python benchmarks/defaults_quality.py --cap 1000 --methods cv --splits 0 "
+             "    python studies/defaults_quality.py --cap 1000 --methods cv --splits 0 "
              "--small-splits 2,3,4 --out-dir DIR",
-             "    python benchmarks/defaults_quality.py --cap 1000 --methods cv --splits 1 "
+             "    python studies/defaults_quality.py --cap 1000 --methods cv --splits 1 "
              "--out-dir DIR",
-             "    python benchmarks/defaults_quality.py --cap 1000 --methods defaults --splits 0,1 "
+             "    python studies/defaults_quality.py --cap 1000 --methods defaults --splits 0,1 "
              "--small-splits 2,3,4 --out-dir DIR",
-             "    python benchmarks/defaults_speed.py --sizes 1000,10000 --cv-candidates 0,3 "
+             "    python studies/defaults_speed.py --sizes 1000,10000 --cv-candidates 0,3 "
              "--out DIR/defaults_speed.json",
-             "    python benchmarks/defaults_quality.py --report-only --out-dir DIR", "",
+             "    python studies/defaults_quality.py --report-only --out-dir DIR", "",
              "Defaults: `ekfold` (5-fold CV of the LSSVM in closed form, PRESS loss; "
              "one-vs-rest with the hybrid loss for C ≥ 3 classes) on the exact matrix up to "
              "n = 400; beyond, `eloo` (PRESS; `eloo_multiclass`, hybrid) on nested Nyström "
@@ -397,7 +320,7 @@ def report(out_dir, speed=None):
                   "|---|---:|---:|---:|---|" + "---:|" * len(methods), *rows, ""]
     if speed:
         lines += ["## Speed against GridSearchCV(KernelRidge)", "",
-                  "`benchmarks/defaults_speed.py`: cadata subsample, standardised; "
+                  "`studies/defaults_speed.py`: cadata subsample, standardised; "
                   "`select_kernel(X, y)` with its defaults against 5-fold "
                   "`GridSearchCV(KernelRidge(kernel=\"rbf\"))` over 15 γ × 5 α, one thread "
                   "each (OMP/OPENBLAS_NUM_THREADS=1), same process, one after the other.", "",
@@ -422,8 +345,8 @@ def report(out_dir, speed=None):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", type=Path, default=DEFAULT_DATA)
-    p.add_argument("--out-dir", type=Path, default=DEFAULT_OUT)
+    p.add_argument("--data-dir", type=Path, default=C.DATA)
+    p.add_argument("--out-dir", type=Path, default=C.RESULTS)
     p.add_argument("--datasets", default=None)
     p.add_argument("--tasks", default="binary,regression,multiclass")
     p.add_argument("--splits", default="0,1")
@@ -445,14 +368,14 @@ def main(argv=None):
         report(args.out_dir, json.loads(speed.read_text()) if speed.exists() else None)
         return
     if args.check_gridsearch:
-        for name, task, _, _ in list_data(args.data_dir):
+        for name, task, _, _ in C.list_data(args.data_dir):
             if name in args.datasets.split(","):
-                check_gridsearch(name, task, load_data(args.data_dir, name), args)
+                check_gridsearch(name, task, C.load_data(name, args.data_dir), args)
         return
     raw = args.out_dir / "defaults_quality_raw.jsonl"
-    done = {(r["dataset"], r["split"], r["method"]) for r in load_records(raw)}
+    done = {(r["dataset"], r["split"], r["method"]) for r in C.read_jsonl(raw)}
     tasks = args.tasks.split(",")
-    sets = [s for s in list_data(args.data_dir) if s[1] in tasks]
+    sets = [s for s in C.list_data(args.data_dir) if s[1] in tasks]
     if args.datasets:
         keep = args.datasets.split(",")
         sets = [s for s in sets if s[0] in keep]
@@ -470,17 +393,16 @@ def main(argv=None):
                 if (name, split, key_m) in done:
                     continue
                 if data is None:
-                    data = load_data(args.data_dir, name)
+                    data = C.load_data(name, args.data_dir)
                 t0 = time.perf_counter()
                 try:
                     recs = runners[m](name, task, data, split, args)
                 except Exception as exc:  # one failing set is a result, not a stop
                     recs = [dict(dataset=name, task=task, split=split, method=f"error/{m}",
                                  error=f"{type(exc).__name__}: {exc}")]
-                with raw.open("a") as fh:
-                    for r in recs:
-                        fh.write(json.dumps(r) + "\n")
-                log(f"{name} split {split} {m}: {time.perf_counter() - t0:.1f} s "
+                for r in recs:
+                    C.append_record(raw, r)
+                C.log(f"{name} split {split} {m}: {time.perf_counter() - t0:.1f} s "
                     + " ".join(f"{r['method']}={r.get('score', r.get('error'))}" for r in recs))
 
 

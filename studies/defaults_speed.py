@@ -14,7 +14,7 @@ figures are measured and which are scaled.
 
 Usage
 -----
-    python benchmarks/defaults_speed.py --sizes 1000,10000 --out benchmarks/results/defaults_speed.json
+    python studies/defaults_speed.py --sizes 1000,10000 --out studies/results/defaults_speed.json
 """
 
 import os
@@ -31,18 +31,15 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("KERNELSELECT_DATA", REPO.parent / "shared" / "data"))
+import _common as C  # noqa: E402
 
 
 def load(n, seed=0):
-    from kernelselect.datasets import load_npz
-
-    d = load_npz(DATA / "cadata.npz")
-    rng = np.random.default_rng(seed)
-    idx = rng.choice(d.X.shape[0], size=n, replace=False)
-    X, y = d.X[idx], d.y[idx]
-    X = (X - X.mean(0)) / X.std(0)
+    """A seeded subsample of n cadata rows, features and target standardised on it."""
+    d = C.load_data("cadata")
+    idx = np.random.default_rng(seed).choice(d.X.shape[0], size=n, replace=False)
+    X, = C.standardise(d.X[idx])
+    y = d.y[idx]
     return np.ascontiguousarray(X), (y - y.mean()) / y.std()
 
 

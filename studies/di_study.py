@@ -14,8 +14,8 @@ pipeline (J = 300) over a grid, as the paper fixes γ with standard Nyström fea
 Also times one RFDI gradient evaluation at N_b = 1000, J = 500 against the GEMMs it
 contains (same run, min and median over repeats).
 
-Run:  python benchmarks/di_study.py [--quick] [--seeds 1] [--max-epochs 60]
-Writes benchmarks/results/di_study.md and di_study.png.
+Run:  python studies/di_study.py [--quick] [--seeds 1] [--max-epochs 60] [--out-dir DIR]
+Writes studies/results/di_study.md and di_study.png (or into DIR).
 """
 
 import argparse
@@ -29,23 +29,25 @@ import numpy as np
 import kernelselect
 from kernelselect import di
 
-DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-OUT = Path(__file__).resolve().parent / "results"
+import _common as C
+
+OUT = C.RESULTS
 JS = (100, 500, 1000)
 METHODS = ("Std RFF", "DI RFF", "Std Nys", "DI Nys")
 
 
-def load(name, max_n, rng):
+def load_capped(name, max_n, rng):
+    """(X, y, task label) of a shared set or scikit-learn's bundled digits, at most max_n
+    rows (a seeded sample)."""
     if name == "digits":
         from sklearn.datasets import load_digits
 
         X, y = load_digits(return_X_y=True)
         task = "multiclass (10)"
     else:
-        with np.load(DATA / f"{name}.npz") as z:
-            X, y = z["X"], z["y"]
-        meta = json.loads((DATA / f"{name}.json").read_text())
-        task = meta["task"] + (f" ({len(np.unique(y))})" if meta["task"] == "multiclass" else "")
+        d = C.load_data(name)
+        X, y = d.X, d.y
+        task = d.task + (f" ({len(np.unique(y))})" if d.task == "multiclass" else "")
     if X.shape[0] > max_n:
         keep = rng.choice(X.shape[0], max_n, replace=False)
         X, y = X[keep], y[keep]
@@ -197,7 +199,10 @@ def main():
     ap.add_argument("--datasets", default="digits,segment,vehicle,ionosphere,penbased")
     ap.add_argument("--timing-only", action="store_true",
                     help="re-time the gradient and rewrite the report from di_study.json")
+    ap.add_argument("--out-dir", type=Path, default=C.RESULTS)
     args = ap.parse_args()
+    global OUT
+    OUT = args.out_dir
     if args.timing_only:
         saved = json.loads((OUT / "di_study.json").read_text())
         timing = time_gradient()
@@ -212,7 +217,7 @@ def main():
     for name in names:
         for seed in range(args.seeds):
             rng = np.random.default_rng(seed)
-            X, y, task = load(name, 4000, rng)
+            X, y, task = load_capped(name, 4000, rng)
             Xtr, Xte, ytr, yte = split_scale(X, y, seed)
             gamma = choose_gamma(Xtr, ytr, seed)
             for J in Js:
@@ -227,9 +232,9 @@ def main():
     args.omp_threads = os.environ.get("OMP_NUM_THREADS", "unset")
     timing = time_gradient()
     print("timing", timing)
-    OUT.mkdir(exist_ok=True)
+    OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "di_study.json").write_text(json.dumps(dict(results=results, timing=timing,
-                                                       args=vars(args)), indent=1))
+                                                       args=vars(args)), indent=1, default=str))
     write_report(results, timing, args)
 
 

@@ -10,15 +10,12 @@ Output: ``studies/results/full_fit.json``, read by ``studies/report.py``.
 
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-from repro_paper000 import ALPHA, DATASETS  # noqa: E402
+import _common as C
+from repro_paper000 import ALPHA, DATASETS
 
 LOG2_GAMMA = -4
 FIT_CAP = 3000

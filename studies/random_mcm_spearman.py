@@ -5,12 +5,11 @@ For each dataset (X standardised, binary ±1 labels, n ≤ 1000) and a 15-point
 grid γ = γ₀·2^k, k = −7..7, γ₀ = 1/median‖x_i − x_j‖², the exact criteria are
 computed on the dense kernel matrix and each approximate criterion on its
 operator; the score is Spearman's ρ between the two γ-curves, averaged over
-seeds (mean ± std). Run:  python benchmarks/random_mcm_spearman.py [--seeds 5]
+seeds (mean ± std). Run:  python studies/random_mcm_spearman.py [--seeds 5]
 """
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -20,22 +19,21 @@ from kernelselect import random_criteria as RC
 from kernelselect.operators.mcm import MCM
 from kernelselect.operators.random_mcm import RandomMCM
 
-DATA = Path(os.environ.get("KERNELSELECT_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+import _common as C
+
 DATASETS = ["breast_cancer", "heart", "ionosphere", "wdbc", "australian", "liver_disorders",
             "haberman", "german_numer", "fourclass", "ratsch_breast_cancer"]
 ALPHA = 1.0
 
 
-def load(name):
-    z = np.load(DATA / f"{name}.npz")
-    X, y = z["X"], z["y"]
-    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
-    return X, y
+def standardised(name):
+    """(X standardised on all rows, y) of a data set."""
+    d = C.load_data(name)
+    return C.standardise(d.X)[0], d.y
 
 
 def gamma_grid(X):
-    sq = np.sum(X ** 2, 1)
-    d2 = np.maximum(sq[:, None] + sq[None, :] - 2 * X @ X.T, 0)
+    d2 = C.sq_dists(X, X)
     g0 = 1.0 / np.median(d2[np.triu_indices(len(X), 1)])
     return g0 * 2.0 ** np.arange(-7, 8), d2
 
@@ -84,7 +82,7 @@ def mcm_variants(names=("heart", "ionosphere", "breast_cancer", "wdbc", "liver_d
     """C_ree Spearman for the fit of h (G: grid difference, P: torus distance) and
     raw (r) vs clipped (c) U, p = 1, 2, 3."""
     for name in names:
-        X, y = load(name)
+        X, y = standardised(name)
         gammas, d2 = gamma_grid(X)
         ex = exact_curves(y, d2, gammas, ALPHA)
         cells = []
@@ -117,7 +115,7 @@ def main():
         return
     results = {}
     for name in DATASETS:
-        X, y = load(name)
+        X, y = standardised(name)
         gammas, d2 = gamma_grid(X)
         ex = exact_curves(y, d2, gammas, ALPHA)
         res = {k: [] for k in PAIRS}

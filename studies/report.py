@@ -11,15 +11,13 @@ folds the plain jsonl files into their committed .gz archives.
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-import paper_numbers as P  # noqa: E402
-from notes import CAP_MEASURED, CAP_UNMEASURED, EXPLANATIONS, INTRO, NOTES, SECTION_TEXT  # noqa: E402
+import _common as C
+import paper_numbers as P
+from notes import CAP_MEASURED, CAP_UNMEASURED, EXPLANATIONS, INTRO, NOTES, SECTION_TEXT
 
 DOCS = C.REPO / "docs"
 RAW000 = C.RESULTS / "paper000_raw.jsonl"

@@ -43,15 +43,12 @@ Usage
 
 import argparse
 import os
-import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 #: paper name → shared data name
 DATASETS = {"mushrooms": "mushrooms", "coil2000": "coil2000", "penbased": "penbased",

@@ -29,14 +29,11 @@ Usage
 
 import argparse
 import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
+import _common as C
 
 #: paper name → shared data name (paper 003's rows "breast-cancer" and "bupa" are the
 #: same data as "breast-w" and "liver-disorders" and are compared in the report too)

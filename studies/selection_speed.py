@@ -13,64 +13,46 @@ for regression). Writes a markdown table (``--out``).
 
 Usage::
 
-    python benchmarks/selection_speed.py --dataset cadata --n 10000
+    python studies/selection_speed.py --dataset cadata --n 10000
 """
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
 import kernelselect
-from kernelselect import datasets
 from kernelselect.selection import default_gammas
 
-HERE = Path(__file__).resolve().parent
-
-
-def load(name, data_dir):
-    path = Path(data_dir) / f"{name}.npz"
-    if path.exists():
-        with np.load(path) as z:
-            X, y = z["X"], z["y"]
-        meta = json.loads(path.with_suffix(".json").read_text())
-        return X, y, meta["task"]
-    d = datasets.load(name)
-    return d.X, d.y, d.task
+import _common as C
 
 
 def krr_score(X_tr, y_tr, X_te, y_te, gamma, alpha, task):
-    from sklearn.kernel_ridge import KernelRidge
-
-    model = KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha).fit(X_tr, y_tr)
-    pred = model.predict(X_te)
-    if task == "binary":
-        return float(np.mean(np.sign(pred) == y_te))
-    return float(np.mean((pred - y_te) ** 2) / np.var(y_te))
+    """Test accuracy (binary) or MSE / var(y_test) of KRR refitted at (γ, α)."""
+    s = C.test_score(X_tr, y_tr, X_te, y_te, task, gamma, alpha)
+    return s if task == "binary" else s / float(np.var(y_te))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="cadata")
-    parser.add_argument("--data-dir", default=str(HERE.parent.parent / "shared" / "data"))
+    parser.add_argument("--data-dir", default=str(C.DATA))
     parser.add_argument("--n", type=int, default=10000, help="training rows")
     parser.add_argument("--n-test", type=int, default=5000)
     parser.add_argument("--mu", type=float, default=1e-3, help="alpha = mu * n")
     parser.add_argument("--skip-cv", action="store_true")
     parser.add_argument("--skip-dense", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default=str(HERE / "results" / "selection_speed.md"))
+    parser.add_argument("--out", default=str(C.RESULTS / "selection_speed.md"))
     args = parser.parse_args(argv)
 
-    X, y, task = load(args.dataset, args.data_dir)
+    data = C.load_data(args.dataset, args.data_dir)
+    X, y, task = data.X, data.y, data.task
     rng = np.random.default_rng(args.seed)
     idx = rng.permutation(X.shape[0])
     tr, te = idx[: args.n], idx[args.n: args.n + args.n_test]
-    mean, std = X[tr].mean(0), X[tr].std(0)
-    std[std == 0] = 1.0
-    X_tr, X_te = (X[tr] - mean) / std, (X[te] - mean) / std
+    X_tr, X_te = C.standardise(X[tr], X[te])
     y_tr, y_te = y[tr], y[te]
     n = X_tr.shape[0]
     alpha = args.mu * n

@@ -1,28 +1,28 @@
 """Streaming and Dask-distributed selection at scale: time, peak memory, cost floor.
 
 Every measurement runs in a fresh child process (peak RSS = the child's ru_maxrss)
-and appends one JSON line to benchmarks/results/streaming_scale.jsonl together with
+and appends one JSON line to studies/results/streaming_scale.jsonl together with
 the machine load (``os.getloadavg``) before and after it.
 
 Commands (run from the repository root with the project's virtualenv active):
 
     # n = 10⁶, d = 10, 15 γ, c = 200, eloo + gcv: this version (1 thread and default
     # threads), the cost floor, and a previous version built in another worktree
-    python benchmarks/streaming_scale.py inprocess --n 1000000 \
+    python studies/streaming_scale.py inprocess --n 1000000 \
         --base-python /work/wt/streaming-base/.venv/bin/python
     # threads under a busy neighbour (a niced busy loop on the other core)
-    python benchmarks/streaming_scale.py threads --n 100000 \
+    python studies/streaming_scale.py threads --n 100000 \
         --base-python /work/wt/streaming-base/.venv/bin/python
     # 10⁷ rows from a .npy file on disk through a 2-worker LocalCluster
-    python benchmarks/streaming_scale.py dask-file --n 10000000 --path /tmp/ks_1e7.npy \
+    python studies/streaming_scale.py dask-file --n 10000000 --path /tmp/ks_1e7.npy \
         --criteria gcv
     # strong scaling 1 → 2 workers at n = 10⁶
-    python benchmarks/streaming_scale.py scaling --n 1000000 --path /tmp/ks_1e6.npy \
+    python studies/streaming_scale.py scaling --n 1000000 --path /tmp/ks_1e6.npy \
         --criteria gcv
     # RandomMCM (n = 10⁶) and the exact moments (n = 2·10⁴), this version and a previous one
-    python benchmarks/streaming_scale.py grids --base-python /work/wt/stream-bench/.venv/bin/python
+    python studies/streaming_scale.py grids --base-python /work/wt/stream-bench/.venv/bin/python
     # paper 000's large sets (a9a, w8a) at full size
-    python benchmarks/streaming_scale.py paper000
+    python studies/streaming_scale.py paper000
 """
 
 import argparse
@@ -34,9 +34,10 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+import _common as C
+
 RESULTS = Path(os.environ.get("STREAMING_SCALE_RESULTS",
-                            HERE / "results" / "streaming_scale.jsonl"))
+                              C.RESULTS / "streaming_scale.jsonl"))
 CRITERIA = ["eloo", "gcv"]
 #: the streamed RandomMCM criteria and the moment criteria of the exact kernel
 MCM_CRITERIA = ["random_kta", "random_mmd", "random_kta_row", "random_kta_row_2g",
@@ -187,8 +188,9 @@ def child_paper000(spec):
     import kernelselect
     from kernelselect.models import LSSVMClassifier
 
-    data = np.load(spec["path"])
-    X, y = data["X"].astype(np.float64), data["y"]
+    path = Path(spec["path"])
+    data = C.load_data(path.stem, path.parent)
+    X, y = data.X, data.y
     rng = np.random.default_rng(spec["seed"])
     perm = rng.permutation(X.shape[0])
     tr, te = perm[: X.shape[0] // 2], perm[X.shape[0] // 2:]
@@ -447,9 +449,8 @@ def main(argv=None):
                        "chunk_rows": args.chunk_rows, "criteria": args.criteria.split(",")},
                       env=ONE)
     elif args.cmd == "paper000":
-        root = Path(os.environ.get("KERNELSELECT_DATA", HERE.parent.parent / "shared" / "data"))
         for name in ("a9a", "w8a"):
-            run_child({"kind": "paper000", "path": str(root / f"{name}.npz"), "seed": 0,
+            run_child({"kind": "paper000", "path": str(C.DATA / f"{name}.npz"), "seed": 0,
                        "criterion": "eloo"}, env=ONE)
 
 

@@ -17,14 +17,12 @@ Output: ``studies/results/t2_rff_model.json``, read by ``studies/report.py``.
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _common as C  # noqa: E402
-from repro_paper000 import ALPHA, DATASETS, GAMMAS, OUT as RAW000  # noqa: E402
+import _common as C
+from repro_paper000 import ALPHA, DATASETS, GAMMAS, OUT as RAW000
 
 OUT = C.RESULTS / "t2_rff_model.json"
 

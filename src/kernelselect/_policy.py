@@ -9,7 +9,7 @@ The rules, each with its reason:
   the larger variance (its n estimates are strongly correlated; Arlot & Celisse,
   Statistics Surveys 4, 2010, §8): on small regression sets it picked
   near-interpolating ridges that 5-fold CV avoids (servo: +0.04 NMSE behind CV with
-  leave-one-out, −0.02 with 5-fold; ``benchmarks/results/defaults_rules.md``).
+  leave-one-out, −0.02 with 5-fold; ``studies/results/defaults_rules.md``).
   Beyond n = 400, the closed-form leave-one-out error of the LSSVM, which every
   stand-in computes in O(n·rank) per α (a fold's block would be an n/5 × n/5 array)
   and whose variance falls with n. Leave-one-out estimates the test error itself (it
@@ -20,7 +20,7 @@ The rules, each with its reason:
   one point (measured on 28 binary sets against 5-fold CV: the defaults +0.14 pp, the
   0-1 LOO error −0.43 pp with one set 9 points behind). C ≥ 3 classes:
   the one-vs-rest forms (argmax of the held-out decisions) with the PRESS tie-break,
-  ``loss="hybrid"``. Numbers in ``benchmarks/results/defaults_quality.md``.
+  ``loss="hybrid"``. Numbers in ``studies/results/defaults_quality.md``.
 * **α path** (:func:`alpha_path`): α = n·10^k, k = −6, −5.5, …, 0 (13 values). A
   Gaussian or Laplacian kernel has κ(x, x) = 1, so tr K = n and the eigenvalues of K
   sum to n; α/n is the ridge relative to the kernel's scale (the per-sample ridge μ of
@@ -41,7 +41,7 @@ The rules, each with its reason:
   minimiser has stopped moving), the landmarks would exceed n/2 (then the window is
   evaluated exactly: a Nyström level that large costs more than the exact matrix —
   measured at n = 1000, 1.46 s per γ with 800 landmarks against 1.19 s exact — and on
-  the sets of ``benchmarks/results/defaults_quality.md`` the choices of the two scored
+  the sets of ``studies/results/defaults_quality.md`` the choices of the two scored
   the same within 0.04 pp of accuracy and 0.001 of NMSE), or ``MAX_LANDMARKS``. Nested landmarks make the levels common
   random numbers: each refines the one before.
 * **Refinement** (:func:`refine_best`, ``refine=True``): a local search in

@@ -26,8 +26,8 @@ data-frequency-zero row sums the squares instead, Σ_j s[0, j] = D Σ_k c_k² =
 
 Notes
 -----
-Measured (benchmarks/random_mcm_spearman.py; results in
-benchmarks/results/random_mcm_spearman.md): Spearman ρ between each estimator's
+Measured (studies/random_mcm_spearman.py; results in
+studies/results/random_mcm_spearman.md): Spearman ρ between each estimator's
 γ-curve and the exact criterion's curve on the dense K, Gaussian kernel, D = 100,
 α = 1, standardised X, 15 γ = γ₀·2^k (k = −7..7, γ₀ = 1/median‖x_i − x_j‖²),
 5 seeds, on breast_cancer, heart, ionosphere, wdbc, australian,

@@ -201,7 +201,7 @@ class MCM(Approximation):
 
     Notes
     -----
-    Measured (benchmarks/results/random_mcm_spearman.md): Spearman ρ of the
+    Measured (studies/results/random_mcm_spearman.md): Spearman ρ of the
     C_ree γ-curve (15 γ around the median heuristic, α = 1) with the exact
     C_ree on 6 standardised binary sets, 3 seeds. Defaults (torus fit,
     clipped), p = 3: median 0.54 (0.28 … 0.77); p = 2: 0.11; p = 1: 0.17.
