@@ -5,7 +5,7 @@ matrix–vector products, about two passes over the n × n kernel matrix per γ.
 pass reads every tile of pairs (X_a, X_b) once, forms its distances once (squared,
 after centring X on its mean, or L1) and, for **every γ of the grid**, the kernel tile
 E_γ = exp(−γ S_ab) (exp(−2γS) as exp(−γS)² on doubling grids, at most
-:data:`~kernelselect.operators.streaming_lowrank.SQUARINGS` times in a row), adding
+:data:`~kernelselect.operators._feature_maps.SQUARINGS` times in a row), adding
 
     V_k,γ[a] += E_γ V_{k−1},γ[b]        (V_0 = Y, the probe basis)
 
@@ -35,7 +35,9 @@ from .._resources import check_allocation
 from .._threads import one_blas_thread
 from ._base import KernelOperator
 from .streaming import StreamingOperator
-from .streaming_lowrank import LandmarkFeatures, RowsPending, _Family, probe_basis
+from ._feature_maps import LandmarkFeatures
+from ._row_passes import probe_basis
+from .streaming_lowrank import RowsPending, _Family
 
 __all__ = ["StreamingExactGridOperator", "build_exact_grid", "TILE"]
 

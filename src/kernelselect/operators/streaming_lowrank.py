@@ -30,341 +30,79 @@ Memory beyond X and y: O(b·c) per thread for a row block of b rows and
 O(n_γ·c²) for the statistics; no n × c array. Cost per γ: n·c function
 evaluations and n·c² flops (the symmetric Gram product) in the first pass, n·c
 function evaluations and 2n·c·k flops (F_b M) in the second.
+
+The feature maps live in :mod:`~kernelselect.operators._feature_maps`, the per-block
+passes and the in-process row source in :mod:`~kernelselect.operators._row_passes`;
+their names are re-exported here.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import os
-from collections import deque
-from typing import Any, Callable, Iterator, Protocol, Sequence, Union
+from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._threads import blas_for_flops, one_blas_thread
+from .._resources import check_allocation
+from .._threads import blas_for_flops
 from .._typing import RowFunction, SpectralFunction
 from ._base import KernelOperator, evaluate_at
+from ._feature_maps import (
+    BLOCK_ENTRIES,
+    SQUARINGS,
+    FeatureMap,
+    FourierFeatures,
+    LandmarkFeatures,
+    block_rows,
+)
+from ._row_passes import (
+    MAX_CLASSES,
+    ArrayRows,
+    add_parts,
+    default_threads,
+    first_pass,
+    probe_basis,
+    probe_values,
+    second_pass,
+)
 
 __all__ = [
     "LandmarkFeatures",
     "FourierFeatures",
+    "FeatureMap",
     "ArrayRows",
     "StreamingLowRankOperator",
     "RowsPending",
     "Transform",
     "build_operators",
     "evaluate_grid",
+    "check_streaming_memory",
     "block_rows",
+    "default_threads",
+    "probe_basis",
+    "probe_values",
+    "first_pass",
+    "second_pass",
+    "add_parts",
+    "BLOCK_ENTRIES",
+    "SQUARINGS",
+    "MAX_CLASSES",
+    "EIGEN_TOL",
+    "ROW_TOL",
 ]
-
-
-class FeatureMap(Protocol):
-    """Feature blocks for every γ of a grid from one shared block per row block
-    (:class:`LandmarkFeatures`, :class:`FourierFeatures`)."""
-
-    width: int
-
-    def shared(self, Xb: npt.ArrayLike) -> np.ndarray: ...
-
-    def block(self, S: np.ndarray, i: int, out: np.ndarray,
-              chain: list[Any] | None = None) -> np.ndarray: ...
 
 
 #: One row-reduction request: (operator, key, (g, B, func)).
 Request = tuple["StreamingLowRankOperator", Any,
                 tuple[Union[SpectralFunction, None], npt.ArrayLike, RowFunction]]
 
-#: exp(−2γS) is formed as exp(−γS)² at most this many times in a row
-SQUARINGS = 3
-#: entries of one feature block (b·c); 2¹⁸ doubles = 2 MB keeps a block in L2/L3
-BLOCK_ENTRIES = 1 << 18
 #: eigenvalues of VᵀV below this fraction of the largest are rounding noise
 #: (eigh of a c × c Gram matrix is accurate to about c·ε·λ_max)
 EIGEN_TOL = 1e-13
-#: targets with at most this many distinct values are projected through their class
-#: indicators (multiclass criteria such as DI need them), others through [y 1]
-MAX_CLASSES = 64
 #: |g(λ) − g(0)| at or below this fraction of max|g| contributes nothing to a row form
 ROW_TOL = 1e-15
 
-
-def block_rows(width: int) -> int:
-    """Rows per block for feature blocks of ``width`` columns (at least 64)."""
-    return max(64, BLOCK_ENTRIES // max(int(width), 1))
-
-
-class LandmarkFeatures:
-    """Nyström feature blocks C_b = K(X_b, Z) for every γ from one distance block.
-
-    Gaussian: S_b = ‖x − z‖² = ‖x‖² + ‖z‖² − 2x·z (one GEMM, after centring X and Z
-    on the landmark mean, which leaves distances unchanged and reduces cancellation;
-    clamped at 0); Laplacian: S_b = ‖x − z‖₁. Then C_b = exp(−γ S_b) per γ.
-    """
-
-    def __init__(self, Z: npt.ArrayLike, gammas: npt.ArrayLike, kernel: str) -> None:
-        self.kernel = kernel
-        self.gammas = np.asarray(gammas, dtype=np.float64)
-        Z = np.ascontiguousarray(Z, dtype=np.float64)
-        self.width = Z.shape[0]
-        if kernel == "gaussian":
-            self.centre = Z.mean(axis=0)
-            self.Z = np.ascontiguousarray(Z - self.centre)
-            self.z_sq = np.einsum("ij,ij->i", self.Z, self.Z)
-        else:
-            self.Z = Z
-
-    def shared(self, Xb: npt.ArrayLike) -> np.ndarray:
-        Xb = np.asarray(Xb, dtype=np.float64)
-        if self.kernel == "gaussian":
-            Xc = Xb - self.centre
-            S = Xc @ self.Z.T
-            S *= -2.0
-            S += np.einsum("ij,ij->i", Xc, Xc)[:, None]
-            S += self.z_sq[None, :]
-            np.maximum(S, 0.0, out=S)
-            return S
-        from scipy.spatial.distance import cdist
-
-        return cdist(Xb, self.Z, "cityblock")
-
-    def block(self, S: np.ndarray, i: int, out: np.ndarray,
-              chain: list[Any] | None = None) -> np.ndarray:
-        """exp(−γ_i S) into ``out``. ``chain`` = [index, squarings] says which γ ``out``
-        holds (updated here; one per caller and buffer). When γ_i = 2γ_index (the default
-        grid doubles γ), ``out`` is squared instead: exp(−2γS) = exp(−γS)², one
-        multiplication instead of an exponential per entry. Each squaring doubles the
-        relative rounding error, so a fresh exponential is taken after SQUARINGS of them
-        (error ≤ 2^SQUARINGS·ε)."""
-        g = self.gammas
-        if chain is not None and chain[0] == i - 1 and i > 0 and g[i] == 2.0 * g[i - 1] \
-                and chain[1] < SQUARINGS:
-            np.multiply(out, out, out=out)
-            chain[0], chain[1] = i, chain[1] + 1
-            return out
-        np.multiply(S, -g[i], out=out)
-        if chain is not None:
-            chain[0], chain[1] = i, 0
-        return np.exp(out, out=out)
-
-
-class FourierFeatures:
-    """Random Fourier feature blocks z(x) = √(2/D) cos(s_γ W₀ᵀx + b) for every γ from
-    one projection block X_b W₀ (s_γ = √(2γ) Gaussian, γ Laplacian; Rahimi & Recht 2007)."""
-
-    def __init__(self, W0: npt.ArrayLike, b: npt.ArrayLike, gammas: npt.ArrayLike,
-                 kernel: str) -> None:
-        self.W0 = np.ascontiguousarray(W0, dtype=np.float64)
-        self.b = np.asarray(b, dtype=np.float64)
-        self.width = self.W0.shape[1]
-        g = np.asarray(gammas, dtype=np.float64)
-        self.scales = np.sqrt(2.0 * g) if kernel == "gaussian" else g
-        self.norm = np.sqrt(2.0 / self.width)
-
-    def shared(self, Xb: npt.ArrayLike) -> np.ndarray:
-        return np.asarray(Xb, dtype=np.float64) @ self.W0
-
-    def block(self, S: np.ndarray, i: int, out: np.ndarray,
-              chain: list[Any] | None = None) -> np.ndarray:
-        np.multiply(S, self.scales[i], out=out)
-        out += self.b[None, :]
-        np.cos(out, out=out)
-        out *= self.norm
-        return out
-
-
-# ---------------------------------------------------------------------------
-# per-block work (shared by the in-process pool and the Dask graph)
-# ---------------------------------------------------------------------------
-
-
-def _sub_blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
-    for start in range(0, n, rows):
-        yield start, min(start + rows, n)
-
-
-def probe_basis(yb: npt.ArrayLike, values: np.ndarray | None) -> np.ndarray:
-    """Rows of the probe basis Y: [y 1], or the class indicators when ``values`` (the
-    distinct values of y, few of them) is given; y and 1 lie in the span of either."""
-    yb = np.asarray(yb, dtype=np.float64)
-    if values is None:
-        return np.stack([yb, np.ones_like(yb)], axis=1)
-    return (yb[:, None] == values[None, :]).astype(np.float64)
-
-
-def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
-               rotations: Sequence[np.ndarray | None]) -> list[np.ndarray]:
-    """Statistics of one block of rows for every γ: the list [G_0, …, H_0, …] with
-    G = PᵀP and H = PᵀY for P = F A (``rotations[i]`` = A, or None for A = I) and
-    the probe basis Y (:func:`probe_basis`).
-
-    Long blocks are cut into sub-blocks of :func:`block_rows` rows, so the
-    temporaries stay O(b·c).
-    """
-    ng = _n_gammas(fmap)
-    G: list[Any] = [None] * ng
-    H: list[Any] = [None] * ng
-    rows = block_rows(fmap.width)
-    for a, b in _sub_blocks(Xb.shape[0], rows):
-        S = fmap.shared(Xb[a:b])
-        F = np.empty_like(S)
-        Yb = probe_basis(yb[a:b], values)
-        chain: list[Any] = [None, 0]
-        for i in range(ng):
-            fmap.block(S, i, F, chain)
-            P = F if rotations[i] is None else F @ rotations[i]
-            g, h = P.T @ P, P.T @ Yb                # PᵀP is a symmetric (syrk) product
-            G[i] = g if G[i] is None else G[i] + g
-            H[i] = h if H[i] is None else H[i] + h
-    return G + H
-
-
-def _n_gammas(fmap: Any) -> int:
-    return (fmap.gammas if hasattr(fmap, "gammas") else fmap.scales).size
-
-
-def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
-                plan: list[tuple[int, np.ndarray, list[Any]]]) -> list[np.ndarray]:
-    """Row reductions of one block: one array per request of ``plan``.
-
-    ``plan`` is a list of (γ index, M_u, requests) with requests
-    (coef, cB, dgl, g0, func) as prepared by :func:`_plan`.
-    """
-    out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
-    rows = block_rows(fmap.width)
-    for a, b in _sub_blocks(Xb.shape[0], rows):
-        S = fmap.shared(Xb[a:b])
-        F = np.empty_like(S)
-        Yb = probe_basis(yb[a:b], values)
-        slot = 0
-        chain: list[Any] = [None, 0]
-        for i, Mu, reqs in plan:
-            fmap.block(S, i, F, chain)
-            Qb = F @ Mu
-            Q2 = Qb * Qb
-            for coef, cB, dgl, g0, func in reqs:
-                Bb = Yb @ coef
-                dg = g0 + Q2 @ dgl
-                if cB is None:
-                    gB = None
-                elif dgl.ndim == 1:
-                    gB = g0 * Bb + Qb @ (dgl[:, None] * cB)
-                else:
-                    r, m, L = cB.shape[0], cB.shape[1], dgl.shape[1]
-                    gB = (Qb @ (cB[:, :, None] * dgl[:, None, :]).reshape(r, m * L)
-                          ).reshape(b - a, m, L)
-                    gB += Bb[:, :, None] * g0[None, None, :]
-                part = np.asarray(func(Bb, gB, dg), dtype=np.float64)
-                out[slot] = part if out[slot] is None else out[slot] + part
-                slot += 1
-    return out
-
-
-def add_parts(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
-    """Element-wise sum of two lists of arrays (a tree-reduction step)."""
-    return [x + y for x, y in zip(a, b)]
-
-
-# ---------------------------------------------------------------------------
-# the in-process row source
-# ---------------------------------------------------------------------------
-
-
-def default_threads() -> int:
-    """Threads of the in-process passes: OMP_NUM_THREADS when set; else the cores this
-    process may run on, less those other processes keep busy.
-
-    The others' share is the 1-minute load average less one (this process may be part
-    of it), rounded down: on a machine already running more processes than cores a
-    second thread finds no free core, so it only adds overhead (measured at n = 10⁶ on
-    2 cores under a load of 6–9: 1.03× the wall time and 1.26× the CPU of one thread,
-    1.16× the wall time with one more busy process; docs/streaming.md). The thread
-    count never changes a result (block sums are added in block order).
-    """
-    from .._validation import check_workers
-
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        usable = os.cpu_count() or 1
-    threads = max(1, min(check_workers(None), usable))
-    if os.environ.get("OMP_NUM_THREADS"):
-        return threads
-    try:
-        others = int(max(os.getloadavg()[0] - 1.0, 0.0))
-    except (AttributeError, OSError):  # pragma: no cover - no load average
-        others = 0
-    return max(1, min(threads, usable - others))
-
-
-
-
-class ArrayRows:
-    """X and y in memory, passed in fixed row blocks.
-
-    Blocks are processed by ``threads`` Python threads (the BLAS calls and the
-    ``exp``/``cos`` ufuncs release the GIL), each running single-threaded BLAS, and
-    their results are summed in block order, so the result does not depend on the
-    number of threads. A thread that waits sleeps on a queue instead of spinning,
-    and a slow thread simply takes fewer blocks: a busy core elsewhere costs its
-    share of the machine, not a barrier at every BLAS call.
-    """
-
-    def __init__(self, X: np.ndarray, y: npt.ArrayLike, threads: int | None = None,
-                 rows: int | None = None) -> None:
-        self.X = X
-        self.y = np.asarray(y, dtype=np.float64)
-        self.n = X.shape[0]
-        self.threads = default_threads() if threads is None else max(1, int(threads))
-        self.rows = rows
-        self.passes = 0
-
-    def _blocks(self, width: int) -> list[tuple[int, int]]:
-        rows = self.rows or 8 * block_rows(width)
-        return list(_sub_blocks(self.n, rows))
-
-    def reduce(self, fn: Callable[..., list[np.ndarray]], fmap: FeatureMap,
-               *args: Any) -> list[np.ndarray]:
-        """Σ over row blocks of ``fn(fmap, X_b, y_b, *args)`` (lists of arrays)."""
-        self.passes += 1
-        blocks = self._blocks(fmap.width)
-
-        def work(ab: tuple[int, int]) -> list[np.ndarray]:
-            a, b = ab
-            return fn(fmap, self.X[a:b], self.y[a:b], *args)
-
-        total: list[np.ndarray] | None = None
-        with one_blas_thread():
-            if self.threads == 1 or len(blocks) == 1:
-                for ab in blocks:
-                    part = work(ab)
-                    total = part if total is None else add_parts(total, part)
-                assert total is not None          # there is at least one block
-                return total
-            with concurrent.futures.ThreadPoolExecutor(self.threads) as pool:
-                window: deque[concurrent.futures.Future[list[np.ndarray]]] = deque()
-                it = iter(blocks)
-                for ab in it:
-                    window.append(pool.submit(work, ab))
-                    if len(window) >= 2 * self.threads:
-                        break
-                while window:
-                    part = window.popleft().result()
-                    total = part if total is None else add_parts(total, part)
-                    for ab in it:
-                        window.append(pool.submit(work, ab))
-                        break
-        assert total is not None
-        return total
-
-    def gather(self, idx: npt.ArrayLike) -> np.ndarray:
-        return np.asarray(self.X[np.asarray(idx)], dtype=np.float64)
-
-
-# ---------------------------------------------------------------------------
-# operators
-# ---------------------------------------------------------------------------
 
 
 class RowsPending(Exception):
@@ -379,8 +117,7 @@ class _Family:
     def __init__(self, rows: Any, fmap: FeatureMap | None, y: np.ndarray) -> None:
         self.rows = rows
         self.fmap = fmap
-        values = np.unique(y)
-        self.values = values if values.size <= MAX_CLASSES else None
+        self.values = probe_values(y)
         self.Y = probe_basis(y, self.values)       # in memory, for probe coefficients
         self.gram = self.Y.T @ self.Y
         self.pending: list[Any] = []          # requests, as the family's run takes them
@@ -572,12 +309,10 @@ def check_streaming_memory(rows: Any, y: npt.ArrayLike | None, width: int, n_gam
     """The memory guard for one streamed grid, before anything of that size is made:
     blocks in flight, the c × c statistics and transforms of every γ, the probe basis
     (held by the caller, n × m)."""
-    from .._resources import check_allocation
-
     threads = getattr(rows, "threads", None) or 1
     block = 8 * block_rows(width) * width
-    values = np.unique(np.asarray(y))
-    m = values.size if values.size <= MAX_CLASSES else 2
+    values = probe_values(np.asarray(y))
+    m = 2 if values is None else values.size
     check_allocation(8.0 * (4 * threads * block + 4 * n_gammas * width * width
                             + (m + 3) * rows.n),
                      f"{what} streamed for {n_gammas} kernels at n={rows.n} (row blocks and "

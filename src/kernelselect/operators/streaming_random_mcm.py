@@ -39,17 +39,9 @@ import numpy.typing as npt
 
 from .._labels import numeric_labels
 from ._base import KernelOperator
-from .streaming_lowrank import (
-    ArrayRows,
-    FeatureMap,
-    FourierFeatures,
-    RowsPending,
-    _Family,
-    _sub_blocks,
-    block_rows,
-    check_streaming_memory,
-    probe_basis,
-)
+from ._feature_maps import FeatureMap, FourierFeatures, block_rows
+from ._row_passes import ArrayRows, _sub_blocks, probe_basis
+from .streaming_lowrank import RowsPending, _Family, check_streaming_memory
 
 __all__ = ["StreamingRandomMCMOperator", "build_random_mcm", "mcm_pass"]
 

@@ -1,0 +1,213 @@
+"""Row passes of the streamed operators: what is computed per block of rows (the
+statistics of the first pass, the row reductions of the second, both over a probe
+basis) and :class:`ArrayRows`, the in-process row source that runs them over X in
+memory (the Dask row source of :mod:`kernelselect._dask` runs the same functions per
+chunk).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from collections import deque
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _validation
+from .._threads import one_blas_thread
+from ._feature_maps import FeatureMap, block_rows
+
+__all__ = ["ArrayRows", "MAX_CLASSES", "probe_basis", "probe_values", "first_pass",
+           "second_pass", "add_parts", "default_threads"]
+
+#: targets with at most this many distinct values are projected through their class
+#: indicators (multiclass criteria such as DI need them), others through [y 1]
+MAX_CLASSES = 64
+
+
+def probe_values(y: npt.ArrayLike) -> np.ndarray | None:
+    """The distinct values of y when there are at most :data:`MAX_CLASSES` of them (the
+    probe basis is then their indicators), else None (the basis is [y 1])."""
+    values = np.unique(np.asarray(y, dtype=np.float64))
+    return values if values.size <= MAX_CLASSES else None
+
+
+def _sub_blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, n, rows):
+        yield start, min(start + rows, n)
+
+
+def probe_basis(yb: npt.ArrayLike, values: np.ndarray | None) -> np.ndarray:
+    """Rows of the probe basis Y: [y 1], or the class indicators when ``values`` (the
+    distinct values of y, few of them) is given; y and 1 lie in the span of either."""
+    yb = np.asarray(yb, dtype=np.float64)
+    if values is None:
+        return np.stack([yb, np.ones_like(yb)], axis=1)
+    return (yb[:, None] == values[None, :]).astype(np.float64)
+
+
+def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
+               rotations: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+    """Statistics of one block of rows for every γ: the list [G_0, …, H_0, …] with
+    G = PᵀP and H = PᵀY for P = F A (``rotations[i]`` = A, or None for A = I) and
+    the probe basis Y (:func:`probe_basis`).
+
+    Long blocks are cut into sub-blocks of :func:`block_rows` rows, so the
+    temporaries stay O(b·c).
+    """
+    ng = _n_gammas(fmap)
+    G: list[Any] = [None] * ng
+    H: list[Any] = [None] * ng
+    rows = block_rows(fmap.width)
+    for a, b in _sub_blocks(Xb.shape[0], rows):
+        S = fmap.shared(Xb[a:b])
+        F = np.empty_like(S)
+        Yb = probe_basis(yb[a:b], values)
+        chain: list[Any] = [None, 0]
+        for i in range(ng):
+            fmap.block(S, i, F, chain)
+            P = F if rotations[i] is None else F @ rotations[i]
+            g, h = P.T @ P, P.T @ Yb                # PᵀP is a symmetric (syrk) product
+            G[i] = g if G[i] is None else G[i] + g
+            H[i] = h if H[i] is None else H[i] + h
+    return G + H
+
+
+def _n_gammas(fmap: Any) -> int:
+    return (fmap.gammas if hasattr(fmap, "gammas") else fmap.scales).size
+
+
+def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,
+                plan: list[tuple[int, np.ndarray, list[Any]]]) -> list[np.ndarray]:
+    """Row reductions of one block: one array per request of ``plan``.
+
+    ``plan`` is a list of (γ index, M_u, requests) with requests
+    (coef, cB, dgl, g0, func) as prepared by :func:`_plan`.
+    """
+    out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
+    rows = block_rows(fmap.width)
+    for a, b in _sub_blocks(Xb.shape[0], rows):
+        S = fmap.shared(Xb[a:b])
+        F = np.empty_like(S)
+        Yb = probe_basis(yb[a:b], values)
+        slot = 0
+        chain: list[Any] = [None, 0]
+        for i, Mu, reqs in plan:
+            fmap.block(S, i, F, chain)
+            Qb = F @ Mu
+            Q2 = Qb * Qb
+            for coef, cB, dgl, g0, func in reqs:
+                Bb = Yb @ coef
+                dg = g0 + Q2 @ dgl
+                if cB is None:
+                    gB = None
+                elif dgl.ndim == 1:
+                    gB = g0 * Bb + Qb @ (dgl[:, None] * cB)
+                else:
+                    r, m, L = cB.shape[0], cB.shape[1], dgl.shape[1]
+                    gB = (Qb @ (cB[:, :, None] * dgl[:, None, :]).reshape(r, m * L)
+                          ).reshape(b - a, m, L)
+                    gB += Bb[:, :, None] * g0[None, None, :]
+                part = np.asarray(func(Bb, gB, dg), dtype=np.float64)
+                out[slot] = part if out[slot] is None else out[slot] + part
+                slot += 1
+    return out
+
+
+def add_parts(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
+    """Element-wise sum of two lists of arrays (a tree-reduction step)."""
+    return [x + y for x, y in zip(a, b)]
+
+
+# ---------------------------------------------------------------------------
+# the in-process row source
+# ---------------------------------------------------------------------------
+
+
+def default_threads() -> int:
+    """Threads of the in-process passes: OMP_NUM_THREADS when set; else the cores this
+    process may run on, less those other processes keep busy.
+
+    The others' share is the 1-minute load average less one (this process may be part
+    of it), rounded down: on a machine already running more processes than cores a
+    second thread finds no free core, so it only adds overhead (measured at n = 10⁶ on
+    2 cores under a load of 6–9: 1.03× the wall time and 1.26× the CPU of one thread,
+    1.16× the wall time with one more busy process; docs/streaming.md). The thread
+    count never changes a result (block sums are added in block order).
+    """
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        usable = os.cpu_count() or 1
+    threads = max(1, min(_validation.check_workers(None), usable))
+    if os.environ.get("OMP_NUM_THREADS"):
+        return threads
+    try:
+        others = int(max(os.getloadavg()[0] - 1.0, 0.0))
+    except (AttributeError, OSError):  # pragma: no cover - no load average
+        others = 0
+    return max(1, min(threads, usable - others))
+
+
+class ArrayRows:
+    """X and y in memory, passed in fixed row blocks.
+
+    Blocks are processed by ``threads`` Python threads (the BLAS calls and the
+    ``exp``/``cos`` ufuncs release the GIL), each running single-threaded BLAS, and
+    their results are summed in block order, so the result does not depend on the
+    number of threads. A thread that waits sleeps on a queue instead of spinning,
+    and a slow thread simply takes fewer blocks: a busy core elsewhere costs its
+    share of the machine, not a barrier at every BLAS call.
+    """
+
+    def __init__(self, X: np.ndarray, y: npt.ArrayLike, threads: int | None = None,
+                 rows: int | None = None) -> None:
+        self.X = X
+        self.y = np.asarray(y, dtype=np.float64)
+        self.n = X.shape[0]
+        self.threads = default_threads() if threads is None else max(1, int(threads))
+        self.rows = rows
+        self.passes = 0
+
+    def _blocks(self, width: int) -> list[tuple[int, int]]:
+        rows = self.rows or 8 * block_rows(width)
+        return list(_sub_blocks(self.n, rows))
+
+    def reduce(self, fn: Callable[..., list[np.ndarray]], fmap: FeatureMap,
+               *args: Any) -> list[np.ndarray]:
+        """Σ over row blocks of ``fn(fmap, X_b, y_b, *args)`` (lists of arrays)."""
+        self.passes += 1
+        blocks = self._blocks(fmap.width)
+
+        def work(ab: tuple[int, int]) -> list[np.ndarray]:
+            a, b = ab
+            return fn(fmap, self.X[a:b], self.y[a:b], *args)
+
+        total: list[np.ndarray] | None = None
+        with one_blas_thread():
+            if self.threads == 1 or len(blocks) == 1:
+                for ab in blocks:
+                    part = work(ab)
+                    total = part if total is None else add_parts(total, part)
+                assert total is not None          # there is at least one block
+                return total
+            with concurrent.futures.ThreadPoolExecutor(self.threads) as pool:
+                window: deque[concurrent.futures.Future[list[np.ndarray]]] = deque()
+                it = iter(blocks)
+                for ab in it:
+                    window.append(pool.submit(work, ab))
+                    if len(window) >= 2 * self.threads:
+                        break
+                while window:
+                    part = window.popleft().result()
+                    total = part if total is None else add_parts(total, part)
+                    for ab in it:
+                        window.append(pool.submit(work, ab))
+                        break
+        assert total is not None
+        return total
+
+    def gather(self, idx: npt.ArrayLike) -> np.ndarray:
+        return np.asarray(self.X[np.asarray(idx)], dtype=np.float64)
