@@ -7,16 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelselect
-from kernelselect._solvers import (
-    CholeskyFactor,
-    CirculantFactor,
-    EigenFactor,
-    TridiagonalFactor,
-    WoodburyFactor,
-    cross_kernel_matvec,
-    dual_solution,
-    fit_kernel_machine,
-)
+from kernelselect._solvers import cross_kernel_matvec, dual_solution, fit_kernel_machine
+from kernelselect.operators._lowrank import LowRankOperator
+from kernelselect.operators._tridiagonal import TridiagonalReduction
+from kernelselect.operators.dense import DenseOperator
 from kernelselect.operators.mcm import MCMOperator
 from kernelselect.operators.nystrom import Nystroem
 
@@ -39,13 +33,14 @@ problems = st.tuples(st.integers(0, 2**31 - 1), st.integers(3, 40), st.integers(
 
 @settings(max_examples=30)
 @given(problems)
-def test_exact_factors_match_dense_solves(p):
+def test_exact_strategies_match_dense_solves(p):
     seed, n, d, gamma, alpha = p
     X, y = problem(seed, n, d)
     K = kernel_matrix(X, X, gamma)
     a_ref, b_ref = dense_lssvm(K, y, alpha)
     r_ref = dense_krr(K, y, alpha)
-    for factor in (CholeskyFactor(K), EigenFactor(K), TridiagonalFactor(K)):
+    for solver in ("auto", "cholesky", "eigh", "tridiagonal"):
+        factor = DenseOperator(K, solver=solver)
         a, b = dual_solution(factor, y[:, None], np.array([alpha]), bias=True)
         np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-8, atol=1e-9 * (1 + np.abs(a_ref).max()))
         np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-8, atol=1e-10)
@@ -63,10 +58,16 @@ def test_woodbury_matches_dense_low_rank_solve(p, k):
     Kt = V @ V.T
     y = rng.standard_normal(n)
     a_ref, b_ref = dense_lssvm(Kt, y, alpha)
-    a, b = dual_solution(WoodburyFactor(V), y[:, None], np.array([alpha]), bias=True)
     scale = np.abs(a_ref).max()
+    op = LowRankOperator(V)
+    a, b = dual_solution(op, y[:, None], np.array([alpha]), bias=True)   # Woodbury (Gram)
     np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + scale))
     np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
+    assert op._spectrum is None              # the solves did not need the eigenpairs
+    op.eigenvalues                           # from now on: the eigenbasis forms
+    a2, b2 = dual_solution(op, y[:, None], np.array([alpha]), bias=True)
+    np.testing.assert_allclose(a2[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + scale))
+    np.testing.assert_allclose(b2[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
 
 
 @settings(max_examples=20)
@@ -84,11 +85,11 @@ def test_circulant_solve_matches_explicit_U(seed, m, gamma, alpha):
     n = U.shape[0]
     y = rng.standard_normal(n)
     op = MCMOperator(u)
-    a, b = dual_solution(CirculantFactor(op), y[:, None], np.array([alpha]), bias=False)
+    a, b = dual_solution(op, y[:, None], np.array([alpha]), bias=False)
     ref = np.linalg.solve(U + alpha * np.eye(n), y)
     np.testing.assert_allclose(a[:, 0, 0], ref, rtol=1e-8, atol=1e-9 * (1 + np.abs(ref).max()))
     if n > 1:
-        a, b = dual_solution(CirculantFactor(op), y[:, None], np.array([alpha]), bias=True)
+        a, b = dual_solution(op, y[:, None], np.array([alpha]), bias=True)
         a_ref, b_ref = dense_lssvm(U, y, alpha)
         np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + np.abs(a_ref).max()))
         np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
@@ -256,3 +257,157 @@ def test_bad_data():
     yn[0] = np.inf
     with pytest.raises(ValueError, match="y contains inf"):
         kernelselect.fit_lssvm(X, yn, 0.5)
+
+
+# ---------------------------------------------------------------------------
+# fitting = the approximation's operator + its resolvent, against the bordered
+# LSSVM system (and K_α a = y) solved densely from the formula
+# ---------------------------------------------------------------------------
+
+fits = st.tuples(st.integers(0, 2**31 - 1), st.integers(4, 30), st.integers(1, 3),
+                 st.floats(0.05, 2.0), st.lists(st.floats(1e-3, 10.0), min_size=1, max_size=4),
+                 st.booleans())
+
+
+def _stand_in(approx, X, gamma, state):
+    """The matrix the machine is trained on, from the formulas (tests/reference.py)."""
+    from kernelselect.kernels import scale_frequencies
+    from reference import nystroem_matrix, rff_features
+
+    if approx == "exact":
+        return kernel_matrix(X, X, gamma)
+    if isinstance(approx, Nystroem):
+        return nystroem_matrix(X, state["landmarks"], gamma, "gaussian", state["rank"],
+                               approx.eigen_floor)
+    Z = rff_features(X, scale_frequencies(state["W0"], gamma, "gaussian"), state["b"])
+    return Z @ Z.T
+
+
+def _assert_fit_matches_reference(m, A, y, alphas, bias, Z=None):
+    for j, a in enumerate(alphas):
+        a_ref, b_ref = dense_lssvm(A, y, a) if bias else (dense_krr(A, y, a), 0.0)
+        scale = 1 + np.abs(a_ref).max()
+        if Z is None:
+            np.testing.assert_allclose(m.coef[:, 0, j], a_ref, rtol=1e-7, atol=1e-8 * scale)
+        else:                                  # primal weights w = Zᵀa
+            np.testing.assert_allclose(m.weights[:, 0, j], Z.T @ a_ref, rtol=1e-7,
+                                       atol=1e-8 * scale)
+        np.testing.assert_allclose(m.intercept[0, j], b_ref, rtol=1e-7, atol=1e-8 * scale)
+
+
+@settings(max_examples=25, deadline=None)
+@given(fits, st.sampled_from([None, "cholesky", "eigh", "tridiagonal"]))
+def test_exact_fit_equals_bordered_reference(p, solver):
+    seed, n, d, gamma, alphas, bias = p
+    X, y = problem(seed, n, d)
+    m = fit_kernel_machine(X, y, gamma, alphas, bias=bias, exact_solver=solver)
+    assert m.method == (solver or ("cholesky" if len(alphas) == 1 else "tridiagonal"))
+    _assert_fit_matches_reference(m, kernel_matrix(X, X, gamma), y, alphas, bias)
+
+
+@settings(max_examples=25, deadline=None)
+@given(fits, st.sampled_from(["nystrom", "rff"]), st.sampled_from([None, "eigh"]))
+def test_low_rank_fit_equals_bordered_reference(p, which, exact_solver):
+    seed, n, d, gamma, alphas, bias = p
+    X, y = problem(seed, n, d)
+    approx = (Nystroem(n_landmarks=max(1, n // 2)) if which == "nystrom"
+              else kernelselect.RFF(n_features=7))
+    state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(seed),
+                           workers=None)
+    # exact_solver is the exact operator's strategy: the others ignore it
+    m = fit_kernel_machine(X, y, gamma, alphas, bias=bias, approximation=approx, state=state,
+                           exact_solver=exact_solver)
+    A = _stand_in(approx, X, gamma, state)
+    if which == "nystrom":
+        assert m.method == "woodbury" and m.coef.shape == (n, 1, len(alphas))
+        _assert_fit_matches_reference(m, A, y, alphas, bias)
+    else:
+        from kernelselect.kernels import scale_frequencies
+        from reference import rff_features
+
+        Z = rff_features(X, scale_frequencies(state["W0"], gamma, "gaussian"), state["b"])
+        assert m.method == "rff" and m.coef is None
+        _assert_fit_matches_reference(m, A, y, alphas, bias, Z=Z)
+
+
+def _ridge_reference(K, g, B):
+    """g(K)B for a RidgeFunction by dense solves of the formula, (n, m, L)."""
+    n = K.shape[0]
+    out = []
+    for j, a in enumerate(g.alphas):
+        Kinv = np.linalg.inv(K + a * np.eye(n))
+        base = {"resolvent": Kinv, "smoother": K @ Kinv,
+                "complement": a * Kinv / (1.0 if g.scale is None else g.scale[j])}[g.kind]
+        out.append(np.linalg.matrix_power(base, g.power) @ B)
+    return np.stack(out, axis=-1)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 30),
+       st.sampled_from(["resolvent", "smoother", "complement"]), st.sampled_from([1, 2]),
+       st.lists(st.floats(1e-2, 10.0), min_size=1, max_size=6), st.booleans())
+def test_dense_solve_strategies_match_dense_formulas(seed, n, kind, power, alphas, scaled):
+    from kernelselect.operators import RidgeFunction
+
+    X, y = problem(seed, n, 2)
+    K = kernel_matrix(X, X, 0.6)
+    B = np.column_stack([y, np.ones(n)])
+    scale = np.linspace(0.5, 2.0, len(alphas)) if scaled and kind == "complement" else None
+    g = RidgeFunction(kind, alphas, power, scale)
+    ref = _ridge_reference(K, g, B)
+    for solver in ("cholesky", "tridiagonal"):
+        op = DenseOperator(K, solver=solver)
+        got = op.apply_function(g, B)
+        tol = 1e-8 * (1 + np.abs(ref).max())
+        np.testing.assert_allclose(got, ref, rtol=1e-7, atol=tol)
+        np.testing.assert_allclose(op.quadratic(g, B), np.einsum("ni,njl->ijl", B, ref),
+                                   rtol=1e-7, atol=tol * n)
+        assert op._eig is None                 # solves only: no eigendecomposition
+    # the entries of K_α⁻¹ (a trace) follow the rules of "auto"
+    op = DenseOperator(K, solver="tridiagonal")
+    tr = op.trace(g)
+    np.testing.assert_allclose(tr, [np.trace(_ridge_reference(K, RidgeFunction(
+        kind, [a], power, None if scale is None else scale[j:j + 1]), np.eye(n))[:, :, 0])
+        for j, a in enumerate(alphas)], rtol=1e-7, atol=1e-8 * n)
+
+
+def test_tridiagonal_reduction_of_a_scalar_and_its_repeated_solves():
+    red = TridiagonalReduction(np.array([[2.0]]))
+    np.testing.assert_allclose(red.solve(np.array([[3.0]]), np.array([1.0, 4.0]))[0, 0],
+                               [1.0, 0.5])
+    rng = np.random.default_rng(0)
+    G = rng.standard_normal((9, 9))
+    K = G @ G.T
+    red = TridiagonalReduction(K)
+    R = rng.standard_normal((9, 2, 3))
+    alphas = np.array([0.1, 1.0, 5.0])
+    got = red.solve_each(R, alphas)
+    for j, a in enumerate(alphas):
+        np.testing.assert_allclose(got[:, :, j], np.linalg.solve(K + a * np.eye(9), R[:, :, j]),
+                                   rtol=1e-9, atol=1e-10)
+
+
+def test_ree_through_the_tridiagonal_strategy():
+    from kernelselect.criteria import evaluate_criterion
+    from reference import crit_ree
+
+    X, y = problem(4, 40, 3)
+    K = kernel_matrix(X, X, 0.5)
+    alphas = np.logspace(-3, 1, 6)
+    op = DenseOperator(K, solver="tridiagonal")
+    got = evaluate_criterion("ree", op, y, alphas)
+    np.testing.assert_allclose(got, [crit_ree(K, y, a) for a in alphas], rtol=1e-8)
+    assert op.details["factorisation"] == "tridiagonal"
+
+
+def test_exact_solver_strategies_refuse_or_route_as_documented():
+    X, y = problem(12, 20, 2)
+    with pytest.raises(ValueError, match="solver must be one of"):
+        DenseOperator(kernel_matrix(X, X, 0.5), solver="qr")
+    with pytest.raises(ValueError, match="has no solver"):
+        fit_kernel_machine(X, y, 0.5, [0.1], approximation="random_mcm")
+    # a selection recipe's streaming method does not leak into the machine: it holds K
+    m = fit_kernel_machine(X, y, 0.5, [0.1, 1.0],
+                           approximation=kernelselect.Exact(method="streaming"))
+    assert m.method == "tridiagonal"
+    _assert_fit_matches_reference(m, kernel_matrix(X, X, 0.5), y, [0.1, 1.0], True)

@@ -12,18 +12,22 @@ system give 1ᵀν/1ᵀρ, which is what is used here.) Kernel ridge regression 
 same without the bias row: a = K_α⁻¹ y, f(x) = Σ_i a_i κ(x, x_i), as scikit-learn's
 KernelRidge.
 
-A *factor* holds one factorisation of the (approximate) kernel matrix of one γ and
-solves K_α U = Z for a whole path of α values from it:
+Fitting builds the operator of the approximation for one γ, as the selection does
+(``approximation.build``), and asks it for the resolvent K_α⁻¹ applied to the
+columns [1, Y] for the whole α path at once (``apply_function`` with a
+:class:`~kernelselect.operators.RidgeFunction`). How the operator solves is its
+own strategy:
 
-- :class:`CholeskyFactor` — K + αI = LLᵀ, one Cholesky per α (exact).
-- :class:`EigenFactor` — K = QΛQᵀ once; (K + αI)⁻¹Z = Q diag(1/(λ+α)) QᵀZ for every α.
-- :class:`WoodburyFactor` — K̃ = VVᵀ (Nyström V, paper 004 eq. 13, or random
-  features Z): (VVᵀ + αI)⁻¹z = (z − V(αI_k + VᵀV)⁻¹Vᵀz)/α (paper 004 eqs. 15–17,
-  Alg. 1); VᵀV = PSPᵀ is diagonalised once so that every α costs O(nk).
-- :class:`CirculantFactor` — the Song–Xu multilevel circulant U on the grid points
-  (paper 002, Ding, Liao et al., TNNLS 2020, Alg. 2): U_α⁻¹z = IFFT(FFT(z)/(λ+α)).
-  Exact for U, but U is not the kernel matrix of the points, so the machines do
-  not train on it (:func:`check_machine` says why).
+- exact: :class:`~kernelselect.operators.dense.DenseOperator` with
+  ``exact_solver`` "cholesky" (one factorisation per α), "eigh" (one
+  eigendecomposition) or "tridiagonal" (one reduction K = QTQᵀ, O(n) per α);
+- Nyström (paper 004 eq. 13) and random features:
+  :class:`~kernelselect.operators._lowrank.LowRankOperator`, K̃ = VVᵀ solved by the
+  Woodbury identity (paper 004 eqs. 15–17, Alg. 1); a random-feature machine keeps
+  the primal weights w = Vᵀa;
+- the Song–Xu multilevel circulant (paper 002, Ding, Liao et al., TNNLS 2020) is a
+  stand-in for grid cells, not for the training points, so the machines do not train
+  on it (:func:`check_machine` says why).
 
 Prediction always evaluates the true kernel between new points and the points the
 model was trained on, in blocks of rows (:func:`cross_kernel_matvec`), so the full
@@ -33,6 +37,7 @@ form z(x)ᵀw + b.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,26 +46,20 @@ import numpy.typing as npt
 from . import _predict, lowlevel
 from ._kernel_ops import _condition
 from ._validation import KERNEL_CODES, check_random_state
-from .operators import get_approximation
+from .operators import KernelOperator, RidgeFunction, get_approximation
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 from .operators.rff import RFF
-from ._validation import check_kernel, check_matrix, check_positive
+from ._validation import check_grid, check_kernel, check_matrix, check_positive
 from ._threads import SMALL_BLOCK, block_threads, block_workers, one_blas_thread  # noqa: F401
 from ._threads import blas_for_flops as small_blas
-from ._factors import (CholeskyFactor, CirculantFactor, EigenFactor, TridiagonalFactor,
-                       WoodburyFactor, _as_columns, check_alphas)
 from ._typing import PreparedState, RandomState
 
 if TYPE_CHECKING:
     from .operators import Approximation
 
 __all__ = [
-    "CholeskyFactor",
-    "EigenFactor",
-    "TridiagonalFactor",
-    "WoodburyFactor",
-    "CirculantFactor",
+    "EXACT_SOLVERS",
     "dual_solution",
     "cross_kernel_matvec",
     "check_alphas",
@@ -70,15 +69,26 @@ __all__ = [
     "check_machine",
 ]
 
-def dual_solution(factor: Any, Y: np.ndarray, alphas: np.ndarray, bias: bool
+#: the strategies of the exact operator that fitting accepts as ``exact_solver``
+EXACT_SOLVERS = ("cholesky", "eigh", "tridiagonal")
+
+
+def check_alphas(alphas: Any, name: str = "alpha") -> np.ndarray:
+    """A 1-D float array of finite α > 0 (a scalar becomes shape (1,))."""
+    return check_grid(alphas, name, " (the ridge added to K)")
+
+
+def dual_solution(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, bias: bool
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Dual coefficients (and intercepts) for every α from one factor.
+    """Dual coefficients (and intercepts) for every α from the operator's resolvent.
 
     Parameters
     ----------
-    factor : CholeskyFactor, EigenFactor, WoodburyFactor or CirculantFactor
+    operator : KernelOperator
+        The (stand-in for the) kernel matrix K of one γ; its ``apply_function`` with
+        ``RidgeFunction("resolvent", alphas)`` gives K_α⁻¹ for the whole path.
     Y : ndarray of shape (n, t)
-        Targets (t outputs; ±1 columns for classification).
+        Targets (t outputs; ±1 columns for classification), in the operator's order.
     alphas : ndarray of shape (L,)
     bias : bool
         LSSVM with bias (paper 004, eqs. 8–9) or kernel ridge regression.
@@ -90,12 +100,17 @@ def dual_solution(factor: Any, Y: np.ndarray, alphas: np.ndarray, bias: bool
     intercept : ndarray of shape (t, L)
         b = 1ᵀν/1ᵀρ, zeros without bias.
     """
-    Y = _as_columns(Y, factor.n)
+    Y = np.asarray(Y, dtype=np.float64)
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    if Y.shape[0] != operator.n:
+        raise ValueError(f"Y has {Y.shape[0]} rows, the operator acts on {operator.n}.")
+    alphas = check_alphas(alphas)
     t = Y.shape[1]
+    resolvent = RidgeFunction("resolvent", alphas)
     if not bias:
-        coef = factor.solve(Y, alphas)
-        return coef, np.zeros((t, coef.shape[2]))
-    U = factor.solve(np.column_stack([np.ones(factor.n), Y]), alphas)
+        coef = operator.apply_function(resolvent, Y)
+        return coef, np.zeros((t, alphas.size))
+    U = operator.apply_function(resolvent, np.column_stack([np.ones(operator.n), Y]))
     rho, nu = U[:, :1, :], U[:, 1:, :]
     denom = rho.sum(axis=0)                                      # 1ᵀρ, (1, L)
     if np.any(denom == 0.0) or not np.all(np.isfinite(denom)):
@@ -250,6 +265,10 @@ def check_machine(approximation: str | Approximation, n: int, d: int) -> Approxi
     approx = get_approximation(approximation)
     if getattr(approx, "name", None) == "mcm":
         raise ValueError(MCM_MACHINE_REFUSAL)
+    if not isinstance(approx, (Exact, Nystroem, RFF)):
+        raise ValueError(
+            f"approximation {approx!r} has no solver; use 'exact', 'nystrom' or 'rff'."
+        )
     if isinstance(approx, Exact):
         approx.check_resources(n, d, method="dense")   # machines always hold K
     else:
@@ -257,34 +276,21 @@ def check_machine(approximation: str | Approximation, n: int, d: int) -> Approxi
     return approx
 
 
-def _factor_for(approx: Approximation, X: np.ndarray, gamma: float, kernel: str,
-                state: Any, workers: int | None, alphas: np.ndarray,
-                exact_solver: str | None = None) -> tuple[Any, np.ndarray | None, Any]:
-    """(factor, support rows or None, RFF feature map or None) for one γ."""
-    if isinstance(approx, Exact):
-        K = lowlevel.kernel_block(X, X, gamma, kernel=kernel,
-                                  workers=block_workers(X.shape[0] ** 2, workers))
-        method = exact_solver or ("cholesky" if alphas.size == 1 else "tridiagonal")
-        factors = {"cholesky": CholeskyFactor, "eigh": EigenFactor,
-                   "tridiagonal": TridiagonalFactor}
-        if method not in factors:
-            raise ValueError(
-                f"exact_solver must be 'cholesky', 'eigh' or 'tridiagonal', got {method!r}."
-            )
-        return factors[method](K), None, None
-    if isinstance(approx, Nystroem):
-        c = state.get("n_landmarks") or state["rank"]
-        V = approx.factor(X, gamma, kernel=kernel, state=state,
-                          workers=block_workers(X.shape[0] * c, workers))
-        return WoodburyFactor(V), None, None
-    if isinstance(approx, RFF):
-        D = state["W0"].shape[1]
-        Z = approx.features(X, gamma, kernel=kernel, state=state,
-                            workers=block_workers(X.shape[0] * D, workers))
-        return WoodburyFactor(Z), None, (approx, state)
-    raise ValueError(
-        f"approximation {approx!r} has no solver; use 'exact', 'nystrom' or 'rff'."
-    )
+def _machine_recipe(approx: Approximation, alphas: np.ndarray, exact_solver: str | None
+                    ) -> tuple[Approximation, str | None]:
+    """The recipe a machine is built with, and the exact strategy (None otherwise): the
+    exact recipe always holds K (``method="dense"``) and solves by ``exact_solver``
+    (None → one Cholesky for a single α, the tridiagonal reduction for a path)."""
+    if not isinstance(approx, Exact):
+        return approx, None
+    method = exact_solver or ("cholesky" if alphas.size == 1 else "tridiagonal")
+    if method not in EXACT_SOLVERS:
+        raise ValueError(
+            f"exact_solver must be 'cholesky', 'eigh' or 'tridiagonal', got {method!r}."
+        )
+    dense = copy.copy(approx)
+    dense.set_params(method="dense", dense_solver=method)
+    return dense, method
 
 
 def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exception) -> str:
@@ -320,18 +326,19 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
     kernel : {"gaussian", "laplacian"}
     bias : bool
     approximation : str or Approximation
-        "exact" (Cholesky for one α, one eigendecomposition for a path),
-        "nystrom" (Woodbury, paper 004 Alg. 1), "rff" (primal ridge in D dimensions),
-        or an instance. "mcm" is refused (see :func:`check_machine`): its circulant
+        "exact" (K itself, solved as ``exact_solver`` says), "nystrom" (Woodbury,
+        paper 004 Alg. 1), "rff" (primal ridge in D dimensions), or an instance of
+        these. "mcm" is refused (see :func:`check_machine`): its circulant
         stand-in selects kernels but does not train a model.
     random_state : int, Generator or None
         Landmarks / frequencies / dropped grid points.
     state : dict or None
         A prepared state of the approximation (skips ``prepare``).
     exact_solver : {"cholesky", "eigh", "tridiagonal"} or None
-        Exact factorisation: one Cholesky per α, one eigendecomposition for the
-        path, or one tridiagonal reduction for the path; None → Cholesky for a single
-        α, tridiagonal for a path.
+        The strategy of the exact operator (``Exact(dense_solver=...)``): one
+        Cholesky per α, one eigendecomposition for the path, or one tridiagonal
+        reduction for the path; None → Cholesky for a single α, tridiagonal for a
+        path. Ignored by the other approximations.
 
     Returns
     -------
@@ -342,30 +349,29 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
     alphas = check_alphas(alphas)
     Y2 = np.asarray(Y, dtype=np.float64)
     Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
-    approx = check_machine(approximation, *np.shape(X))
-    if state is None:
+    approx, solver = _machine_recipe(check_machine(approximation, *np.shape(X)), alphas,
+                                     exact_solver)
+    if state is None or solver is not None:      # the exact state only says "dense"
         state = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)
     with small_blas(float(X.shape[0]) ** 3):
         try:
-            factor, rows, features = _factor_for(approx, X, gamma, kernel, state, workers,
-                                                 alphas, exact_solver)
-            Yf = Y2 if rows is None else Y2[rows]
-            coef, intercept = dual_solution(factor, Yf, alphas, bias)
+            op = approx.build(X, Y2[:, 0], gamma, kernel=kernel, state=state,
+                              workers=block_workers(X.shape[0] ** 2, workers))
+            coef, intercept = dual_solution(op, Y2, alphas, bias)
         except np.linalg.LinAlgError as exc:
             raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc
-    support = X if rows is None else X[rows]
-    details = {"method": factor.name, "n_support": int(support.shape[0])}
-    if isinstance(factor, WoodburyFactor):
-        details["rank"] = int(factor.k)
-    if rows is not None:
-        details["dropped"] = int(X.shape[0] - rows.size)
-    if features is not None:
-        V = factor.V
+    method = solver or ("rff" if isinstance(approx, RFF) else "woodbury")
+    details: dict[str, Any] = {"method": solver or "woodbury", "n_support": int(X.shape[0])}
+    V = getattr(op, "factor", None)
+    if V is not None:
+        details["rank"] = int(V.shape[1])
+    if method == "rff":
+        assert V is not None                     # random features: K̃ = ZZᵀ
         weights = (V.T @ coef.reshape(V.shape[0], -1)).reshape((V.shape[1],) + coef.shape[1:])
         return KernelMachine(support=None, support_indices=None, coef=None, intercept=intercept,
                              alphas=alphas, gamma=gamma, kernel=kernel, method="rff",
-                             weights=weights, features=features, details=details)
-    return KernelMachine(support=support, support_indices=rows, coef=coef, intercept=intercept,
-                         alphas=alphas, gamma=gamma, kernel=kernel, method=factor.name,
+                             weights=weights, features=(approx, state), details=details)
+    return KernelMachine(support=X, support_indices=None, coef=coef, intercept=intercept,
+                         alphas=alphas, gamma=gamma, kernel=kernel, method=method,
                          details=details)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence, TypeGuard
+from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -23,8 +23,9 @@ from ._base import (
     evaluate_at,
 )
 from ._lowrank import shifted_cholesky, small_blas
+from ._tridiagonal import TridiagonalReduction
 
-__all__ = ["Exact", "DenseOperator"]
+__all__ = ["Exact", "DenseOperator", "DENSE_SOLVERS"]
 
 
 def _symmetrise_from(A: np.ndarray, lower: bool, block: int = 512) -> np.ndarray:
@@ -39,6 +40,25 @@ def _symmetrise_from(A: np.ndarray, lower: bool, block: int = 512) -> np.ndarray
         diag[...] = np.tril(diag) + np.tril(diag, -1).T
         A[i:j, j:] = A[j:, i:j].T
     return A if lower else A.T
+
+
+#: the strategies of the dense operator for forms in K + αI
+DENSE_SOLVERS = ("auto", "eigh", "cholesky", "tridiagonal")
+
+
+def _ridge_combine(g: RidgeFunction, B: np.ndarray, R: np.ndarray,
+                   again: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """g(K)B (n, m, L) from R = K_α⁻¹B (n, m, L) and ``again``, which applies K_α⁻¹ to
+    the slice of each α: K_α⁻², (α/s)K_α⁻¹ and its square, K K_α⁻¹ = I − αK_α⁻¹ and
+    its square, as solves."""
+    if g.kind == "resolvent":
+        return R if g.power == 1 else again(R)
+    if g.kind == "complement":
+        f = np.array([g.factor(j) for j in range(g.alphas.size)])
+        C = R * f                                                # (α/s)K_α⁻¹B
+        return C if g.power == 1 else again(C) * f
+    S = B[:, :, None] - g.alphas * R                             # K K_α⁻¹ B
+    return S if g.power == 1 else S - g.alphas * again(S)
 
 
 class DenseOperator(ExplicitBasisOperator):
@@ -56,29 +76,57 @@ class DenseOperator(ExplicitBasisOperator):
       K = QΛQᵀ (about 4.5× the flops of one Cholesky inverse), computed once and then
       used for every later request.
 
+    Solves g(K)B (``apply_function``, ``quadratic``: all that fitting a kernel machine
+    and the criterion REE need) may instead take one strategy for the whole α
+    path: ``solver="cholesky"`` (one factorisation per α, n³/3 flops each) or
+    ``solver="tridiagonal"`` (one reduction K = QTQᵀ, 4n³/3 flops, then O(n) per α
+    and column, :class:`~kernelselect.operators._tridiagonal.TridiagonalReduction`).
+    Neither gives the entries of K_α⁻¹ cheaply, so diagonals and traces (IPE, C1, GCV,
+    ELOO, the k-fold criteria) and the eigenvalues (ER, whose fit term then reuses
+    them) follow the rules above.
+
     Parameters
     ----------
     K : ndarray of shape (n, n)
-        Kernel matrix; symmetrised as (K + Kᵀ)/2.
-    solver : {"auto", "eigh"}, default="auto"
-        ``"eigh"`` evaluates every form through the eigendecomposition.
+        Kernel matrix. Only its lower triangle is read: the factorisations read
+        nothing else, and products with K mirror it onto the upper triangle first
+        (once, on first need), so every form sees the same symmetric matrix.
+    solver : {"auto", "eigh", "cholesky", "tridiagonal"}, default="auto"
+        ``"eigh"`` evaluates every form through the eigendecomposition;
+        ``"cholesky"`` and ``"tridiagonal"`` serve solves for any number of α by that
+        strategy and raise ``numpy.linalg.LinAlgError`` when K + αI is numerically
+        singular (``"auto"`` falls back to the eigendecomposition instead).
     max_ridge_alphas : int, default=3
-        Largest α path evaluated through Cholesky factors; each α holds one n×n inverse.
+        Largest α path whose diagonals and traces come from Cholesky inverses (each α
+        holds one n×n inverse), and whose Cholesky factors are kept for reuse.
+    copy : bool, default=True
+        False: K is the caller's to give away (it is mirrored in place).
     """
 
     name = "dense"
 
-    def __init__(self, K: npt.ArrayLike, solver: str = "auto", max_ridge_alphas: int = 3) -> None:
-        K = np.asarray(K, dtype=np.float64)
-        KernelOperator.__init__(self, K.shape[0])
-        self._K = 0.5 * (K + K.T)
-        if solver not in ("auto", "eigh"):
-            raise ValueError(f"solver must be 'auto' or 'eigh', got {solver!r}.")
+    def __init__(self, K: npt.ArrayLike, solver: str = "auto", max_ridge_alphas: int = 3,
+                 copy: bool = True) -> None:
+        KernelOperator.__init__(self, np.shape(K)[0])
+        self._K = (np.array(K, dtype=np.float64, copy=True) if copy
+                   else np.asarray(K, dtype=np.float64))
+        self._mirrored = False
+        if solver not in DENSE_SOLVERS:
+            raise ValueError(f"solver must be one of {', '.join(map(repr, DENSE_SOLVERS))}, "
+                             f"got {solver!r}.")
         self.solver = solver
         self.max_ridge_alphas = int(max_ridge_alphas)
         self._eig: tuple[np.ndarray, np.ndarray] | None = None
         self._ridge: dict[float, dict[str, Any]] = {}         # α → {"factor": (c, lower)} and, once needed, "inverse"
+        self._tri: TridiagonalReduction | None = None
         self.details = {"method": "dense"}
+
+    def _full(self) -> np.ndarray:
+        """K with its lower triangle mirrored onto the upper one (in place, once)."""
+        if not self._mirrored:
+            _symmetrise_from(self._K, lower=True)
+            self._mirrored = True
+        return self._K
 
     # -- the eigendecomposition, on first need ------------------------------------
     def _eigenpairs(self) -> tuple[np.ndarray, np.ndarray]:
@@ -99,31 +147,50 @@ class DenseOperator(ExplicitBasisOperator):
     def _q(self) -> np.ndarray:  # type: ignore[override]
         return self._eigenpairs()[1]
 
-    # -- Cholesky factors of K + αI ---------------------------------------------------
-    def _use_ridge(self, g: SpectralFunction | None) -> TypeGuard[RidgeFunction]:
-        """Whether ``g`` is served from Cholesky factors rather than eigenpairs."""
+    # -- solves with K + αI: Cholesky factors or one tridiagonal reduction -----------
+    def _route(self, g: SpectralFunction | None, solves: bool = False) -> str | None:
+        """How ``g`` is served: ``"cholesky"`` (factors of K + αI), ``"tridiagonal"``
+        (one reduction K = QTQᵀ) or None (the eigendecomposition).
+
+        ``solves``: the form needs only solves g(K)B (``apply_function``,
+        ``quadratic``), which the explicit strategies ``"cholesky"`` and
+        ``"tridiagonal"`` serve for any number of α, raising ``LinAlgError`` when
+        K + αI is numerically singular. Diagonals, traces and blocks (the entries of
+        K_α⁻¹) take Cholesky inverses for at most ``max_ridge_alphas`` α, else the
+        eigendecomposition.
+        """
         if self._eig is not None or self.solver == "eigh" or not isinstance(g, RidgeFunction):
-            return False
+            return None
+        if solves and self.solver in ("cholesky", "tridiagonal"):
+            return self.solver
         if g.alphas.size > self.max_ridge_alphas:
-            return False
+            return None
         try:
             for a in g.alphas:
                 self._factor(float(a))
         except np.linalg.LinAlgError:
             # K + αI not numerically positive definite (α below the rounding of K's
             # spectrum): the eigendecomposition handles it.
-            return False
-        return True
+            return None
+        return "cholesky"
+
+    def _use_ridge(self, g: SpectralFunction | None) -> TypeGuard[RidgeFunction]:
+        """Whether the entries of g(K) come from Cholesky inverses rather than eigenpairs."""
+        return self._route(g) == "cholesky"
+
+    def _cholesky(self, a: float) -> tuple[np.ndarray, bool]:
+        """The Cholesky factor of K + αI, raising ``LinAlgError`` when it fails."""
+        if not a > 0:
+            raise np.linalg.LinAlgError("α ≤ 0")
+        c, lower = shifted_cholesky(self._K, a)
+        if not np.all(np.isfinite(np.diagonal(c))):
+            raise np.linalg.LinAlgError("non-finite Cholesky factor")
+        return c, lower
 
     def _factor(self, a: float) -> dict[str, Any]:
         entry = self._ridge.get(a)
         if entry is None:
-            if not a > 0:
-                raise np.linalg.LinAlgError("α ≤ 0")
-            c, lower = shifted_cholesky(self._K, a)
-            if not np.all(np.isfinite(np.diagonal(c))):
-                raise np.linalg.LinAlgError("non-finite Cholesky factor")
-            entry = self._ridge[a] = {"factor": (c, lower)}
+            entry = self._ridge[a] = {"factor": self._cholesky(a)}
             self.details["factorisation"] = "cholesky"
         return entry
 
@@ -138,41 +205,51 @@ class DenseOperator(ExplicitBasisOperator):
             entry["inverse"] = _symmetrise_from(inv, lower)
         return entry["inverse"]
 
-    def _solve(self, a: float, B: np.ndarray) -> np.ndarray:
-        """K_α⁻¹ B."""
-        entry = self._factor(a)
+    def _solver_at(self, a: float, keep: bool) -> Callable[[np.ndarray], np.ndarray]:
+        """B ↦ K_α⁻¹B from the cached factor or inverse (``keep``) or a factor used once
+        (a long explicit Cholesky path holds one n × n factor at a time)."""
+        entry = self._factor(a) if keep or a in self._ridge else {"factor": self._cholesky(a)}
         if "inverse" in entry:
-            return entry["inverse"] @ B
-        return scipy.linalg.cho_solve(entry["factor"], B, check_finite=False)
+            return lambda B: entry["inverse"] @ B
+        return lambda B: scipy.linalg.cho_solve(entry["factor"], B, check_finite=False)
 
-    def _ridge_apply(self, g: RidgeFunction, B: np.ndarray) -> np.ndarray:
-        """g(K) B for a RidgeFunction: (n, m) → (n, m, L)."""
+    def _tridiagonal(self) -> TridiagonalReduction:
+        if self._tri is None:
+            self._tri = TridiagonalReduction(self._full())
+            self.details["factorisation"] = "tridiagonal"
+        return self._tri
+
+    def _ridge_apply(self, g: RidgeFunction, B: np.ndarray, route: str = "cholesky"
+                     ) -> np.ndarray:
+        """g(K) B for a RidgeFunction: (n, m) → (n, m, L), by the strategy ``route``."""
+        if route == "tridiagonal":
+            tri = self._tridiagonal()
+            return _ridge_combine(g, B, tri.solve(B, g.alphas),
+                                  lambda R: tri.solve_each(R, g.alphas))
         out = np.empty(B.shape + (g.alphas.size,))
+        keep = g.alphas.size <= self.max_ridge_alphas
         for j, a in enumerate(g.alphas):
-            R = self._solve(float(a), B)                         # K_α⁻¹B
-            if g.kind == "resolvent":
-                out[:, :, j] = R if g.power == 1 else self._solve(float(a), R)
-            elif g.kind == "complement":
-                f = g.factor(j)
-                C = f * R                                        # (α/s)K_α⁻¹B
-                out[:, :, j] = C if g.power == 1 else f * self._solve(float(a), C)
-            else:
-                S = B - a * R                                    # K K_α⁻¹ B
-                out[:, :, j] = S if g.power == 1 else S - a * self._solve(float(a), S)
+            one = RidgeFunction(g.kind, g.alphas[j:j + 1], g.power,
+                                None if g.scale is None else g.scale[j:j + 1])
+            solve = self._solver_at(float(a), keep)
+            out[:, :, j] = _ridge_combine(one, B, solve(B)[:, :, None],
+                                          lambda R: solve(R[:, :, 0])[:, :, None])[:, :, 0]
         return out
 
     # -- spectral forms -------------------------------------------------------------
     def quadratic(self, g: SpectralFunction, P: npt.ArrayLike,
                   Q: npt.ArrayLike | None = None) -> np.ndarray:
-        if not self._use_ridge(g):
+        route = self._route(g, solves=True)
+        if route is None:
             return super().quadratic(g, P, Q)
+        assert isinstance(g, RidgeFunction)
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         Q = P if Q is None else np.asarray(Q, dtype=np.float64).reshape(self.n, -1)
         if g.power == 2 and Q is P:
             # Pᵀ M² P = (MP)ᵀ(MP) for the symmetric M = K_α⁻¹ or K K_α⁻¹
-            half = self._ridge_apply(RidgeFunction(g.kind, g.alphas, 1, g.scale), P)
+            half = self._ridge_apply(RidgeFunction(g.kind, g.alphas, 1, g.scale), P, route)
             return np.einsum("nil,njl->ijl", half, half)
-        return np.einsum("ni,njl->ijl", P, self._ridge_apply(g, Q))
+        return np.einsum("ni,njl->ijl", P, self._ridge_apply(g, Q, route))
 
     def trace(self, h: SpectralFunction) -> float | np.ndarray:
         if not self._use_ridge(h):
@@ -231,9 +308,11 @@ class DenseOperator(ExplicitBasisOperator):
         return out
 
     def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
-        if not self._use_ridge(g):
+        route = self._route(g, solves=True)
+        if route is None:
             return super().apply_function(g, B)
-        return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1))
+        assert isinstance(g, RidgeFunction)
+        return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1), route)
 
     def _basis_is_complete(self) -> bool:
         return True                               # the eigenvectors of K itself
@@ -243,7 +322,7 @@ class DenseOperator(ExplicitBasisOperator):
         """HKH formed in blocks of rows (K_ij − r_i − r_j + m, r = K1/n, m = 1ᵀK1/n²):
         each entry is computed once from K, so ‖HKH‖_F² keeps the accuracy of K's
         entries instead of cancelling three terms of order n² (no eigendecomposition)."""
-        K = self._K
+        K = self._full()
         r = K.mean(axis=1)
         m = r.mean()
         yc = _centred(y)
@@ -267,8 +346,8 @@ class DenseOperator(ExplicitBasisOperator):
             return c.T @ (self._lam[:, None] ** r * c)
         H = P
         for _ in range(r // 2):
-            H = self._K @ H
-        return H.T @ (self._K @ H) if r % 2 else H.T @ H
+            H = self._full() @ H
+        return H.T @ (self._full() @ H) if r % 2 else H.T @ H
 
     def power_trace(self, r: int) -> float:
         r = int(r)
@@ -277,7 +356,8 @@ class DenseOperator(ExplicitBasisOperator):
         if r == 1:
             return float(np.trace(self._K))
         if r == 2 and self._eig is None:
-            return float(np.einsum("ij,ij->", self._K, self._K))
+            K = self._full()
+            return float(np.einsum("ij,ij->", K, K))
         return self._spectral_power_trace(r)
 
     def diagonal(self) -> np.ndarray:
@@ -300,12 +380,16 @@ class Exact(Approximation):
     max_dense : int, default=8000
         Largest n for the dense method; beyond it the call is refused with a message
         naming the alternatives (about 0.5 GB for K at n = 8000, plus the eigenvectors).
-    dense_solver : {"auto", "eigh"}, default="auto"
+    dense_solver : {"auto", "eigh", "cholesky", "tridiagonal"}, default="auto"
         How the dense method evaluates the forms in K + αI (ree, ipe, c1, gcv, eloo).
         ``"auto"``: a Cholesky factorisation (and inverse) per α when at most three α
         are asked — about 4.5× fewer flops than an eigendecomposition at one α — and
         one eigendecomposition for longer α paths, whose cost is then shared by every
-        α. ``"eigh"``: always the eigendecomposition. See :class:`DenseOperator`.
+        α. ``"eigh"``: always the eigendecomposition. ``"cholesky"`` /
+        ``"tridiagonal"``: solves by that strategy for any α path (one factorisation
+        per α / one tridiagonal reduction), which serves the criterion that needs
+        solves only (ree); the others need the entries of K_α⁻¹ or the eigenvalues
+        and follow ``"auto"``. See :class:`DenseOperator`.
     """
 
     name = "exact"
@@ -368,9 +452,10 @@ class Exact(Approximation):
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
                 random_state: RandomState, workers: int | None) -> PreparedState:
         method = self._resolved_method()
-        if self.dense_solver not in ("auto", "eigh"):
+        if self.dense_solver not in DENSE_SOLVERS:
             raise ValueError(
-                f"dense_solver must be 'auto' or 'eigh', got {self.dense_solver!r}."
+                f"dense_solver must be one of {', '.join(map(repr, DENSE_SOLVERS))}, got "
+                f"{self.dense_solver!r}."
             )
         n, d = X.shape
         self.check_resources(n, d, method=method)
@@ -403,4 +488,4 @@ class Exact(Approximation):
 
             return StreamingOperator(X, gamma, kernel=kernel, workers=workers)
         K = lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers)
-        return DenseOperator(K, solver=self.dense_solver)
+        return DenseOperator(K, solver=self.dense_solver, copy=False)

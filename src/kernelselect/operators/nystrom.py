@@ -12,8 +12,8 @@ from .. import lowlevel
 from .._resources import check_allocation
 from .._validation import check_positive, check_positive_int, check_random_state
 from .._typing import PreparedState, RandomState
-from ._base import Approximation, ExplicitBasisOperator, KernelOperator
-from ._lowrank import factor_spectrum, small_blas
+from ._base import Approximation, KernelOperator
+from ._lowrank import LowRankOperator, small_blas
 from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
                         ridge_leverage_scores)
 
@@ -295,7 +295,7 @@ class Nystroem(Approximation):
 
     def factor(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
                workers: int | None = None) -> np.ndarray:
-        """V (n, k′) with K̃ = VVᵀ at ``gamma`` (the solvers' Woodbury factor)."""
+        """V (n, k′) with K̃ = VVᵀ at ``gamma`` (the ``factor`` of the built operator)."""
         return self._factor(X, gamma, kernel, state, workers)[0]
 
     def _factor(self, X: np.ndarray, gamma: float, kernel: str, state: dict[str, Any],
@@ -354,8 +354,7 @@ class Nystroem(Approximation):
         if state is None:
             state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
         V, c = self._factor(X, gamma, kernel, state, workers)
-        lam, Q = factor_spectrum(V)
-        op = ExplicitBasisOperator(lam, Q)
+        op = LowRankOperator(V)
         op.name = "nystrom"
         op.details = {"n_landmarks": int(c), "rank": int(state["rank"]),
                       "effective_rank": int(V.shape[1]),

@@ -12,8 +12,8 @@ from .._resources import check_allocation
 from .._validation import check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
 from .._typing import PreparedState, RandomState
-from ._base import Approximation, ExplicitBasisOperator, KernelOperator
-from ._lowrank import factor_spectrum
+from ._base import Approximation, KernelOperator
+from ._lowrank import LowRankOperator
 
 if TYPE_CHECKING:
     from .streaming_lowrank import StreamingLowRankOperator
@@ -97,8 +97,7 @@ class RFF(Approximation):
         if state is None:
             state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
         Z = self.features(X, gamma, kernel=kernel, state=state, workers=workers)
-        lam, Q = factor_spectrum(Z)
-        op = ExplicitBasisOperator(lam, Q)
+        op = LowRankOperator(Z)
         op.name = "rff"
         op.details = {"n_features": int(Z.shape[1])}
         return op
