@@ -9,7 +9,9 @@ and the k×k statistics; X is never gathered: the landmarks and the pairs of the
 median heuristic are gathered by index, and y (one float per row) is gathered to
 the caller for the probe coefficients of the criteria.
 
-This module imports dask only when it is used; ``import kernelselect`` does not.
+This module imports dask only when it is used (``_dask()``); ``import kernelselect``
+does not, and dask stays an optional dependency (the ``dask`` extra). It imports nothing
+from the package but the thread limits, so the operators' Dask paths use it from below.
 """
 
 from __future__ import annotations
@@ -18,15 +20,12 @@ import contextlib
 import math
 import os
 import uuid
+import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ._threads import one_blas_thread
-from .operators.dense import Exact
-from .operators.nystrom import Nystroem
-from .operators.random_mcm import RandomMCM
-from .operators.rff import RFF
 
 __all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
 
@@ -124,8 +123,6 @@ def standardize(X: Any) -> Any:
     near their largest magnitude (exact) and the statistics taken again on that: one
     more pass, only for such data (as :func:`kernelselect.selection.standardize_columns`).
     """
-    import warnings
-
     dask, da = _dask()
     with warnings.catch_warnings():          # an overflowing variance is detected below
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -227,19 +224,6 @@ class DaskRows:
         out = np.empty_like(rows)
         out[order] = rows
         return out
-
-
-def supports(approx: Any) -> bool:
-    """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
-    random features, the randomised MCM's row statistics, or the exact kernel's moments
-    by pairs of chunks)."""
-    if isinstance(approx, (RFF, RandomMCM)):
-        return True
-    if isinstance(approx, Exact):         # the dense method is refused by its build_all
-        return approx.method in ("auto", "streaming")
-    if isinstance(approx, Nystroem):
-        return approx.sampler == "uniform"
-    return False
 
 
 class NpyRows:

@@ -23,6 +23,10 @@ from ._threads import blas_threads as _blas_threads
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import Approximation, get_approximation
+from .operators.dense import Exact
+from .operators.nystrom import Nystroem
+from .operators.random_mcm import RandomMCM
+from .operators.rff import RFF
 from ._result import SelectionResult, _finite_selection
 
 __all__ = ["select_kernel", "SelectionResult", "default_gammas"]
@@ -78,6 +82,19 @@ def _split_params(criteria: Sequence[Criterion], params: Mapping[str, Any]
         for c in takers:
             per[c.name][key] = value
     return per
+
+
+def _streams_on_dask(approx: Approximation) -> bool:
+    """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
+    random features, the randomised MCM's row statistics, or the exact kernel's moments
+    by pairs of chunks)."""
+    if isinstance(approx, (RFF, RandomMCM)):
+        return True
+    if isinstance(approx, Exact):         # the dense method is refused by its build_all
+        return approx.method in ("auto", "streaming")
+    if isinstance(approx, Nystroem):
+        return approx.sampler == "uniform"
+    return False
 
 
 def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian",
@@ -282,7 +299,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         approx, auto_reason = _policy.auto_start(n, spectral)
     else:
         approx, auto_reason = get_approximation(approximation), None
-    if distributed and approx is not None and not _dask.supports(approx):
+    if distributed and approx is not None and not _streams_on_dask(approx):
         raise ValueError(
             f"approximation={getattr(approx, 'label', approx.name)!r} does not run on Dask "
             "arrays; use 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")

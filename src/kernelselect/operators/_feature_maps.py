@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial.distance import cdist
 
-__all__ = ["FeatureMap", "LandmarkFeatures", "FourierFeatures", "block_rows", "SQUARINGS",
-           "BLOCK_ENTRIES"]
+__all__ = ["FeatureMap", "LandmarkFeatures", "FourierFeatures", "block_rows", "exp_block",
+           "SQUARINGS", "BLOCK_ENTRIES"]
 
 
 class FeatureMap(Protocol):
@@ -77,22 +77,28 @@ class LandmarkFeatures:
 
     def block(self, S: np.ndarray, i: int, out: np.ndarray,
               chain: list[Any] | None = None) -> np.ndarray:
-        """exp(−γ_i S) into ``out``. ``chain`` = [index, squarings] says which γ ``out``
-        holds (updated here; one per caller and buffer). When γ_i = 2γ_index (the default
-        grid doubles γ), ``out`` is squared instead: exp(−2γS) = exp(−γS)², one
-        multiplication instead of an exponential per entry. Each squaring doubles the
-        relative rounding error, so a fresh exponential is taken after SQUARINGS of them
-        (error ≤ 2^SQUARINGS·ε)."""
-        g = self.gammas
-        if chain is not None and chain[0] == i - 1 and i > 0 and g[i] == 2.0 * g[i - 1] \
-                and chain[1] < SQUARINGS:
-            np.multiply(out, out, out=out)
-            chain[0], chain[1] = i, chain[1] + 1
-            return out
-        np.multiply(S, -g[i], out=out)
-        if chain is not None:
-            chain[0], chain[1] = i, 0
-        return np.exp(out, out=out)
+        """exp(−γ_i S) into ``out`` (:func:`exp_block`)."""
+        return exp_block(self.gammas, S, i, out, chain)
+
+
+def exp_block(gammas: np.ndarray, S: np.ndarray, i: int, out: np.ndarray,
+              chain: list[Any] | None = None) -> np.ndarray:
+    """exp(−γ_i S) into ``out``, γ = ``gammas``. ``chain`` = [index, squarings] says which
+    γ ``out`` holds (updated here; one per caller and buffer). When γ_i = 2γ_index (the
+    default grid doubles γ), ``out`` is squared instead: exp(−2γS) = exp(−γS)², one
+    multiplication instead of an exponential per entry. Each squaring doubles the
+    relative rounding error, so a fresh exponential is taken after SQUARINGS of them
+    (error ≤ 2^SQUARINGS·ε)."""
+    g = gammas
+    if chain is not None and chain[0] == i - 1 and i > 0 and g[i] == 2.0 * g[i - 1] \
+            and chain[1] < SQUARINGS:
+        np.multiply(out, out, out=out)
+        chain[0], chain[1] = i, chain[1] + 1
+        return out
+    np.multiply(S, -g[i], out=out)
+    if chain is not None:
+        chain[0], chain[1] = i, 0
+    return np.exp(out, out=out)
 
 
 class FourierFeatures:

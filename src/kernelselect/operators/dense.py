@@ -23,6 +23,9 @@ from ._base import (
     evaluate_at,
 )
 from ._lowrank import shifted_cholesky, small_blas
+from ._row_passes import ArrayRows
+from .streaming import StreamingOperator
+from .streaming_exact import build_exact_grid
 from ._tridiagonal import TridiagonalReduction
 
 __all__ = ["Exact", "DenseOperator", "DENSE_SOLVERS"]
@@ -466,9 +469,6 @@ class Exact(Approximation):
         """With the streaming method: one operator per γ whose power moments come from
         passes over the tiles of X shared by the whole grid
         (:mod:`~kernelselect.operators.streaming_exact`); None for the dense method."""
-        from .streaming_exact import build_exact_grid
-        from .streaming_lowrank import ArrayRows
-
         method = state["method"] if state else self._resolved_method()
         if method == "streaming":
             return build_exact_grid(rows, y, gammas, kernel=kernel)
@@ -484,8 +484,6 @@ class Exact(Approximation):
               state: PreparedState, workers: int | None) -> KernelOperator:
         method = state["method"] if state else self._resolved_method()
         if method == "streaming":
-            from .streaming import StreamingOperator
-
             return StreamingOperator(X, gamma, kernel=kernel, workers=workers)
         K = lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers)
         return DenseOperator(K, solver=self.dense_solver, copy=False)

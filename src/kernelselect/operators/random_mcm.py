@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from .. import fft as _fft
 from .._columns import labeled_rff_column
+from .._dask import is_dask_array
 from .._labels import numeric_labels
 from .._resources import check_allocation
 from .._validation import (
@@ -226,8 +227,6 @@ class RandomMCM(Approximation):
     def prepare(self, X: Any, y: npt.ArrayLike | None = None, *,
                 kernel: str = "gaussian", random_state: RandomState = None,
                 workers: int | None = None) -> dict[str, Any]:
-        from .._dask import is_dask_array
-
         if not is_dask_array(X):            # Dask input is checked by select_kernel
             X = check_matrix(X, "X", dtype=np.float64)
         kernel = check_kernel(kernel)

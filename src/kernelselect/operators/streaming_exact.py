@@ -25,18 +25,23 @@ pass: n² distances (one GEMM) plus, per γ, n² exponentials (fewer on doubling
 and 2n²m flops.
 """
 
+from __future__ import annotations
+
 import concurrent.futures
 import math
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
+import numpy.typing as npt
+from scipy.spatial.distance import cdist
 
+from .. import _dask
 from .._resources import check_allocation
 from .._threads import one_blas_thread
 from ._base import KernelOperator
+from ._feature_maps import exp_block
+from ._row_passes import ArrayRows, probe_basis, probe_values
 from .streaming import StreamingOperator
-from ._feature_maps import LandmarkFeatures
-from ._row_passes import probe_basis
 from .streaming_lowrank import RowsPending, _Family
 
 __all__ = ["StreamingExactGridOperator", "build_exact_grid", "TILE"]
@@ -44,35 +49,41 @@ __all__ = ["StreamingExactGridOperator", "build_exact_grid", "TILE"]
 #: rows and columns of one kernel tile (2 MB of float64)
 TILE = 512
 
+#: the probe basis of a family: (distinct values of y or None, kept columns, T)
+Basis = tuple[Union[np.ndarray, None], np.ndarray, np.ndarray]
+
 
 class _TileKernel:
     """Kernel tiles for every γ of a grid from one distance tile."""
 
-    block = LandmarkFeatures.block                 # exp(−γ_i S), squaring on doubling grids
-
-    def __init__(self, gammas, kernel):
+    def __init__(self, gammas: npt.ArrayLike, kernel: str) -> None:
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.kernel = kernel
 
-    def distances(self, A, a_sq, B, b_sq):
+    def block(self, S: np.ndarray, i: int, out: np.ndarray,
+              chain: list[Any] | None = None) -> np.ndarray:
+        """exp(−γ_i S) into ``out``, squaring on doubling grids (:func:`exp_block`)."""
+        return exp_block(self.gammas, S, i, out, chain)
+
+    def distances(self, A: np.ndarray, a_sq: np.ndarray, B: np.ndarray,
+                  b_sq: np.ndarray) -> np.ndarray:
         if self.kernel == "gaussian":
             S = A @ B.T
             S *= -2.0
             S += a_sq[:, None]
             S += b_sq[None, :]
             return np.maximum(S, 0.0, out=S)
-        from scipy.spatial.distance import cdist
-
-        return cdist(A, B, "cityblock")
+        return np.asarray(cdist(A, B, "cityblock"))
 
 
-def _row_block(tiles, A, a_sq, B, b_sq, V, frobenius):
+def _row_block(tiles: _TileKernel, A: np.ndarray, a_sq: np.ndarray, B: np.ndarray,
+               b_sq: np.ndarray, V: np.ndarray | list[np.ndarray], frobenius: bool
+               ) -> tuple[np.ndarray, np.ndarray]:
     """(Σ_b E_γ[A, b] V_γ[b] for every γ, ⟨E_γ, E_γ⟩ over those tiles) for the rows A
     against the rows B in tiles of TILE columns; V is a list of (len(B), m) arrays, one
     per γ, or one array shared by every γ."""
     ng = tiles.gammas.size
-    shared = not isinstance(V, list)
-    m = (V if shared else V[0]).shape[1]
+    m = (V[0] if isinstance(V, list) else V).shape[1]
     out = np.zeros((ng, A.shape[0], m))
     fro = np.zeros(ng)
     n = B.shape[0]
@@ -80,17 +91,18 @@ def _row_block(tiles, A, a_sq, B, b_sq, V, frobenius):
         b1 = min(b0 + TILE, n)
         S = tiles.distances(A, a_sq, B[b0:b1], b_sq[b0:b1])
         E = np.empty_like(S)
-        chain = [None, 0]
+        chain: list[Any] = [None, 0]
         for g in range(ng):
             tiles.block(S, g, E, chain)
-            out[g] += E @ (V if shared else V[g])[b0:b1]
+            out[g] += E @ (V[g] if isinstance(V, list) else V)[b0:b1]
             if frobenius:
                 flat = E.reshape(-1)
                 fro[g] += flat @ flat
     return out, fro
 
 
-def orthonormal_probes(y, values):
+def orthonormal_probes(y: npt.ArrayLike, values: np.ndarray | None
+                       ) -> tuple[np.ndarray, np.ndarray]:
     """(keep, T) such that Q = [1 Y][:, keep] T has orthonormal columns, q₁ = 1/√n,
     for the probe basis Y of y (:func:`probe_basis`).
 
@@ -100,6 +112,7 @@ def orthonormal_probes(y, values):
     the constant matrix 11ᵀ (small γ); with 1 split off, its products K^r q are
     computed on their own and nothing cancels in the contraction.
     """
+    y = np.asarray(y, dtype=np.float64)
     B = np.column_stack([np.ones(len(y)), probe_basis(y, values)])
     R = np.asarray(np.linalg.qr(B, mode="r"))       # mode="r": R alone, an array
     diag = np.abs(np.diag(R))
@@ -108,13 +121,14 @@ def orthonormal_probes(y, values):
     return keep, np.linalg.solve(R, np.eye(R.shape[0]))
 
 
-def probes(y, values, keep, T):
+def probes(y: npt.ArrayLike, values: np.ndarray | None, keep: np.ndarray, T: np.ndarray
+           ) -> np.ndarray:
     """Rows of the orthonormal probe basis Q = [1 Y][:, keep] T (:func:`orthonormal_probes`)."""
     y = np.asarray(y, dtype=np.float64)
-    return np.column_stack([np.ones(len(y)), probe_basis(y, values)])[:, keep] @ T
+    return np.asarray(np.column_stack([np.ones(len(y)), probe_basis(y, values)])[:, keep] @ T)
 
 
-def _moments(prev, new):
+def _moments(prev: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(V_{k−1,γ}ᵀV_{k,γ}, V_{k,γ}ᵀV_{k,γ}) stacked over γ; ``prev`` is one array
     shared by every γ (the probe basis, first pass) or (n_γ, n, m)."""
     ng = new.shape[0]
@@ -127,10 +141,11 @@ class _ExactFamily(_Family):
     """The operators of one grid: centred X, the probe basis, the products V_k of the
     passes done so far and the moments they give."""
 
-    def __init__(self, X, y, gammas, kernel, threads, workers):
+    def __init__(self, X: np.ndarray, y: np.ndarray, gammas: npt.ArrayLike, kernel: str,
+                 threads: int, workers: int | None) -> None:
         self._probe_basis(y)
         X = np.asarray(X, dtype=np.float64)
-        self.X_user = X
+        self.X_user: np.ndarray | None = X
         self.workers = workers
         mean = X.mean(axis=0)
         self.X = np.ascontiguousarray(X - mean)
@@ -142,26 +157,27 @@ class _ExactFamily(_Family):
         self.V_prev: Any = None                       # V_{k−1}
         self.V: Any = self.Y                          # V_k
         self.done = 0
-        self.moments = {}                              # r → (n_γ, m, m)
-        self.frobenius = None
+        self.moments: dict[int, np.ndarray] = {}       # r → (n_γ, m, m)
+        self.frobenius: np.ndarray | None = None
         self.passes = 0
         # for the Gaussian expansion at small γ (StreamingOperator.centred_terms)
         self.spread = float(self.sq.max())
         self.XtY = self.X.T @ self.Y
         self.XtX = self.X.T @ self.X
 
-    def _probe_basis(self, y):
+    def _probe_basis(self, y: np.ndarray) -> None:
         _Family.__init__(self, None, None, y)
         self.keep, self.T = orthonormal_probes(y, self.values)
         self.Y = probes(y, self.values, self.keep, self.T)
         self.gram = self.Y.T @ self.Y
 
-    def run(self, requests, rows=None):
+    def run(self, requests: list[Any], rows: Any = None) -> None:
+        """Make the passes the requests (operator, number of passes) need."""
         target = max(k for _, k in requests)
         while self.done < target:
             self._pass()
 
-    def _pass(self):
+    def _pass(self) -> None:
         n = self.X.shape[0]
         first = self.done == 0
         blocks = [(a, min(a + TILE, n)) for a in range(0, n, TILE)]
@@ -170,7 +186,7 @@ class _ExactFamily(_Family):
         fro = np.zeros(ng)
         V = self.V if first else list(self.V)
 
-        def work(ab):
+        def work(ab: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
             a0, a1 = ab
             return _row_block(self.tiles, self.X[a0:a1], self.sq[a0:a1], self.X, self.sq, V,
                               first)
@@ -203,26 +219,27 @@ class _ExactFamily(_Family):
 # ---------------------------------------------------------------------------
 
 
-def _chunk_rows(x, mu, start):
-    from .._dask import check_rows_finite
-
+def _chunk_rows(x: npt.ArrayLike, mu: np.ndarray, start: int
+                ) -> tuple[np.ndarray, np.ndarray]:
     x = np.asarray(x, dtype=np.float64)
-    check_rows_finite(x, range(start, start + x.shape[0]),
-                      f", in the chunk of rows {start}..{start + x.shape[0] - 1}")
+    _dask.check_rows_finite(x, range(start, start + x.shape[0]),
+                            f", in the chunk of rows {start}..{start + x.shape[0] - 1}")
     x = np.ascontiguousarray(x - mu)
     return x, np.einsum("ij,ij->i", x, x)
 
 
-def _pair_task(tiles, mu, xa, sa, xb, sb, vb, yb, basis):
+def _pair_task(tiles: _TileKernel, mu: np.ndarray, xa: npt.ArrayLike, sa: int,
+               xb: npt.ArrayLike, sb: int, vb: np.ndarray | None, yb: npt.ArrayLike,
+               basis: Basis) -> tuple[np.ndarray, np.ndarray]:
     """Contribution of the column chunk b to the rows of chunk a, for every γ."""
     A, a_sq = _chunk_rows(xa, mu, sa)
     B, b_sq = _chunk_rows(xb, mu, sb)
-    first = vb is None
-    V = probes(yb, *basis) if first else list(vb)
-    return _row_block(tiles, A, a_sq, B, b_sq, V, first)
+    if vb is None:                                  # first pass: V_0 = the probe basis
+        return _row_block(tiles, A, a_sq, B, b_sq, probes(yb, *basis), True)
+    return _row_block(tiles, A, a_sq, B, b_sq, list(vb), False)
 
 
-def _sum_pairs(*parts):
+def _sum_pairs(*parts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     out, fro = parts[0]
     out, fro = out.copy(), fro.copy()
     for o, f in parts[1:]:
@@ -231,11 +248,13 @@ def _sum_pairs(*parts):
     return out, fro
 
 
-def _products(pair):
+def _products(pair: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     return pair[0]
 
 
-def _chunk_stats(mu, x, start, y, basis, prev, pair):
+def _chunk_stats(mu: np.ndarray, x: npt.ArrayLike, start: int, y: npt.ArrayLike,
+                 basis: Basis, prev: np.ndarray | None,
+                 pair: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
     """Moments (and, in the first pass, ‖K‖_F² and the centred-X statistics) of one
     row chunk."""
     new, fro = pair
@@ -247,7 +266,7 @@ def _chunk_stats(mu, x, start, y, basis, prev, pair):
     return [odd, even, fro, Xc.T @ Y, Xc.T @ Xc, np.array([sq.max()])]
 
 
-def _add_stats(*parts):
+def _add_stats(*parts: list[np.ndarray]) -> list[np.ndarray]:
     total = [p.copy() for p in parts[0]]
     for part in parts[1:]:
         for i, p in enumerate(part):
@@ -264,15 +283,13 @@ class _DaskExactFamily(_ExactFamily):
     chunks per row chunk, then a tree of the small moments. V_k stays on the workers
     (persisted) for the next pass; X is never gathered."""
 
-    def __init__(self, rows, y, gammas, kernel):
-        from .._dask import _compute
-
+    def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, kernel: str) -> None:
         self._probe_basis(y)
         self.rows = rows
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.kernel = kernel
         self.tiles = _TileKernel(self.gammas, kernel)
-        self.mu = np.asarray(_compute(rows.X.mean(axis=0)), dtype=np.float64)
+        self.mu = np.asarray(_dask._compute(rows.X.mean(axis=0)), dtype=np.float64)
         self.V = None                                  # persisted V_k chunks
         self.done = 0
         self.moments = {}
@@ -281,11 +298,9 @@ class _DaskExactFamily(_ExactFamily):
         self.X_user = None
         self.workers = None
 
-    def _pass(self):
-        import dask
-
-        from .._dask import SPLIT_EVERY, _compute, cluster_guard
-
+    def _pass(self) -> None:
+        dask, _ = _dask._dask()
+        split = _dask.SPLIT_EVERY
         rows = self.rows
         xs = rows.X.to_delayed().ravel()
         ys = rows.y.to_delayed().ravel()
@@ -296,10 +311,10 @@ class _DaskExactFamily(_ExactFamily):
         pair = dask.delayed(_pair_task, pure=True)
         add = dask.delayed(_sum_pairs, pure=True)
 
-        def tree(parts, fn):
+        def tree(parts: list[Any], fn: Callable[..., Any]) -> Any:
             while len(parts) > 1:
-                parts = [fn(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
-                         else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
+                parts = [fn(*parts[i:i + split]) if len(parts[i:i + split]) > 1
+                         else parts[i] for i in range(0, len(parts), split)]
             return parts[0]
 
         prev = self.V
@@ -309,12 +324,12 @@ class _DaskExactFamily(_ExactFamily):
                           None if first else prev[b], ys[b], basis)
                      for b in range(len(xs))]
             per_row.append(tree(parts, add))
-        with cluster_guard(), one_blas_thread():
+        with _dask.cluster_guard(), one_blas_thread():
             per_row = dask.persist(*per_row)
             stats = [dask.delayed(_chunk_stats, pure=True)(
                 self.mu, xs[a], starts[a], ys[a], basis, None if first else prev[a],
                 per_row[a]) for a in range(len(xs))]
-            total = _compute(tree(stats, dask.delayed(_add_stats, pure=True)))
+            total = _dask._compute(tree(stats, dask.delayed(_add_stats, pure=True)))
             self.V = dask.persist(*[dask.delayed(_products, pure=True)(p) for p in per_row])
         k = self.done + 1
         self.moments[2 * k - 1], self.moments[2 * k] = total[0], total[1]
@@ -334,7 +349,7 @@ class StreamingExactGridOperator(KernelOperator):
     name = "streaming"
     spectral = False
 
-    def __init__(self, family, index):
+    def __init__(self, family: _ExactFamily, index: int) -> None:
         super().__init__(family.Y.shape[0])
         self._family = family
         self.index = index
@@ -343,9 +358,9 @@ class StreamingExactGridOperator(KernelOperator):
         self.collect = False
         self._scope = None
         self._cursor = 0
-        self._single = None
+        self._single: StreamingOperator | None = None
 
-    def _after(self, passes):
+    def _after(self, passes: int) -> None:
         fam = self._family
         if fam.done < passes:
             request = (self, passes)
@@ -354,7 +369,7 @@ class StreamingExactGridOperator(KernelOperator):
                 raise RowsPending(passes)
             fam.run([request])
 
-    def _single_gamma(self):
+    def _single_gamma(self) -> StreamingOperator:
         if self._single is None:
             fam = self._family
             if fam.X_user is None:
@@ -365,7 +380,7 @@ class StreamingExactGridOperator(KernelOperator):
                                              workers=fam.workers)
         return self._single
 
-    def power_quadratic(self, r, P):
+    def power_quadratic(self, r: int, P: npt.ArrayLike) -> np.ndarray:
         r = int(r)
         if r <= 0:                                  # PᵀP, or the error for a negative r
             return StreamingOperator.power_quadratic(self, r, P)  # type: ignore[arg-type]
@@ -377,25 +392,27 @@ class StreamingExactGridOperator(KernelOperator):
         self._after(math.ceil(r / 2))
         M = self._family.moments[r][self.index]
         M = 0.5 * (M + M.T)
-        return coef.T @ M @ coef
+        return np.asarray(coef.T @ M @ coef)
 
-    def power_trace(self, r):
+    def power_trace(self, r: int) -> float:
         r = int(r)
         if r == 0 or r == 1:
             return float(self.n)                          # κ(x, x) = 1
         if r == 2:
             self._after(1)
-            return float(self._family.frobenius[self.index])
+            fro = self._family.frobenius
+            assert fro is not None                 # the first pass sets it
+            return float(fro[self.index])
         raise ValueError(
             f"tr K^{r} is not available from the streaming exact operator (only r ≤ 2); "
             "use Exact(method='dense') or an approximation.")
 
-    def diagonal(self):
+    def diagonal(self) -> np.ndarray:
         return np.ones(self.n)
 
     MOMENT_FLOOR = StreamingOperator.MOMENT_FLOOR
 
-    def centred_terms(self, y):
+    def centred_terms(self, y: npt.ArrayLike) -> tuple[float, float]:
         """As :meth:`StreamingOperator.centred_terms`, the Gaussian expansion's X_cᵀy_c,
         X_cᵀX_c and max‖x_i − x̄‖² taken from the statistics of the centred X."""
         ycky, kc_sq = KernelOperator.centred_terms(self, y)
@@ -413,27 +430,28 @@ class StreamingExactGridOperator(KernelOperator):
         return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(fam.XtX * fam.XtX))
 
 
-def build_exact_grid(rows, y, gammas, *, kernel):
+def build_exact_grid(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *,
+                     kernel: str) -> list[StreamingExactGridOperator]:
     """One operator per γ sharing the passes of one family over ``rows`` (in memory:
     an :class:`~kernelselect.operators.streaming_lowrank.ArrayRows`; or Dask rows)."""
-    from .streaming_lowrank import ArrayRows
-
     if isinstance(rows, ArrayRows):
         return _grid_ops(rows.X, y, gammas, kernel=kernel, threads=rows.threads)
     family = _DaskExactFamily(rows, np.asarray(y, dtype=np.float64), gammas, kernel)
     return [_operator(family, i) for i in range(len(gammas))]
 
 
-def _operator(family, i):
+def _operator(family: _ExactFamily, i: int) -> StreamingExactGridOperator:
     op = StreamingExactGridOperator(family, i)
     op.details = {"method": "streaming"}
     return op
 
 
-def _grid_ops(X, y, gammas, *, kernel, threads, workers=None):
+def _grid_ops(X: np.ndarray, y: npt.ArrayLike | None, gammas: Sequence[float], *,
+              kernel: str, threads: int, workers: int | None = None
+              ) -> list[StreamingExactGridOperator]:
     n, d = X.shape
-    values = np.unique(np.asarray(y))
-    m = values.size if values.size <= 64 else 2
+    values = probe_values(np.asarray(y))
+    m = 2 if values is None else values.size
     g = len(gammas)
     check_allocation(8.0 * (2 * g * n * m + n * (d + m + 2) + 3 * threads * TILE * TILE),
                      f"the exact streamed moments for {g} kernels at n={n} (the products K·Y "
