@@ -38,7 +38,8 @@ import numpy.typing as npt
 
 from .._typing import PreparedState, RandomState, RowFunction, SpectralFunction
 
-__all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "RidgeFunction",
+__all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "LazyBasisOperator",
+           "RidgeFunction",
            "evaluate_at"]
 
 
@@ -360,6 +361,23 @@ class ExplicitBasisOperator(KernelOperator):
         if gl.ndim == 1:
             return out + g0 * resid
         return out + resid[:, :, None] * g0[None, None, :]
+
+
+class LazyBasisOperator(ExplicitBasisOperator):
+    """An :class:`ExplicitBasisOperator` whose eigenpairs are computed on first need,
+    by :meth:`_eigenpairs` (cached by the subclass): the dense operator and the
+    low-rank factor operator, which answer some requests without them."""
+
+    def _eigenpairs(self) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    @property
+    def _lam(self) -> np.ndarray:  # type: ignore[override]
+        return self._eigenpairs()[0]
+
+    @property
+    def _q(self) -> np.ndarray:  # type: ignore[override]
+        return self._eigenpairs()[1]
 
 
 class Approximation:

@@ -10,7 +10,7 @@ import scipy.linalg
 from .._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
 from .._threads import blas_for_flops as small_blas
 from .._typing import SpectralFunction
-from ._base import ExplicitBasisOperator, KernelOperator, RidgeFunction
+from ._base import KernelOperator, LazyBasisOperator, RidgeFunction
 
 __all__ = ["LowRankOperator", "factor_spectrum", "shifted_cholesky", "small_blas"]
 
@@ -87,7 +87,7 @@ def _factor_spectrum(V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out
 
 
-class LowRankOperator(ExplicitBasisOperator):
+class LowRankOperator(LazyBasisOperator):
     """K̃ = VVᵀ for a tall factor V (n, k): the Nyström factor C U_k Σ_k^{−1/2} or the
     random features Z.
 
@@ -124,14 +124,6 @@ class LowRankOperator(ExplicitBasisOperator):
         if self._spectrum is None:
             self._spectrum = factor_spectrum(self.factor)
         return self._spectrum
-
-    @property
-    def _lam(self) -> np.ndarray:  # type: ignore[override]
-        return self._eigenpairs()[0]
-
-    @property
-    def _q(self) -> np.ndarray:  # type: ignore[override]
-        return self._eigenpairs()[1]
 
     def _gram_eigenpairs(self) -> tuple[np.ndarray, np.ndarray]:
         """(s, P) with VᵀV = P diag(s) Pᵀ, s clipped at 0."""

@@ -17,8 +17,8 @@ from .._validation import check_positive_int
 from ._base import (
     _centred,
     Approximation,
-    ExplicitBasisOperator,
     KernelOperator,
+    LazyBasisOperator,
     RidgeFunction,
     evaluate_at,
 )
@@ -64,7 +64,7 @@ def _ridge_combine(g: RidgeFunction, B: np.ndarray, R: np.ndarray,
     return S if g.power == 1 else S - g.alphas * again(S)
 
 
-class DenseOperator(ExplicitBasisOperator):
+class DenseOperator(LazyBasisOperator):
     """K itself (n×n), with every form evaluated as cheaply as the request allows.
 
     * Power moments come from K directly: Pᵀ Kʳ P by ⌈r/2⌉ products with K,
@@ -141,14 +141,6 @@ class DenseOperator(ExplicitBasisOperator):
             self._eig = (np.clip(lam, 0.0, None), Q)
             self.details["factorisation"] = "eigh"
         return self._eig
-
-    @property
-    def _lam(self) -> np.ndarray:  # type: ignore[override]
-        return self._eigenpairs()[0]
-
-    @property
-    def _q(self) -> np.ndarray:  # type: ignore[override]
-        return self._eigenpairs()[1]
 
     # -- solves with K + αI: Cholesky factors or one tridiagonal reduction -----------
     def _route(self, g: SpectralFunction | None, solves: bool = False) -> str | None:
