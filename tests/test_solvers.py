@@ -411,3 +411,17 @@ def test_exact_solver_strategies_refuse_or_route_as_documented():
                            approximation=kernelselect.Exact(method="streaming"))
     assert m.method == "tridiagonal"
     _assert_fit_matches_reference(m, kernel_matrix(X, X, 0.5), y, [0.1, 1.0], True)
+
+
+def test_tridiagonal_strategy_reuses_factors_a_trace_made():
+    from kernelselect.operators import RidgeFunction
+
+    X, y = problem(13, 25, 2)
+    K = kernel_matrix(X, X, 0.5)
+    g = RidgeFunction("complement", [0.1, 1.0], 2)
+    op = DenseOperator(K, solver="tridiagonal")
+    op.trace(RidgeFunction("complement", [0.1, 1.0]))        # Cholesky inverses (≤ 3 α)
+    got = op.quadratic(g, y[:, None])
+    assert op._tri is None                                   # no second factorisation
+    ref = np.einsum("n,nl->l", y, _ridge_reference(K, g, y[:, None])[:, 0, :])
+    np.testing.assert_allclose(got[0, 0], ref, rtol=1e-8)

@@ -157,6 +157,8 @@ class DenseOperator(LazyBasisOperator):
         if self._eig is not None or self.solver == "eigh" or not isinstance(g, RidgeFunction):
             return None
         if solves and self.solver in ("cholesky", "tridiagonal"):
+            if self.solver == "tridiagonal" and all(float(a) in self._ridge for a in g.alphas):
+                return "cholesky"          # factors a trace already made: reuse them
             return self.solver
         if g.alphas.size > self.max_ridge_alphas:
             return None
