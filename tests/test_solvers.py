@@ -425,3 +425,21 @@ def test_tridiagonal_strategy_reuses_factors_a_trace_made():
     assert op._tri is None                                   # no second factorisation
     ref = np.einsum("n,nl->l", y, _ridge_reference(K, g, y[:, None])[:, 0, :])
     np.testing.assert_allclose(got[0, 0], ref, rtol=1e-8)
+
+
+def test_explicit_strategy_on_a_singular_system_falls_back_or_raises():
+    from kernelselect.operators import RidgeFunction
+
+    X, y = problem(14, 15, 2)
+    Xd = np.vstack([X, X])                                   # duplicate rows: K singular
+    K = kernel_matrix(Xd, Xd, 1.0)
+    g = RidgeFunction("complement", [1e-300, 1.0])
+    B = np.concatenate([y, y])[:, None]
+    ref = DenseOperator(K, solver="eigh").apply_function(g, B)
+    op = DenseOperator(K, solver="cholesky")
+    np.testing.assert_allclose(op.apply_function(g, B), ref, rtol=1e-6, atol=1e-12)
+    assert op.details["fallback"] == "eigh"
+    with pytest.raises(np.linalg.LinAlgError):
+        DenseOperator(K, solver="cholesky", on_singular="raise").apply_function(g, B)
+    with pytest.raises(ValueError, match="on_singular"):
+        DenseOperator(K, on_singular="ignore")

@@ -47,7 +47,7 @@ from . import _predict, lowlevel
 from ._kernel_ops import _condition
 from ._validation import KERNEL_CODES, check_random_state
 from .operators import KernelOperator, RidgeFunction, get_approximation
-from .operators.dense import Exact
+from .operators.dense import DenseOperator, Exact
 from .operators.nystrom import Nystroem
 from .operators.rff import RFF
 from ._validation import check_grid, check_kernel, check_matrix, check_positive
@@ -358,6 +358,8 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
         try:
             op = approx.build(X, Y2[:, 0], gamma, kernel=kernel, state=state,
                               workers=block_workers(X.shape[0] ** 2, workers))
+            if isinstance(op, DenseOperator):
+                op.on_singular = "raise"          # a singular K + αI is the caller's to fix
             coef, intercept = dual_solution(op, Y2, alphas, bias)
         except np.linalg.LinAlgError as exc:
             raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc

@@ -17,6 +17,7 @@ from .._validation import check_positive_int
 from ._base import (
     _centred,
     Approximation,
+    ExplicitBasisOperator,
     KernelOperator,
     LazyBasisOperator,
     RidgeFunction,
@@ -97,19 +98,24 @@ class DenseOperator(LazyBasisOperator):
     solver : {"auto", "eigh", "cholesky", "tridiagonal"}, default="auto"
         ``"eigh"`` evaluates every form through the eigendecomposition;
         ``"cholesky"`` and ``"tridiagonal"`` serve solves for any number of α by that
-        strategy and raise ``numpy.linalg.LinAlgError`` when K + αI is numerically
-        singular (``"auto"`` falls back to the eigendecomposition instead).
+        strategy.
     max_ridge_alphas : int, default=3
         Largest α path whose diagonals and traces come from Cholesky inverses (each α
         holds one n×n inverse), and whose Cholesky factors are kept for reuse.
     copy : bool, default=True
         False: K is the caller's to give away (it is mirrored in place).
+    on_singular : {"eigh", "raise"}, default="eigh"
+        When the factorisation of a strategy fails (K + αI numerically singular or
+        indefinite, α below the rounding of K's spectrum): evaluate by the
+        eigendecomposition, whose eigenvalues are clipped at 0 (the selection's
+        choice), or raise ``numpy.linalg.LinAlgError`` (fitting a machine, which
+        then says which α and why).
     """
 
     name = "dense"
 
     def __init__(self, K: npt.ArrayLike, solver: str = "auto", max_ridge_alphas: int = 3,
-                 copy: bool = True) -> None:
+                 copy: bool = True, on_singular: str = "eigh") -> None:
         KernelOperator.__init__(self, np.shape(K)[0])
         self._K = (np.array(K, dtype=np.float64, copy=True) if copy
                    else np.asarray(K, dtype=np.float64))
@@ -117,7 +123,10 @@ class DenseOperator(LazyBasisOperator):
         if solver not in DENSE_SOLVERS:
             raise ValueError(f"solver must be one of {', '.join(map(repr, DENSE_SOLVERS))}, "
                              f"got {solver!r}.")
+        if on_singular not in ("eigh", "raise"):
+            raise ValueError(f"on_singular must be 'eigh' or 'raise', got {on_singular!r}.")
         self.solver = solver
+        self.on_singular = on_singular
         self.max_ridge_alphas = int(max_ridge_alphas)
         self._eig: tuple[np.ndarray, np.ndarray] | None = None
         self._ridge: dict[float, dict[str, Any]] = {}         # α → {"factor": (c, lower)} and, once needed, "inverse"
@@ -149,8 +158,7 @@ class DenseOperator(LazyBasisOperator):
 
         ``solves``: the form needs only solves g(K)B (``apply_function``,
         ``quadratic``), which the explicit strategies ``"cholesky"`` and
-        ``"tridiagonal"`` serve for any number of α, raising ``LinAlgError`` when
-        K + αI is numerically singular. Diagonals, traces and blocks (the entries of
+        ``"tridiagonal"`` serve for any number of α. Diagonals, traces and blocks (the entries of
         K_α⁻¹) take Cholesky inverses for at most ``max_ridge_alphas`` α, else the
         eigendecomposition.
         """
@@ -218,7 +226,18 @@ class DenseOperator(LazyBasisOperator):
 
     def _ridge_apply(self, g: RidgeFunction, B: np.ndarray, route: str = "cholesky"
                      ) -> np.ndarray:
-        """g(K) B for a RidgeFunction: (n, m) → (n, m, L), by the strategy ``route``."""
+        """g(K) B for a RidgeFunction: (n, m) → (n, m, L), by the strategy ``route``;
+        when its factorisation fails, by the eigendecomposition (``on_singular="eigh"``)
+        or not at all (``"raise"``)."""
+        try:
+            return self._ridge_solve(g, B, route)
+        except np.linalg.LinAlgError:
+            if self.on_singular == "raise":
+                raise
+        self.details["fallback"] = "eigh"
+        return ExplicitBasisOperator.apply_function(self, g, B)
+
+    def _ridge_solve(self, g: RidgeFunction, B: np.ndarray, route: str) -> np.ndarray:
         if route == "tridiagonal":
             tri = self._tridiagonal()
             return _ridge_combine(g, B, tri.solve(B, g.alphas),
