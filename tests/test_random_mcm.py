@@ -244,3 +244,36 @@ def test_half_spectrum_carries_the_whole_spectrum(D):
     s_half, weight = op.half_spectrum(y)
     _rel(s_half, s[:, : D // 2 + 1])
     assert weight.sum() == D
+
+
+def test_x_is_checked_once_per_grid(monkeypatch):
+    """build() given the array prepare() checked takes the checked copy (no check or
+    cast per γ) and gives the same column as a build that checks X; any other X is
+    still checked."""
+    from kernelselect.lowlevel import labeled_rff_column
+    from kernelselect.operators import random_mcm as rm
+
+    rng = np.random.default_rng(1)
+    X32 = rng.normal(size=(40, 3)).astype(np.float32)
+    y = np.where(X32[:, 0] > 0, 1.0, -1.0)
+    A = RandomMCM(n_features=8)
+    state = A.prepare(X32, y, random_state=2)
+    calls = []
+    real = rm.check_matrix
+    monkeypatch.setattr(rm, "check_matrix", lambda *a, **k: calls.append(1) or real(*a, **k))
+    ops = [A.build(X32, y, g, state=state) for g in (0.1, 1.0, 10.0)]
+    assert calls == []                                  # the grid's X: checked by prepare
+    assert ops[0]._X is ops[2]._X and ops[0]._X.dtype == np.float64
+    for op, g in zip(ops, (0.1, 1.0, 10.0)):
+        want = labeled_rff_column(X32.astype(np.float64), None,
+                                  scaled_frequencies(state["W0"], g, "gaussian"), state["b"])
+        np.testing.assert_array_equal(op.unlabeled, want)
+        np.testing.assert_array_equal(
+            op.doubled_unlabeled(),
+            labeled_rff_column(X32.astype(np.float64), None,
+                               scaled_frequencies(state["W0"], 2 * g, "gaussian"), state["b"]))
+    bad = X32.astype(np.float64)
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="X"):
+        A.build(bad, y, 1.0, state=state)               # another array: checked
+    assert calls == [1]

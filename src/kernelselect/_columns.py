@@ -241,6 +241,18 @@ def labeled_rff_column(X: npt.ArrayLike, y: npt.ArrayLike | None, W: npt.ArrayLi
     return _run_rff(X, W, b, labels, scale, workers)
 
 
+def rff_column_unchecked(X: np.ndarray, W: npt.ArrayLike, b: npt.ArrayLike,
+                         workers: int | None = None) -> np.ndarray:
+    """``labeled_rff_column(X, None, W, b)`` without the checks of X (the SciPy
+    ``check_finite=False`` pattern), for callers that checked X once for a whole γ grid:
+    X must already be a finite, C-contiguous float64 or float32 array (e.g. from
+    ``check_matrix``). W (d, D) and b (D,) are only made contiguous in X's dtype, an
+    O(dD) step."""
+    W = np.ascontiguousarray(W, dtype=X.dtype)
+    b = np.ascontiguousarray(b, dtype=X.dtype)
+    return _run_rff(X, W, b, None, np.sqrt(2.0) / W.shape[1], workers)
+
+
 def rff_features(X: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
                  workers: int | None = None) -> np.ndarray:
     """Random Fourier features z(x) = √(2/D) · cos(xᵀW + b).

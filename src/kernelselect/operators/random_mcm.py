@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import fft as _fft
-from .._columns import labeled_rff_column
+from .._columns import rff_column_unchecked
 from .._dask import is_dask_array
 from .._labels import numeric_labels
 from .._resources import check_allocation
@@ -38,6 +38,7 @@ from .._validation import (
 )
 from .._typing import PreparedState, RandomState
 from ._base import Approximation, KernelOperator
+from .streaming_random_mcm import build_random_mcm
 
 __all__ = ["RandomMCM", "RandomMCMOperator"]
 
@@ -52,6 +53,15 @@ def scaled_frequencies(W0: np.ndarray, gamma: float, kernel: str) -> np.ndarray:
     if kernel == "gaussian":
         return np.sqrt(2.0 * gamma) * W0
     return gamma * W0
+
+
+def _checked_X(X: Any, state: dict[str, Any]) -> np.ndarray:
+    """X as checked by ``prepare`` when it is the array ``prepare`` was given (the
+    driver's grid: one check per grid, not per γ); any other X is checked here."""
+    given, checked = state.get("X", (None, None))
+    if checked is not None and X is given:
+        return np.asarray(checked)
+    return check_matrix(X, "X", dtype=np.float64)
 
 
 class RandomMCMOperator(KernelOperator):
@@ -176,7 +186,9 @@ class RandomMCMOperator(KernelOperator):
             if self._X is None or self._W0 is None or self._b is None or self.gamma is None:
                 raise ValueError("this operator was built without X; the doubled-γ features are unavailable.")
             W = scaled_frequencies(self._W0, 2.0 * self.gamma, self.kernel)
-            self._cache["doubled"] = labeled_rff_column(self._X, None, W, self._b, workers=self._workers)
+            # self._X was checked when the operator was built
+            self._cache["doubled"] = rff_column_unchecked(self._X, W, self._b,
+                                                          workers=self._workers)
         return self._cache["doubled"]
 
     # -- protocol ----------------------------------------------------------------
@@ -199,6 +211,11 @@ class RandomMCM(Approximation):
     b ~ U[0, 2π] once; ``build`` scales W0 for the requested γ (see
     :func:`scaled_frequencies`) and computes û. Reusing the same draws for every
     γ (common random numbers) makes criterion curves over γ smooth.
+
+    X is checked (finite, 2-D) and cast to float64 once, by ``prepare``; ``build``
+    handed that same array again (as the selection drivers do for every γ of a grid)
+    uses the checked copy and builds the column without checking X anew. Any other
+    array is checked by ``build``.
 
     Parameters
     ----------
@@ -227,6 +244,7 @@ class RandomMCM(Approximation):
     def prepare(self, X: Any, y: npt.ArrayLike | None = None, *,
                 kernel: str = "gaussian", random_state: RandomState = None,
                 workers: int | None = None) -> dict[str, Any]:
+        given = X
         if not is_dask_array(X):            # Dask input is checked by select_kernel
             X = check_matrix(X, "X", dtype=np.float64)
         kernel = check_kernel(kernel)
@@ -238,7 +256,12 @@ class RandomMCM(Approximation):
         else:
             W0 = rng.standard_cauchy((d, D))
         b = rng.uniform(0.0, 2.0 * np.pi, size=D)
-        return {"W0": W0, "b": b, "kernel": kernel}
+        state: dict[str, Any] = {"W0": W0, "b": b, "kernel": kernel}
+        if not is_dask_array(X):
+            # X checked (and cast) once for the whole grid: build() takes this array
+            # when it is handed the same X again, instead of checking it per γ
+            state["X"] = (given, X)
+        return state
 
     #: in-memory data whose per-γ columns (see :meth:`check_resources`) fit in this many
     #: bytes is evaluated one γ at a time, which is faster there (compiled column
@@ -256,26 +279,24 @@ class RandomMCM(Approximation):
                   kernel: str, state: dict[str, Any]) -> Sequence[KernelOperator]:
         """Operators for every γ of a grid whose statistics come from one shared pass
         over ``rows`` (:mod:`~kernelselect.operators.streaming_random_mcm`)."""
-        from .streaming_random_mcm import build_random_mcm
-
-        return build_random_mcm(rows, y, gammas, kernel=kernel, state=state)
+        return build_random_mcm(rows, y, gammas, kernel=kernel, state=state, approx=self)
 
     def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
               kernel: str = "gaussian", state: PreparedState = None,
               workers: int | None = None) -> RandomMCMOperator:
-        X = check_matrix(X, "X", dtype=np.float64)
-        self.check_resources(*X.shape)
         kernel = check_kernel(kernel)
         gamma = check_positive(gamma, "gamma")
         if state is None:
             state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
+        X = _checked_X(X, state)
+        self.check_resources(*X.shape)
         if state["kernel"] != kernel:
             raise ValueError(
                 f"the frequencies were drawn for kernel={state['kernel']!r}, not {kernel!r}; "
                 f"call prepare again with kernel={kernel!r}."
             )
         W = scaled_frequencies(state["W0"], gamma, kernel)
-        u_hat = labeled_rff_column(X, None, W, state["b"], workers=workers)
+        u_hat = rff_column_unchecked(X, W, state["b"], workers=workers)
         op = RandomMCMOperator(u_hat, X=X, W0=state["W0"], b=state["b"], gamma=gamma,
                                kernel=kernel, workers=workers)
         op.details = {"n_features": op.n_features, "size": op.size}

@@ -32,7 +32,7 @@ they are refused with a message naming them.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,9 @@ from ._base import KernelOperator
 from ._feature_maps import FeatureMap, FourierFeatures, block_rows
 from ._row_passes import ArrayRows, _sub_blocks, probe_basis
 from .streaming_lowrank import RowsPending, _Family, check_streaming_memory
+
+if TYPE_CHECKING:                    # random_mcm imports this module (build_all)
+    from .random_mcm import RandomMCM
 
 __all__ = ["StreamingRandomMCMOperator", "build_random_mcm", "mcm_pass"]
 
@@ -82,10 +85,12 @@ class _MCMFamily(_Family):
     "doubled" = H at 2γ)."""
 
     def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, W0: np.ndarray,
-                 b: np.ndarray, kernel: str) -> None:
+                 b: np.ndarray, kernel: str, approx: RandomMCM, state: dict[str, Any]
+                 ) -> None:
         super().__init__(rows, None, y)
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.W0, self.b, self.kernel = W0, b, kernel
+        self.approx, self.state = approx, state
         self.stats: dict[tuple[int, str], Any] = {}
         self.dense: dict[int, Any] = {}
 
@@ -221,13 +226,10 @@ class StreamingRandomMCMOperator(KernelOperator):
                 "row), which does not reduce to sums over row blocks. Use one of those "
                 "criteria, or pass numpy arrays.")
         if self.index not in fam.dense:
-            from .random_mcm import RandomMCM
-
-            state = {"W0": fam.W0, "b": fam.b, "kernel": self.kernel}
-            approx = RandomMCM(n_features=self.n_features)
-            fam.dense = {self.index: approx.build(fam.rows.X, fam.rows.y, self.gamma,
-                                                  kernel=self.kernel, state=state,
-                                                  workers=fam.rows.threads)}
+            # the grid's state: X is checked once there (RandomMCM.prepare), not per γ
+            fam.dense = {self.index: fam.approx.build(fam.rows.X, fam.rows.y, self.gamma,
+                                                      kernel=self.kernel, state=fam.state,
+                                                      workers=fam.rows.threads)}
         return fam.dense[self.index]
 
     def half_spectrum(self, labels: npt.ArrayLike | None = None
@@ -252,9 +254,12 @@ class StreamingRandomMCMOperator(KernelOperator):
 
 
 def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *, kernel: str,
-                     state: dict[str, Any]) -> list[StreamingRandomMCMOperator]:
+                     state: dict[str, Any], approx: RandomMCM
+                     ) -> list[StreamingRandomMCMOperator]:
     """Operators for every γ of a grid; their statistics come from one shared pass
-    over ``rows`` when the criteria first ask for them."""
+    over ``rows`` when the criteria first ask for them. ``approx`` and ``state`` (its
+    ``prepare``) build the in-memory column of a γ when a criterion needs its full
+    spectrum."""
     W0, b = state["W0"], state["b"]
     D = W0.shape[1]
     if state["kernel"] != kernel:
@@ -263,7 +268,8 @@ def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float]
             f"call prepare again with kernel={kernel!r}.")
     check_streaming_memory(rows, y, D, 2 * len(gammas), f"RandomMCM with n_features={D}",
                            "use fewer random features")
-    family = _MCMFamily(rows, np.asarray(y, dtype=np.float64), gammas, W0, b, kernel)
+    family = _MCMFamily(rows, np.asarray(y, dtype=np.float64), gammas, W0, b, kernel,
+                        approx, state)
     ops = []
     for i in range(len(gammas)):
         op = StreamingRandomMCMOperator(family, i, D)
