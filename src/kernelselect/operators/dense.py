@@ -158,9 +158,9 @@ class DenseOperator(LazyBasisOperator):
 
         ``solves``: the form needs only solves g(K)B (``apply_function``,
         ``quadratic``), which the explicit strategies ``"cholesky"`` and
-        ``"tridiagonal"`` serve for any number of α. Diagonals, traces and blocks (the entries of
-        K_α⁻¹) take Cholesky inverses for at most ``max_ridge_alphas`` α, else the
-        eigendecomposition.
+        ``"tridiagonal"`` serve for any number of α. Diagonals, traces and blocks
+        (the entries of K_α⁻¹) take Cholesky inverses for at most
+        ``max_ridge_alphas`` α, else the eigendecomposition.
         """
         if self._eig is not None or self.solver == "eigh" or not isinstance(g, RidgeFunction):
             return None
