@@ -237,3 +237,15 @@ def test_cli_nan_in_a_chunk_writes_nothing(tmp_path, capsys):
     assert not out_json.exists()
     code, _, err = _cli(["select", str(path), "--target", "name"], capsys)
     assert code != 0 and "column index" in err
+
+
+@pytest.mark.parametrize("labels", ["codes 1..3", "strings", "binary 2/5"])
+def test_class_labels_of_any_kind_give_the_in_memory_result(labels):
+    """Dask chunks are encoded with the classes of the whole target, as in memory: class
+    codes for multiclass labels that are not 0..C-1 or not numbers, ±1 for two classes."""
+    X, _ = _data(n=600)
+    codes = (X[:, 0] > 0.4).astype(int) + (X[:, 0] > -0.4)
+    y = {"codes 1..3": codes + 1, "strings": np.array(["cat", "cow", "dog"])[codes],
+         "binary 2/5": np.where(codes > 0, 5, 2)}[labels]
+    criteria = ["kta", "di"] if labels != "binary 2/5" else ["kta", "mmd"]
+    _compare(X, y, APPROXIMATIONS["nystrom"], criteria, gammas=[0.1, 1.0])

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from kernelselect import datasets, di
 from kernelselect._cv import encode_targets, make_folds
-from kernelselect._labels import check_labels, decide, encode_labels, one_vs_rest
+from kernelselect._labels import (check_labels, codes_for, decide, encode_as, encode_labels,
+                                  one_vs_rest)
 from kernelselect._targets import prepare_targets
 from kernelselect.criteria import encode_binary
 
@@ -117,3 +118,22 @@ def test_class_count_messages():
     # strata of one class are allowed; the folds cover every sample once
     folds = make_folds(np.zeros(8), 2, stratify=True, random_state=0)
     assert sorted(np.concatenate([b for _, b in folds]).tolist()) == list(range(8))
+
+
+@given(label_lists(), st.integers(1, 7))
+def test_chunks_encoded_with_the_whole_targets_classes(labels, chunk):
+    """encode_as on pieces (Dask chunks) gives the encoding of the whole array."""
+    arr = np.asarray(labels)
+    enc = encode_labels(arr)
+    pieces = [arr[i:i + chunk] for i in range(0, arr.size, chunk)]
+    np.testing.assert_array_equal(np.concatenate([codes_for(p, enc.classes) for p in pieces]),
+                                  enc.codes)
+    task = "binary" if enc.n_classes == 2 else "multiclass"
+    got = np.concatenate([encode_as(p, enc.classes, task) for p in pieces])
+    want = enc.signed() if task == "binary" else enc.codes.astype(np.float64)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_label_outside_the_classes_is_named():
+    with pytest.raises(ValueError, match="'z', which is not one of its classes"):
+        codes_for(np.array(["a", "z"]), np.array(["a", "b"]))

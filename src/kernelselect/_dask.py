@@ -11,7 +11,8 @@ the caller for the probe coefficients of the criteria.
 
 This module imports dask only when it is used (``_dask()``); ``import kernelselect``
 does not, and dask stays an optional dependency (the ``dask`` extra). It imports nothing
-from the package but the thread limits, so the operators' Dask paths use it from below.
+from the package but the thread limits and the label encoder, so the operators' Dask
+paths use it from below.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from ._labels import encode_as
 from ._threads import one_blas_thread
 
 __all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
@@ -107,12 +109,13 @@ def _brief(chunks: Sequence[Any]) -> str:
     return str(chunks) if len(chunks) <= 4 else f"({chunks[0]}, {chunks[1]}, …, {chunks[-1]})"
 
 
-def encoded_target(y_dask: Any, classes: Any) -> Any:
-    """y as used by the criteria (±1 for two classes), still a Dask array."""
-    _, da = _dask()
-    if classes.size == 2:
-        return da.where(y_dask == classes[1], 1.0, -1.0)
-    return y_dask.astype(np.float64)
+def encoded_target(y_dask: Any, classes: Any, task: str) -> Any:
+    """y as the criteria see it (:func:`kernelselect._labels.encode_as`: ±1 for binary,
+    class codes for multiclass, the values for regression), still a Dask array, chunk
+    by chunk with the classes of the whole target."""
+    if task == "regression" or classes is None:
+        return y_dask.astype(np.float64)
+    return y_dask.map_blocks(encode_as, classes, task, dtype=np.float64)
 
 
 def standardize(X: Any) -> Any:

@@ -32,8 +32,8 @@ import numpy.typing as npt
 
 from ._validation import check_vector
 
-__all__ = ["LabelCodes", "check_labels", "encode_labels", "one_vs_rest", "decide",
-           "numeric_labels"]
+__all__ = ["LabelCodes", "check_labels", "encode_labels", "codes_for", "encode_as",
+           "one_vs_rest", "decide", "numeric_labels"]
 
 #: which 2-D shapes count as one label per sample: none, (n, 1), or (n, 1) and (1, n)
 Squeeze = Literal["none", "column", "any"]
@@ -68,14 +68,20 @@ def check_labels(y: npt.ArrayLike, name: str = "y", *, n: int | None = None,
                for v in arr):
             raise ValueError(f"{name} contains missing labels (None or NaN); remove those "
                              "rows.")
-        try:                      # numbers stored as objects are numbers
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            arr = arr.astype(str)
-        else:
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{name} contains NaN or infinity; remove those rows first.")
+        arr = _plain(arr)
+        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinity; remove those rows first.")
     return arr
+
+
+def _plain(arr: np.ndarray) -> np.ndarray:
+    """An object array as numbers when every entry is one, else as strings."""
+    if arr.dtype.kind != "O":
+        return arr
+    try:                          # numbers stored as objects are numbers
+        return arr.astype(np.float64)
+    except (TypeError, ValueError):
+        return arr.astype(str)
 
 
 @dataclass(frozen=True)
@@ -179,6 +185,34 @@ def encode_labels(y: npt.ArrayLike, name: str = "y", *, n: int | None = None,
                          "task='multiclass' or 'regression' (or a one-vs-rest encoding) "
                          "instead.")
     return LabelCodes(classes, np.ascontiguousarray(codes.ravel(), dtype=np.intp))
+
+
+def codes_for(labels: npt.ArrayLike, classes: np.ndarray, name: str = "y") -> np.ndarray:
+    """Class codes of ``labels`` under known ``classes`` (the ``classes`` of
+    :func:`encode_labels` on the same or the training labels): positions in
+    ``classes``, intp. For labels handed over in pieces, such as the chunks of a Dask
+    array; a label outside ``classes`` raises."""
+    arr = _plain(np.asarray(labels))
+    if arr.size == 0 or classes.shape[0] == 0:
+        return np.zeros(arr.shape, dtype=np.intp)
+    codes = np.minimum(np.searchsorted(classes, arr), classes.shape[0] - 1).astype(np.intp)
+    unknown = classes[codes] != arr
+    if np.any(unknown):
+        raise ValueError(f"{name} holds {arr[unknown][0].item()!r}, which is not one of its "
+                         f"classes ({_shown(classes)}).")
+    return codes
+
+
+def encode_as(labels: npt.ArrayLike, classes: np.ndarray, task: str) -> np.ndarray:
+    """Labels as the criteria see them, given the classes: ±1 (``classes[1]`` → +1) for
+    task "binary", codes 0 … C−1 as floats for "multiclass", the values as floats for
+    "regression" (``classes`` unused), float64 of the labels' shape."""
+    if task == "regression":
+        return np.asarray(labels, dtype=np.float64)
+    codes = codes_for(labels, classes)
+    if task == "binary":
+        return np.where(codes == 1, 1.0, -1.0)
+    return codes.astype(np.float64)
 
 
 def one_vs_rest(y: npt.ArrayLike, name: str = "y", who: str = "") -> np.ndarray:

@@ -347,8 +347,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 
     rows = None
     if distributed:
-        classes = targets.classes if targets.task == "binary" else np.unique(targets.y)
-        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, classes))
+        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task))
     search = _policy.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
                             progress, rows=rows)
     with _blas_threads(workers_n):
