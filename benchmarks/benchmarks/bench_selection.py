@@ -27,6 +27,12 @@ def exact(dense_solver):
     except ImportError:
         return None
     try:
+        from kernelselect.operators.dense import DENSE_SOLVERS
+    except ImportError:               # before the strategies: "auto" and "eigh" only
+        DENSE_SOLVERS = ("auto", "eigh")
+    if dense_solver not in DENSE_SOLVERS:
+        return None
+    try:
         return Exact(method="dense", dense_solver=dense_solver)
     except TypeError:
         return None
@@ -37,7 +43,7 @@ def gammas(d):
 
 
 class SelectExact:
-    params = ([1000, 2000] + ([4000] if LARGE else []), ["auto", "eigh"],
+    params = ([1000, 2000] + ([4000] if LARGE else []), ["auto", "eigh", "tridiagonal"],
               ["ree", "ree,eloo,gcv,kta,mmd"], [1, 8])
     param_names = ["n", "dense_solver", "criteria", "n_alphas"]
     timeout = 600
