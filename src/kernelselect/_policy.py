@@ -61,6 +61,7 @@ from ._progress import progress_iter
 from .criteria import evaluate_criterion
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
+from .operators.streaming_lowrank import ArrayRows, evaluate_grid
 
 if TYPE_CHECKING:
     from .criteria import Criterion
@@ -176,8 +177,6 @@ class Search:
 
     def _build_all(self, approx: Any, state: Any, gammas: np.ndarray) -> Any:
         """Operators for the whole γ grid from shared passes over the rows, or None."""
-        from .operators.streaming_lowrank import ArrayRows
-
         t0 = time.perf_counter()
         prefer = getattr(approx, "prefers_per_gamma", None)
         if self.rows is None and prefer is not None and prefer(*self.X.shape):
@@ -196,8 +195,6 @@ class Search:
                        op_details: list[dict[str, Any]]) -> None:
         """Every criterion on every operator of a streamed grid; the row passes they
         need are shared (``evaluate_grid``) and their time is spread evenly over γ."""
-        from .operators.streaming_lowrank import evaluate_grid
-
         by_name = {c.name: c for c in self.crits}
         spent = np.zeros(len(built))
 

@@ -17,7 +17,9 @@ from ._validation import (
     check_random_state,
     check_workers,
 )
+from . import _dask, _policy
 from ._progress import check_progress
+from ._targets import prepare_targets
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
@@ -226,13 +228,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
-    from . import _policy
-    from ._targets import prepare_targets
 
     distributed = _is_dask(X) or _is_dask(y)
     if distributed:
-        from . import _dask
-
         X, y, y_dask = _dask.check_dask_data(X, y)
     else:
         X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Sequence, overload
+from typing import Any, Literal, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -13,12 +13,12 @@ from .._resources import check_allocation
 from .._validation import check_positive, check_positive_int, check_random_state
 from .._typing import PreparedState, RandomState
 from ._base import Approximation, KernelOperator
+from ._feature_maps import LandmarkFeatures
 from ._lowrank import LowRankOperator, small_blas
 from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
                         ridge_leverage_scores)
-
-if TYPE_CHECKING:
-    from .streaming_lowrank import StreamingLowRankOperator
+from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
+                                check_streaming_memory)
 
 __all__ = ["Nystroem", "nystroem_factor", "SAMPLERS"]
 
@@ -322,9 +322,6 @@ class Nystroem(Approximation):
         :class:`~kernelselect.operators.streaming_lowrank.ArrayRows` or a Dask row
         source), or None when the landmarks depend on γ or the sampler needs K itself
         ("column_norm", "leverage", "modified", "optimal")."""
-        from .streaming_lowrank import (LandmarkFeatures, Transform, build_operators,
-                                        check_streaming_memory)
-
         if state.get("sampler", "uniform") not in STREAMING_SAMPLERS:
             return None
         idx: Any = state.get("landmarks")

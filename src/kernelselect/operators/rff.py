@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -13,10 +13,10 @@ from .._validation import check_positive_int, check_random_state
 from ..kernels import sample_frequencies, scale_frequencies
 from .._typing import PreparedState, RandomState
 from ._base import Approximation, KernelOperator
+from ._feature_maps import FourierFeatures
 from ._lowrank import LowRankOperator
-
-if TYPE_CHECKING:
-    from .streaming_lowrank import StreamingLowRankOperator
+from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
+                                check_streaming_memory)
 
 __all__ = ["RFF"]
 
@@ -80,9 +80,6 @@ class RFF(Approximation):
                   kernel: str, state: dict[str, Any]) -> list[StreamingLowRankOperator]:
         """Operators for every γ of a grid from one pass over ``rows`` (the projections
         X W₀ are formed once per row block and scaled per γ)."""
-        from .streaming_lowrank import (FourierFeatures, Transform, build_operators,
-                                        check_streaming_memory)
-
         D = state["W0"].shape[1]
         check_streaming_memory(rows, y, D, len(gammas), f"RFF with n_features={D}",
                                "use fewer random features")
