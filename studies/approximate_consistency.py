@@ -13,13 +13,17 @@ e^{−8(1.5−‖x‖)²} − e^{−8(2−‖x‖)²} on a centred 2-D grid of s
 m = (10,10) … (40,40) and noise sd 0.01.
 
 Run:  python studies/approximate_consistency.py [--quick] [--out-dir DIR]
-Writes studies/results/approximate_consistency.{md,png} (or into DIR).
+Writes the curves to studies/results/approximate_consistency_raw.json (or into DIR),
+then the report approximate_consistency.{md,png} beside them;
+      python studies/approximate_consistency.py --report-only [--out-dir DIR]
+rebuilds the report from the raw curves without running anything.
       python studies/approximate_consistency.py --targets
 prints the sampler cost targets (column-norm at n = 10⁵ against one kernel_matvec,
 leverage against uniform at n = 10⁵, modified Nyström peak memory at n = 2·10⁴).
 """
 
 import argparse
+import json
 import time
 from pathlib import Path
 
@@ -75,14 +79,42 @@ def discrepancy(res, name, crit):
     return float(np.nanmean(rel)), float(np.nanmax(np.abs(exact - approx)))
 
 
+RAW = "approximate_consistency_raw.json"
+
+
+def save(runs, out_dir):
+    """The raw curves: per data set the γ grid, n and every stand-in's curves and time."""
+    out = {data: {"gammas": [float(g) for g in gammas], "n": int(n),
+                  "curves": {a: {k: (float(v) if k == "time" else [float(x) for x in v])
+                                 for k, v in r.items()} for a, r in res.items()}}
+           for data, (gammas, res, n) in runs.items()}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / RAW).write_text(json.dumps(out, indent=0) + "\n")
+
+
+def load_raw(out_dir):
+    """:func:`save`'s records back as ``{data: (gammas, curves, n)}``."""
+    raw = json.loads((out_dir / RAW).read_text())
+    return {data: (np.asarray(r["gammas"]),
+                   {a: {k: (v if k == "time" else np.asarray(v, dtype=float))
+                        for k, v in c.items()} for a, c in r["curves"].items()},
+                   r["n"])
+            for data, r in raw.items()}
+
+
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller synthetic grids")
     ap.add_argument("--targets", action="store_true", help="measure the sampler cost targets")
+    ap.add_argument("--report-only", action="store_true",
+                    help=f"rebuild the report from {RAW} in --out-dir")
     ap.add_argument("--out-dir", type=Path, default=C.RESULTS)
     args = ap.parse_args()
     if args.targets:
         targets()
+        return
+    if args.report_only:
+        write(load_raw(args.out_dir), args.out_dir)
         return
     rng = np.random.default_rng(0)
     runs = {}
@@ -99,6 +131,7 @@ def main():
         gammas = GRID_GAMMAS
         runs[f"grid {m}x{m}"] = (gammas, curves(X, y, gammas, 0), X.shape[0])
         print(m, "done", flush=True)
+    save(runs, args.out_dir)
     write(runs, args.out_dir)
 
 
