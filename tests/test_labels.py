@@ -7,8 +7,8 @@ from hypothesis import strategies as st
 
 from kernelselect import datasets, di
 from kernelselect._cv import encode_targets, make_folds
-from kernelselect._labels import (check_labels, codes_for, decide, encode_as, encode_labels,
-                                  one_vs_rest)
+from kernelselect._labels import (check_labels, codes_for, column_codes, decide, encode_as,
+                                  encode_labels, one_vs_rest)
 from kernelselect._targets import prepare_targets
 from kernelselect.criteria import encode_binary
 
@@ -62,6 +62,7 @@ def test_encoder_matches_reference(labels):
     # decisions: the column of each sample's class wins / the sign picks classes[1]
     F = np.asarray(ovr) if signed is None else np.asarray(signed)[:, None]
     assert decide(F, enc.classes).tolist() == labels
+    assert column_codes(enc.columns()).tolist() == codes      # columns → codes
 
 
 @given(label_lists())

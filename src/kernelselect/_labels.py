@@ -33,7 +33,7 @@ import numpy.typing as npt
 from ._validation import check_vector
 
 __all__ = ["LabelCodes", "check_labels", "encode_labels", "codes_for", "encode_as",
-           "one_vs_rest", "decide", "numeric_labels"]
+           "one_vs_rest", "column_codes", "decide", "numeric_labels"]
 
 #: which 2-D shapes count as one label per sample: none, (n, 1), or (n, 1) and (1, n)
 Squeeze = Literal["none", "column", "any"]
@@ -227,12 +227,18 @@ def one_vs_rest(y: npt.ArrayLike, name: str = "y", who: str = "") -> np.ndarray:
     return encode_labels(arr, name, who=who).one_vs_rest()
 
 
-def decide(F: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """Class labels from decision values F (n, t, ...): sign of the one column (≥ 0 →
-    ``classes[1]``) or the argmax over the one-vs-rest columns."""
+def column_codes(F: np.ndarray) -> np.ndarray:
+    """Class codes from decision values or ±1 target columns F (n, t, ...): the sign of
+    the one column (≥ 0 → 1, else 0) or the argmax over the one-vs-rest columns; the
+    inverse of :meth:`LabelCodes.columns`."""
     if F.shape[1] == 1:
-        return classes[(F[:, 0] >= 0).astype(np.intp)]
-    return classes[np.argmax(F, axis=1)]
+        return (F[:, 0] >= 0).astype(np.intp)
+    return np.argmax(F, axis=1)
+
+
+def decide(F: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """Class labels from decision values F (n, t, ...): ``classes[column_codes(F)]``."""
+    return classes[column_codes(F)]
 
 
 def numeric_labels(y: Any, name: str, n: int) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
+from .._labels import column_codes
 from ..operators._base import KernelOperator
 from ._base import _comp, _unit_complement
 from .error import _check_loss, _loo_loss, _one_vs_rest_sums, _single_output_sums
@@ -53,7 +54,7 @@ def _kfold_residuals(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray
     a = GB[:, :t, :] - rho[:, None, :] * b[None, :, :]
     classification = bool(np.all(np.abs(Y) == 1.0))
     # the class: the column holding +1 (one-vs-rest), or the sign of a single column
-    strata = (np.argmax(Y, axis=1) if t > 1 else Y[:, 0] > 0) if classification else None
+    strata = column_codes(Y) if classification else None
     fold_of = fold_labels(n, folds, seed, strata)
     E = np.full_like(a, np.nan)
     for f in range(folds):
