@@ -179,6 +179,12 @@ def krr_solve(A, y, alpha):
     return np.linalg.solve(A + alpha * np.eye(A.shape[0]), y)
 
 
+def krr_mean_solve(A, y, alpha):
+    """Kernel ridge regression of the centred target: a = (A + αI)⁻¹(y − ȳ1), b = ȳ."""
+    mean = np.mean(y)
+    return krr_solve(A, y - mean, alpha), mean
+
+
 def crit_eloo_residuals(A, y, alpha):
     """LOO residuals of the LSSVM with bias from the bordered system P⁻¹."""
     n = A.shape[0]

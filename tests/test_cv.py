@@ -10,11 +10,12 @@ import kernelselect
 from kernelselect import Nystroem, ProportionalNystroem, cross_validate_grid
 from kernelselect._cv import make_folds
 
-from reference import kernel_matrix, krr_solve, lssvm_solve
+from reference import kernel_matrix, krr_mean_solve, krr_solve, lssvm_solve
 
 
-def brute_force_cv(X, y, gammas, alphas, folds, bias, loss):
-    """Fresh dense solve of the bordered system for every (γ, α, fold)."""
+def brute_force_cv(X, y, gammas, alphas, folds, bias, loss, center=False):
+    """Fresh dense solve of the bordered system (or of KRR, of the centred target with
+    ``center``) for every (γ, α, fold)."""
     out = np.empty((len(folds), len(gammas), len(alphas)))
     classes = np.unique(y)
     for f, (tr, va) in enumerate(folds):
@@ -32,7 +33,7 @@ def brute_force_cv(X, y, gammas, alphas, folds, bias, loss):
                     out[f, i, j] = np.mean(pred != y[va])
                     continue
                 t = np.where(y[tr] == classes[-1], 1.0, -1.0) if loss == "error" else y[tr]
-                coef, b = solve(K, t, a, bias)
+                coef, b = krr_mean_solve(K, t, a) if center else solve(K, t, a, bias)
                 fv = Kv @ coef + b
                 if loss == "error":
                     out[f, i, j] = np.mean(np.where(fv >= 0, classes[-1], classes[0]) != y[va])
@@ -77,6 +78,24 @@ def test_exact_cv_equals_brute_force(seed, case):
     else:
         np.testing.assert_allclose(fl, ref, rtol=1e-6)
     np.testing.assert_allclose(res.curves["cv"], fl.mean(axis=0))
+
+
+@settings(max_examples=6)
+@given(st.integers(0, 2**31 - 1), st.floats(-50.0, 50.0))
+def test_centred_krr_cv_equals_brute_force(seed, shift):
+    # each training fold's own mean is subtracted and added back (no held-out leak)
+    X, _ = data(seed, 30, 2)
+    y = X[:, 0] + np.sin(X[:, 1]) + shift
+    res = cross_validate_grid(X, y, gammas=GAMMAS, alphas=ALPHAS, machine="krr", cv=3,
+                              random_state=seed, center=True)
+    ref = brute_force_cv(X, y, GAMMAS, ALPHAS, res.details["folds"], False, "mse", center=True)
+    np.testing.assert_allclose(res.details["fold_losses"], ref, rtol=1e-6)
+    shifted = cross_validate_grid(X, y + 7.0, gammas=GAMMAS, alphas=ALPHAS, machine="krr",
+                                  cv=3, random_state=seed, center=True)
+    np.testing.assert_allclose(shifted.curves["cv"], res.curves["cv"], rtol=1e-6)
+    with pytest.raises(ValueError, match="center"):
+        cross_validate_grid(X, np.sign(y - np.median(y)), gammas=GAMMAS, alphas=ALPHAS,
+                            center=True)
 
 
 @pytest.mark.parametrize("machine", ["lssvm", "krr"])

@@ -100,6 +100,17 @@ def _check_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
     return check_vector(arr, "y", n=n)[:, None]
 
 
+def _check_fit_intercept(fit_intercept: Any) -> bool | str:
+    """False, True or "mean" (numpy booleans accepted), else a ValueError."""
+    if isinstance(fit_intercept, (bool, np.bool_)):
+        return bool(fit_intercept)
+    if isinstance(fit_intercept, str) and fit_intercept == "mean":
+        return "mean"
+    raise ValueError(f"fit_intercept must be False (no intercept), True (the LSSVM's "
+                     f"unpenalised bias) or 'mean' (the training mean of y), got "
+                     f"{fit_intercept!r}.")
+
+
 def _resolve_gamma(gamma: float | None, n_features: int) -> float:
     if gamma is None:
         return 1.0 / n_features
@@ -132,14 +143,19 @@ class _KernelMachineEstimator(BaseEstimator):
             raise ValueError(f"alpha must be a single positive number, got {self.alpha!r}.")
         return kernel, gamma, float(alpha[0])
 
-    def _fit_machine(self, X: np.ndarray, Y: np.ndarray) -> Self:
+    def _fit_machine(self, X: np.ndarray, Y: np.ndarray, offset: np.ndarray | None = None
+                     ) -> Self:
+        """Solve for Y (n, t); with ``offset`` (t,), the machine is solved for Y − offset
+        and the offset becomes part of its intercept."""
         kernel, gamma, alpha = self._check_params(X.shape[1])
         self.model_ = fit_kernel_machine(
-            np.ascontiguousarray(X, dtype=np.float64), Y, gamma, alpha, kernel=kernel,
-            bias=self._bias, approximation=self.approximation,
+            np.ascontiguousarray(X, dtype=np.float64), Y if offset is None else Y - offset,
+            gamma, alpha, kernel=kernel, bias=self._bias, approximation=self.approximation,
             random_state=self.random_state, workers=self.workers)
         self.gamma_ = gamma
         m = self.model_
+        if offset is not None:
+            m.intercept = m.intercept + offset[:, None]
         if m.coef is not None:
             self.dual_coef_ = m.coef[:, :, 0]
         self.intercept_ = m.intercept[:, 0]
@@ -215,36 +231,54 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
 class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     """Kernel ridge regression: a = (K + αI)⁻¹y, without bias by default.
 
-    With ``approximation="exact"`` and ``fit_intercept=False`` it predicts as
-    scikit-learn's ``KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha)`` (same α,
-    same γ). ``fit_intercept=True`` adds an unpenalised bias b — the LSSVM regression
-    of paper 004, [K + αI, 1; 1ᵀ, 0][a; b] = [y; 0], the model whose leave-one-out
-    error ``eloo`` computes. Other parameters and attributes as
-    :class:`LSSVMClassifier` (``intercept_`` is zero without the bias); y may have
-    shape (n, t) for t outputs.
+    ``fit_intercept`` chooses the constant term b of f(x) = Σ a_i κ(x, x_i) + b:
+
+    * ``False``: b = 0, a = (K + αI)⁻¹y. With ``approximation="exact"`` it predicts as
+      scikit-learn's ``KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha)`` (same α,
+      same γ).
+    * ``True``: an unpenalised bias — the LSSVM regression of paper 004,
+      [K + αI, 1; 1ᵀ, 0][a; b] = [y; 0], the model whose leave-one-out error ``eloo``
+      and k-fold error ``ekfold`` compute.
+    * ``"mean"``: b = ȳ, the training mean of y, and a = (K + αI)⁻¹(y − ȳ1) —
+      kernel ridge regression of the centred target (the Gaussian-process posterior
+      mean with the constant prior mean ȳ; Rasmussen & Williams, *Gaussian Processes
+      for Machine Learning*, MIT Press 2006, §2.2 and §2.7).
+
+    The two intercepts differ where the kernel row κ(x, ·) vanishes, i.e. away from
+    the training points, where f(x) → b. The LSSVM bias b = 1ᵀK_α⁻¹y / 1ᵀK_α⁻¹1 is a
+    generalised-least-squares estimate of the constant whose effective sample size
+    is 1ᵀK_α⁻¹1; for wide kernels (small γ) and small α that size is a few points
+    and b can lie many standard deviations of y away from its mean (the kernel part
+    carries the opposite offset on the training points), so predictions drift
+    towards that b as x leaves the training data. ``"mean"`` falls back to ȳ there.
+
+    Other parameters and attributes as :class:`LSSVMClassifier` (``intercept_`` is
+    zero without the bias, ȳ per output with ``"mean"``); y may have shape (n, t)
+    for t outputs.
     """
 
     def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
                  alpha: float = 1.0, approximation: str | Approximation = "exact",
                  random_state: RandomState = None, workers: int | None = None,
-                 fit_intercept: bool = False) -> None:
+                 fit_intercept: bool | str = False) -> None:
         super().__init__(kernel=kernel, gamma=gamma, alpha=alpha, approximation=approximation,
                          random_state=random_state, workers=workers)
         self.fit_intercept = fit_intercept
 
     @property
     def _bias(self) -> bool:
-        return bool(self.fit_intercept)
+        return _check_fit_intercept(self.fit_intercept) is True
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Fit on X (n, d) and real targets y (n,) or (n, t)."""
+        intercept = _check_fit_intercept(self.fit_intercept)
         X, y = cast("tuple[np.ndarray, np.ndarray]",
                     validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                   multi_output=True))
         y = np.asarray(y, dtype=np.float64)
         self._single_output = y.ndim == 1
         Y = y[:, None] if y.ndim == 1 else y
-        return self._fit_machine(X, Y)
+        return self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)
 
     def predict(self, X: npt.ArrayLike) -> np.ndarray:
         F = self._decision(X)

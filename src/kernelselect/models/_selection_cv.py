@@ -14,7 +14,8 @@ from .._solvers import check_machine
 from .._typing import RandomState
 from .._targets import check_task, prepare_targets
 from .._validation import check_kernel
-from ._machines import KernelRidgeRegressor, LSSVMClassifier, _KernelMachineEstimator
+from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
+                        _KernelMachineEstimator)
 from ._sklearn import (BaseEstimator, MetaEstimatorMixin, available_if,
                        check_classification_targets, check_is_fitted, clone, validate_data)
 
@@ -40,20 +41,27 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
     With no arguments it selects the way :func:`kernelselect.select_kernel` does with
     its defaults (the same task rule, criterion, α path, approximation, grid
     extension and standardisation) and refits the machine whose error that criterion
-    estimates.
+    estimates — for a real target with the training mean of y as its constant term
+    (see ``estimator``).
 
     Parameters
     ----------
     estimator : LSSVMClassifier, KernelRidgeRegressor or None
         The machine to tune (its ``kernel`` is used); None → ``LSSVMClassifier()`` for
         class labels (binary or multi-class, labels of any type),
-        ``KernelRidgeRegressor(fit_intercept=True)`` (the LSSVM regression) for a real
-        target.
+        ``KernelRidgeRegressor(fit_intercept="mean")`` for a real target: kernel ridge
+        regression of y − ȳ with ȳ added back. On the training points it fits as the
+        LSSVM regression that the criteria score (``fit_intercept=True``), but away
+        from them it predicts ȳ instead of the LSSVM bias, which for the wide kernels
+        and small α the criteria often choose can lie far outside the range of y (see
+        :class:`KernelRidgeRegressor`). Pass ``KernelRidgeRegressor(fit_intercept=True)``
+        for the LSSVM itself.
     criterion : str, default="auto"
         "auto" (select_kernel's default for the task), any criterion of
         :func:`kernelselect.select_kernel` ("eloo", "gcv", "kta", ...), or "cv" for
         k-fold cross-validation of the estimator's own machine (LSSVM error rate / KRR
-        mean squared error). Binary labels are encoded ±1 for the criteria; with more
+        mean squared error, with the regressor's ``fit_intercept``: none, the LSSVM
+        bias, or each training fold's mean of y). Binary labels are encoded ±1 for the criteria; with more
         classes ``eloo_multiclass`` sees one-vs-rest columns and the other criteria the
         class codes 0, …, C−1 as a real target, while "cv" scores the one-vs-rest
         classifier itself.
@@ -133,7 +141,7 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 targets = prepare_targets(y, "regression")
             return targets, est
         targets = prepare_targets(y, check_task(self.task))
-        est = (KernelRidgeRegressor(fit_intercept=True) if targets.task == "regression"
+        est = (KernelRidgeRegressor(fit_intercept="mean") if targets.task == "regression"
                else LSSVMClassifier())
         return targets, est
 
@@ -175,10 +183,14 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 from .._policy import alpha_path
 
                 alphas = alpha_path(Xs.shape[0])
+            intercept = None if classifier else _check_fit_intercept(
+                cast(KernelRidgeRegressor, est).fit_intercept)
             res = cross_validate_grid(
                 Xs, y_cv, gammas=self.gammas, alphas=alphas, kernel=kernel,
-                machine="lssvm" if classifier else "krr", approximation=approximation,
-                cv=self.cv, random_state=self.random_state, workers=est.workers)
+                machine="lssvm" if classifier or intercept is True else "krr",
+                loss="error" if classifier else "mse", approximation=approximation,
+                cv=self.cv, random_state=self.random_state, workers=est.workers,
+                center=intercept == "mean")
         else:
             from ..selection import select_kernel
 
