@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import kernelselect
 from kernelselect import GridEdgeWarning, KernelSelectionCV, cli, datasets, select_kernel
+from kernelselect import _policy
 from kernelselect._policy import alpha_path
 from kernelselect._targets import detect_task, prepare_targets
 from kernelselect.criteria import evaluate_criterion
@@ -163,7 +164,8 @@ def test_default_path_equals_the_explicit_call_nystroem_levels():
     d = res.details
     assert d["task"] == "regression" and d["criterion_params"]["eloo"] == {"loss": "squared"}
     levels = d["auto"]["levels"]
-    assert levels[0]["approximation"] == "nystrom(m=200)" and len(levels) >= 2
+    assert levels[0]["approximation"] == f"nystrom(m={_policy.START_LANDMARKS})"
+    assert len(levels) >= 2
     assert d["approximation"] == levels[-1].get("approximation", d["approximation"])
     if d["approximation"] == "exact":
         approx = "exact"
@@ -175,6 +177,70 @@ def test_default_path_equals_the_explicit_call_nystroem_levels():
                              loss="squared", approximation=approx)
     np.testing.assert_allclose(res.curves["eloo"], explicit.curves["eloo"], rtol=1e-8)
     assert (res.best_gamma, res.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
+
+
+@pytest.mark.parametrize("point, prev, steps, agrees", [
+    ((1.0, 1.0), (1.0, 1.0), 0, True),
+    ((2.0, 1.0), (1.0, 1.0), 0, False),
+    ((2.0, 1.0), (1.0, 1.0), 1, True),
+    ((0.5, 10 ** 0.5), (1.0, 1.0), 1, True),          # one step down in γ, up in α
+    ((4.0, 1.0), (1.0, 1.0), 1, False),               # two γ steps
+    ((1.0, 10.0), (1.0, 1.0), 1, False),              # two α steps (one decade)
+    ((1.0, 0.1), (1.0, 1.0), 2, True),
+])
+def test_levels_agree_within_grid_steps(point, prev, steps, agrees):
+    assert _policy._within_steps(point, prev, steps) is agrees
+
+
+def _levels_problem():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((900, 4))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] + np.cos(2 * X[:, 2]) + 0.1 * rng.standard_normal(900)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        return X, y, select_kernel(X, y, random_state=3)
+
+
+def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
+    X, y, res = _levels_problem()
+    auto = res.details["auto"]
+    grid = np.asarray(auto["coarse"]["gammas"])
+    assert auto["levels"][0]["approximation"] == f"nystrom(m={_policy.START_LANDMARKS})"
+    later = [lv for lv in auto["levels"][1:] if "approximation" in lv]
+    assert later, "the first level is never the last"
+    for lv in later:
+        g = np.asarray(lv["gammas"])
+        k = int(np.argmin(np.abs(g - lv["best_gamma"])))
+        lo, hi = np.searchsorted(grid, g[0]), np.searchsorted(grid, g[-1])
+        assert not (k == 0 and lo > 0) and not (k == g.size - 1 and hi < grid.size - 1)
+    for lv in later[:-1]:
+        assert lv["stable"] is False
+    last = later[-1]
+    if last["approximation"] != "exact":
+        m = int(last["approximation"].split("=")[1].rstrip(")"))
+        assert last["stable"] and last["agrees"]
+        assert last["effective_dimension"] <= _policy.DEFF_FRACTION * m
+    assert (res.best_gamma, res.best_alpha) == (last["best_gamma"], last["best_alpha"])
+
+
+@settings(max_examples=15, deadline=None)
+@given(m=st.integers(5, 40), log_gamma=st.floats(-3.0, 1.0), log_alpha=st.floats(-4.0, 1.0),
+       seed=st.integers(0, 10 ** 6))
+def test_effective_dimension_matches_the_dense_stand_in(m, log_gamma, log_alpha, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((60, 3))
+    idx = np.sort(rng.choice(60, size=m, replace=False))
+    gamma, alpha = 10.0 ** log_gamma, 10.0 ** log_alpha
+    search = _policy.Search(X, np.zeros(60), {}, [], {}, "gaussian", 1, rng)
+    approx = kernelselect.Nystroem(landmarks=idx)
+    got = _policy.effective_dimension(approx, search.prepare(approx), search, gamma, alpha)
+    K = ref.kernel_matrix(X, X, gamma)
+    C, W = K[:, idx], K[np.ix_(idx, idx)]
+    sig, U = np.linalg.eigh(W)
+    keep = sig > 1e-8 * sig.max()                  # the stand-in's eigenvalue floor
+    V = C @ (U[:, keep] / np.sqrt(sig[keep]))
+    lam = np.clip(np.linalg.eigvalsh(V @ V.T), 0.0, None)
+    assert got == pytest.approx(float(np.sum(lam / (lam + alpha))), rel=1e-7, abs=1e-7)
 
 
 def test_small_n_is_exact_and_nested_levels_grow():
