@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import kernelselect
 from kernelselect import GridEdgeWarning, KernelSelectionCV, cli, datasets, select_kernel
-from kernelselect import _policy
+from kernelselect import _policy, _search
 from kernelselect._policy import alpha_path
 from kernelselect._targets import detect_task, prepare_targets
 from kernelselect.criteria import evaluate_criterion
@@ -231,7 +231,7 @@ def test_effective_dimension_matches_the_dense_stand_in(m, log_gamma, log_alpha,
     X = rng.standard_normal((60, 3))
     idx = np.sort(rng.choice(60, size=m, replace=False))
     gamma, alpha = 10.0 ** log_gamma, 10.0 ** log_alpha
-    search = _policy.Search(X, np.zeros(60), {}, [], {}, "gaussian", 1, rng)
+    search = _search.Search(X, np.zeros(60), {}, [], {}, "gaussian", 1, rng)
     approx = kernelselect.Nystroem(landmarks=idx)
     got = _policy.effective_dimension(approx, search.prepare(approx), search, gamma, alpha)
     K = ref.kernel_matrix(X, X, gamma)

@@ -17,7 +17,7 @@ from ._validation import (
     check_random_state,
     check_workers,
 )
-from . import _dask, _policy
+from . import _dask, _policy, _search
 from ._progress import check_progress
 from ._targets import prepare_targets
 from ._typing import RandomState
@@ -166,8 +166,10 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         one of :func:`kernelselect.criteria.criterion_names` or a list of them; the
         first decides ``best_gamma`` / ``best_alpha``.
     approximation : str or Approximation, default="auto"
-        "auto": exact for n ≤ 400, else Nyström levels with nested landmarks doubled
-        until the choice stops moving (at most 1600; exact once they would exceed n/2).
+        "auto": exact for n ≤ 400, else Nyström levels with nested landmarks (100 on
+        the whole grid, then doubled around the best point) until two levels agree
+        within one grid step and the landmarks are at least twice the effective
+        dimension of the chosen model (at most 1600; exact once they would exceed n/2).
         Or "exact", "nystrom", "rff", "mcm", "random_mcm" (defaults) or an instance
         such as ``Nystroem(n_landmarks=500)``.
     random_state : int, Generator or None
@@ -228,7 +230,6 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
-
     distributed = _is_dask(X) or _is_dask(y)
     if distributed:
         X, y, y_dask = _dask.check_dask_data(X, y)
@@ -346,7 +347,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     rows = None
     if distributed:
         rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task))
-    search = _policy.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
+    search = _search.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
                             progress, rows=rows)
     with _blas_threads(workers_n):
         perm = None
@@ -355,7 +356,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
             approx = _policy.nested_nystroem(perm, _policy.START_LANDMARKS).configured(needs)
         state = search.prepare(approx)
         curves, timings, ops = search.evaluate(approx, state, gammas, alphas)
-        surface = _policy.Surface(gammas, alphas, curves, timings, ops)
+        surface = _search.Surface(gammas, alphas, curves, timings, ops)
         details["extensions"] = _policy.extend_edges(search, approx, state, surface,
                                                      auto_gammas, auto_alphas)
         label = getattr(approx, "label", approx.name)

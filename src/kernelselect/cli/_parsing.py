@@ -141,10 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "regression")
     sel.add_argument("--criterion", default="auto", metavar="NAMES",
                      help="comma-separated criteria, e.g. eloo,kta; the first one selects "
-                     "(default auto: leave-one-out error, eloo or eloo_multiclass)")
+                     "(default auto: 5-fold CV error ekfold up to n=400 on the exact matrix, "
+                     "leave-one-out error eloo beyond; their multiclass forms for 3+ classes)")
     sel.add_argument("--approximation", default="auto", choices=APPROXIMATIONS,
                      help="stand-in for the kernel matrix (default auto: exact up to n=400, "
-                     "then Nystrom with landmarks doubled until the choice is stable)")
+                     "then Nystrom with landmarks doubled until the choice is settled)")
     sel.add_argument("--refine", action="store_true",
                      help="refine (gamma, alpha) continuously around the best grid point")
     sel.add_argument("--sampler", metavar="NAME",

@@ -1,0 +1,164 @@
+"""The machinery of one selection: :class:`Search` evaluates criteria on a (γ, α) grid
+with one approximation, :class:`Surface` holds the values and grows at its edges.
+The rules that drive them (which grid, which approximation, when to stop) are in
+:mod:`kernelselect._policy`."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from ._progress import progress_iter
+from .criteria import evaluate_criterion
+from .operators.streaming_lowrank import ArrayRows, evaluate_grid
+
+if TYPE_CHECKING:
+    from .criteria import Criterion
+    from .operators import Approximation, KernelOperator
+
+__all__ = ["Search", "Surface", "best_index"]
+
+
+class Search:
+    """Everything one selection evaluates with: data, criteria and their targets."""
+
+    def __init__(self, X: Any, y_build: np.ndarray, targets_for: Mapping[str, np.ndarray],
+                 crits: Sequence[Criterion], params: Mapping[str, dict[str, Any]], kernel: str,
+                 workers: int | None, rng: np.random.Generator, progress: bool | float = False,
+                 rows: Any = None) -> None:
+        self.X = X
+        self.y_build = y_build
+        self.targets_for = targets_for        # criterion name → y it receives
+        self.crits = crits
+        self.params = params
+        self.kernel = kernel
+        self.workers = workers
+        self.rng = rng
+        self.progress = progress
+        self.rows = rows                      # row source of the streamed operators (Dask)
+        self.n_builds = 0
+
+    def prepare(self, approx: Approximation) -> Any:
+        return approx.prepare(self.X, self.y_build, kernel=self.kernel, random_state=self.rng,
+                              workers=self.workers)
+
+    def evaluate(self, approx: Approximation, state: Any, gammas: np.ndarray, alphas: np.ndarray,
+                 desc: str = "kernel selection"
+                 ) -> tuple[dict[str, np.ndarray], np.ndarray, list[dict[str, Any]]]:
+        """Curves {name: (len(gammas), len(alphas))}, per-γ seconds, operator details.
+
+        Approximations that build every γ from shared passes over the rows
+        (``build_all``, the streaming Nyström and random features) are evaluated that
+        way; the others build one operator per γ.
+        """
+        gammas = np.asarray(gammas, dtype=np.float64)
+        curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
+        timings = np.empty(gammas.size)
+        ops: list[dict[str, Any]] = []
+        if getattr(approx, "build_all", None) is not None:
+            # every γ from shared row passes: progress is a heartbeat over the whole grid
+            streamed = False
+            for _ in progress_iter(range(1), 1, self.progress,
+                                   desc=f"{desc} (all γ at once)", unit="grid"):
+                built = self._build_all(approx, state, gammas)
+                if built is not None:
+                    self._run_streaming(built, alphas, curves, timings, ops)
+                    streamed = True
+            if streamed:          # after the loop, so that the progress reports completion
+                return curves, timings, ops
+        for i in progress_iter(range(gammas.size), gammas.size, self.progress, desc=desc,
+                               unit="γ"):
+            t0 = time.perf_counter()
+            op = approx.build(self.X, self.y_build, float(gammas[i]), kernel=self.kernel,
+                              state=state, workers=self.workers)
+            self.n_builds += 1
+            for c in self.crits:
+                curves[c.name][i] = evaluate_criterion(c, op, self.targets_for[c.name], alphas,
+                                                       **self.params[c.name])
+            timings[i] = time.perf_counter() - t0
+            ops.append(dict(op.details, n_operator=op.n))
+        return curves, timings, ops
+
+    def _build_all(self, approx: Any, state: Any, gammas: np.ndarray) -> Any:
+        """Operators for the whole γ grid from shared passes over the rows, or None."""
+        t0 = time.perf_counter()
+        prefer = getattr(approx, "prefers_per_gamma", None)
+        if self.rows is None and prefer is not None and prefer(*self.X.shape):
+            return None
+        rows = self.rows if self.rows is not None else ArrayRows(self.X, self.y_build,
+                                                                 threads=self.workers)
+        built = approx.build_all(rows, self.y_build, gammas, kernel=self.kernel, state=state)
+        if built is not None:
+            self.n_builds += len(built)
+            for op in built:
+                op.build_time = (time.perf_counter() - t0) / len(built)
+        return built
+
+    def _run_streaming(self, built: Sequence[Any], alphas: np.ndarray,
+                       curves: dict[str, np.ndarray], timings: np.ndarray,
+                       op_details: list[dict[str, Any]]) -> None:
+        """Every criterion on every operator of a streamed grid; the row passes they
+        need are shared (``evaluate_grid``) and their time is spread evenly over γ."""
+        by_name = {c.name: c for c in self.crits}
+        spent = np.zeros(len(built))
+
+        def evaluate(i: int, op: KernelOperator, name: str) -> None:
+            t0 = time.perf_counter()
+            try:
+                curves[name][i] = evaluate_criterion(by_name[name], op, self.targets_for[name],
+                                                     alphas, **self.params[name])
+            finally:
+                spent[i] += time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        evaluate_grid(built, list(by_name), evaluate)
+        shared = (time.perf_counter() - t0 - spent.sum()) / len(built)
+        for i, op in enumerate(built):
+            timings[i] = op.build_time + shared + spent[i]
+            op_details.append(dict(op.details, n_operator=op.n))
+
+
+def best_index(values: np.ndarray, direction: str) -> tuple[int, ...] | None:
+    """(i, j) of the best finite value (first in row-major order on ties), or None."""
+    finite = np.isfinite(values)
+    if not finite.any():
+        return None
+    masked = np.where(finite, values, np.inf if direction == "min" else -np.inf)
+    flat = np.argmin(masked) if direction == "min" else np.argmax(masked)
+    return tuple(int(k) for k in np.unravel_index(flat, values.shape))
+
+
+class Surface:
+    """Criterion values on a (γ, α) grid that can grow at its edges (NaN = not
+    evaluated)."""
+
+    def __init__(self, gammas: Any, alphas: Any, curves: dict[str, np.ndarray], timings: Any,
+                 ops: Sequence[dict[str, Any]]) -> None:
+        self.gammas = np.asarray(gammas, dtype=np.float64)
+        self.alphas = np.asarray(alphas, dtype=np.float64)
+        self.curves = curves
+        self.timings = np.asarray(timings, dtype=np.float64)
+        self.ops = list(ops)
+
+    def add_gammas(self, new: np.ndarray, curves: dict[str, np.ndarray], timings: np.ndarray,
+                   ops: Sequence[dict[str, Any]], before: bool) -> None:
+        for name in self.curves:
+            parts = [curves[name], self.curves[name]] if before else [self.curves[name],
+                                                                       curves[name]]
+            self.curves[name] = np.concatenate(parts, axis=0)
+        self.gammas = np.concatenate([new, self.gammas] if before else [self.gammas, new])
+        self.timings = np.concatenate([timings, self.timings] if before
+                                      else [self.timings, timings])
+        self.ops = (list(ops) + self.ops) if before else (self.ops + list(ops))
+
+    def add_alphas(self, new: np.ndarray, rows: Any, curves: dict[str, np.ndarray],
+                   timings: np.ndarray, before: bool) -> None:
+        for name in self.curves:
+            block = np.full((self.gammas.size, new.size), np.nan)
+            block[rows] = curves[name]
+            parts = [block, self.curves[name]] if before else [self.curves[name], block]
+            self.curves[name] = np.concatenate(parts, axis=1)
+        self.alphas = np.concatenate([new, self.alphas] if before else [self.alphas, new])
+        self.timings[rows] += timings
