@@ -54,8 +54,11 @@ The rules, each with its reason:
 
   A level that would exceed n/2 landmarks is replaced by the exact window (at that
   size a Nyström level costs as much as the exact matrix: 1.46 s per γ with 800
-  landmarks against 1.19 s exact at n = 1000), and ``MAX_LANDMARKS`` bounds the
-  levels. On the sets of ``studies/results/auto_levels.md`` with n > 400 this rule
+  landmarks against 1.19 s exact at n = 1000), and the levels stop at
+  ``MAX_LANDMARKS`` whether settled or not: a level costs about 2nm² per γ, and on
+  cadata at n = 10⁴ a level of 1600 landmarks took 33 s per γ against 6.7 s at 800
+  (load 6, one thread), four times the whole search below it, for a choice that
+  the 800-level had already made. On the sets of ``studies/results/auto_levels.md`` with n > 400 this rule
   chose as well as the previous one (whole grid at m = 200, exact agreement of
   consecutive levels, ±2 γ windows) at about a quarter of its cost: the means
   against 5-fold CV moved from +0.14 to +0.13 pp (binary), −0.01 to −0.01 pp
@@ -98,7 +101,7 @@ STABLE_STEPS = 1
 #: Σ λ/(λ + α) is at most this fraction of its landmarks (None: no such check)
 DEFF_FRACTION: float | None = 0.5
 #: largest Nyström level
-MAX_LANDMARKS = 1600
+MAX_LANDMARKS = 800
 #: half-width (in γ steps) of the window a level after the first starts from (and of the
 #: rows an α extension evaluates)
 WINDOW = 1
@@ -324,6 +327,7 @@ def effective_dimension(approx: Approximation, state: Any, search: Search, gamma
     ridge leaves effectively unpenalised)."""
     op = approx.build(search.X, search.y_build, float(gamma), kernel=search.kernel,
                       state=state, workers=search.workers)
+    search.n_builds += 1
     return float(np.sum(op.eigenvalues / (op.eigenvalues + alpha)))
 
 

@@ -169,7 +169,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         "auto": exact for n ≤ 400, else Nyström levels with nested landmarks (100 on
         the whole grid, then doubled around the best point) until two levels agree
         within one grid step and the landmarks are at least twice the effective
-        dimension of the chosen model (at most 1600; exact once they would exceed n/2).
+        dimension of the chosen model (at most 800; exact once they would exceed n/2).
         Or "exact", "nystrom", "rff", "mcm", "random_mcm" (defaults) or an instance
         such as ``Nystroem(n_landmarks=500)``.
     random_state : int, Generator or None
