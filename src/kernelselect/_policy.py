@@ -58,12 +58,16 @@ The rules, each with its reason:
   ``MAX_LANDMARKS`` whether settled or not: a level costs about 2nm² per γ, and on
   cadata at n = 10⁴ a level of 1600 landmarks took 33 s per γ against 6.7 s at 800
   (load 6, one thread), four times the whole search below it, for a choice that
-  the 800-level had already made. On the sets of ``studies/results/auto_levels.md`` with n > 400 this rule
-  chose as well as the previous one (whole grid at m = 200, exact agreement of
-  consecutive levels, ±2 γ windows) at about a quarter of its cost: the means
-  against 5-fold CV moved from +0.14 to +0.13 pp (binary), −0.01 to −0.01 pp
-  (multi-class) and +0.0021 to +0.0022 NMSE (regression), and the exact window ran on
-  15 of 90 training sets instead of 64.
+  the 800-level had already made.
+
+  Evidence (``studies/results/auto_levels.md``, the sets of the defaults study with
+  n > 400, against 5-fold CV): mean Δ +0.13 pp (binary), −0.01 pp (multi-class),
+  +0.0022 NMSE (regression), the exact window on 25 of 90 training sets. Without the
+  effective-dimension check the multi-class and regression means fell to −0.11 pp and
+  +0.0031; the previous rule (200 landmarks on the whole grid, exact agreement, ±2
+  windows) scored +0.15, +0.05 and +0.0028 at twice the time, with the exact window on
+  64 sets; four landmarks per degree of freedom scored +0.13, +0.08 and +0.0008 at 3.5
+  times the time.
 * **Refinement** (:func:`refine_best`, ``refine=True``): a local search in
   (log γ, log α) within one grid step of the best point on the same operator recipe
   (same landmarks), kept only when it improves the criterion.
