@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from ._plotting import plot_result
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -135,8 +137,6 @@ class SelectionResult:
         -------
         matplotlib.figure.Figure
         """
-        from ._plotting import plot_result
-
         return plot_result(self, axes, kind=kind, title=title, data_name=data_name)
 
     def __repr__(self) -> str:

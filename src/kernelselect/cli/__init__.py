@@ -46,6 +46,8 @@ import warnings
 from types import ModuleType
 from typing import Any, Sequence, TextIO
 
+import kernelselect
+
 from .. import datasets as _datasets
 from .._validation import check_workers
 from ._data import _load_data, _scheduler
@@ -79,8 +81,6 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     criteria = [c.strip() for c in args.criterion.split(",") if c.strip()]
     if not criteria:
         raise CommandError("--criterion: give at least one criterion name.")
-    import kernelselect
-
     for name in criteria:  # unknown names are reported before any data is read
         if name.lower() != "auto":
             kernelselect.get_criterion(name)
@@ -209,8 +209,6 @@ def _cmd_datasets(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_config(args: argparse.Namespace, out: TextIO) -> int:
-    import kernelselect
-
     print(kernelselect.show_config(), file=out)
     return 0
 
@@ -220,8 +218,6 @@ _COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_co
 
 def _approximation(args: argparse.Namespace) -> Any:
     """The approximation name, or a configured object when sizes or a sampler are given."""
-    import kernelselect
-
     name = args.approximation
     if args.sampler is not None or args.landmarks is not None:
         if name == "auto":                   # landmark options ask for Nyström

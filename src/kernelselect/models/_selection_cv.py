@@ -10,10 +10,12 @@ import numpy.typing as npt
 
 from .._cv import cross_validate_grid
 from .._labels import encode_labels
+from .._policy import alpha_path
 from .._solvers import check_machine
 from .._typing import RandomState
 from .._targets import check_task, prepare_targets
 from .._validation import check_kernel
+from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._sklearn import (BaseEstimator, MetaEstimatorMixin, available_if,
@@ -180,8 +182,6 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
             approximation = "exact" if self.approximation == "auto" else self.approximation
             alphas = self.alphas
             if alphas is None:
-                from .._policy import alpha_path
-
                 alphas = alpha_path(Xs.shape[0])
             intercept = None if classifier else _check_fit_intercept(
                 cast(KernelRidgeRegressor, est).fit_intercept)
@@ -192,8 +192,6 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 cv=self.cv, random_state=self.random_state, workers=est.workers,
                 center=intercept == "mean")
         else:
-            from ..selection import select_kernel
-
             res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
                                 criterion=self.criterion, approximation=self.approximation,
                                 random_state=self.random_state, workers=est.workers,
