@@ -418,6 +418,44 @@ def dense_kdi(G, B, Y, rho):
     return float(np.trace(np.linalg.inv(S) @ G.T @ C @ Y @ Y.T @ C @ G))
 
 
+def mp_kdi(X, R, Y, gamma, rho, dps=60):
+    """KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), G = K(X, R), B = K(R, R) (Gaussian), in
+    ``dps``-digit arithmetic (mpmath) from the float64 inputs, which convert exactly:
+    the value of the formula itself, also where B is too ill-conditioned for float64."""
+    import mpmath
+
+    with mpmath.workdps(dps):
+        X = [[mpmath.mpf(float(v)) for v in row] for row in np.asarray(X, dtype=float)]
+        R = [[mpmath.mpf(float(v)) for v in row] for row in np.asarray(R, dtype=float)]
+        Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
+        g, rho = mpmath.mpf(float(gamma)), mpmath.mpf(float(rho))
+        n, J, L = len(X), len(R), Y.shape[1]
+
+        def k(a, b):
+            return mpmath.exp(-g * mpmath.fsum((ai - bi) ** 2 for ai, bi in zip(a, b)))
+
+        G = [[k(x, r) for r in R] for x in X]
+        Gc = mpmath.matrix(n, J)
+        for j in range(J):
+            mean = mpmath.fsum(G[i][j] for i in range(n)) / n
+            for i in range(n):
+                Gc[i, j] = G[i][j] - mean
+        Yc = mpmath.matrix(n, L)
+        for c in range(L):
+            col = [mpmath.mpf(float(v)) for v in Y[:, c]]
+            mean = mpmath.fsum(col) / n
+            for i in range(n):
+                Yc[i, c] = col[i] - mean
+        S = Gc.T * Gc + rho * mpmath.matrix([[k(a, b) for b in R] for a in R])
+        M = Gc.T * Yc
+        total = mpmath.mpf(0)
+        for c in range(L):
+            m = mpmath.matrix([M[i, c] for i in range(J)])
+            a = mpmath.lu_solve(S, m)
+            total += mpmath.fsum(m[i] * a[i] for i in range(J))
+        return float(total)
+
+
 def kdca_optimum(K, Y, rho):
     """Optimum of kernel DCA (paper eq. 3) with K_B = K̄YYᵀK̄, K̄ = CKC.
 

@@ -246,6 +246,110 @@ def test_select_gamma_di_picks_the_best_score():
     np.testing.assert_allclose(res["scores"], want, rtol=1e-8)
 
 
+def _gamma_di_inputs(seed, n, task):
+    rng, X, labels = _problem(seed, n=n)
+    if task == "classification":
+        return X, labels, di.encode_targets(labels)
+    Yr = rng.normal(size=(n, 2))
+    return X, Yr, Yr
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("approx", ["rff", "nystroem"])
+def test_select_gamma_di_is_the_select_kernel_call(approx, task):
+    X, y, _ = _gamma_di_inputs(17, 60, task)
+    gammas = [0.05, 0.3, 2.0]
+    got = di.select_gamma_di(X, y, gammas, approximation=approx, n_components=12, rho=1e-3,
+                             task=task, random_state=5)
+    name = {"rff": "di", "nystroem": "kdi"}[approx]
+    stand_in = (kernelselect.RFF(n_features=12) if approx == "rff"
+                else kernelselect.Nystroem(n_landmarks=12, eigen_floor=0.0))
+    res = kernelselect.select_kernel(
+        X, y, criterion=name, approximation=stand_in, gammas=gammas, standardize=False,
+        task={"classification": "multiclass", "regression": "regression"}[task], rho=1e-3,
+        random_state=5)
+    np.testing.assert_array_equal(got["scores"], res.curves[name][:, 0])
+    assert got["gamma"] == res.best_gamma and got["criterion"] == name
+    np.testing.assert_array_equal(got["gammas"], gammas)
+
+
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(8, 40), J=st.integers(1, 8),
+       gamma=st.floats(0.2, 3.0), task=st.sampled_from(["classification", "regression"]),
+       approx=st.sampled_from(["rff", "nystroem"]))
+def test_select_gamma_di_scores_match_the_dense_formula(seed, n, J, gamma, task, approx):
+    # the draws select_gamma_di documents: W₀ then b (RFF), sorted landmark indices (Nyström)
+    X, y, Y = _gamma_di_inputs(seed, n, task)
+    gammas = [gamma / 4, gamma]
+    got = di.select_gamma_di(X, y, gammas, approximation=approx, n_components=J, rho=1e-2,
+                             task=task, random_state=seed)["scores"]
+    rng = np.random.default_rng(seed)
+    if approx == "rff":
+        W0 = rng.standard_normal((X.shape[1], J))
+        b = rng.uniform(0, 2 * np.pi, size=J)
+        want = [reference.dense_di(reference.rff_features(X, np.sqrt(2 * g) * W0, b), Y, 1e-2)
+                for g in gammas]
+    else:
+        R = X[np.sort(rng.choice(n, size=J, replace=False))]
+        want = [reference.dense_kdi(reference.kernel_matrix(X, R, g),
+                                    reference.kernel_matrix(R, R, g), Y, 1e-2) for g in gammas]
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_select_gamma_di_nystroem_is_the_kdi_formula_where_b_is_ill_conditioned(task):
+    # At γ = 10⁻³ and 10⁻² cond(B) is 1.7e12 and 2.4e8: the KDI formula in 60-digit
+    # arithmetic is the reference. Keeping every positive eigenvalue of B matches it to
+    # about 1e-9; the Nyström approximation's default eigen_floor (1e-8) would be
+    # 0.5 % low, the direct float64 formula (Cholesky of GᵀCG + ρB) 1e-7 off.
+    X, y, Y = _gamma_di_inputs(9, 80, task)
+    gammas = [1e-3, 1e-2, 1.0]
+    got = di.select_gamma_di(X, y, gammas, approximation="nystroem", n_components=20,
+                             task=task, random_state=0)["scores"]
+    R = X[np.sort(np.random.default_rng(0).choice(80, size=20, replace=False))]
+    want = [reference.mp_kdi(X, R, Y, g, 1e-4) for g in gammas]
+    np.testing.assert_allclose(got, want, rtol=1e-7)
+
+
+def _exact_di(K, Y, rho):
+    """DI of the exact kernel in its ridge form tr(Ȳᵀ K̄ (K̄ + ρI)⁻¹ Ȳ), K̄ = CKC, Ȳ = CY
+    (the KDCA optimum, well-conditioned for ρ > 0)."""
+    C = reference.centering_matrix(K.shape[0])
+    Kb, Yb = C @ K @ C, C @ np.asarray(Y, dtype=float).reshape(K.shape[0], -1)
+    return float(np.trace(Yb.T @ Kb @ np.linalg.solve(Kb + rho * np.eye(K.shape[0]), Yb)))
+
+
+def test_select_kernel_hands_di_a_target_matrix():
+    _, X, labels = _problem(18, n=30, d=2)
+    rng = np.random.default_rng(18)
+    gammas = [0.1, 1.0]
+    K = [reference.kernel_matrix(X, X, g) for g in gammas]
+    # several real target columns: DI of the exact kernel is the KDCA optimum with Y
+    Yr = rng.normal(size=(30, 3))
+    res = kernelselect.select_kernel(X, Yr, criterion="di", approximation="exact",
+                                     gammas=gammas, standardize=False, rho=1e-2)
+    np.testing.assert_allclose(res.curves["di"][:, 0],
+                               [_exact_di(k, Yr, 1e-2) for k in K], rtol=1e-7)
+    assert res.details["task"] == "regression"
+    # the task is select_kernel's: whole-number ratings 3…8 are a real target
+    ratings = rng.integers(3, 9, size=30).astype(float)
+    res = kernelselect.select_kernel(X, ratings, criterion="di", approximation="exact",
+                                     gammas=gammas, standardize=False, rho=1e-2)
+    np.testing.assert_allclose(res.curves["di"][:, 0],
+                               [_exact_di(k, ratings, 1e-2) for k in K], rtol=1e-7)
+    # class labels: the unit-norm indicator columns, for two classes as for more
+    for y in (labels, labels > 0):
+        res = kernelselect.select_kernel(X, y, criterion="kdi", approximation="exact",
+                                         gammas=gammas, standardize=False, rho=1e-2)
+        want = [_exact_di(k, reference.one_hot_unit_columns(y), 1e-2) for k in K]
+        np.testing.assert_allclose(res.curves["kdi"][:, 0], want, rtol=1e-7)
+    # the other criteria still take one target per row
+    for crit in ("kta", ["di", "eloo"]):
+        with pytest.raises(ValueError, match="one target per row"):
+            kernelselect.select_kernel(X, Yr, criterion=crit, gammas=gammas)
+    with pytest.raises(ValueError, match="task="):
+        kernelselect.select_kernel(X, Yr, criterion="di", gammas=gammas, task="multiclass")
+
+
 # -- bad inputs ---------------------------------------------------------------------------
 def test_bad_inputs():
     rng, X, labels = _problem(10, n=20)

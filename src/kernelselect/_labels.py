@@ -12,6 +12,9 @@ Every part of the package that turns user labels into classes goes through
 * C classes give the one-vs-rest columns T (n, C), T_ik = +1 when sample i is of
   class k and −1 otherwise (the coding of least-squares SVMs for C > 2 classes,
   Suykens & Vandewalle, Neural Processing Letters 1999);
+* the class indicator columns scaled to unit norm, Y_ik = 1/√n_k when sample i is
+  of class k (n_k samples) and 0 otherwise: :func:`unit_indicators` (each class
+  weighs the same, whatever its size; the discriminant-information criteria use it);
 * decision values go back to labels by the sign (one column) or the argmax (one
   column per class): :func:`decide`.
 
@@ -33,7 +36,7 @@ import numpy.typing as npt
 from ._validation import check_vector
 
 __all__ = ["LabelCodes", "check_labels", "encode_labels", "codes_for", "encode_as",
-           "one_vs_rest", "column_codes", "decide", "numeric_labels"]
+           "one_vs_rest", "unit_indicators", "column_codes", "decide", "numeric_labels"]
 
 #: which 2-D shapes count as one label per sample: none, (n, 1), or (n, 1) and (1, n)
 Squeeze = Literal["none", "column", "any"]
@@ -115,6 +118,10 @@ class LabelCodes:
         T = -np.ones((n, self.n_classes))
         T[np.arange(n), self.codes] = 1.0
         return T
+
+    def unit_indicators(self) -> np.ndarray:
+        """Class indicator columns scaled to unit norm (n, C): :func:`unit_indicators`."""
+        return unit_indicators(self.codes, self.n_classes)
 
     def columns(self) -> np.ndarray:
         """The targets of a kernel machine: one ±1 column for two classes (``classes[1]``
@@ -225,6 +232,17 @@ def one_vs_rest(y: npt.ArrayLike, name: str = "y", who: str = "") -> np.ndarray:
             raise ValueError("one-vs-rest targets must hold only -1 and +1.")
         return T
     return encode_labels(arr, name, who=who).one_vs_rest()
+
+
+def unit_indicators(codes: npt.ArrayLike, n_classes: int) -> np.ndarray:
+    """Indicator columns (n, C) scaled to unit norm: Y_ik = 1/√n_k when ``codes[i]`` = k
+    (n_k samples of class k); a class with no sample gives a zero column."""
+    codes = np.asarray(codes, dtype=np.intp)
+    n = codes.shape[0]
+    Y = np.zeros((n, n_classes))
+    Y[np.arange(n), codes] = 1.0
+    Y /= np.sqrt(np.maximum(Y.sum(axis=0), 1.0))
+    return Y
 
 
 def column_codes(F: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ from ._validation import (
 )
 from . import _dask, _policy, _search
 from ._progress import check_progress
-from ._targets import prepare_targets
+from ._labels import unit_indicators
+from ._targets import Targets, check_task, prepare_targets
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
@@ -141,11 +142,14 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         first or keep ``standardize=True``. A ``dask.array`` chunked by rows runs
         the streamed passes as a Dask graph on the active scheduler (Nyström with
         uniform landmarks, or RFF; docs/streaming.md); X is never gathered.
-    y : array-like of shape (n_samples,)
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets: class labels of any type (numbers, strings) or a real target; what
         it is follows ``task``. Binary labels are encoded ±1 (the later class in
         sorted order → +1); multi-class labels become one-vs-rest ±1 columns for
-        ``eloo_multiclass`` and the codes 0, …, C−1 for the other criteria.
+        ``eloo_multiclass`` and the codes 0, …, C−1 for the other criteria. Criteria
+        of a target matrix (``di``, ``kdi``) receive the unit-norm class indicator
+        columns, or the real target as columns; a real target of several columns
+        (n_samples, n_outputs) is accepted when every requested criterion takes one.
     kernel : {"gaussian", "laplacian"}, default="gaussian"
         exp(−γ‖x − x′‖²) or exp(−γ‖x − x′‖₁).
     gammas : array-like of positive floats or None
@@ -240,7 +244,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     y_arr = np.asarray(y)
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
-    if y_arr.ndim != 1 or y_arr.shape[0] != n:
+    # several target columns: only for criteria that take a target matrix (checked below)
+    multi_output = not distributed and y_arr.ndim == 2 and y_arr.shape[0] == n
+    if (y_arr.ndim != 1 and not multi_output) or y_arr.shape[0] != n:
         raise ValueError(f"y has {y_arr.shape[0] if y_arr.ndim else 0} entries (shape "
                          f"{y_arr.shape}) but X has {n} rows; give one target per row.")
     if y_arr.dtype.kind in "iufb" and y_arr.size and np.all(y_arr == y_arr.flat[0]):
@@ -248,7 +254,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         raise ValueError(
             f"y has a single value ({y_arr.flat[0].item()!r}) for all {n} samples; criterion "
             f"{getattr(first, 'name', first)!r} needs two classes or a varying target.")
-    targets = prepare_targets(y_arr, task)
+    targets = (_multi_output_targets(y_arr, task) if multi_output
+               else prepare_targets(y_arr, task))
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
     workers_n = check_workers(workers) if workers is not None else None
@@ -276,9 +283,16 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         if c.name not in [k.name for k in crits]:
             crits.append(c)
     params = _split_params(crits, criterion_params)
+    if multi_output and any(c.labels != "matrix" for c in crits):
+        names_1d = ", ".join(repr(c.name) for c in crits if c.labels != "matrix")
+        raise ValueError(f"y has shape {y_arr.shape}: one target per row is needed for "
+                         f"criterion {names_1d} (several target columns are taken only by "
+                         "criteria of a target matrix, such as 'di' and 'kdi').")
     targets_for = {}
     for c in crits:
-        if c.labels == "binary":
+        if c.labels == "matrix":
+            targets_for[c.name] = _target_matrix(targets)
+        elif c.labels == "binary":
             encode_binary(targets.y, c.name)          # raises naming y and the criterion
             targets_for[c.name] = targets.y
         elif c.labels == "multiclass":
@@ -316,7 +330,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     target_scale = 1.0
     if not distributed and targets.task == "regression":
         targets.y, params, target_scale = _rescale_target(targets.y, params)
-        targets_for = {name: (targets.y if t.ndim == 1 else t) for name, t in targets_for.items()}
+        matrix = {c.name for c in crits if c.labels == "matrix"}
+        targets_for = {name: (_target_matrix(targets) if name in matrix else targets.y)
+                       for name in targets_for}
 
     rng = check_random_state(random_state)
     details = {"kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
@@ -449,6 +465,35 @@ def _rescale_target(y: np.ndarray, params: dict[str, Any]
             p["sigma"] = np.ldexp(float(p["sigma"]), -exponent)
         scaled[name] = p
     return np.ldexp(y, -exponent), scaled, scale
+
+
+def _multi_output_targets(Y: np.ndarray, task: Any) -> Targets:
+    """A real target of several columns (n, L): task "regression" (the only one it can
+    be), finite numbers, not every column constant."""
+    if check_task(task) not in ("auto", "regression"):
+        raise ValueError(f"y has {Y.shape[1]} columns, which makes a real target of several "
+                         f"outputs; task={task!r} needs one label per row (use "
+                         "task='regression' or 'auto').")
+    if Y.dtype.kind not in "iuf":
+        raise ValueError(f"y has {Y.shape[1]} columns and holds non-numeric labels; several "
+                         "target columns must be real numbers (give class labels as one "
+                         "column).")
+    Y = check_matrix(Y, "y", dtype=np.float64)
+    if np.all(np.ptp(Y, axis=0) == 0):
+        raise ValueError("every column of y is constant; there is nothing to regress.")
+    return Targets("regression", Y, None, None, f"{Y.shape[1]} real target columns")
+
+
+def _target_matrix(targets: Targets) -> np.ndarray:
+    """What a criterion with ``labels="matrix"`` receives: the class indicator columns
+    scaled to unit norm (classes in sorted order) for class labels, the target as
+    columns (n, L) for a real target."""
+    if targets.task == "regression":
+        return targets.y.reshape(targets.y.shape[0], -1)
+    if targets.task == "binary":
+        return unit_indicators((targets.y > 0).astype(np.intp), 2)
+    assert targets.classes is not None            # multiclass targets keep their classes
+    return unit_indicators(targets.y.astype(np.intp), targets.classes.shape[0])
 
 
 def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:

@@ -15,7 +15,8 @@ a binary problem and is encoded as ±1 (the larger value → +1, see
 
 Availability (exact = dense eigh or streaming; the streaming exact operator has the
 moments only; the random_* criteria of :mod:`kernelselect.criteria.random_mcm` need the
-randomised circulant operator, and ``di``/``kdi`` (:mod:`kernelselect.di`) the spectral forms):
+randomised circulant operator, and ``di``/``kdi`` (:mod:`~kernelselect.criteria.discriminant`)
+the spectral forms):
 
 =========  =========  ==========  =====  =======  =====  =======  ======  ===========
 criterion  direction  needs       exact  stream.  mcm    nystrom  rff     labels
@@ -48,13 +49,14 @@ eloo, eloo_multiclass), :mod:`~kernelselect.criteria.kfold` (their k-fold forms
 ekfold, ekfold_multiclass), :mod:`~kernelselect.criteria.alignment` (alignment and class
 separation in feature space: kta, ckta, fsm, mmd),
 :mod:`~kernelselect.criteria.spectral` (sm, er),
-:mod:`~kernelselect.criteria.random_mcm` (the randomised circulant estimators) — and
-:mod:`~kernelselect.criteria.registry`, the literal registry of them all (``di`` and
-``kdi`` come from :mod:`kernelselect.di`) with :func:`register_criterion` for third
-parties.
+:mod:`~kernelselect.criteria.random_mcm` (the randomised circulant estimators),
+:mod:`~kernelselect.criteria.discriminant` (di and kdi, the discriminant information of
+the stand-in; they take a target matrix, ``labels="matrix"``) — and
+:mod:`~kernelselect.criteria.registry`, the literal registry of them all with
+:func:`register_criterion` for third parties.
 """
 
-from . import alignment, error, kfold, random_mcm, registry, spectral
+from . import alignment, discriminant, error, kfold, random_mcm, registry, spectral
 from .._labels import one_vs_rest
 from ._base import DIRECTIONS, LABEL_KINDS, Criterion, encode_binary
 from .alignment import FSM_ROUNDING, ckta, fsm, kta, mmd

@@ -15,7 +15,7 @@ from .._labels import encode_labels, one_vs_rest
 from ..operators._base import KernelOperator, RidgeFunction
 
 DIRECTIONS = ("min", "max")
-LABEL_KINDS = ("binary", "multiclass", "any")
+LABEL_KINDS = ("binary", "multiclass", "any", "matrix")
 
 
 @dataclass(frozen=True)
@@ -33,10 +33,15 @@ class Criterion:
         every operator), ``"spectral"`` (eigen-decomposition forms) or an
         operator-specific tag (e.g. ``"random_mcm"``). An approximation can compute
         the criterion when the tag is in its ``provides`` set.
-    labels : {"binary", "multiclass", "any"}
+    labels : {"binary", "multiclass", "any", "matrix"}
         "binary": y must have exactly two classes (encoded ±1). "multiclass": the
         criterion receives one-vs-rest ±1 columns (n, C) built from the class labels
-        (:func:`one_vs_rest`).
+        (:func:`one_vs_rest`). "matrix": ``select_kernel`` hands the criterion a
+        target matrix (n, L): for class labels (binary or multi-class) the class
+        indicator columns scaled to unit norm (:func:`~kernelselect._labels.unit_indicators`),
+        for a real target its column(s) — ``select_kernel`` accepts a real y of shape
+        (n, L) when every requested criterion takes "matrix"; called directly, the
+        criterion receives y as given.
     alpha_dependent : bool
         Whether the value depends on the ridge α (otherwise it is repeated across α).
     func : callable

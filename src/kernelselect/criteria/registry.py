@@ -10,11 +10,11 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import numpy.typing as npt
 
-from ..di import operator_di
 from ..operators import Approximation, KernelOperator, approximation_names, get_approximation
 from . import random_mcm as _rc
 from ._base import Criterion, _check_sigma, evaluate
 from .alignment import ckta, fsm, kta, mmd
+from .discriminant import operator_di
 from .error import _check_loss, c1, eloo, eloo_multiclass, gcv, ipe, ree
 from .kfold import _check_kfold, ekfold, ekfold_multiclass
 from .spectral import _check_sm, _sm_needs, er, sm
@@ -170,10 +170,10 @@ _REGISTRY = {c.name: c for c in (
     Criterion("random_c1_rff", "min", "random_mcm", "any", True, _rc.random_c1_rff,
               {"sigma": None}, "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
     # discriminant information (spectral forms of the operator)
-    Criterion("di", "max", "spectral", "any", False, operator_di, {"rho": 1e-4, "task": "auto"},
+    Criterion("di", "max", "spectral", "matrix", False, operator_di, {"rho": 1e-4, "task": "auto"},
               "discriminant information tr((FᵀCF+ρI)⁻¹FᵀCYYᵀCF) of the features of A = FFᵀ "
               "(Al et al., eq. 6/7)"),
-    Criterion("kdi", "max", "spectral", "any", False, operator_di, {"rho": 1e-4, "task": "auto"},
+    Criterion("kdi", "max", "spectral", "matrix", False, operator_di, {"rho": 1e-4, "task": "auto"},
               "kernel discriminant information tr((GᵀCG+ρB)⁻¹GᵀCYYᵀCG) of Nyström landmarks "
               "(Al et al., eq. 9); equals di on A"),
 )}

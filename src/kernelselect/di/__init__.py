@@ -23,15 +23,16 @@ Every evaluation is O(n J² + J³) time and O(n J) memory: one Cholesky factor o
 J×J matrix, no n×n array.
 
 The selection criteria ``"di"`` and ``"kdi"`` of :data:`kernelselect.criteria.CRITERIA`
-evaluate :func:`operator_di`, so that ``kernelselect.select_kernel(X, y, criterion="di",
-approximation="rff")`` or ``criterion="kdi", approximation="nystrom"`` choose γ by
-maximising DI / KDI.
+evaluate :func:`operator_di` (:mod:`kernelselect.criteria.discriminant`), so that
+``kernelselect.select_kernel(X, y, criterion="di", approximation="rff")`` or
+``criterion="kdi", approximation="nystrom"`` choose γ by maximising DI / KDI; they
+receive the target matrix Y above (several real target columns are accepted).
 
 Layout: :mod:`~kernelselect.di.objectives` (the target matrix, DI / KDI of fixed
-features, the RFDI / NysDI objectives with their gradients, and :func:`operator_di`,
-the registry's criterion), :mod:`~kernelselect.di.training` (mini-batch Adam ascent:
-:func:`train_rfdi`, :func:`train_nysdi`), :mod:`~kernelselect.di.selection`
-(:func:`select_gamma_di`) and :mod:`~kernelselect.di.transformers` (the scikit-learn
+features, the RFDI / NysDI objectives with their gradients),
+:mod:`~kernelselect.di.training` (mini-batch Adam ascent: :func:`train_rfdi`,
+:func:`train_nysdi`), :mod:`~kernelselect.di.selection` (:func:`select_gamma_di`, a call
+of ``select_kernel`` with the DI criteria) and :mod:`~kernelselect.di.transformers` (the scikit-learn
 transformers ``DIRandomFourierFeatures`` and ``DINystroem``, imported on first use of
 their names from :mod:`kernelselect`, since they need scikit-learn).
 """

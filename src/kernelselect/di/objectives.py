@@ -1,7 +1,8 @@
 """DI objectives: the target matrix, the discriminant information of fixed features
-(DI, paper eq. 6) and of Nyström landmarks (KDI, eq. 9), the mini-batch objectives
-RFDI (eq. 7) and NysDI (eq. 10) with their gradients, and :func:`operator_di`, DI of
-a kernel operator's stand-in (the ``"di"`` / ``"kdi"`` selection criteria)."""
+(DI, paper eq. 6) and of Nyström landmarks (KDI, eq. 9) and the mini-batch objectives
+RFDI (eq. 7) and NysDI (eq. 10) with their gradients. DI of a kernel operator's
+stand-in (the ``"di"`` / ``"kdi"`` selection criteria) is
+:func:`kernelselect.criteria.discriminant.operator_di`, re-exported here."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 
 from .._columns import rff_features
 from .._kernel_ops import kernel_block
-from .._labels import encode_labels
+from .._labels import encode_labels, unit_indicators
 from .._validation import check_matrix, check_positive, check_vector
-from ..operators._base import KernelOperator
+from ..criteria.discriminant import operator_di
 
 
 # --------------------------------------------------------------------------------------
@@ -31,12 +32,7 @@ def _class_codes(y: npt.ArrayLike, name: str = "y") -> tuple[np.ndarray, np.ndar
 
 def _indicator(codes: np.ndarray, n_classes: int) -> np.ndarray:
     """One-hot matrix (n, L) with unit-norm columns (empty classes give zero columns)."""
-    n = codes.shape[0]
-    Y = np.zeros((n, n_classes))
-    Y[np.arange(n), codes] = 1.0
-    counts = Y.sum(axis=0)
-    Y /= np.sqrt(np.maximum(counts, 1.0))
-    return Y
+    return unit_indicators(codes, n_classes)
 
 
 def encode_targets(y: npt.ArrayLike, task: str = "classification") -> np.ndarray:
@@ -363,65 +359,3 @@ def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: f
     grad = 2.0 * gamma * (P.T @ X - P.sum(axis=0)[:, None] * R)
     grad += 4.0 * gamma * (Q @ R - Q.sum(axis=1)[:, None] * R)
     return value, grad
-
-
-# --------------------------------------------------------------------------------------
-# DI / KDI as selection criteria over the operator protocol
-# --------------------------------------------------------------------------------------
-def _operator_targets(y: np.ndarray, task: str) -> np.ndarray:
-    """Target matrix from the (restricted) criterion target y: (n, L)."""
-    y = np.asarray(y, dtype=np.float64)
-    if task == "auto":
-        values = np.unique(y)
-        integer = np.all(values == np.round(values))
-        task = "classification" if values.size == 2 or (integer and values.size <= 50) \
-            else "regression"
-    if task == "classification":
-        codes, classes = _class_codes(y)
-        return _indicator(codes, classes.shape[0])
-    if task == "regression":
-        return y.reshape(y.shape[0], -1)
-    raise ValueError(f"task={task!r} is not known; use 'auto', 'classification' or 'regression'.")
-
-
-def operator_di(operator: KernelOperator, y: npt.ArrayLike, alphas: Any = None, rho: float = 1e-4,
-                task: str = "auto") -> float:
-    """DI of the kernel stand-in A of a spectral operator (criteria registry "di"/"kdi").
-
-    DI depends on a feature map F only through A = FFᵀ:
-    DI = tr(Ȳᵀ A_c (A_c + ρI)⁻¹ Ȳ), A_c = CAC, Ȳ = CY (push-through identity on
-    tr((FᵀCF + ρI)⁻¹FᵀCYYᵀCF)). With g(A) = A(A + ρI)⁻¹ and the centring written as a
-    rank-one correction (Sherman–Morrison on the intercept direction 1)::
-
-        DI = tr(Ȳᵀ g(A) Ȳ) + ‖1ᵀ g(A) Ȳ‖² / (n − 1ᵀ g(A) 1),
-
-    so one quadratic form of g(A) with the probes [Ȳ, 1] suffices (O(rank·L) after
-    the operator's factorisation). On the random-feature operator A = ZZᵀ this is
-    DI(Z) (paper eq. 7); on the Nyström operator A = G B⁻¹ Gᵀ = (GB^{-1/2})(GB^{-1/2})ᵀ
-    it is the KDI of its landmarks (paper eq. 9; exactly when no eigenvalue of B is
-    dropped); on the exact kernel matrix it is the kernel DCA optimum (paper eq. 3).
-
-    Parameters
-    ----------
-    operator : KernelOperator with the spectral forms
-    y : ndarray of shape (n,)
-        Labels or targets in the original row order.
-    alphas : ignored
-        DI does not depend on the ridge α of the kernel machine; ρ is its own ridge.
-    rho : float > 0, default 1e-4
-    task : {"auto", "classification", "regression"}
-        "auto": classification (one-hot, unit-norm columns) when y has two distinct
-        values or at most 50 distinct integer values; regression otherwise.
-    """
-    rho = _check_rho(rho)
-    Y = _operator_targets(operator.restrict(y), task)
-    n, L = Y.shape
-    probes = np.column_stack([_centre(Y), np.ones(n)])
-
-    def g(lam: np.ndarray) -> np.ndarray:
-        lam = np.maximum(lam, 0.0)
-        return lam / (lam + rho)
-
-    Q = np.asarray(operator.quadratic(g, probes), dtype=np.float64)
-    cross = Q[L, :L]
-    return float(np.trace(Q[:L, :L]) + cross @ cross / (n - Q[L, L]))

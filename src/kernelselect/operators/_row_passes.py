@@ -29,8 +29,12 @@ MAX_CLASSES = 64
 
 def probe_values(y: npt.ArrayLike) -> np.ndarray | None:
     """The distinct values of y when there are at most :data:`MAX_CLASSES` of them (the
-    probe basis is then their indicators), else None (the basis is [y 1])."""
-    values = np.unique(np.asarray(y, dtype=np.float64))
+    probe basis is then their indicators), else None (the basis is [y 1]); None for a
+    target matrix y (n, L) as well (the basis is [Y 1])."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2:
+        return None
+    values = np.unique(y)
     return values if values.size <= MAX_CLASSES else None
 
 
@@ -40,11 +44,12 @@ def _sub_blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
 
 
 def probe_basis(yb: npt.ArrayLike, values: np.ndarray | None) -> np.ndarray:
-    """Rows of the probe basis Y: [y 1], or the class indicators when ``values`` (the
-    distinct values of y, few of them) is given; y and 1 lie in the span of either."""
+    """Rows of the probe basis Y: [y 1] ([Y 1] for a target matrix), or the class
+    indicators when ``values`` (the distinct values of y, few of them) is given; y and
+    1 lie in the span of either."""
     yb = np.asarray(yb, dtype=np.float64)
     if values is None:
-        return np.stack([yb, np.ones_like(yb)], axis=1)
+        return np.column_stack([yb, np.ones(yb.shape[0])])
     return (yb[:, None] == values[None, :]).astype(np.float64)
 
 

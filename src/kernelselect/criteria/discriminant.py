@@ -1,0 +1,97 @@
+"""Discriminant information (DI) of a kernel operator's stand-in: the ``"di"`` and
+``"kdi"`` selection criteria (Al et al., "Discriminant information based kernel
+learning", paper 001 of docs/references.md, eq. 6/7 and 9).
+
+The objectives on fixed features and landmarks (DI, KDI, RFDI, NysDI), their
+gradients and the training of DI feature maps are in :mod:`kernelselect.di`; this
+module holds only what the criteria registry evaluates, so that the registry does not
+depend on them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .._labels import encode_labels, unit_indicators
+from .._validation import check_positive
+from ..operators._base import KernelOperator
+
+__all__ = ["operator_di"]
+
+
+def _centre(A: np.ndarray) -> np.ndarray:
+    """A − 1 mean(A): the product C A with C = I − 11ᵀ/n, without forming C."""
+    return A - A.mean(axis=0)
+
+
+def _operator_targets(y: np.ndarray, task: str) -> np.ndarray:
+    """Target matrix from the (restricted) criterion target y: (n, L). A 2-D y is the
+    target matrix itself (``select_kernel`` encodes it, the criterion taking
+    ``labels="matrix"``); a 1-D y follows ``task``."""
+    y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2:
+        return y
+    if task == "auto":
+        values = np.unique(y)
+        integer = np.all(values == np.round(values))
+        task = "classification" if values.size == 2 or (integer and values.size <= 50) \
+            else "regression"
+    if task == "classification":
+        enc = encode_labels(y, "y", squeeze="any",
+                            who=" (DI measures class separation; use task='regression' for "
+                                "real targets)")
+        return unit_indicators(enc.codes, enc.n_classes)
+    if task == "regression":
+        return y.reshape(y.shape[0], -1)
+    raise ValueError(f"task={task!r} is not known; use 'auto', 'classification' or 'regression'.")
+
+
+def operator_di(operator: KernelOperator, y: npt.ArrayLike, alphas: Any = None, rho: float = 1e-4,
+                task: str = "auto") -> float:
+    """DI of the kernel stand-in A of a spectral operator (criteria registry "di"/"kdi").
+
+    DI depends on a feature map F only through A = FFᵀ:
+    DI = tr(Ȳᵀ A_c (A_c + ρI)⁻¹ Ȳ), A_c = CAC, Ȳ = CY (push-through identity on
+    tr((FᵀCF + ρI)⁻¹FᵀCYYᵀCF)). With g(A) = A(A + ρI)⁻¹ and the centring written as a
+    rank-one correction (Sherman–Morrison on the intercept direction 1)::
+
+        DI = tr(Ȳᵀ g(A) Ȳ) + ‖1ᵀ g(A) Ȳ‖² / (n − 1ᵀ g(A) 1),
+
+    so one quadratic form of g(A) with the probes [Ȳ, 1] suffices (O(rank·L) after
+    the operator's factorisation). On the random-feature operator A = ZZᵀ this is
+    DI(Z) (paper eq. 7); on the Nyström operator A = G B⁻¹ Gᵀ = (GB^{-1/2})(GB^{-1/2})ᵀ
+    it is the KDI of its landmarks (paper eq. 9; exactly when no eigenvalue of B is
+    dropped); on the exact kernel matrix it is the kernel DCA optimum (paper eq. 3).
+
+    Parameters
+    ----------
+    operator : KernelOperator with the spectral forms
+    y : ndarray of shape (n,) or (n, L)
+        Labels or targets in the original row order, or the target matrix Y itself
+        (2-D: used as given, ``task`` ignored). ``select_kernel`` passes the matrix:
+        the unit-norm class indicator columns for class labels (the one-hot of
+        :func:`encode_targets`), the target column(s) for a real target, following its
+        own ``task``.
+    alphas : ignored
+        DI does not depend on the ridge α of the kernel machine; ρ is its own ridge.
+    rho : float > 0, default 1e-4
+    task : {"auto", "classification", "regression"}
+        For a 1-D y: "auto" is classification (one-hot, unit-norm columns) when y has
+        two distinct values or at most 50 distinct integer values, regression
+        otherwise.
+    """
+    rho = check_positive(rho, "rho")
+    Y = _operator_targets(operator.restrict(y), task)
+    n, L = Y.shape
+    probes = np.column_stack([_centre(Y), np.ones(n)])
+
+    def g(lam: np.ndarray) -> np.ndarray:
+        lam = np.maximum(lam, 0.0)
+        return lam / (lam + rho)
+
+    Q = np.asarray(operator.quadratic(g, probes), dtype=np.float64)
+    cross = Q[L, :L]
+    return float(np.trace(Q[:L, :L]) + cross @ cross / (n - Q[L, L]))
