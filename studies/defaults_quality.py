@@ -255,7 +255,7 @@ def report(out_dir, speed=None):
              "Δ in percentage points, higher is better) or test MSE / training variance "
              "(regression; Δ NMSE, lower is better) of KRR refitted at the chosen (γ, α). "
              "Single-threaded processes on a shared 2-core machine (load 8–24 when the CV "
-             "records were made, 10–15 for the defaults).", "",
+             "records were made, 10–15 for the defaults on n ≤ 400 and 5–6 on n > 400).", "",
              "Commands (KERNELSELECT_DATA=../shared/data, OMP_NUM_THREADS=1, "
              "OPENBLAS_NUM_THREADS=1):", "",
              "    python studies/defaults_quality.py --cap 1000 --methods cv --splits 0 "
@@ -270,9 +270,15 @@ def report(out_dir, speed=None):
              "Defaults: `ekfold` (5-fold CV of the LSSVM in closed form, PRESS loss; "
              "one-vs-rest with the hybrid loss for C ≥ 3 classes) on the exact matrix up to "
              "n = 400; beyond, `eloo` (PRESS; `eloo_multiclass`, hybrid) on nested Nyström "
-             "levels, the exact matrix once a level would exceed n/2 landmarks. Earlier "
-             "records of this study (git history) hold the previous defaults: leave-one-out "
-             "at every n, and the binary 0-1 LOO error with a PRESS tie-break before that.", ""]
+             "levels (100 landmarks on the whole grid, doubled until two levels agree within "
+             "one grid step and the landmarks are at least twice the chosen model's "
+             "effective dimension; the exact window once a level would exceed n/2 "
+             "landmarks; `studies/results/auto_levels.md`). Earlier records of this study "
+             "(git history) hold the previous defaults: the levels from 200 landmarks until "
+             "two agreed exactly, leave-one-out at every n before that, and the binary 0-1 "
+             "LOO error with a PRESS tie-break before that. The estimator's `own_score` "
+             "(its own predict) predates the centred refit of `KernelSelectionCV` for real "
+             "targets; its score column is the KRR refit at its choice, like every row.", ""]
     targets = {"binary": "mean ≥ −0.2 pp, no set below −3 pp",
                "regression": "mean ≤ +0.005, no set above +0.03",
                "multiclass": "mean ≥ −0.5 pp"}

@@ -17,8 +17,8 @@ The rules, each with its reason:
   kernels by what the user is after. Binary labels (±1) and real targets: the mean
   squared held-out residual (PRESS), ``loss="squared"`` — smooth in (γ, α), where the
   0-1 error is a step function whose many ties and plateaus let a poor kernel win by
-  one point (measured on 28 binary sets against 5-fold CV: the defaults +0.14 pp, the
-  0-1 LOO error −0.43 pp with one set 9 points behind). C ≥ 3 classes:
+  one point (measured on 28 binary sets against 5-fold CV: the defaults +0.13 pp, the
+  0-1 LOO error −0.79 pp with one set 18 points behind). C ≥ 3 classes:
   the one-vs-rest forms (argmax of the held-out decisions) with the PRESS tie-break,
   ``loss="hybrid"``. Numbers in ``studies/results/defaults_quality.md``.
 * **α path** (:func:`alpha_path`): α = n·10^k, k = −6, −5.5, …, 0 (13 values). A
