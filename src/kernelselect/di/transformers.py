@@ -24,27 +24,8 @@ from .training import train_nysdi, train_rfdi
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-try:
-    from sklearn.base import BaseEstimator, TransformerMixin
-    from sklearn.utils.multiclass import type_of_target
-    from sklearn.utils.validation import check_is_fitted, validate_data
-
-    from .._validation import screen_inputs
-
-    validate_data = screen_inputs(validate_data)
-    _SKLEARN_ERROR = None
-except ImportError as exc:  # scikit-learn absent (or too old for validate_data)
-    _SKLEARN_ERROR = exc
-
-    class BaseEstimator:  # type: ignore[no-redef]
-        def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-            raise ImportError(
-                f"{cls.__name__} needs scikit-learn ≥ 1.6 ({_SKLEARN_ERROR}); install it "
-                "with `pip install scikit-learn` or `pip install kernelselect[sklearn]`."
-            )
-
-    class TransformerMixin:  # type: ignore[no-redef]
-        pass
+from .._sklearn import (BaseEstimator, TransformerMixin, check_is_fitted, type_of_target,
+                       validate_data)
 
 __all__ = ["DIRandomFourierFeatures", "DINystroem"]
 

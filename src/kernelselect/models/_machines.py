@@ -17,7 +17,7 @@ from .._labels import decide, encode_labels
 from .._solvers import KernelMachine, check_alphas, fit_kernel_machine
 from .._typing import RandomState
 from .._validation import check_kernel, check_matrix, check_positive, check_vector
-from ._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
+from .._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from .._validation import check_kernel
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
-from ._sklearn import (BaseEstimator, MetaEstimatorMixin, available_if,
+from .._sklearn import (BaseEstimator, MetaEstimatorMixin, available_if,
                        check_classification_targets, check_is_fitted, clone, validate_data)
 
 if TYPE_CHECKING:

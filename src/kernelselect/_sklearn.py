@@ -1,9 +1,11 @@
 """scikit-learn's estimator machinery, or stand-ins that explain how to get it.
 
-scikit-learn is an optional dependency: the estimators need it (base classes, input
-validation), the solvers (:func:`kernelselect.fit_lssvm`, :func:`kernelselect.fit_krr`)
-and cross-validation do not. Without it the stand-in base class refuses to construct
-an estimator, naming the install command.
+scikit-learn (≥ 1.6, for ``validate_data``) is an optional dependency: the estimators
+and transformers need it (base classes, input validation), the solvers
+(:func:`kernelselect.fit_lssvm`, :func:`kernelselect.fit_krr`), cross-validation and
+the selection do not. Without it the stand-in base class refuses to construct an
+estimator, naming the install command. Every estimator module imports scikit-learn
+through here.
 """
 
 from __future__ import annotations
@@ -11,17 +13,17 @@ from __future__ import annotations
 from typing import Any, Callable
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "MetaEstimatorMixin",
-           "available_if", "check_classification_targets", "check_is_fitted", "clone",
-           "validate_data"]
+           "TransformerMixin", "available_if", "check_classification_targets",
+           "check_is_fitted", "clone", "type_of_target", "validate_data"]
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, MetaEstimatorMixin
-    from sklearn.base import clone
+    from sklearn.base import TransformerMixin, clone
     from sklearn.utils.metaestimators import available_if
-    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
     from sklearn.utils.validation import check_is_fitted, validate_data
 
-    from .._validation import screen_inputs
+    from ._validation import screen_inputs
 
     validate_data = screen_inputs(validate_data)
     _SKLEARN_ERROR = None
@@ -31,9 +33,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     class BaseEstimator:  # type: ignore[no-redef]
         def __new__(cls, *args: Any, **kwargs: Any) -> Any:
             raise ImportError(
-                f"kernelselect.{cls.__name__} needs scikit-learn; install it with "
-                "`pip install scikit-learn`. The solvers kernelselect.fit_lssvm / fit_krr "
-                "and kernelselect.cross_validate_grid work without it."
+                f"kernelselect.{cls.__name__} needs scikit-learn ≥ 1.6 ({_SKLEARN_ERROR}); "
+                "install it with `pip install scikit-learn` or `pip install "
+                "kernelselect[sklearn]`. The solvers kernelselect.fit_lssvm / fit_krr, "
+                "kernelselect.cross_validate_grid and select_kernel work without it."
             ) from _SKLEARN_ERROR
 
     class ClassifierMixin:  # type: ignore[no-redef]
@@ -45,6 +48,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
     class MetaEstimatorMixin:  # type: ignore[no-redef]
         pass
 
+    class TransformerMixin:  # type: ignore[no-redef]
+        pass
+
     def available_if(check: Callable[[Any], bool]) -> Callable[[Any], Any]:
         return lambda method: method
 
@@ -53,6 +59,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
                           "scikit-learn`.") from _SKLEARN_ERROR
 
     # reached only from estimator methods, and no estimator can be constructed
-    clone = check_classification_targets = check_is_fitted = _needs_sklearn
+    clone = check_classification_targets = check_is_fitted = type_of_target = _needs_sklearn
     validate_data = _needs_sklearn
 
