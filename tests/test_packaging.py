@@ -44,6 +44,20 @@ def test_import_defers_scipy_and_the_compiled_extensions_until_first_use():
     assert {"scipy.linalg", "kernelselect._kernels", "kernelselect.selection"} <= set(after)
 
 
+def test_lowlevel_and_select_kernel_leave_scipy_optimize_unloaded():
+    # scipy.optimize (about 20 MB resident) is imported by the one grid fit that uses it.
+    out = _run("import sys\n"
+               "from kernelselect import lowlevel\n"
+               "import kernelselect\n"
+               "kernelselect.select_kernel\n"
+               "before = 'scipy.optimize' in sys.modules\n"
+               "from kernelselect._grid import fit_spacing\n"
+               "import numpy as np\n"
+               "fit_spacing(np.arange(8.0).reshape(4, 2), (2, 2), random_state=0)\n"
+               "print(before, 'scipy.optimize' in sys.modules)")
+    assert out.strip().splitlines()[-1] == "False True"
+
+
 def test_star_import_and_dir_list_every_public_name():
     out = _run("import kernelselect\n"
                "names = set(dir(kernelselect))\n"
