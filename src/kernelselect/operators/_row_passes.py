@@ -68,12 +68,13 @@ def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndar
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
-        F = np.empty_like(S)
+        F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
         chain: list[Any] = [None, 0]
         for i in range(ng):
             fmap.block(S, i, F, chain)
-            P = F if rotations[i] is None else F @ rotations[i]
+            rotation = rotations[i]
+            P = F if rotation is None else F @ rotation
             g, h = P.T @ P, P.T @ Yb                # PᵀP is a symmetric (syrk) product
             G[i] = g if G[i] is None else G[i] + g
             H[i] = h if H[i] is None else H[i] + h
@@ -95,7 +96,7 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
-        F = np.empty_like(S)
+        F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
         slot = 0
         chain: list[Any] = [None, 0]

@@ -64,7 +64,7 @@ def mcm_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarra
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
         S = fmap.shared(Xb[a:b])
-        F = np.empty_like(S)
+        F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
         parts: list[np.ndarray] = []
         for i, norms, gram in plan:
