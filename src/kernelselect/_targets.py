@@ -27,10 +27,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._labels import check_labels, encode_labels
+from ._labels import check_labels, encode_labels, unit_indicators
+from ._validation import check_matrix
 
 __all__ = ["TASKS", "MAX_CLASS_CODES", "detect_task", "check_task", "prepare_targets",
-           "Targets"]
+           "Targets", "multi_output_targets", "target_matrix", "rescale_target"]
 
 TASKS = ("binary", "multiclass", "regression")
 #: more distinct whole-number values than this are a measured quantity, not codes
@@ -139,3 +140,61 @@ def prepare_targets(y: Any, task: str = "auto", name: str = "y") -> Targets:
     enc = encode_labels(arr, name, checked=True)
     return Targets("multiclass", enc.codes.astype(np.float64), enc.one_vs_rest(), enc.classes,
                    reason)
+
+
+#: a target whose largest magnitude lies outside [2^-k, 2^k] is rescaled
+TARGET_EXPONENT_LIMIT = 256
+
+
+def rescale_target(y: np.ndarray, params: dict[str, Any]
+                    ) -> tuple[np.ndarray, dict[str, Any], float]:
+    """(y / s, params with σ / s, s) for s = 2ᵉ when y's magnitude is extreme, else s = 1.
+
+    The error criteria (ree, ipe, c1, gcv, eloo's squared loss) grow as y², so y of
+    size 10¹⁵⁴ overflows them and 10⁻¹⁶⁰ underflows them; their minimiser does not
+    depend on the scale of y, and kta, ckta and the error rate do not depend on it at
+    all. Dividing by a power of two is exact; the curves are then those of y / s.
+    """
+    peak = float(np.max(np.abs(y))) if y.size else 0.0
+    if peak == 0.0:
+        return y, params, 1.0
+    exponent = int(np.frexp(peak)[1])
+    if abs(exponent) <= TARGET_EXPONENT_LIMIT:
+        return y, params, 1.0
+    scale = float(np.ldexp(1.0, exponent))
+    scaled = {}
+    for name, p in params.items():
+        p = dict(p)
+        if p.get("sigma") is not None:
+            p["sigma"] = np.ldexp(float(p["sigma"]), -exponent)
+        scaled[name] = p
+    return np.ldexp(y, -exponent), scaled, scale
+
+
+def multi_output_targets(Y: np.ndarray, task: Any) -> Targets:
+    """A real target of several columns (n, L): task "regression" (the only one it can
+    be), finite numbers, not every column constant."""
+    if check_task(task) not in ("auto", "regression"):
+        raise ValueError(f"y has {Y.shape[1]} columns, which makes a real target of several "
+                         f"outputs; task={task!r} needs one label per row (use "
+                         "task='regression' or 'auto').")
+    if Y.dtype.kind not in "iuf":
+        raise ValueError(f"y has {Y.shape[1]} columns and holds non-numeric labels; several "
+                         "target columns must be real numbers (give class labels as one "
+                         "column).")
+    Y = check_matrix(Y, "y", dtype=np.float64)
+    if np.all(np.ptp(Y, axis=0) == 0):
+        raise ValueError("every column of y is constant; there is nothing to regress.")
+    return Targets("regression", Y, None, None, f"{Y.shape[1]} real target columns")
+
+
+def target_matrix(targets: Targets) -> np.ndarray:
+    """What a criterion with ``labels="matrix"`` receives: the class indicator columns
+    scaled to unit norm (classes in sorted order) for class labels, the target as
+    columns (n, L) for a real target."""
+    if targets.task == "regression":
+        return targets.y.reshape(targets.y.shape[0], -1)
+    if targets.task == "binary":
+        return unit_indicators((targets.y > 0).astype(np.intp), 2)
+    assert targets.classes is not None            # multiclass targets keep their classes
+    return unit_indicators(targets.y.astype(np.intp), targets.classes.shape[0])

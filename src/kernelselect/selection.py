@@ -19,8 +19,7 @@ from ._validation import (
 )
 from . import _dask, _policy, _search
 from ._progress import check_progress
-from ._labels import unit_indicators
-from ._targets import Targets, check_task, prepare_targets
+from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
@@ -254,7 +253,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         raise ValueError(
             f"y has a single value ({y_arr.flat[0].item()!r}) for all {n} samples; criterion "
             f"{getattr(first, 'name', first)!r} needs two classes or a varying target.")
-    targets = (_multi_output_targets(y_arr, task) if multi_output
+    targets = (multi_output_targets(y_arr, task) if multi_output
                else prepare_targets(y_arr, task))
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
@@ -291,7 +290,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     targets_for = {}
     for c in crits:
         if c.labels == "matrix":
-            targets_for[c.name] = _target_matrix(targets)
+            targets_for[c.name] = target_matrix(targets)
         elif c.labels == "binary":
             encode_binary(targets.y, c.name)          # raises naming y and the criterion
             targets_for[c.name] = targets.y
@@ -329,9 +328,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         X = standardize_columns(X)
     target_scale = 1.0
     if not distributed and targets.task == "regression":
-        targets.y, params, target_scale = _rescale_target(targets.y, params)
+        targets.y, params, target_scale = rescale_target(targets.y, params)
         matrix = {c.name for c in crits if c.labels == "matrix"}
-        targets_for = {name: (_target_matrix(targets) if name in matrix else targets.y)
+        targets_for = {name: (target_matrix(targets) if name in matrix else targets.y)
                        for name in targets_for}
 
     rng = check_random_state(random_state)
@@ -436,64 +435,6 @@ def standardize_columns(X: np.ndarray) -> np.ndarray:
     mu = Xs.mean(axis=0)
     sd = Xs.std(axis=0)
     return np.ascontiguousarray((Xs - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
-
-
-#: a target whose largest magnitude lies outside [2^-k, 2^k] is rescaled
-TARGET_EXPONENT_LIMIT = 256
-
-
-def _rescale_target(y: np.ndarray, params: dict[str, Any]
-                    ) -> tuple[np.ndarray, dict[str, Any], float]:
-    """(y / s, params with σ / s, s) for s = 2ᵉ when y's magnitude is extreme, else s = 1.
-
-    The error criteria (ree, ipe, c1, gcv, eloo's squared loss) grow as y², so y of
-    size 10¹⁵⁴ overflows them and 10⁻¹⁶⁰ underflows them; their minimiser does not
-    depend on the scale of y, and kta, ckta and the error rate do not depend on it at
-    all. Dividing by a power of two is exact; the curves are then those of y / s.
-    """
-    peak = float(np.max(np.abs(y))) if y.size else 0.0
-    if peak == 0.0:
-        return y, params, 1.0
-    exponent = int(np.frexp(peak)[1])
-    if abs(exponent) <= TARGET_EXPONENT_LIMIT:
-        return y, params, 1.0
-    scale = float(np.ldexp(1.0, exponent))
-    scaled = {}
-    for name, p in params.items():
-        p = dict(p)
-        if p.get("sigma") is not None:
-            p["sigma"] = np.ldexp(float(p["sigma"]), -exponent)
-        scaled[name] = p
-    return np.ldexp(y, -exponent), scaled, scale
-
-
-def _multi_output_targets(Y: np.ndarray, task: Any) -> Targets:
-    """A real target of several columns (n, L): task "regression" (the only one it can
-    be), finite numbers, not every column constant."""
-    if check_task(task) not in ("auto", "regression"):
-        raise ValueError(f"y has {Y.shape[1]} columns, which makes a real target of several "
-                         f"outputs; task={task!r} needs one label per row (use "
-                         "task='regression' or 'auto').")
-    if Y.dtype.kind not in "iuf":
-        raise ValueError(f"y has {Y.shape[1]} columns and holds non-numeric labels; several "
-                         "target columns must be real numbers (give class labels as one "
-                         "column).")
-    Y = check_matrix(Y, "y", dtype=np.float64)
-    if np.all(np.ptp(Y, axis=0) == 0):
-        raise ValueError("every column of y is constant; there is nothing to regress.")
-    return Targets("regression", Y, None, None, f"{Y.shape[1]} real target columns")
-
-
-def _target_matrix(targets: Targets) -> np.ndarray:
-    """What a criterion with ``labels="matrix"`` receives: the class indicator columns
-    scaled to unit norm (classes in sorted order) for class labels, the target as
-    columns (n, L) for a real target."""
-    if targets.task == "regression":
-        return targets.y.reshape(targets.y.shape[0], -1)
-    if targets.task == "binary":
-        return unit_indicators((targets.y > 0).astype(np.intp), 2)
-    assert targets.classes is not None            # multiclass targets keep their classes
-    return unit_indicators(targets.y.astype(np.intp), targets.classes.shape[0])
 
 
 def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:
