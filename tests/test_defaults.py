@@ -86,17 +86,27 @@ def blobs(n, classes=3, d=2, seed=0, spread=1.0):
     return X, labels
 
 
+def _exact_operator(X, y, gamma):
+    approx = get_approximation("exact")
+    state = approx.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
+    return approx.build(X, y, gamma, kernel="gaussian", state=state, workers=None)
+
+
+def _multiclass_blobs(n, classes, seed):
+    """blobs with at least two classes present."""
+    X, labels = blobs(n, classes, seed=seed)
+    if np.unique(labels).size < 2:
+        labels[0] = (labels[0] + 1) % classes
+    return X, labels
+
+
 @settings(deadline=None, max_examples=15)
 @given(n=st.integers(8, 24), classes=st.integers(2, 4), seed=st.integers(0, 2**31),
        log_gamma=st.floats(-2, 1), log_alpha=st.floats(-2, 1))
 def test_eloo_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, log_alpha):
-    X, labels = blobs(n, classes, seed=seed)
-    if np.unique(labels).size < 2:
-        labels[0] = (labels[0] + 1) % classes
+    X, labels = _multiclass_blobs(n, classes, seed)
     gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
-    approx = get_approximation("exact")
-    state = approx.prepare(X, labels, kernel="gaussian", random_state=None, workers=None)
-    op = approx.build(X, labels, gamma, kernel="gaussian", state=state, workers=None)
+    op = _exact_operator(X, labels, gamma)
     A = ref.kernel_matrix(X, X, gamma)
     rate, E = ref.loo_ovr_bruteforce(A, labels, alpha)
     got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha])
@@ -392,12 +402,6 @@ def test_cli_reports_a_grid_edge_as_one_line(monkeypatch, capsys):
 # ------------------------------------------------------------------ k-fold in closed form
 
 
-def _exact_operator(X, y, gamma):
-    approx = get_approximation("exact")
-    state = approx.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
-    return approx.build(X, y, gamma, kernel="gaussian", state=state, workers=None)
-
-
 @settings(deadline=None, max_examples=20)
 @given(n=st.integers(10, 30), folds=st.integers(2, 6), seed=st.integers(0, 2**31),
        log_gamma=st.floats(-2, 1), log_alpha=st.floats(-4, 1), regression=st.booleans())
@@ -430,9 +434,7 @@ def test_ekfold_equals_refitting_every_fold(n, folds, seed, log_gamma, log_alpha
 def test_ekfold_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, log_alpha):
     from kernelselect.criteria import fold_labels, one_vs_rest
 
-    X, labels = blobs(n, classes, seed=seed)
-    if np.unique(labels).size < 2:
-        labels[0] = (labels[0] + 1) % classes
+    X, labels = _multiclass_blobs(n, classes, seed)
     gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
     op = _exact_operator(X, labels, gamma)
     Y = one_vs_rest(labels)

@@ -268,7 +268,10 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
             approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
         t0 = time.perf_counter()
         state = search.prepare(approx)
+        # a Nyström level keeps its spectra: the effective dimension below reads them
+        search.spectra = None if label == "exact" else {}
         level = bracket_gamma(search, approx, state, grid, alphas, prev_point[0])
+        spectra, search.spectra = search.spectra, None
         idx = best_index(level.curves[crit.name], crit.direction)
         info: dict[str, Any] = {"approximation": label, "gammas": level.gammas.tolist()}
         current = level
@@ -279,8 +282,8 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
         stable = _within_steps(point, prev_point, STABLE_STEPS)
         info.update(best_gamma=float(point[0]), best_alpha=float(point[1]),
                     value=float(level.curves[crit.name][idx]), agrees=bool(stable))
-        if stable and label != "exact" and DEFF_FRACTION is not None:
-            d_eff = effective_dimension(approx, state, search, *point)
+        if stable and spectra is not None and DEFF_FRACTION is not None:
+            d_eff = degrees_of_freedom(spectra[float(point[0])], point[1])
             info["effective_dimension"] = d_eff
             stable = stable and d_eff <= DEFF_FRACTION * m_next
         info.update(stable=bool(stable), seconds=time.perf_counter() - t0)
@@ -325,14 +328,21 @@ def _within_steps(point: tuple[float, float], prev: tuple[float, float], steps: 
     return bool(dg <= steps + 1e-6 and da <= steps + 1e-6)
 
 
+def degrees_of_freedom(eigenvalues: np.ndarray, alpha: float) -> float:
+    """d_eff = Σ λ/(λ + α): the number of directions the ridge α leaves effectively
+    unpenalised in an operator of these eigenvalues."""
+    lam = np.asarray(eigenvalues, dtype=np.float64)
+    return float(np.sum(lam / (lam + alpha)))
+
+
 def effective_dimension(approx: Approximation, state: Any, search: Search, gamma: float,
                         alpha: float) -> float:
-    """d_eff = Σ λ/(λ + α) of the operator at (γ, α) (the number of directions the
-    ridge leaves effectively unpenalised)."""
+    """:func:`degrees_of_freedom` of the operator ``approx`` builds at γ (one build;
+    the levels of :func:`auto_levels` read the spectra their search kept instead)."""
     op = approx.build(search.X, search.y_build, float(gamma), kernel=search.kernel,
                       state=state, workers=search.workers)
     search.n_builds += 1
-    return float(np.sum(op.eigenvalues / (op.eigenvalues + alpha)))
+    return degrees_of_freedom(op.eigenvalues, alpha)
 
 
 # --------------------------------------------------------------------------- refinement

@@ -39,6 +39,8 @@ class Search:
         self.progress = progress
         self.rows = rows                      # row source of the streamed operators (Dask)
         self.n_builds = 0
+        #: γ → eigenvalues of the operator evaluated there, kept while not None
+        self.spectra: dict[float, np.ndarray] | None = None
 
     def prepare(self, approx: Approximation) -> Any:
         return approx.prepare(self.X, self.y_build, kernel=self.kernel, random_state=self.rng,
@@ -65,6 +67,8 @@ class Search:
                 built = self._build_all(approx, state, gammas)
                 if built is not None:
                     self._run_streaming(built, alphas, curves, timings, ops)
+                    for gamma, op in zip(gammas, built):
+                        self._keep_spectrum(gamma, op)
                     streamed = True
             if streamed:          # after the loop, so that the progress reports completion
                 return curves, timings, ops
@@ -79,7 +83,12 @@ class Search:
                                                        **self.params[c.name])
             timings[i] = time.perf_counter() - t0
             ops.append(dict(op.details, n_operator=op.n))
+            self._keep_spectrum(gammas[i], op)
         return curves, timings, ops
+
+    def _keep_spectrum(self, gamma: float, op: KernelOperator) -> None:
+        if self.spectra is not None:
+            self.spectra[float(gamma)] = np.asarray(op.eigenvalues)
 
     def _build_all(self, approx: Any, state: Any, gammas: np.ndarray) -> Any:
         """Operators for the whole γ grid from shared passes over the rows, or None."""
