@@ -69,3 +69,61 @@ def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.setattr("kernelselect._validation.check_workers", lambda w: 3)
     assert sl.default_threads() == 3                       # the user's choice, whatever the load
+
+
+def test_blas_limits_nest_and_interleave():
+    """Limits from several callers: the smallest registered one is in force, and the
+    original counts come back only when the last caller leaves, whatever the order of
+    the exits."""
+    before = _blas_threads()
+    if not before or max(before.values()) < 2:
+        pytest.skip("needs a BLAS threadpoolctl sees, with at least 2 threads")
+    two = _threads.blas_threads(2)
+    one = _threads.one_blas_thread()
+    two.__enter__()
+    assert _blas_threads() == {k: min(v, 2) for k, v in before.items()}
+    one.__enter__()
+    assert set(_blas_threads().values()) == {1}
+    two.__exit__(None, None, None)                     # the first in leaves first
+    assert set(_blas_threads().values()) == {1}
+    one.__exit__(None, None, None)
+    assert _blas_threads() == before
+    assert _threads._blas_limiter.active == 0
+
+
+def test_concurrent_selections_restore_blas_threads():
+    """Eight selections from Python threads at once (each limiting BLAS) leave the
+    process's BLAS thread counts as they found them."""
+    import threading
+
+    import numpy as np
+
+    import kernelselect
+
+    before = _blas_threads()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 3))
+    y = np.sign(X[:, 0] + 0.1)
+    errors = []
+
+    def run(seed):
+        try:
+            kernelselect.select_kernel(X, y, workers=1 + seed % 2, random_state=seed,
+                                       gammas=[0.5, 1.0], alphas=[0.1, 1.0])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert _blas_threads() == before
+    assert _threads._blas_limiter.active == 0
+
+
+def test_blas_limit_rejects_absurd_counts():
+    with pytest.raises(ValueError, match="workers"):
+        with _threads.blas_threads(10**6):
+            pass

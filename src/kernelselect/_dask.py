@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ._labels import encode_as
+from ._scaling import ColumnScaling
 from ._threads import one_blas_thread
 
 __all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
@@ -118,8 +119,9 @@ def encoded_target(y_dask: Any, classes: Any, task: str) -> Any:
     return y_dask.map_blocks(encode_as, classes, task, dtype=np.float64)
 
 
-def standardize(X: Any) -> Any:
-    """(X − mean)/std per feature (std 0 → 1), the statistics in one pass.
+def standardize(X: Any) -> tuple[Any, ColumnScaling]:
+    """(X − mean)/std per feature (std 0 → 1), the statistics in one pass; returns the
+    standardised X and the map, for points in X's units (user landmarks).
 
     When a column's magnitude is extreme (beyond 2^±500, where its variance would
     overflow or lose digits to underflow), the columns are divided by a power of two
@@ -132,12 +134,14 @@ def standardize(X: Any) -> Any:
         mu, sd, peak = _compute(X.mean(axis=0), X.std(axis=0), abs(X).max(axis=0))
     exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
     if np.all(np.isfinite(mu) & np.isfinite(sd)) and np.all(np.abs(exponents) <= 500):
-        return (X - mu) / np.where(sd > 0, sd, 1.0)
+        scaling = ColumnScaling(np.zeros_like(exponents), mu, np.where(sd > 0, sd, 1.0))
+        return (X - mu) / scaling.scale, scaling
     X = np.ldexp(X, -exponents)
     mu, sd = _compute(X.mean(axis=0), X.std(axis=0))
+    scaling = ColumnScaling(exponents, mu, np.where(sd > 0, sd, 1.0))
     if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(sd))):
-        return X            # non-finite entries: the row pass reports the first bad row
-    return (X - mu) / np.where(sd > 0, sd, 1.0)
+        return X, scaling   # non-finite entries: the row pass reports the first bad row
+    return (X - mu) / scaling.scale, scaling
 
 
 @contextlib.contextmanager

@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._resources import check_allocation
-from ._validation import (check_finite, check_matrix, check_positive_int, check_random_state,
-                          real_array)
+from ._validation import (check_bool, check_finite, check_matrix, check_positive_int,
+                          check_random_state, real_array)
 
 __all__ = ["choose_grid", "grid_order", "fit_spacing", "grid_index_differences"]
 
@@ -264,6 +264,7 @@ def fit_spacing(X_grid: npt.ArrayLike, m: Sequence[int], n_pairs: int = 4096,
     if n < 2:
         raise ValueError(f"X_grid needs at least 2 rows (points) to fit a spacing, got {n}.")
     n_pairs = check_positive_int(n_pairs, "n_pairs")
+    periodic = check_bool(periodic, "periodic")
     check_allocation(8.0 * n_pairs * (3 * X.shape[1] + 4 * len(m) + 8),
                      f"fit_spacing with n_pairs={n_pairs} (pair indices, differences and "
                      f"distances for {n_pairs} pairs in {X.shape[1]} features)",

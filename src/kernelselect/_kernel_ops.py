@@ -190,11 +190,12 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
     """
     X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
     n = X.shape[0]
-    V = _check_V(V, n, X.dtype)
+    V_in = real_array(V, "V")                   # no copy of an array yet
+    check_allocation(_matvec_bytes(X, V_in), f"the product K V of shape {V_in.shape} (with "
+                     f"V in {X.dtype} and its rescaled copy)", "use fewer columns of V at a time")
+    V = _check_V(V_in, n, X.dtype)
     _check_sizes(("X", X), ("V", V))
     V2 = V.reshape(n, -1)
-    check_allocation(float(V2.size) * X.dtype.itemsize,
-                     f"the product K V of shape {V.shape}", "use fewer columns of V at a time")
     Y = np.zeros(V2.shape, dtype=X.dtype)
     if V2.shape[1] > 0:
         # 0 ≤ K_ij ≤ 1, so |KV| ≤ n max|V|: V is scaled by a power of two (exact) to
@@ -213,6 +214,16 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
                 "rescale V."
             )
     return Y.reshape(V.shape)
+
+
+def _matvec_bytes(X: np.ndarray, V: np.ndarray) -> float:
+    """Peak bytes of :func:`kernel_matvec`: V converted to X's dtype (when it is not
+    already), its rescaled copy, the product, its rescaled form, the finiteness masks
+    and the conditioned copy of X."""
+    item = X.dtype.itemsize
+    size = float(V.size)
+    convert = 0.0 if V.dtype == X.dtype and V.flags.c_contiguous else size * item
+    return convert + 3.0 * size * item + size + float(X.nbytes)
 
 
 def _unit_scale(V: np.ndarray) -> tuple[np.ndarray, int]:

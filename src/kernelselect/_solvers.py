@@ -47,6 +47,7 @@ from . import _predict, lowlevel
 from ._kernel_ops import _condition
 from ._validation import KERNEL_CODES, check_random_state
 from .operators import KernelOperator, RidgeFunction, get_approximation
+from .operators._base import check_function_output
 from .operators.dense import DenseOperator, Exact
 from .operators.nystrom import Nystroem
 from .operators.rff import RFF
@@ -106,6 +107,7 @@ def dual_solution(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, b
         raise ValueError(f"Y has {Y.shape[0]} rows, the operator acts on {operator.n}.")
     alphas = check_alphas(alphas)
     t = Y.shape[1]
+    check_function_output(operator.n, t + int(bias), alphas.size)    # before any solve
     resolvent = RidgeFunction("resolvent", alphas)
     if not bias:
         coef = operator.apply_function(resolvent, Y)

@@ -22,9 +22,11 @@ into blocks fixed by the data, not by the number of threads.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import sys
 import threading
-from typing import Any, ContextManager
+from typing import Any, ContextManager, Iterator
 
 from threadpoolctl import ThreadpoolController
 
@@ -40,6 +42,7 @@ __all__ = [
     "blas_for_flops",
     "blas_threads",
     "one_blas_thread",
+    "openmp_team",
 ]
 
 #: kernel-matrix blocks with fewer entries than this run on one OpenMP thread when
@@ -59,19 +62,79 @@ MIN_POINTS_PER_THREAD = 2**16
 #: threaded LAPACK.
 SMALL_FLOPS = 1e10
 
-_controller = None
 _controller_lock = threading.Lock()
+_blas_scan: tuple[int, list[Any]] = (-1, [])
 
 
-def _blas_controller() -> ThreadpoolController:
-    """One threadpoolctl controller over the BLAS libraries, created on first use
-    (after numpy and scipy have loaded theirs), so that a limit costs microseconds."""
-    global _controller
-    if _controller is None:
-        with _controller_lock:
-            if _controller is None:
-                _controller = ThreadpoolController()
-    return _controller
+def _blas_libs() -> list[Any]:
+    """threadpoolctl controllers of the BLAS libraries loaded, looked up again (about
+    0.5 ms) only when modules have been imported since the last look-up (scipy loads
+    its own OpenBLAS beside numpy's)."""
+    global _blas_scan
+    loaded = len(sys.modules)
+    if _blas_scan[0] != loaded:
+        libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        _blas_scan = (loaded, libs)
+    return _blas_scan[1]
+
+
+class _BlasLimiter:
+    """The process-wide BLAS thread limit, shared by every thread of the process.
+
+    BLAS thread counts are global to the process, so a limit taken by one Python
+    thread is seen by all. Each :meth:`limit` context registers its limit; the count
+    in force is the smallest registered one (a caller that needs one thread, around
+    OpenMP loops that call BLAS, gets it whatever the others asked for), and the
+    counts found before the first registration come back when the last one leaves.
+    Enter/exit pairs of concurrent callers may interleave in any order: the state is
+    a multiset under a lock, not a stack.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active: collections.Counter[int] = collections.Counter()
+        self._original: dict[str, int] = {}         # library path → its count before
+        self._applied: tuple[int, int] | None = None
+
+    def _apply(self, limit: int | None) -> None:
+        # caller holds self._lock
+        libs = _blas_libs()
+        if limit is None:
+            for lib in libs:
+                if lib.filepath in self._original:
+                    lib.set_num_threads(self._original[lib.filepath])
+            self._original, self._applied = {}, None
+            return
+        if self._applied == (limit, id(libs)):
+            return
+        for lib in libs:
+            original = self._original.setdefault(lib.filepath, lib.get_num_threads())
+            lib.set_num_threads(max(1, min(limit, original)))
+        self._applied = (limit, id(libs))
+
+    @contextlib.contextmanager
+    def limit(self, threads: int) -> Iterator[None]:
+        threads = max(1, int(threads))
+        with self._lock:
+            self._active[threads] += 1
+            self._apply(min(self._active))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active[threads] -= 1
+                if self._active[threads] == 0:
+                    del self._active[threads]
+                self._apply(min(self._active) if self._active else None)
+
+    @property
+    def active(self) -> int:
+        """The number of limits registered now."""
+        with self._lock:
+            return sum(self._active.values())
+
+
+_blas_limiter = _BlasLimiter()
 
 
 def block_workers(n_entries: float, workers: int | None) -> int | None:
@@ -98,17 +161,58 @@ def blas_for_flops(flops: float) -> ContextManager[Any]:
     no-op otherwise)."""
     if flops >= SMALL_FLOPS:
         return contextlib.nullcontext()
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return _blas_limiter.limit(1)
 
 
 def one_blas_thread() -> ContextManager[Any]:
     """A context running BLAS on one thread (around compiled kernels that call BLAS
     from their own OpenMP threads, and around work run in parallel tasks)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return _blas_limiter.limit(1)
 
 
 def blas_threads(workers: int | None) -> ContextManager[Any]:
-    """A context limiting BLAS/LAPACK to ``workers`` threads; no limit for None."""
+    """A context limiting BLAS/LAPACK to ``workers`` threads (at most
+    :func:`~kernelselect._validation.max_workers`); no limit for None."""
     if workers is None:
         return contextlib.nullcontext()
-    return _blas_controller().limit(limits=workers, user_api="blas")
+    return _blas_limiter.limit(check_workers(workers))
+
+
+# --------------------------------------------------------------------------- OpenMP teams
+
+_openmp_libs: dict[bool, list[Any]] = {}
+_team = threading.local()
+
+
+def _openmp_controllers() -> list[Any]:
+    """threadpoolctl controllers of every OpenMP runtime loaded (pyFFTW ships its own
+    libgomp beside the one of the compiled kernels); looked up once before and once
+    after pyFFTW is imported."""
+    key = "pyfftw.pyfftw" in sys.modules
+    libs = _openmp_libs.get(key)
+    if libs is None:
+        with _controller_lock:
+            libs = _openmp_libs.get(key)
+            if libs is None:
+                libs = list(ThreadpoolController().select(user_api="openmp").lib_controllers)
+                _openmp_libs[key] = libs
+    return libs
+
+
+def openmp_team(threads: int) -> None:
+    """Set the default OpenMP team of the calling thread to ``threads`` (capped by
+    :func:`~kernelselect._validation.check_workers`) in every loaded OpenMP runtime.
+
+    Libraries that open parallel regions without a thread count of their own (FFTW's
+    OpenMP threads) take the team size from the runtime's default, which is
+    ``OMP_NUM_THREADS``: a value such as 999999 makes the runtime try to start that
+    many threads and crash. The default is a per-thread setting, so this is called
+    in the thread that runs the transform, before planning and executing.
+    """
+    threads = check_workers(threads)
+    libs = _openmp_controllers()
+    if getattr(_team, "setting", None) == (threads, id(libs)):
+        return
+    for lib in libs:
+        lib.set_num_threads(threads)
+    _team.setting = (threads, id(libs))

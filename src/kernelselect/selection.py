@@ -11,7 +11,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import (
+    as_array,
+    refuse_sparse_or_masked,
     check_bool,
+    check_grid,
     check_kernel,
     check_matrix,
     check_random_state,
@@ -30,6 +33,7 @@ from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
 from ._result import SelectionResult, _finite_selection
+from ._scaling import ColumnScaling
 
 __all__ = ["select_kernel", "SelectionResult", "default_gammas"]
 
@@ -42,26 +46,12 @@ def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
 
     γ₀ is the median heuristic 1/median(‖x_i − x_j‖²) (Gaussian) or
     1/median(‖x_i − x_j‖₁) (Laplacian) over 5000 random pairs of points
-    (:func:`kernelselect.kernels.median_heuristic_gamma`).
+    (:func:`kernelselect.kernels.median_heuristic_gamma`), drawn with
+    ``random_state`` (None: a fixed seed, the same pairs as ``random_state=0``).
     """
     X = check_matrix(X, "X", min_rows=2)
-    rng = check_random_state(random_state)
-    g0 = median_heuristic_gamma(X, check_kernel(kernel), rng)
+    g0 = median_heuristic_gamma(X, check_kernel(kernel), random_state)
     return g0 * 2.0 ** GRID_EXPONENTS
-
-
-def _check_grid(values: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of positive numbers, got {values!r}.") from None
-    arr = np.atleast_1d(arr)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of positive numbers, got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
-        raise ValueError(f"{name} must all be finite and > 0; got {float(bad)!r}.")
-    return arr
 
 
 def _split_params(criteria: Sequence[Criterion], params: Mapping[str, Any]
@@ -237,10 +227,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     if distributed:
         X, y, y_dask = _dask.check_dask_data(X, y)
     else:
-        X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32
-                         else None, min_rows=3)
+        X = check_matrix(X, "X", min_rows=3)      # float32 stays float32, else float64
     n = X.shape[0]
-    y_arr = np.asarray(y)
+    y_arr = as_array(refuse_sparse_or_masked(y, "y"), "y")   # masked entries, pd.NA refused
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
     # several target columns: only for criteria that take a target matrix (checked below)
@@ -257,6 +246,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
                else prepare_targets(y_arr, task))
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
+    refine = check_bool(refine, "refine")
     workers_n = check_workers(workers) if workers is not None else None
     progress = check_progress(progress)
 
@@ -267,8 +257,10 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
             start = None if distributed else _policy.auto_start(n, True)[0]
             blocks = start is not None and "blocks" in start.provides
         else:
-            blocks = "blocks" in get_approximation(approximation).provides
-        name, defaults = _policy.default_criterion(targets.task, n, blocks)
+            provides = get_approximation(approximation).provides
+            blocks = "blocks" in provides
+        name, defaults = _policy.default_criterion(targets.task, n, blocks,
+                                                   None if auto_approx else provides)
         names = [name]
         criterion_params = {**defaults, **criterion_params}
     else:
@@ -322,10 +314,13 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     if approx is not None:
         approx = approx.configured(needs)
 
-    if standardize and distributed:
-        X = _dask.standardize(X)
-    elif standardize:
-        X = standardize_columns(X)
+    if standardize:     # user landmark points go through the same map as X
+        if distributed:
+            X, scaling = _dask.standardize(X)
+        else:
+            scaling = ColumnScaling.fit(X)
+            X = scaling.transform(X)
+        approx = approx.rescaled(scaling.transform) if approx is not None else None
     target_scale = 1.0
     if not distributed and targets.task == "regression":
         targets.y, params, target_scale = rescale_target(targets.y, params)
@@ -344,7 +339,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     auto_gammas = gammas is None
     if auto_gammas:
         with _dask.cluster_guard() if distributed else contextlib.nullcontext():
-            g0 = median_heuristic_gamma(X, kernel, rng)     # reads only the sampled rows
+            # reads only the sampled rows; random_state=None: a fixed pair sample (the
+            # grid depends on X alone, as with the command line's default seed 0)
+            g0 = median_heuristic_gamma(X, kernel, rng if random_state is not None else None)
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
@@ -356,8 +353,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         alphas = (1.0,)
         details["alpha_rule"] = (f"alpha = 1: {crits[0].name} does not estimate the test error, "
                                  "so it cannot choose alpha")
-    gammas = _check_grid(gammas, "gammas")
-    alphas = _check_alpha_range(_check_grid(alphas, "alphas"), n)
+    gammas = check_grid(gammas, "gammas")
+    alphas = _check_alpha_range(check_grid(alphas, "alphas"), n)
 
     rows = None
     if distributed:
@@ -428,13 +425,7 @@ def standardize_columns(X: np.ndarray) -> np.ndarray:
     size 10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do (the variance of X·10¹⁶⁰
     itself overflows). Constant columns become 0.
     """
-    X = np.asarray(X)
-    peak = np.max(np.abs(X), axis=0)
-    exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
-    Xs = np.ldexp(X.astype(np.float64, copy=False), -exponents[None, :])
-    mu = Xs.mean(axis=0)
-    sd = Xs.std(axis=0)
-    return np.ascontiguousarray((Xs - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
+    return ColumnScaling.fit(X).transform(X)
 
 
 def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:

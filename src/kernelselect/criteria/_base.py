@@ -138,9 +138,33 @@ def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
         y, _ = encode_binary(y, crit.name)
     # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
     # there; the driver skips NaN when it picks the best kernel.
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
-    return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
+    values = np.empty(alphas.shape)
+    for a, b in alpha_chunks(operator.n, alphas.size):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            out = np.asarray(crit.func(operator, y, alphas[a:b], **full), dtype=np.float64)
+        values[a:b] = out if out.ndim == 0 else out.reshape(b - a)
+    return values
+
+
+#: bytes of the (n, L) temporaries one piece of an α path may hold per criterion: the
+#: forms of a whole path (diagonals, solves) are arrays of n × L, so a long path is
+#: evaluated in pieces of about this size (the curves are independent per α)
+ALPHA_CHUNK_BYTES = 32 * 2**20
+#: assumed (n, L) float64 arrays alive at once in a criterion's forms
+_PATH_TEMPORARIES = 8
+
+
+def alpha_chunks(n: int, n_alphas: int) -> list[tuple[int, int]]:
+    """Pieces [a, b) of an α path of ``n_alphas`` values on an operator of order ``n``,
+    each of at least 4 values (an explicit solver strategy applies to up to 3) and
+    about :data:`ALPHA_CHUNK_BYTES` of temporaries; one piece for ordinary paths."""
+    per = max(4, ALPHA_CHUNK_BYTES // (8 * _PATH_TEMPORARIES * max(int(n), 1)))
+    if n_alphas <= per:
+        return [(0, n_alphas)]
+    cuts = list(range(0, n_alphas, per))
+    if n_alphas - cuts[-1] < 4:               # no short last piece
+        cuts.pop()
+    return [(a, b) for a, b in zip(cuts, cuts[1:] + [n_alphas])]
 
 
 def _inv(alphas: np.ndarray, power: int = 1) -> RidgeFunction:

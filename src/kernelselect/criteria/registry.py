@@ -89,14 +89,22 @@ def check_compatible(criterion: str | Criterion, approximation: Approximation,
                      params: Mapping[str, Any] | None = None) -> None:
     """Raise ``ValueError`` when ``approximation`` cannot compute ``criterion``."""
     crit = get_criterion(criterion)
+    if isinstance(approximation, str):
+        approximation = get_approximation(approximation)
+    if not isinstance(approximation, Approximation):
+        raise TypeError(f"approximation must be a name or an Approximation instance, got "
+                        f"{approximation!r}.")
     tag = crit.requirement(params)
     if tag not in approximation.provides:
         can = approximations_for(crit, params)
         label = getattr(approximation, "label", None) or type(approximation).__name__
+        others = [c.name for c in _REGISTRY.values()
+                  if c.requirement(None) in approximation.provides]
         raise ValueError(
             f"criterion {crit.name!r} cannot be computed with approximation {label!r} "
             f"(it needs {tag!r}, which {label!r} does not provide); use one of "
-            f"{', '.join(can) if can else '(none installed)'}."
+            f"{', '.join(can) if can else '(none installed)'} (approximation=), or keep "
+            f"{label!r} with criterion= one of {', '.join(others) if others else '(none)'}."
         )
 
 
@@ -104,7 +112,13 @@ def evaluate_criterion(criterion: str | Criterion, operator: KernelOperator, y: 
                        alphas: npt.ArrayLike = (1.0,), **params: Any) -> np.ndarray:
     """Evaluate one criterion (a name or a :class:`Criterion`) on one operator for
     every α: array (len(alphas),)."""
-    return evaluate(get_criterion(criterion), operator, y, alphas, **params)
+    crit = get_criterion(criterion)
+    if not isinstance(operator, KernelOperator):
+        raise TypeError(
+            f"operator must be a KernelOperator (built by an approximation, e.g. "
+            f"Exact().build(X, y, gamma, kernel=..., state=None, workers=None)), got "
+            f"{type(operator).__name__}.")
+    return evaluate(crit, operator, y, alphas, **params)
 
 
 # ---------------------------------------------------------------------------

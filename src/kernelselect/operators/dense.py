@@ -15,6 +15,7 @@ from .. import lowlevel
 from .._resources import check_allocation
 from .._validation import check_positive_int
 from ._base import (
+    check_function_output,
     _centred,
     Approximation,
     ExplicitBasisOperator,
@@ -328,7 +329,9 @@ class DenseOperator(LazyBasisOperator):
         if route is None:
             return super().apply_function(g, B)
         assert isinstance(g, RidgeFunction)
-        return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1), route)
+        B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
+        check_function_output(self.n, B.shape[1], g.alphas.size)
+        return self._ridge_apply(g, B, route)
 
     def _basis_is_complete(self) -> bool:
         return True                               # the eigenvectors of K itself

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence, overload
+import copy
+from typing import Any, Callable, Literal, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -208,6 +209,22 @@ class Nystroem(Approximation):
             f"landmarks must be a non-empty integer index array of shape (c,) or a float "
             f"array of points of shape (c, {d}); got dtype {L.dtype} and shape {L.shape}."
         )
+
+    def rescaled(self, transform: Callable[[np.ndarray], np.ndarray]) -> Nystroem:
+        """A copy whose landmark points (a 2-D ``landmarks``) are mapped through
+        ``transform``, as X is; row indices need no map."""
+        if self.landmarks is None or np.ndim(self.landmarks) != 2:
+            return self
+        L = np.asarray(self.landmarks)
+        if not np.issubdtype(L.dtype, np.number) or np.iscomplexobj(L):
+            return self                   # refused with its message by prepare
+        try:
+            points = transform(L)
+        except ValueError:                # wrong width: refused with its message by prepare
+            return self
+        other = copy.copy(self)
+        other.landmarks = points
+        return other
 
     def check_resources(self, n: int, d: int) -> None:
         if self.landmarks is not None:
