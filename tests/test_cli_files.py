@@ -137,6 +137,8 @@ def test_task_multiclass_accepts_text_classes(tmp_path, capsys, calls):
     ("h.npy", ["--target", "label"], "--target: give a column index for .npy input"),
     ("h.npy", ["--target", "14"], "--target 14 is outside the 14 columns"),
     ("h.npz", ["--chunk-rows", "10"], "--chunk-rows applies to .npy/.zarr input only"),
+    ("h.csv", ["--scheduler", "tcp://192.0.2.1:8786"],
+     "--scheduler applies to .npy/.zarr input only"),
     (None, ["--target", "1"], "not to the shipped dataset breast_cancer"),
 ])
 def test_options_that_do_not_apply_are_refused(heart_files, capsys, no_selection, name, extra,

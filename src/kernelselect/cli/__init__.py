@@ -57,7 +57,7 @@ import kernelselect
 
 from .. import datasets as _datasets
 from .._validation import check_workers
-from ._data import Loaded, _load_data, _scheduler
+from ._data import Loaded, _check_options, _load_data, _scheduler
 from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
                       _finite, _jsonable, _policy_lines, _render_plot, _safe, _write_atomic,
                       format_table)
@@ -132,6 +132,7 @@ def _cmd_select(args: argparse.Namespace, out: SafeText) -> int:
             check_workers(args.workers)
         except (TypeError, ValueError) as exc:
             raise CommandError(f"--workers: {exc}") from None
+    _check_options(args)
     plot_format = _check_outputs(args, _protected(args))
     if args.json == "-":  # standard output carries the JSON alone
         out = SafeText(sys.stderr)

@@ -71,7 +71,9 @@ def _refuse_options(args: argparse.Namespace, where: str, *options: str) -> None
             raise CommandError(f"{option} applies to {applies}, not to {where}.")
 
 
-def _load_data(args: argparse.Namespace) -> Loaded:
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse, before anything is read or connected to, the data options that do not
+    apply to the input's format."""
     if args.file and args.dataset:
         raise CommandError("give either FILE or --dataset, not both.")
     if not args.file:
@@ -79,7 +81,26 @@ def _load_data(args: argparse.Namespace) -> Loaded:
         _refuse_options(args, f"the shipped dataset {name} (its target is the array 'y')",
                         "--target", "--header", "--encoding", "--chunk-rows", "--scheduler",
                         "--zero-based")
-        data = _datasets.load(name)
+        return
+    suffix = Path(args.file.rstrip("/")).suffix.lower()
+    if suffix in OUT_OF_CORE:
+        _refuse_options(args, f"{suffix} input", "--header", "--encoding", "--zero-based")
+        return
+    _refuse_options(args, f"{suffix or 'this'} files", "--chunk-rows", "--scheduler")
+    if suffix in CSV:
+        _refuse_options(args, "CSV files", "--zero-based")
+    elif suffix == ".npz":
+        _refuse_options(args, "an .npz archive (its target is the array 'y')", "--target",
+                        "--header", "--encoding", "--zero-based")
+    elif suffix in _datasets._SVMLIGHT_SUFFIXES:
+        _refuse_options(args, "svmlight files (each line starts with its target)", "--target",
+                        "--header", "--encoding")
+
+
+def _load_data(args: argparse.Namespace) -> Loaded:
+    _check_options(args)
+    if not args.file:
+        data = _datasets.load(args.dataset or _datasets.DEFAULT_DATASET)
         return Loaded(data.X, data.y, data.task, data.name, f"{data.name} (shipped)",
                       "the array 'y' of the shipped set",
                       {"array": "y", "from": "the shipped set"})
@@ -92,21 +113,14 @@ def _load_data(args: argparse.Namespace) -> Loaded:
     suffix = Path(path.rstrip("/")).suffix.lower()
     _check_path(path, allow_dir=suffix == ".zarr")
     if suffix in OUT_OF_CORE:
-        _refuse_options(args, f"{suffix} input", "--header", "--encoding", "--zero-based")
         return _load_array_file(args, suffix)
-    _refuse_options(args, f"{suffix or 'this'} files", "--chunk-rows", "--scheduler")
     if suffix in CSV:
-        _refuse_options(args, "CSV files", "--zero-based")
         return _load_csv(args)
     if suffix == ".npz":
-        _refuse_options(args, "an .npz archive (its target is the array 'y')", "--target",
-                        "--header", "--encoding", "--zero-based")
         data = _datasets.load_npz(path, task=args.task)
         return Loaded(data.X, data.y, data.task, data.name, path,
                       "the archive's array 'y'", {"array": "y", "from": "the archive"})
     if suffix in _datasets._SVMLIGHT_SUFFIXES:
-        _refuse_options(args, "svmlight files (each line starts with its target)", "--target",
-                        "--header", "--encoding")
         kwargs: dict[str, Any] = {}
         if args.zero_based is not None:
             kwargs["zero_based"] = {"auto": "auto", "yes": True, "no": False}[args.zero_based]
