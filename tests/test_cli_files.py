@@ -193,6 +193,21 @@ def test_npy_and_npz_give_one_answer_with_the_defaults(heart_files, capsys):
     np.testing.assert_array_equal(answers[0]["gammas"], answers[1]["gammas"])
 
 
+def test_zarr_that_fits_is_read_in_memory(heart_files, capsys, calls):
+    da = pytest.importorskip("dask.array")
+    pytest.importorskip("zarr")
+    data = datasets.load("heart")
+    store = heart_files / "h.zarr"
+    da.from_array(np.column_stack([data.y, data.X]), chunks=(100, -1)).to_zarr(str(store))
+    code, out, err = run(["select", store, "--target", "0"], capsys)
+    assert code == 0, err
+    X, y, _ = calls[0]
+    assert isinstance(X, np.ndarray)
+    np.testing.assert_array_equal(X, data.X)
+    np.testing.assert_array_equal(y, data.y)
+    assert "read       in memory" in out and "target     column 0 of 14 (--target 0)" in out
+
+
 def test_npy_input_errors_name_the_file(tmp_path, capsys, no_selection):
     np.save(tmp_path / "dt.npy", (np.datetime64("2020-01-01") + np.arange(10)).reshape(5, 2))
     code, _, err = run(["select", tmp_path / "dt.npy"], capsys)
