@@ -9,8 +9,10 @@ import contextlib
 import io
 import math
 import os
+import stat
+import sys
 import tempfile
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import numpy as np
 
@@ -165,20 +167,136 @@ def _plot_formats() -> dict[str, str]:
     return FigureCanvasBase.get_supported_filetypes()
 
 
-def _check_output(path: str, option: str, force: bool, data_file: str | None) -> None:
-    """Refuse, before any work, an output path that cannot or must not be written."""
+def _safe(text: str) -> str:
+    """``text`` with every non-printable character escaped (newlines kept), so that a
+    file name cannot send escape sequences to the terminal: ESC → ``\\x1b``, a byte
+    that is not valid in the file system's encoding → ``\\xNN``."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\n" or ch.isprintable():
+            out.append(ch)
+        elif 0xDC80 <= code <= 0xDCFF:        # os.fsdecode's stand-in for a raw byte
+            out.append(f"\\x{code - 0xDC00:02x}")
+        else:
+            out.append(ascii(ch)[1:-1])
+    return "".join(out)
+
+
+class SafeText:
+    """A text stream whose writes are passed through :func:`_safe`; writes to a closed
+    or missing stream (``sys.stdout`` is None when the process started without one)
+    are dropped."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if self.stream is not None:
+            self.stream.write(_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.stream is not None:
+            self.stream.flush()
+
+
+def _stdout_usable() -> bool:
+    """Whether standard output can be written (not None, not closed, its descriptor
+    open)."""
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        return False
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):  # an in-memory stream
+        return True
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+#: temporary files are named .kernelselect-XXXXXXXX.tmp: a fixed length, whatever the
+#: output's name, so a name the file system accepts also passes for its temporary file
+_TMP_PREFIX, _TMP_SUFFIX = ".kernelselect-", ".tmp"
+
+
+#: files of a protected folder compared with an output that has other hard links
+_MAX_SCAN = 100_000
+
+
+def _same_or_inside(target: str, protected: str) -> bool:
+    """Whether ``target`` is ``protected`` or lies under it: by resolved path
+    (symbolic links), then by device and inode of the target and each of its existing
+    folders (hard links, bind mounts)."""
+    real_t, real_p = os.path.realpath(target), os.path.realpath(protected)
+    if real_t == real_p or real_t.startswith(real_p.rstrip(os.sep) + os.sep):
+        return True
+    try:
+        ps = os.stat(protected)
+    except OSError:
+        return False
+    try:
+        ts = os.stat(target)
+    except OSError:
+        ts = None
+    if ts is not None and ts.st_nlink > 1 and stat.S_ISDIR(ps.st_mode):
+        # a hard link to a file inside a protected folder: look for its inode there
+        seen = 0
+        for folder, _, files in os.walk(protected):
+            for name in files:
+                seen += 1
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) == (ts.st_dev, ts.st_ino):
+                    return True
+            if seen > _MAX_SCAN:
+                raise CommandError(
+                    f"{target} has other hard links and {protected} holds more than "
+                    f"{_MAX_SCAN} files to compare it with; write to a new file instead."
+                )
+    probe = real_t
+    while True:
+        try:
+            st = os.stat(probe)
+            if (st.st_dev, st.st_ino) == (ps.st_dev, ps.st_ino):
+                return True
+        except OSError:
+            pass
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+
+
+def _check_output(path: str, option: str, force: bool, protected: list[tuple[str, str]]
+                  ) -> None:
+    """Refuse, before any work, an output path that cannot or must not be written.
+
+    ``protected``: (path, what it is) for every file or folder the run reads; the
+    output may be none of them nor lie under any.
+    """
     if path == "":
         raise CommandError(f"{option}: the file name is empty.")
     if path == "-":
         if option != "--json":
             raise CommandError(f"{option}: a plot needs a file name ('-' is for --json).")
+        if not _stdout_usable():
+            raise CommandError("--json -: standard output is closed; give a file name "
+                               "instead of '-'.")
         return
     target = os.path.abspath(path)
     folder = os.path.dirname(target)
-    if data_file is not None and os.path.exists(data_file) and (
-            os.path.realpath(target) == os.path.realpath(data_file)
-            or (os.path.exists(target) and os.path.samefile(target, data_file))):
-        raise CommandError(f"{option}: {path} is the input data file; choose another name.")
+    for guarded, what in protected:
+        if _same_or_inside(target, guarded):
+            raise CommandError(f"{option}: {path} is {what}, which this run reads; choose "
+                               "another name.")
     if os.path.isdir(target):
         raise CommandError(f"{option}: {path} is a folder; give a file name inside it.")
     if os.path.lexists(target):
@@ -191,8 +309,19 @@ def _check_output(path: str, option: str, force: bool, data_file: str | None) ->
             raise CommandError(f"{option}: {path} exists; pass --force to replace it.")
     if not os.path.isdir(folder):
         raise CommandError(f"{option}: the folder {folder} does not exist.")
+    name = os.fsencode(os.path.basename(target))
+    for what, size, conf in (("file name", len(name), "PC_NAME_MAX"),
+                             ("path", len(os.fsencode(target)), "PC_PATH_MAX")):
+        try:
+            limit = os.pathconf(folder, conf)
+        except (OSError, ValueError):
+            limit = 255 if conf == "PC_NAME_MAX" else 4096
+        if limit > 0 and size > limit:
+            raise CommandError(f"{option}: the {what} is {size} bytes long, more than the "
+                               f"{limit} the file system of {folder} allows; give a shorter "
+                               "name.")
     try:  # the real test of writability (permissions, read-only file systems)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kernelselect-", suffix=".probe")
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -201,11 +330,11 @@ def _check_output(path: str, option: str, force: bool, data_file: str | None) ->
         ) from None
 
 
-def _check_outputs(args: argparse.Namespace) -> str | None:
+def _check_outputs(args: argparse.Namespace, protected: list[tuple[str, str]]) -> str | None:
     """Check --json and --plot before anything runs; returns the plot format."""
     outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
     for path, option in outputs:
-        _check_output(path, option, args.force, args.file)
+        _check_output(path, option, args.force, protected)
     if args.json not in (None, "-") and args.plot is not None and (
             os.path.realpath(args.json) == os.path.realpath(args.plot)):
         raise CommandError(f"--json and --plot name the same file {args.plot}; give two names.")
@@ -249,8 +378,8 @@ def _write_atomic(path: str, data: bytes, force: bool) -> None:
     so that a failure (disk full, interruption) leaves no partial file; an existing
     file is replaced only when ``force``."""
     target = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target),
-                               prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=_TMP_PREFIX,
+                               suffix=_TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
