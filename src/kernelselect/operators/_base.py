@@ -199,10 +199,18 @@ class KernelOperator:
         if self._basis_is_complete():
             return weighted
         g0 = evaluate_at(g, np.zeros(1))[0]
-        rest = P.T @ Q - np.real(np.conj(cp).T @ cq)          # Pᵀ(I − QQᵀ)Q
+        rest = self._complement_products(P, Q, cp, cq)       # Pᵀ(I − QQᵀ)Q
         if gl.ndim == 1:
             return weighted + g0 * rest
         return weighted + rest[:, :, None] * g0[None, None, :]
+
+    def _complement_products(self, P: np.ndarray, Q: np.ndarray, cp: np.ndarray,
+                             cq: np.ndarray) -> np.ndarray:
+        """Pᵀ(I − QQᵀ)Q from the probes and their coefficients cp = QᵀP, cq = QᵀQ (the
+        difference PᵀQ − cpᵀcq; an operator holding its basis may form it from the
+        residual vectors instead, which keeps it accurate when the probes lie almost
+        in span(Q))."""
+        return P.T @ Q - np.real(np.conj(cp).T @ cq)
 
     def _basis_is_complete(self) -> bool:
         """Whether the eigenvectors span all of Rⁿ. Then the complement term
