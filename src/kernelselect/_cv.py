@@ -206,7 +206,7 @@ def _distance_predict(dist: np.ndarray, gamma: float, coef: np.ndarray,
     out = np.empty((dist.shape[0], C.shape[1]))
     threads = block_threads(dist.size, workers)
     with one_blas_thread():
-        _predict.distance_kernel_matvec_into(dist, gamma, C, out, threads)
+        _predict._distance_kernel_matvec_into(dist, C, gamma, out, threads)
     return out.reshape((dist.shape[0],) + coef.shape[1:])
 
 

@@ -138,7 +138,7 @@ def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str =
     (Xc, Zc), g = _condition([X, Z], gamma, kernel)
     K = np.empty((X.shape[0], Z.shape[0]), dtype=X.dtype)
     with one_blas_thread():
-        _kernels.kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
+        _kernels._kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
     return K
 
 
@@ -203,7 +203,7 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
         V2, v_exp = _unit_scale(V2)
         (Xc,), g = _condition([X], gamma, kernel)
         with one_blas_thread():
-            _kernels.kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
+            _kernels._kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
         if v_exp:
             with np.errstate(over="ignore"):
                 Y = np.ldexp(Y, v_exp).astype(X.dtype, copy=False)
@@ -302,7 +302,7 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
     row_sq_sums = np.empty(n, dtype=np.float64)
     (Xc,), g = _condition([X], gamma, kernel)
     with one_blas_thread():
-        _kernels.kernel_sums_into(
+        _kernels._kernel_sums_into(
             Xc, codes, g, KERNEL_CODES[kernel], class_row_sums, row_sq_sums, threads
         )
     row_sums = class_row_sums.sum(axis=1) if n_classes > 1 else class_row_sums[:, 0].copy()

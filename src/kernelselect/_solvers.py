@@ -197,7 +197,7 @@ def _compiled_cross_matvec(X_new: np.ndarray, X_train: np.ndarray, C: np.ndarray
     threads = block_threads(Xn.shape[0] * Xt.shape[0], workers)
     (Xn, Xt), g = _condition([Xn, Xt], gamma, kernel)
     with one_blas_thread():
-        _predict.cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
+        _predict._cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
 
 
 class KernelMachine:
