@@ -204,7 +204,7 @@ def variants(task, n, args):
         # the defaults use k-fold CV here; the same call with leave-one-out instead
         out.append(("v_loo", loo))
     if task == "binary":
-        out += [("v_error_rate", dict(criterion="eloo", loss="error_rate")),
+        out += [("v_error_rate", dict(criterion="eloo_error_rate")),
                 ("v_gcv", dict(criterion="gcv"))]
     elif multi:
         out += [("v_error_rate", dict(criterion="eloo_multiclass", loss="error_rate"))]

@@ -109,12 +109,13 @@ def test_eloo_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, 
     op = _exact_operator(X, labels, gamma)
     A = ref.kernel_matrix(X, X, gamma)
     rate, E = ref.loo_ovr_bruteforce(A, labels, alpha)
-    got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha])
+    got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha],
+                             loss="error_rate")
     # argmax ties between classes are measure-zero for continuous data
     assert got[0] == pytest.approx(rate, abs=1e-12)
     press = evaluate_criterion("eloo_multiclass", op, labels, [alpha], loss="squared")[0]
     assert press == pytest.approx(np.mean(E ** 2), rel=1e-7)
-    hybrid = evaluate_criterion("eloo_multiclass", op, labels, [alpha], loss="hybrid")[0]
+    hybrid = evaluate_criterion("eloo_multiclass", op, labels, [alpha])[0]   # its own loss
     assert rate <= hybrid < rate + 1.0 / n
 
 
@@ -123,8 +124,13 @@ def test_eloo_multiclass_on_two_classes_is_binary_eloo():
     op = get_approximation("exact").build(X, labels, 0.7, kernel="gaussian",
                                           state={"method": "dense"}, workers=None)
     ypm = np.where(labels == 1, 1.0, -1.0)
-    np.testing.assert_allclose(evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0]),
-                               evaluate_criterion("eloo", op, ypm, [0.1, 1.0]))
+    for loss in ("hybrid", "error_rate", "squared"):
+        np.testing.assert_allclose(
+            evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0], loss=loss),
+            evaluate_criterion("eloo", op, ypm, [0.1, 1.0], loss=loss))
+    np.testing.assert_allclose(evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0],
+                                                  loss="error_rate"),
+                               evaluate_criterion("eloo_error_rate", op, ypm, [0.1, 1.0]))
 
 
 def test_hybrid_loss_orders_by_error_rate_first():
@@ -287,7 +293,7 @@ def test_edge_warning_when_still_on_the_edge():
     # two well-separated blobs: every wide kernel separates them, so the 0-1 LOO error
     # ties on all of them and ties go to the first (widest) γ, beyond any grid
     with pytest.warns(GridEdgeWarning, match="gamma_low"):
-        res = select_kernel(X, labels, criterion="eloo", random_state=0)
+        res = select_kernel(X, labels, criterion="eloo_error_rate", random_state=0)
     assert [e["edge"] for e in res.details["extensions"]][:2] == ["gamma_low", "gamma_low"]
     assert res.gammas.size == 15 + 8 and "gamma_low" in res.details["edges"]
     assert res.best_gamma == res.gammas[0]
@@ -421,10 +427,10 @@ def test_ekfold_equals_refitting_every_fold(n, folds, seed, log_gamma, log_alpha
     E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), y[:, None], alpha, fold_of)
     # four α, so the eigendecomposition path; one α, the Cholesky path
     for alphas in ([alpha, 2 * alpha, 5 * alpha, 10 * alpha], [alpha]):
-        got = evaluate_criterion("ekfold", op, y, alphas, folds=folds, seed=7, loss="squared")
+        got = evaluate_criterion("ekfold", op, y, alphas, folds=folds, seed=7)
         assert got[0] == pytest.approx(np.mean(E ** 2), rel=1e-6)
     if not regression:
-        rate = evaluate_criterion("ekfold", op, y, [alpha], folds=folds, seed=7)[0]
+        rate = evaluate_criterion("ekfold_error_rate", op, y, [alpha], folds=folds, seed=7)[0]
         assert rate == pytest.approx(np.mean(y * (y - E[:, 0]) <= 0), abs=1e-12)
 
 
@@ -442,8 +448,10 @@ def test_ekfold_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma
     E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), Y, alpha, fold_of)
     wrong = np.argmax(Y - E, axis=1) != np.argmax(Y, axis=1)
     got = evaluate_criterion("ekfold_multiclass", op, labels, [alpha, 3 * alpha, 9 * alpha,
-                                                                 27 * alpha])
+                                                                 27 * alpha], loss="error_rate")
     assert got[0] == pytest.approx(np.mean(wrong), abs=1e-12)
+    hybrid = evaluate_criterion("ekfold_multiclass", op, labels, [alpha])[0]  # its own loss
+    assert np.mean(wrong) <= hybrid < np.mean(wrong) + 1.0 / n
     press = evaluate_criterion("ekfold_multiclass", op, labels, [alpha], loss="squared")[0]
     assert press == pytest.approx(np.mean(E ** 2), rel=1e-6)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kernelselect
-from kernelselect import select_kernel
+from kernelselect import _policy, select_kernel
 from kernelselect.kernels import median_heuristic_gamma
 from kernelselect.operators import Approximation, get_approximation
 from kernelselect.selection import default_gammas
@@ -229,3 +229,45 @@ def test_workers_do_not_change_the_result():
     b = select_kernel(X, y, workers=-1, **kw)
     for name in a.curves:
         np.testing.assert_allclose(a.curves[name], b.curves[name], rtol=1e-10)
+
+
+def test_a_criterion_name_means_one_loss():
+    """eloo and ekfold are the squared loss (PRESS) for every target, the defaults'
+    loss; the 0-1 loss has its own names; the multi-class forms break ties by PRESS."""
+    X, y = data(60)
+    common = dict(approximation="exact", gammas=[0.3, 1.0], alphas=[0.1, 1.0])
+    res = select_kernel(X, y, criterion=["eloo", "eloo_error_rate", "ekfold",
+                                         "ekfold_error_rate"], **common)
+    squared = select_kernel(X, y, criterion=["eloo", "ekfold"], loss="squared", **common)
+    rate = select_kernel(X, y, criterion=["eloo", "ekfold"], loss="error_rate", **common)
+    for name in ("eloo", "ekfold"):
+        np.testing.assert_array_equal(res.curves[name], squared.curves[name])
+        np.testing.assert_array_equal(res.curves[f"{name}_error_rate"], rate.curves[name])
+        assert res.details["criterion_params"][name]["loss"] == "squared"
+    assert "loss" not in res.details["criterion_params"]["eloo_error_rate"]
+    with pytest.raises(TypeError, match="no parameter .loss.*eloo_error_rate"):
+        select_kernel(X, y, criterion="eloo_error_rate", loss="squared", **common)
+    for name in ("eloo_multiclass", "ekfold_multiclass"):
+        assert kernelselect.get_criterion(name).params["loss"] == "hybrid"
+    # what the defaults run is what the name runs
+    assert _policy.default_criterion("binary", 5000)[1] == {"loss": "squared"}
+    assert kernelselect.get_criterion("eloo").params["loss"] == "squared"
+    assert _policy.default_criterion("multiclass", 5000)[1] == {
+        "loss": kernelselect.get_criterion("eloo_multiclass").params["loss"]}
+
+
+def test_the_old_automatic_loss_still_works_and_says_it_is_deprecated():
+    X, y = data(60)
+    common = dict(approximation="exact", gammas=[0.3, 1.0], alphas=[0.1, 1.0])
+    rate = select_kernel(X, y, criterion="eloo_error_rate", **common)
+    with pytest.warns(DeprecationWarning, match="loss='auto' is deprecated.*eloo_error_rate"):
+        old = select_kernel(X, y, criterion="eloo", loss="auto", **common)
+    np.testing.assert_array_equal(old.curves["eloo"], rate.curves["eloo_error_rate"])
+
+
+def test_unknown_criterion_names_every_accepted_name():
+    with pytest.raises(ValueError, match="use one of .*eloo_error_rate.*'auto' .*'cv'"):
+        kernelselect.get_criterion("elo")
+    with pytest.raises(ValueError, match="'auto' stands alone"):
+        select_kernel(*data(20), criterion=["auto", "kta"])
+

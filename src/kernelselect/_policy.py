@@ -20,7 +20,8 @@ The rules, each with its reason:
   one point (measured on 28 binary sets against 5-fold CV: the defaults +0.13 pp, the
   0-1 LOO error −0.79 pp with one set 18 points behind). C ≥ 3 classes:
   the one-vs-rest forms (argmax of the held-out decisions) with the PRESS tie-break,
-  ``loss="hybrid"``. Numbers in ``studies/results/defaults_quality.md``.
+  ``loss="hybrid"``. Each name has one loss (``eloo`` and ``ekfold`` the squared
+  loss), so the names compute what the defaults compute. Numbers in docs/defaults.md.
 * **α path** (:func:`alpha_path`): α = n·10^k, k = −6, −5.5, …, 0 (13 values). A
   Gaussian or Laplacian kernel has κ(x, x) = 1, so tr K = n and the eigenvalues of K
   sum to n; α/n is the ridge relative to the kernel's scale (the per-sample ridge μ of
@@ -135,7 +136,8 @@ KFOLD_MAX_N = 400
 
 #: criteria that estimate the test error, so their minimum over α is a choice of α;
 #: the others (regularised training errors, alignments) keep the single α = 1 by default
-ALPHA_SELECTING = frozenset({"eloo", "gcv", "eloo_multiclass", "ekfold", "ekfold_multiclass"})
+ALPHA_SELECTING = frozenset({"eloo", "eloo_error_rate", "gcv", "eloo_multiclass", "ekfold",
+                             "ekfold_error_rate", "ekfold_multiclass"})
 
 
 def alpha_path(n: int) -> np.ndarray:

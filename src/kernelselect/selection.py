@@ -156,7 +156,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         (:func:`default_gammas`), extended past an edge when the best γ is on it.
     alphas : array-like of positive floats or None, default=None
         Ridge values; the ridge is added to the kernel matrix, K + αI. None: for
-        criteria that estimate the test error (eloo, eloo_multiclass, gcv) the
+        criteria that estimate the test error (the leave-one-out and k-fold errors,
+        gcv; :data:`kernelselect._policy.ALPHA_SELECTING`) the
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
@@ -165,9 +166,12 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         for binary labels and real targets and ``ekfold_multiclass`` (one-vs-rest,
         error rate with a PRESS tie-break) for C ≥ 3 classes; otherwise their
         leave-one-out forms ``eloo`` (PRESS, ``loss="squared"``) and
-        ``eloo_multiclass``. Or
-        one of :func:`kernelselect.criteria.criterion_names` or a list of them; the
-        first decides ``best_gamma`` / ``best_alpha``.
+        ``eloo_multiclass``: the same criteria, with the same losses, as the names
+        give. Or one of :func:`kernelselect.criteria.criterion_names` or a list of
+        them; the first decides ``best_gamma`` / ``best_alpha``. A name has one loss:
+        ``eloo`` and ``ekfold`` the squared loss, ``eloo_error_rate`` and
+        ``ekfold_error_rate`` the 0-1 loss (binary labels), the ``_multiclass`` forms
+        the error rate with a PRESS tie-break.
     approximation : str or Approximation, default="auto"
         "auto": exact for n ≤ 400, else Nyström levels with nested landmarks (100 on
         the whole grid, then doubled around the best point) until two levels agree
