@@ -230,7 +230,7 @@ DESCRIBE = {
     "v_exact": "`approximation=\"exact\"` with the default criterion (n > 400: eloo)",
     "v_exact_kfold": "`approximation=\"exact\"` with ekfold (n > 400)",
     "v_refine": "defaults with `refine=True`",
-    "v_error_rate": "eloo, 0-1 LOO error",
+    "v_error_rate": "`eloo_error_rate` (the 0-1 LOO error; multi-class: the plain error rate)",
     "v_gcv": "gcv",
 }
 

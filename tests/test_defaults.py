@@ -220,7 +220,7 @@ def _levels_problem():
 def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
     X, y, res = _levels_problem()
     auto = res.details["auto"]
-    grid = np.asarray(auto["coarse"]["gammas"])
+    grid = res.levels[0].gammas
     assert auto["levels"][0]["approximation"] == f"nystrom(m={_policy.START_LANDMARKS})"
     later = [lv for lv in auto["levels"][1:] if "approximation" in lv]
     assert later, "the first level is never the last"
@@ -237,6 +237,29 @@ def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
         assert last["stable"] and last["agrees"]
         assert last["effective_dimension"] <= _policy.DEFF_FRACTION * m
     assert (res.best_gamma, res.best_alpha) == (last["best_gamma"], last["best_alpha"])
+    # the result keeps every level searched: the coarse grid, then each window
+    assert [lv.approximation for lv in res.levels] == [
+        lv["approximation"] for lv in auto["levels"] if "approximation" in lv]
+    for lv, info in zip(res.levels[1:], later):
+        np.testing.assert_array_equal(lv.gammas, info["gammas"])
+        assert lv.n_landmarks == (None if info["approximation"] == "exact"
+                                  else int(info["approximation"][10:-1]))
+    assert res.levels[-1].gammas is res.gammas and res.levels[-1].curves["eloo"] is \
+        res.curves["eloo"]
+    frame = res.to_frame()
+    assert len(frame) == sum(lv.gammas.size * lv.alphas.size for lv in res.levels)
+    coarse = frame[frame["level"] == 0]
+    np.testing.assert_array_equal(coarse["eloo"].to_numpy(),
+                                  res.levels[0].curves["eloo"].ravel())
+    assert (coarse["n_landmarks"] == _policy.START_LANDMARKS).all()
+    # and the command line's table has one row per γ of every level, the choice marked
+    from kernelselect.cli import format_table
+
+    rows = [line for line in format_table(res).splitlines()
+            if line[2:].startswith(("nystrom", "exact"))]
+    assert len(rows) == sum(lv.gammas.size for lv in res.levels)
+    (chosen,) = [line for line in rows if line.startswith(">")]
+    assert chosen[2:].startswith(res.levels[-1].approximation + " ")
 
 
 @settings(max_examples=15, deadline=None)

@@ -69,6 +69,13 @@ The rules, each with its reason:
   windows) scored +0.15, +0.05 and +0.0028 at twice the time, with the exact window on
   64 sets; four landmarks per degree of freedom scored +0.13, +0.08 and +0.0008 at 3.5
   times the time.
+* **Dask input** follows the same rules on the same landmarks, grid and stop rule: the
+  levels stream over the chunks (the landmarks are gathered by index), so the choice is
+  the one made in memory for the same data and seed. Below :data:`GATHER_BELOW` rows
+  (4·``MAX_LANDMARKS``), where the rules may use the exact kernel matrix (the first
+  level when n ≤ ``EXACT_MAX_N``, the exact window when a level would exceed n/2
+  landmarks), X is gathered into memory instead (it is then at most 3200 rows; the
+  memory guard checks its size) and the in-memory path runs unchanged.
 * **Refinement** (:func:`refine_best`, ``refine=True``): a local search in
   (log γ, log α) within one grid step of the best point on the same operator recipe
   (same landmarks), kept only when it improves the criterion.
@@ -82,8 +89,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._result import SearchLevel
 from ._search import Search, Surface, best_index
-from .criteria import evaluate_criterion
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 
@@ -91,7 +98,8 @@ if TYPE_CHECKING:
     from .operators import Approximation
 
 __all__ = ["GridEdgeWarning", "default_criterion", "alpha_path", "ALPHA_EXPONENTS",
-           "START_LANDMARKS", "MAX_LANDMARKS", "WINDOW", "EXTEND_STEPS", "MAX_EXTENSIONS"]
+           "START_LANDMARKS", "MAX_LANDMARKS", "GATHER_BELOW", "WINDOW", "EXTEND_STEPS",
+           "MAX_EXTENSIONS"]
 
 #: α = n·10^k for these k (half-decades from 10⁻⁶ to 1)
 ALPHA_EXPONENTS = np.arange(-6.0, 0.25, 0.5)
@@ -107,6 +115,9 @@ STABLE_STEPS = 1
 DEFF_FRACTION: float | None = 0.5
 #: largest Nyström level
 MAX_LANDMARKS = 800
+#: Dask input with fewer rows than this is gathered into memory by
+#: ``approximation="auto"``: below it the levels may reach the exact kernel matrix
+GATHER_BELOW = 4 * MAX_LANDMARKS
 #: half-width (in γ steps) of the window a level after the first starts from (and of the
 #: rows an α extension evaluates)
 WINDOW = 1
@@ -243,17 +254,19 @@ def nested_nystroem(perm: np.ndarray, m: int) -> Nystroem:
 
 
 def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_m: int
-                ) -> tuple[Surface, Approximation | None, Any, list[dict[str, Any]]]:
+                ) -> tuple[Surface, Approximation | None, Any, list[dict[str, Any]],
+                           list[SearchLevel]]:
     """Double the landmarks around the best point until the choice is settled
     (module docstring). Returns (surface of the last level, its approximation, its
-    state, levels info)."""
+    state, levels info, the levels searched)."""
     crit = search.crits[0]
     n = search.X.shape[0]
     levels: list[dict[str, Any]] = []
+    searched: list[SearchLevel] = []
     m = first_state_m
     prev = best_index(surface.curves[crit.name], crit.direction)
     if prev is None:
-        return surface, None, None, levels
+        return surface, None, None, levels, searched
     prev_point = (surface.gammas[prev[0]], surface.alphas[prev[1]])
     grid, alphas = surface.gammas, surface.alphas
     current = surface
@@ -265,7 +278,7 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
             approx, label = Exact(), "exact"
         elif m_next > MAX_LANDMARKS:
             levels.append({"stopped": f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}"})
-            return current, approx, state, levels
+            return current, approx, state, levels, searched
         else:
             approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
         t0 = time.perf_counter()
@@ -277,9 +290,10 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
         idx = best_index(level.curves[crit.name], crit.direction)
         info: dict[str, Any] = {"approximation": label, "gammas": level.gammas.tolist()}
         current = level
+        searched.append(level.level(label))
         if idx is None:
             levels.append(dict(info, stable=False, seconds=time.perf_counter() - t0))
-            return current, approx, state, levels
+            return current, approx, state, levels, searched
         point = (level.gammas[idx[0]], alphas[idx[1]])
         stable = _within_steps(point, prev_point, STABLE_STEPS)
         info.update(best_gamma=float(point[0]), best_alpha=float(point[1]),
@@ -291,7 +305,7 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
         info.update(stable=bool(stable), seconds=time.perf_counter() - t0)
         levels.append(info)
         if stable or label == "exact":
-            return current, approx, state, levels
+            return current, approx, state, levels, searched
         prev_point = point
         m = m_next
 
@@ -370,11 +384,7 @@ def refine_best(search: Search, approx: Approximation, state: Any, gamma: float,
         key = round(float(log_g), 12)
         if key not in cache:
             g = float(np.exp(log_g))
-            op = approx.build(search.X, search.y_build, g, kernel=search.kernel, state=state,
-                              workers=search.workers)
-            search.n_builds += 1
-            vals = evaluate_criterion(crit, op, search.targets_for[crit.name], fine,
-                                      **search.params[crit.name])
+            vals = search.first_criterion_at(approx, state, g, fine)
             vals = np.where(np.isfinite(vals), sign * vals, np.inf)
             j = int(np.argmin(vals))
             cache[key] = (float(vals[j]), g, float(fine[j]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -29,9 +30,9 @@ from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
-from ._result import SelectionResult, _finite_selection
+from ._result import SearchLevel, SelectionResult, _finite_selection
 
-__all__ = ["select_kernel", "SelectionResult", "default_gammas"]
+__all__ = ["select_kernel", "SelectionResult", "SearchLevel", "default_gammas"]
 
 GRID_EXPONENTS = np.arange(-7, 8)
 
@@ -237,10 +238,19 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
+    auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
+    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     distributed = _is_dask(X) or _is_dask(y)
+    input_note = None
     if distributed:
         X, y, y_dask = _dask.check_dask_data(X, y)
-    else:
+        if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
+            input_note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
+                          "where approximation='auto' may use the exact kernel matrix)")
+            X, distributed = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), False
+        else:
+            input_note = "Dask array, streamed by chunks"
+    if not distributed:
         X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32
                          else None, min_rows=3)
     n = X.shape[0]
@@ -264,11 +274,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     workers_n = check_workers(workers) if workers is not None else None
     progress = check_progress(progress)
 
-    auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
-    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     if auto_criterion:
         if auto_approx:
-            start = None if distributed else _policy.auto_start(n, True)[0]
+            start = _policy.auto_start(n, True)[0]
             blocks = start is not None and "blocks" in start.provides
         else:
             blocks = "blocks" in get_approximation(approximation).provides
@@ -309,9 +317,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 
     spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
     approx: Approximation | None
-    if auto_approx and distributed:
-        approx, auto_reason = get_approximation("nystrom"), "Dask input: one Nyström level"
-    elif auto_approx:
+    if auto_approx:
         approx, auto_reason = _policy.auto_start(n, spectral)
     else:
         approx, auto_reason = get_approximation(approximation), None
@@ -326,12 +332,10 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     if approx is not None:
         approx = approx.configured(needs)
 
-    if standardize and distributed:
-        X = _dask.standardize(X)
-    elif standardize:
+    if standardize:
         X = standardize_columns(X)
     target_scale = 1.0
-    if not distributed and targets.task == "regression":
+    if targets.task == "regression":
         targets.y, params, target_scale = rescale_target(targets.y, params)
         matrix = {c.name for c in crits if c.labels == "matrix"}
         targets_for = {name: (target_matrix(targets) if name in matrix else targets.y)
@@ -341,6 +345,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     details = {"kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
                "task_reason": targets.reason, "standardize": bool(standardize),
                "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
+    if input_note is not None:
+        details["input"] = input_note
     if target_scale != 1.0:
         details["target_scale"] = target_scale
     if targets.classes is not None:
@@ -365,7 +371,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 
     rows = None
     if distributed:
-        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task))
+        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task,
+                                                      target_scale))
     search = _search.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
                             progress, rows=rows)
     with _blas_threads(workers_n):
@@ -383,17 +390,16 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
             label = f"nystrom(m={_policy.START_LANDMARKS})"
         details["approximation"] = label
         details["approximation_params"] = approx.get_params()
+        searched = [surface.level(label)]
         if auto_approx:
             auto: dict[str, Any] = {"reason": auto_reason, "levels": [{
                 "approximation": label, "gammas": surface.gammas.tolist(),
                 "seconds": float(surface.timings.sum())}]}
             if perm is not None:
-                final, f_approx, f_state, levels = _policy.auto_levels(
+                final, f_approx, f_state, levels, windows = _policy.auto_levels(
                     search, surface, perm, _policy.START_LANDMARKS)
                 auto["levels"] += levels
-                auto["coarse"] = {"gammas": surface.gammas.tolist(),
-                                  "alphas": surface.alphas.tolist(),
-                                  "curves": {k: v.tolist() for k, v in surface.curves.items()}}
+                searched += windows
                 if f_approx is not None:
                     surface, approx, state = final, f_approx, f_state
                     last = [lv for lv in levels if "approximation" in lv][-1]
@@ -407,7 +413,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         directions = {c.name: c.direction for c in crits}
         result = _finite_selection(SelectionResult(surface.gammas, surface.alphas,
                                                    surface.curves, directions,
-                                                   surface.timings, details))
+                                                   surface.timings, details, searched))
         if refine:
             first = result.best[result.criteria[0]]
             if first["index"] is not None:
@@ -424,21 +430,47 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 select_kernel.__doc__ = _select_kernel.__doc__
 
 
-def standardize_columns(X: np.ndarray) -> np.ndarray:
+def standardize_columns(X: Any) -> Any:
     """Each column centred and scaled to unit variance, at any magnitude.
 
     Columns are first divided by a power of two near their largest magnitude (exact),
     so that the mean and the variance are computed on numbers of order one: data of
     size 10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do (the variance of X·10¹⁶⁰
-    itself overflows). Constant columns become 0.
+    itself overflows). The statistics are the corrected two-pass ones (Chan, Golub &
+    LeVeque, The American Statistician 37, 1983): μ from a first pass, then the mean
+    c and the mean square s² of D = X − μ, so that x ↦ (x − μ − c)/√(s² − c²) keeps
+    its digits when the mean is large against the spread. Constant columns become 0.
+
+    A row-chunked Dask array is standardised lazily to the same numbers (to rounding:
+    only the order of the sums differs), from two passes over its chunks (a third for
+    data beyond 2^±500); with a non-finite entry it comes back unscaled, for the row
+    passes to name the row.
     """
-    X = np.asarray(X)
-    peak = np.max(np.abs(X), axis=0)
+    lazy = _is_dask(X)
+    if not lazy:
+        X = np.asarray(X)
+
+    def stats(*things: Any) -> Any:
+        with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)     # detected below
+            return _dask.compute(*things) if lazy else (things if len(things) > 1
+                                                           else things[0])
+
+    peak, mu = stats(abs(X).max(axis=0), X.mean(axis=0))
     exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
-    Xs = np.ldexp(X.astype(np.float64, copy=False), -exponents[None, :])
-    mu = Xs.mean(axis=0)
-    sd = Xs.std(axis=0)
-    return np.ascontiguousarray((Xs - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
+    Xs = np.ldexp(X.astype(np.float64) if lazy else X.astype(np.float64, copy=False),
+                  -exponents[None, :])
+    if np.all(np.isfinite(mu)) and np.all(np.abs(exponents) <= 500):
+        mu = np.ldexp(mu, -exponents)          # exact: the scaling commutes with the sum
+    else:
+        mu = stats(Xs.mean(axis=0))
+    if not np.all(np.isfinite(mu)):
+        return X                               # NaN or inf in Dask input (see above)
+    D = Xs - mu
+    c, m2 = stats(D.mean(axis=0), (D * D).mean(axis=0))
+    sd = np.sqrt(np.maximum(m2 - c * c, 0.0))
+    out = (D - c) / np.where(sd > 0, sd, 1.0)
+    return out if lazy else np.ascontiguousarray(out, dtype=X.dtype)
 
 
 def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:
