@@ -9,7 +9,7 @@ The rules, each with its reason:
   the larger variance (its n estimates are strongly correlated; Arlot & Celisse,
   Statistics Surveys 4, 2010, §8): on small regression sets it picked
   near-interpolating ridges that 5-fold CV avoids (servo: +0.04 NMSE behind CV with
-  leave-one-out, −0.02 with 5-fold; ``studies/results/defaults_rules.md``).
+  leave-one-out, −0.02 with 5-fold; docs/defaults.md).
   Beyond n = 400, the closed-form leave-one-out error of the LSSVM, which every
   stand-in computes in O(n·rank) per α (a fold's block would be an n/5 × n/5 array)
   and whose variance falls with n. Leave-one-out estimates the test error itself (it
@@ -61,7 +61,7 @@ The rules, each with its reason:
   (load 6, one thread), four times the whole search below it, for a choice that
   the 800-level had already made.
 
-  Evidence (``studies/results/auto_levels.md``, the sets of the defaults study with
+  Evidence (docs/defaults.md, the sets of the defaults study with
   n > 400, against 5-fold CV): mean Δ +0.13 pp (binary), −0.01 pp (multi-class),
   +0.0022 NMSE (regression), the exact window on 25 of 90 training sets. Without the
   effective-dimension check the multi-class and regression means fell to −0.11 pp and

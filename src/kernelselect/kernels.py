@@ -37,8 +37,10 @@ def kernel_diagonal(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian") ->
 
 def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
                        rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Standard spectral draws ``(W0, b)``: W0 (d, D) standard normal (Gaussian) or
-    standard Cauchy (Laplacian), b (D,) uniform on [0, 2π)."""
+    """Draw the standard spectral samples ``(W0, b)`` of random Fourier features.
+
+    W0 (d, D) is standard normal (Gaussian kernel) or standard Cauchy (Laplacian),
+    b (D,) uniform on [0, 2π)."""
     kernel = check_kernel(kernel)
     if kernel == "gaussian":
         W0 = rng.standard_normal((n_features_in, n_features))
