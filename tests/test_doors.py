@@ -159,3 +159,13 @@ def test_the_target_is_encoded_the_same_on_both_doors(kind):
         dist = kernelselect.select_kernel(da.from_array(X, chunks=(300, -1)), y, **args)
     assert dist.details.get("target_scale") == mem.details.get("target_scale")
     np.testing.assert_allclose(dist.curves["eloo"], mem.curves["eloo"], rtol=1e-9)
+
+
+def test_the_command_line_names_the_loss(tmp_path, capsys):
+    X, y = _data("binary", 120)
+    np.savez(tmp_path / "d.npz", X=X, y=y.astype(int))
+    code = cli.main(["select", str(tmp_path / "d.npz"), "--criterion", "eloo,eloo_error_rate",
+                     "--gammas", "0.5,1", "--alphas", "0.1,1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "criterion eloo: squared loss" in out and "criterion eloo_error_rate" not in out

@@ -144,7 +144,12 @@ def _details_line(details: Any) -> str:
 
 def _policy_lines(details: dict[str, Any]) -> list[str]:
     """What the automatic rules did: approximation levels, grid extensions, edges."""
+    from ..criteria.error import LOSS_WORDS    # loaded by the selection already
+
     lines = []
+    for name, params in (details.get("criterion_params") or {}).items():
+        if isinstance(params, dict) and "loss" in params:    # a name has one loss: say it
+            lines.append(f"criterion {name}: {LOSS_WORDS.get(params['loss'], params['loss'])}")
     auto = details.get("auto")
     if isinstance(auto, dict):
         levels = [lv["approximation"] for lv in auto.get("levels", []) if "approximation" in lv]
