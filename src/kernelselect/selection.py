@@ -141,7 +141,10 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         Training inputs, n ≥ 3. Distances are taken as given: scale the features
         first or keep ``standardize=True``. A ``dask.array`` chunked by rows runs
         the streamed passes as a Dask graph on the active scheduler (Nyström with
-        uniform landmarks, or RFF; docs/streaming.md); X is never gathered.
+        uniform landmarks, RFF, the exact moments; docs/streaming.md), with the same
+        policy and the same result as in memory; X is not gathered, except by
+        ``approximation="auto"`` below 3200 rows (``_policy.GATHER_BELOW``), where
+        the policy may use the exact kernel matrix.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets: class labels of any type (numbers, strings) or a real target; what
         it is follows ``task``. Binary labels are encoded ±1 (the later class in
