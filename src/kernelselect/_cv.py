@@ -87,7 +87,7 @@ class ProportionalNystroem(Nystroem):
 
 
 def paper004_grid() -> dict[str, Any]:
-    """Paper 004's model-selection setting (Sect. 6.2) as keyword arguments.
+    """Paper 004's model-selection setting (its Section 6.2) as keyword arguments.
 
     Returns
     -------

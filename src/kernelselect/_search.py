@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 
 from ._progress import progress_iter
+from ._result import SearchLevel, n_landmarks_of
 from .criteria import evaluate_criterion
 from .operators.streaming_lowrank import ArrayRows, evaluate_grid
 
@@ -86,6 +87,27 @@ class Search:
             self._keep_spectrum(gammas[i], op)
         return curves, timings, ops
 
+    def first_criterion_at(self, approx: Approximation, state: Any, gamma: float,
+                           alphas: np.ndarray) -> np.ndarray:
+        """The first criterion at one γ for every α: one operator built in memory, or
+        on Dask input one streamed pass (X stays in its chunks)."""
+        crit = self.crits[0]
+        if self.rows is not None:
+            built = self._build_all(approx, state, np.array([float(gamma)]))
+            if built is not None:
+                values = np.empty(len(alphas))
+
+                def evaluate(i: int, op: KernelOperator, name: str) -> None:
+                    values[:] = evaluate_criterion(crit, op, self.targets_for[name], alphas,
+                                                   **self.params[name])
+                evaluate_grid(built, [crit.name], evaluate)
+                return values
+        op = approx.build(self.X, self.y_build, float(gamma), kernel=self.kernel, state=state,
+                          workers=self.workers)
+        self.n_builds += 1
+        return np.asarray(evaluate_criterion(crit, op, self.targets_for[crit.name], alphas,
+                                             **self.params[crit.name]), dtype=np.float64)
+
     def _keep_spectrum(self, gamma: float, op: KernelOperator) -> None:
         if self.spectra is not None:
             self.spectra[float(gamma)] = np.asarray(op.eigenvalues)
@@ -150,6 +172,11 @@ class Surface:
         self.curves = curves
         self.timings = np.asarray(timings, dtype=np.float64)
         self.ops = list(ops)
+
+    def level(self, approximation: str) -> SearchLevel:
+        """This surface as a :class:`~kernelselect.SearchLevel` of the result."""
+        return SearchLevel(approximation, n_landmarks_of(self.ops), self.gammas, self.alphas,
+                           self.curves, self.timings)
 
     def add_gammas(self, new: np.ndarray, curves: dict[str, np.ndarray], timings: np.ndarray,
                    ops: Sequence[dict[str, Any]], before: bool) -> None:

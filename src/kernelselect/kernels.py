@@ -38,11 +38,12 @@ def kernel_diagonal(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian") ->
 
 def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
                        rng: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Standard spectral draws ``(W0, b)``: W0 (d, D) standard normal (Gaussian) or
-    standard Cauchy (Laplacian), b (D,) uniform on [0, 2π).
+    """Draw the standard spectral samples ``(W0, b)`` of random Fourier features.
 
-    ``rng`` is a numpy Generator or a seed (as ``random_state`` elsewhere); the
-    (d + 1)·D draws are checked against the memory guard first."""
+    W0 (d, D) is standard normal (Gaussian kernel) or standard Cauchy (Laplacian),
+    b (D,) uniform on [0, 2π). ``rng`` is a numpy Generator or a seed (as
+    ``random_state`` elsewhere); the (d + 1)·D draws are checked against the memory
+    guard first."""
     kernel = check_kernel(kernel)
     d = check_positive_int(n_features_in, "n_features_in")
     D = check_positive_int(n_features, "n_features")

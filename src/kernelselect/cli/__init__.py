@@ -212,8 +212,7 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
         builds = (getattr(result, "details", None) or {}).get("n_operator_builds")
         shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
                  if builds in (None, len(result.gammas)) else
-                 f"{builds} kernels built, {len(result.alphas)} alphas each; the table shows "
-                 f"the last {len(result.gammas)}")
+                 f"{builds} kernels built, {len(result.alphas)} alphas each")
         print(f"time       {elapsed:.3f} s selection ({shown}), {t_load:.3f} s loading",
               file=out)
 

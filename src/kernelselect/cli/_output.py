@@ -38,12 +38,18 @@ def format_table(result: SelectionResult, selected_by: str | None = None, max_al
     One row per (γ, α) when there are at most ``max_alphas`` α; with a longer α path,
     one row per γ at the α that is best there for ``selected_by`` (the profile over
     γ). One column per criterion. ``*`` follows the best value of each criterion;
-    ``>`` starts the row of the selected kernel.
+    ``>`` starts the row of the selected kernel. A search in levels (``result.levels``:
+    the coarse grid, then windows of it) lists every level, labelled, the choice being
+    read from the last.
     """
-    gammas = np.asarray(result.gammas, dtype=float)
-    alphas = np.asarray(result.alphas, dtype=float)
     names = list(result.curves)
     selected_by = selected_by or names[0]
+    levels = [(lv.approximation, lv.gammas, lv.alphas, lv.curves)
+              for lv in getattr(result, "levels", None) or []]
+    if len(levels) < 2:
+        levels = [("", result.gammas, result.alphas, result.curves)]
+    gammas = np.asarray(result.gammas, dtype=float)
+    alphas = np.asarray(result.alphas, dtype=float)
     best_index: dict[str, tuple[int, ...] | None] = {}
     for name in names:
         best = result.best[name]
@@ -56,28 +62,36 @@ def format_table(result: SelectionResult, selected_by: str | None = None, max_al
         else:  # every value NaN: nothing is marked
             best_index[name] = None
     profile = alphas.size > max_alphas
-    if profile:
-        sel = np.asarray(result.curves[selected_by], dtype=float)
-        flip = -1.0 if result.directions.get(selected_by) == "max" else 1.0
-        pairs = []
-        for gi in range(gammas.size):
-            row = np.where(np.isfinite(sel[gi]), flip * sel[gi], np.inf)
-            pairs.append((gi, int(np.argmin(row))))
-    else:
-        pairs = [(gi, ai) for gi in range(gammas.size) for ai in range(alphas.size)]
     widths = [max(12, len(n) + 2) for n in names]
-    header = "  " + "log2(gamma)".rjust(11) + "gamma".rjust(12) + "alpha".rjust(12)
+    label_width = max(len(label) for label, *_ in levels) + 2 if len(levels) > 1 else 0
+    header = "  " + "level".ljust(label_width) * bool(label_width) + "log2(gamma)".rjust(11)
+    header += "gamma".rjust(12) + "alpha".rjust(12)
     header += "".join(n.rjust(w + 1) for n, w in zip(names, widths))
     lines = [header]
-    for gi, ai in pairs:
-        gamma, alpha = gammas[gi], alphas[ai]
-        mark = ">" if best_index[selected_by] == (gi, ai) else " "
-        line = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
-        for name, w in zip(names, widths):
-            value = float(np.asarray(result.curves[name])[gi, ai])
-            star = "*" if best_index[name] == (gi, ai) else " "
-            line += _fmt(value, w) + star
-        lines.append(line.rstrip())
+    for k, (label, level_gammas, level_alphas, curves) in enumerate(levels):
+        final = k == len(levels) - 1
+        level_gammas = np.asarray(level_gammas, dtype=float)
+        level_alphas = np.asarray(level_alphas, dtype=float)
+        if profile:
+            sel = np.asarray(curves[selected_by], dtype=float)
+            flip = -1.0 if result.directions.get(selected_by) == "max" else 1.0
+            pairs = []
+            for gi in range(level_gammas.size):
+                row = np.where(np.isfinite(sel[gi]), flip * sel[gi], np.inf)
+                pairs.append((gi, int(np.argmin(row))))
+        else:
+            pairs = [(gi, ai) for gi in range(level_gammas.size)
+                     for ai in range(level_alphas.size)]
+        for gi, ai in pairs:
+            gamma, alpha = level_gammas[gi], level_alphas[ai]
+            mark = ">" if final and best_index[selected_by] == (gi, ai) else " "
+            line = f"{mark} " + label.ljust(label_width) * bool(label_width)
+            line += f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
+            for name, w in zip(names, widths):
+                value = float(np.asarray(curves[name])[gi, ai])
+                star = "*" if final and best_index[name] == (gi, ai) else " "
+                line += _fmt(value, w) + star
+            lines.append(line.rstrip())
     directions = ", ".join(
         f"{n}: {_direction_word(result.directions.get(n))}" for n in names
     )
@@ -86,6 +100,9 @@ def format_table(result: SelectionResult, selected_by: str | None = None, max_al
         lines.append(f"  one row per gamma at the alpha {selected_by} prefers there "
                      f"({alphas.size} alphas from {alphas.min():.3g} to {alphas.max():.3g}; "
                      "--json has every value)")
+    if len(levels) > 1:
+        lines.append(f"  {len(levels)} levels: the coarse grid, then windows of it with more "
+                     "landmarks; the choice is read from the last")
     return "\n".join(lines)
 
 
@@ -129,7 +146,12 @@ def _details_line(details: Any) -> str:
 
 def _policy_lines(details: dict[str, Any]) -> list[str]:
     """What the automatic rules did: approximation levels, grid extensions, edges."""
+    from ..criteria.error import LOSS_WORDS    # loaded by the selection already
+
     lines = []
+    for name, params in (details.get("criterion_params") or {}).items():
+        if isinstance(params, dict) and "loss" in params:    # a name has one loss: say it
+            lines.append(f"criterion {name}: {LOSS_WORDS.get(params['loss'], params['loss'])}")
     auto = details.get("auto")
     if isinstance(auto, dict):
         levels = [lv["approximation"] for lv in auto.get("levels", []) if "approximation" in lv]

@@ -74,8 +74,9 @@ _CHUNKED_SUFFIXES = (".npy", ".zarr")
 
 def open_chunked(path: str | os.PathLike[str], *, target: int = -1, chunk_rows: int | None = None
                  ) -> tuple[Any, Any]:
-    """(X, y) as row-chunked Dask arrays over a ``.npy`` file or a ``.zarr`` array that
-    holds the features and the target as one 2-D array (nothing is read yet).
+    """Open a ``.npy`` file or a ``.zarr`` array as row-chunked Dask arrays (X, y).
+
+    The file holds the features and the target as one 2-D array; nothing is read yet.
 
     ``target`` is the column of y (default: the last); the other columns are X. A
     ``.npy`` file is read with plain file reads, ``chunk_rows`` rows at a time (default

@@ -32,7 +32,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
               alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
               approximation: str | Approximation = "exact",
               random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
-    """Train a least-squares SVM with bias (paper 004, eqs. 4–9) for one or more α.
+    """Train a least-squares SVM with bias (paper 004, equations 4–9) for one or more α.
 
     Solves K_α ρ = 1, K_α ν = y; b = 1ᵀν/1ᵀρ, a = ν − ρb; f(x) = Σ a_i κ(x, x_i) + b.
 
