@@ -449,7 +449,7 @@ class Exact(Approximation):
         return "dense"
 
     def check_resources(self, n: int, d: int, method: str | None = None) -> None:
-        """The dense method holds K, a factor of K + αI and eigenvectors: three n × n
+        """The dense method holds K, a factor of K + αI and eigenvectors: four n × n
         float64 arrays, refused above ``max_dense`` points or the memory limit."""
         method = self._resolved_method() if method is None else method
         check_positive_int(self.max_dense, "max_dense")
@@ -463,9 +463,9 @@ class Exact(Approximation):
                 f"eigendecomposition; n={n} exceeds max_dense={self.max_dense}. Use "
                 f"{alternatives}, or raise Exact(max_dense=...)."
             )
-        check_allocation(3 * 8.0 * n * n,
-                         f"the exact dense kernel matrix at n={n} (K, a factor of K + αI "
-                         "and eigenvectors, three n × n float64 arrays)",
+        check_allocation(4 * 8.0 * n * n,
+                         f"the exact dense kernel matrix at n={n} (K, a factor of K + αI, "
+                         "eigenvectors and their squares, four n × n float64 arrays)",
                          f"use {alternatives}")
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
