@@ -210,3 +210,13 @@ def test_krr_on_mcm_is_refused_with_the_reason():
     # selecting with the circulant stand-in stays available
     res = kernelselect.select_kernel(X, y, approximation="mcm", random_state=0)
     assert np.isfinite(res.best_gamma)
+
+
+def test_choose_grid_refuses_sizes_beyond_the_memory_guard():
+    """A grid for 2^62 points searched for ~10 minutes; its column alone would exceed
+    any memory limit, so the size is refused before the search."""
+    with pytest.raises(ValueError, match=r"2-level grid for n=4611686018427387904 points"):
+        lowlevel.choose_grid(2**62, 2)
+    with kernelselect.config_context(max_bytes="64G"):
+        m, used = lowlevel.choose_grid(10**9 + 7, 2)        # a prime-adjacent size: fast
+    assert used <= 10**9 + 7 and m[0] * m[1] == used and m[0] <= 2 * m[1]

@@ -127,3 +127,81 @@ def test_blas_limit_rejects_absurd_counts():
     with pytest.raises(ValueError, match="workers"):
         with _threads.blas_threads(10**6):
             pass
+
+
+def test_interruptible_runs_large_calls_in_a_helper_thread():
+    import threading
+
+    names = []
+
+    def where(x, scale=1.0):
+        names.append(threading.current_thread().name)
+        return x * scale
+
+    assert _threads.interruptible(1.0, where, 2.0) == 2.0                 # small: direct
+    assert _threads.interruptible(1e12, where, 2.0, scale=3.0) == 6.0      # large: helper
+    assert names == [threading.main_thread().name, "kernelselect-factorisation"]
+
+    import numpy as np
+
+    def fail():
+        raise np.linalg.LinAlgError("singular")
+
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        _threads.interruptible(1e12, fail)
+
+
+def test_ctrl_c_reaches_the_caller_while_a_factorisation_runs():
+    """SIGINT during a long eigendecomposition: KeyboardInterrupt is raised in the main
+    thread while the factorisation is still running (it finishes in the background)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os, signal, threading, time
+        import numpy as np, scipy.linalg
+        from kernelselect import _threads
+        A = np.random.default_rng(0).standard_normal((2500, 2500)); A = A @ A.T
+        started = threading.Event()
+        def factor():
+            started.set()
+            return scipy.linalg.eigh(A)
+        def interrupt():
+            started.wait()
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            _threads.interruptible(1e12, factor)
+            print("finished")
+        except KeyboardInterrupt:
+            alive = [t.name for t in threading.enumerate()
+                     if t.name == "kernelselect-factorisation" and t.is_alive()]
+            print("interrupted", "running" if alive else "done")
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["interrupted", "running"]
+
+
+def test_interrupted_passes_end_their_queued_blocks():
+    """Ctrl-C during a pass over row blocks (Dask chunks or the in-memory threads):
+    the blocks still queued end at once instead of running the pass to its end."""
+    import numpy as np
+
+    from types import SimpleNamespace
+
+    from kernelselect import _dask
+    from kernelselect.operators._row_passes import first_pass
+
+    fmap = SimpleNamespace(gammas=np.ones(1), width=2)
+
+    with pytest.raises(KeyboardInterrupt):
+        with _dask.cluster_guard():
+            raise KeyboardInterrupt
+    with pytest.raises(_threads.PassCancelled):
+        first_pass(fmap, np.zeros((4, 2)), np.zeros(4), None, [None])
+    with _dask.cluster_guard():                # a new pass clears the mark
+        _threads.check_cancelled()

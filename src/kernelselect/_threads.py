@@ -26,7 +26,7 @@ import collections
 import contextlib
 import sys
 import threading
-from typing import Any, ContextManager, Iterator
+from typing import Any, Callable, ContextManager, Iterator, TypeVar
 
 from threadpoolctl import ThreadpoolController
 
@@ -43,6 +43,12 @@ __all__ = [
     "blas_threads",
     "one_blas_thread",
     "openmp_team",
+    "interruptible",
+    "INTERRUPTIBLE_FLOPS",
+    "PassCancelled",
+    "cancel_passes",
+    "resume_passes",
+    "check_cancelled",
 ]
 
 #: kernel-matrix blocks with fewer entries than this run on one OpenMP thread when
@@ -216,3 +222,75 @@ def openmp_team(threads: int) -> None:
     for lib in libs:
         lib.set_num_threads(threads)
     _team.setting = (threads, id(libs))
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+R = TypeVar("R")
+
+#: compiled calls of at least this many floating-point operations run in a helper
+#: thread when called from the main thread (:func:`interruptible`); below, the call
+#: returns within a fraction of a second anyway
+INTERRUPTIBLE_FLOPS = 1e10
+
+#: seconds between the main thread's checks for a signal while it waits
+_POLL = 0.05
+
+
+def interruptible(flops: float, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """``fn(*args, **kwargs)``, answering Ctrl-C within a fraction of a second.
+
+    A LAPACK factorisation (eigh, Cholesky, the tridiagonal reduction) holds the
+    main thread in compiled code for as long as it runs (a minute at n = 6000 on a
+    busy machine), and Python runs its signal handlers only when that returns. A call
+    of at least :data:`INTERRUPTIBLE_FLOPS` made from the main thread therefore runs
+    in a helper thread while the main thread waits for it in short steps, so that
+    KeyboardInterrupt is raised at once. The abandoned call cannot be stopped: it
+    finishes in the background (at most its own running time) and its memory is
+    freed then. From other threads, and for smaller calls, ``fn`` runs directly.
+    """
+    if flops < INTERRUPTIBLE_FLOPS or threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kwargs)
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="kernelselect-factorisation", daemon=True)
+    worker.start()
+    while not done.wait(_POLL):
+        pass
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class PassCancelled(Exception):
+    """Raised inside a row-block task of a pass that Ctrl-C abandoned."""
+
+
+_cancelled = threading.Event()
+
+
+def cancel_passes() -> None:
+    """Mark the passes in flight as abandoned (on KeyboardInterrupt): their queued
+    row-block tasks then end at their next block instead of running to the end of
+    the pass. Ctrl-C is addressed to the whole process, so every pass in it stops."""
+    _cancelled.set()
+
+
+def resume_passes() -> None:
+    """Clear :func:`cancel_passes` (at the start of a new pass)."""
+    _cancelled.clear()
+
+
+def check_cancelled() -> None:
+    """Raise :class:`PassCancelled` in a row-block task of an abandoned pass."""
+    if _cancelled.is_set():
+        raise PassCancelled("the pass was interrupted")

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _validation
-from .._threads import one_blas_thread
+from .._threads import cancel_passes, check_cancelled, one_blas_thread, resume_passes
 from ._feature_maps import FeatureMap, block_rows
 
 __all__ = ["ArrayRows", "MAX_CLASSES", "probe_basis", "probe_values", "first_pass",
@@ -67,6 +67,7 @@ def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndar
     H: list[Any] = [None] * ng
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
+        check_cancelled()                   # an interrupted pass ends here
         S = fmap.shared(Xb[a:b])
         F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
@@ -95,6 +96,7 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
     out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
+        check_cancelled()                   # an interrupted pass ends here
         S = fmap.shared(Xb[a:b])
         F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
@@ -191,6 +193,15 @@ class ArrayRows:
             a, b = ab
             return fn(fmap, self.X[a:b], self.y[a:b], *args)
 
+        resume_passes()
+        try:
+            return self._reduce(work, blocks)
+        except KeyboardInterrupt:
+            cancel_passes()                 # the blocks in flight end at their next block
+            raise
+
+    def _reduce(self, work: Callable[[tuple[int, int]], list[np.ndarray]],
+                blocks: list[tuple[int, int]]) -> list[np.ndarray]:
         total: list[np.ndarray] | None = None
         with one_blas_thread():
             if self.threads == 1 or len(blocks) == 1:

@@ -24,6 +24,7 @@ from ._base import (
     RidgeFunction,
     evaluate_at,
 )
+from .._threads import interruptible
 from ._lowrank import shifted_cholesky, small_blas
 from ._row_passes import ArrayRows
 from .streaming import StreamingOperator
@@ -144,8 +145,10 @@ class DenseOperator(LazyBasisOperator):
     # -- the eigendecomposition, on first need ------------------------------------
     def _eigenpairs(self) -> tuple[np.ndarray, np.ndarray]:
         if self._eig is None:
+            # numpy's eigh is LAPACK's dsyevd (scipy's driver="evd") called without the
+            # GIL, so that Ctrl-C reaches the caller while it runs (interruptible)
             with small_blas(float(self.n) ** 3):
-                lam, Q = scipy.linalg.eigh(self._K, driver="evd")
+                lam, Q = interruptible(4.0 * float(self.n) ** 3, np.linalg.eigh, self._K)
             # K is positive semi-definite: negative eigenvalues are rounding (of size
             # n·ε·λ_max) and are taken as 0, so that K + αI stays positive at any α > 0
             self._eig = (np.clip(lam, 0.0, None), Q)
@@ -188,7 +191,7 @@ class DenseOperator(LazyBasisOperator):
         """The Cholesky factor of K + αI, raising ``LinAlgError`` when it fails."""
         if not a > 0:
             raise np.linalg.LinAlgError("α ≤ 0")
-        c, lower = shifted_cholesky(self._K, a)
+        c, lower = interruptible(float(self.n) ** 3 / 3.0, shifted_cholesky, self._K, a)
         if not np.all(np.isfinite(np.diagonal(c))):
             raise np.linalg.LinAlgError("non-finite Cholesky factor")
         return c, lower
