@@ -44,8 +44,7 @@ class TridiagonalReduction:
         # K is symmetric: its transpose is the Fortran-ordered copy LAPACK wants
         A = np.array(K.T, order="F", copy=True)
         with small_blas(float(n) ** 3):
-            c, d, e, tau, info = interruptible(4.0 * float(n) ** 3 / 3.0, lapack.dsytrd, A,
-                                              lower=1, lwork=lwork, overwrite_a=1)
+            c, d, e, tau, info = lapack.dsytrd(A, lower=1, lwork=lwork, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"tridiagonal reduction failed (dsytrd info={info}).")
         self.d, self.e = d, e
