@@ -205,3 +205,41 @@ def test_interrupted_passes_end_their_queued_blocks():
         first_pass(fmap, np.zeros((4, 2)), np.zeros(4), None, [None])
     with _dask.cluster_guard():                # a new pass clears the mark
         _threads.check_cancelled()
+
+
+def test_selection_threads_follow_size_and_load(monkeypatch):
+    """workers=None: one thread for small problems or when other processes keep all
+    but one core busy; the default rules otherwise; an explicit count is kept."""
+    import os
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("kernelselect._validation.check_workers",
+                        lambda w: 2 if w is None else w)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    small, large = _threads.SERIAL_MAX_N, _threads.SERIAL_MAX_N + 1
+    assert _threads.selection_workers(None, small) == 1
+    assert _threads.selection_workers(None, large) is None          # idle: all cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 2.5, 2.5))
+    assert _threads.selection_workers(None, large) == 1             # the other core is busy
+    assert _threads.selection_workers(2, small) == 2
+
+
+def test_small_selection_runs_blas_on_one_thread(monkeypatch):
+    """Every BLAS call of a small default selection runs on one thread."""
+    import numpy as np
+
+    import kernelselect
+
+    seen = []
+    real = _threads._BlasLimiter._apply
+
+    def spy(self, limit):
+        seen.append(limit)
+        return real(self, limit)
+
+    monkeypatch.setattr(_threads._BlasLimiter, "_apply", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 3))
+    kernelselect.select_kernel(X, np.sign(X[:, 0]), gammas=[0.5, 1.0])
+    assert seen and seen[0] == 1 and set(seen[:-1]) == {1} and seen[-1] is None

@@ -382,9 +382,11 @@ def refine_best(search: Search, approx: Approximation, state: Any, gamma: float,
         key = round(float(log_g), 12)
         if key not in cache:
             g = float(np.exp(log_g))
+            search.bar.extend(1)
             op = approx.build(search.X, search.y_build, g, kernel=search.kernel, state=state,
                               workers=search.workers)
             search.n_builds += 1
+            search.bar.update(1)
             vals = evaluate_criterion(crit, op, search.targets_for[crit.name], fine,
                                       **search.params[crit.name])
             vals = np.where(np.isfinite(vals), sign * vals, np.inf)

@@ -11,6 +11,10 @@ scikit-learn's ``utils/_openmp_helpers``):
   for a core).
 - FFTs (:func:`fft_threads`): at most one thread per :data:`MIN_POINTS_PER_THREAD`
   points.
+- A whole selection (:func:`selection_workers`) left at ``workers=None``: one thread
+  for OpenMP and BLAS alike on at most :data:`SERIAL_MAX_N` points, or when other
+  processes keep all but one core busy (:func:`free_cores`); otherwise the rules
+  below.
 - BLAS/LAPACK: one thread below :data:`SMALL_FLOPS` floating-point operations
   (:func:`blas_for_flops`); one thread around compiled kernels that call BLAS from
   inside their own OpenMP loops (:func:`one_blas_thread`); at most the caller's
@@ -24,12 +28,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 import sys
 import threading
 from typing import Any, Callable, ContextManager, Iterator, TypeVar
 
 from threadpoolctl import ThreadpoolController
 
+from . import _validation
 from ._validation import check_workers
 
 __all__ = [
@@ -43,6 +49,9 @@ __all__ = [
     "blas_threads",
     "one_blas_thread",
     "openmp_team",
+    "SERIAL_MAX_N",
+    "free_cores",
+    "selection_workers",
     "interruptible",
     "INTERRUPTIBLE_FLOPS",
     "PassCancelled",
@@ -141,6 +150,50 @@ class _BlasLimiter:
 
 
 _blas_limiter = _BlasLimiter()
+
+
+#: a selection on at most this many points runs on one thread when ``workers`` is None:
+#: its kernel blocks, factorisations and criteria are too small for a second thread to
+#: pay for starting and waking it (studies/threads_default.py; at n = 200 the default
+#: threads took 0.6–0.8 s against 0.15 s on one thread on a busy 2-core machine)
+SERIAL_MAX_N = 1000
+
+
+def free_cores() -> int:
+    """Threads worth starting now: OMP_NUM_THREADS when set (capped); else the cores
+    this process may run on, less those other processes keep busy.
+
+    The others' share is the 1-minute load average less one (this process may be part
+    of it), rounded down: on a machine already running more processes than cores a
+    second thread finds no free core, so it only adds overhead (measured at n = 10⁶ on
+    2 cores under a load of 6–9: 1.03× the wall time and 1.26× the CPU of one thread,
+    1.16× the wall time with one more busy process; docs/streaming.md).
+    """
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        usable = os.cpu_count() or 1
+    threads = max(1, min(_validation.check_workers(None), usable))
+    if os.environ.get("OMP_NUM_THREADS"):
+        return threads
+    try:
+        others = int(max(os.getloadavg()[0] - 1.0, 0.0))
+    except (AttributeError, OSError):  # pragma: no cover - no load average
+        others = 0
+    return max(1, min(threads, usable - others))
+
+
+def selection_workers(workers: int | None, n: int) -> int | None:
+    """The thread count of one selection on n points: ``workers`` when given
+    (validated); for None, 1 when n ≤ :data:`SERIAL_MAX_N` or when :func:`free_cores`
+    leaves one core, else None (the per-call rules of this module: all cores for
+    large kernel blocks, FFTs and factorisations). With 1, BLAS is held to one thread
+    for the whole call as well."""
+    if workers is not None:
+        return check_workers(workers)
+    if n <= SERIAL_MAX_N or free_cores() == 1:
+        return 1
+    return None
 
 
 def block_workers(n_entries: float, workers: int | None) -> int | None:

@@ -18,13 +18,13 @@ from ._validation import (
     check_kernel,
     check_matrix,
     check_random_state,
-    check_workers,
 )
 from . import _dask, _policy, _search
 from ._progress import check_progress
 from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
+from ._threads import selection_workers as _selection_workers
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import Approximation, get_approximation
@@ -247,7 +247,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
     refine = check_bool(refine, "refine")
-    workers_n = check_workers(workers) if workers is not None else None
+    workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores
     progress = check_progress(progress)
 
     auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
@@ -361,7 +361,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task))
     search = _search.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
                             progress, rows=rows)
-    with _blas_threads(workers_n):
+    with _blas_threads(workers_n), contextlib.closing(search.bar):
         perm = None
         if approx is None:                       # auto beyond the exact range: Nyström levels
             perm = rng.permutation(n)
