@@ -220,3 +220,17 @@ def test_choose_grid_refuses_sizes_beyond_the_memory_guard():
     with kernelselect.config_context(max_bytes="64G"):
         m, used = lowlevel.choose_grid(10**9 + 7, 2)        # a prime-adjacent size: fast
     assert used <= 10**9 + 7 and m[0] * m[1] == used and m[0] <= 2 * m[1]
+
+
+@pytest.mark.parametrize("approx, criterion", [
+    (kernelselect.RFF(n_features=10**9), "kta"),
+    (kernelselect.RandomMCM(n_features=10**9), "random_kta"),
+])
+def test_random_frequencies_are_guarded_before_they_are_drawn(approx, criterion):
+    """The d × D frequency draws of a huge n_features: refused by the memory guard at
+    any n (they allocated 22 GiB on 300 points)."""
+    X = np.random.default_rng(0).random((300, 3))
+    y = np.sign(X[:, 0] - 0.5)
+    with pytest.raises(ValueError, match=r"random frequencies W0 \(3 × 1000000000\)"):
+        kernelselect.select_kernel(X, y, approximation=approx, criterion=criterion,
+                                   gammas=[1.0])
