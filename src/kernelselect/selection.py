@@ -169,11 +169,14 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         Seeds the γ-grid pairs and the approximation's random draws (drawn once and
         reused for every γ). A fixed seed gives the same result.
     workers : int or None
-        Threads of the compiled kernels (None: OpenMP default; -1: all cores). When
-        given, BLAS/LAPACK are limited to the same number of threads for the call.
+        Threads of the compiled kernels (-1: all cores). When given, BLAS/LAPACK are
+        limited to the same number of threads for the call. None: one thread (BLAS
+        too) for n ≤ 1000 or when other processes keep all but one core busy, else
+        OpenMP's default (:mod:`kernelselect._threads`).
     progress : bool or float, default=False
-        Show progress over γ on stderr: a tqdm bar on a terminal when tqdm is
-        installed, otherwise a line every 10 s. True: from the start; a number t:
+        Show progress on stderr, one bar over the operator builds planned (the total
+        grows as levels and extensions are added), with the time left: a tqdm bar on
+        a terminal when tqdm is installed, otherwise a line every 10 s. True: from the start; a number t:
         only once the call has run t seconds (nothing on shorter calls).
     standardize : bool, default=True
         Centre each feature and scale it to unit variance first
