@@ -112,6 +112,9 @@ def test_error_rate_loss_on_a_real_target_is_refused():
         select_kernel(X, y, criterion="eloo", loss="error_rate", gammas=[1.0])
     with pytest.raises(ValueError, match="loss='hybrid'"):
         select_kernel(X, y, criterion="eloo", loss="hybrid", gammas=[1.0])
+    with pytest.raises(ValueError, match="ekfold with loss='error_rate'"):
+        select_kernel(X, y, criterion="ekfold", loss="error_rate", gammas=[1.0],
+                      approximation="exact")
 
 
 # --------------------------------------------------------------------------- containers
