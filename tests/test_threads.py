@@ -160,13 +160,16 @@ def test_ctrl_c_reaches_the_caller_while_a_factorisation_runs():
 
     code = textwrap.dedent("""
         import os, signal, threading, time
-        import numpy as np, scipy.linalg
+        import numpy as np
         from kernelselect import _threads
-        A = np.random.default_rng(0).standard_normal((2500, 2500)); A = A @ A.T
-        started = threading.Event()
+        A = np.random.default_rng(0).standard_normal((400, 400)); A = A @ A.T
+        started, release = threading.Event(), threading.Event()
         def factor():
+            # compiled LAPACK calls without the GIL until the caller has been
+            # interrupted (one long factorisation, without a race on its length)
             started.set()
-            return scipy.linalg.eigh(A)
+            while not release.is_set():
+                np.linalg.eigh(A)
         def interrupt():
             started.wait()
             time.sleep(0.2)
@@ -179,6 +182,7 @@ def test_ctrl_c_reaches_the_caller_while_a_factorisation_runs():
             alive = [t.name for t in threading.enumerate()
                      if t.name == "kernelselect-factorisation" and t.is_alive()]
             print("interrupted", "running" if alive else "done")
+            release.set()
         """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600)
