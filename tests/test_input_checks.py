@@ -112,6 +112,9 @@ def test_error_rate_loss_on_a_real_target_is_refused():
         select_kernel(X, y, criterion="eloo", loss="error_rate", gammas=[1.0])
     with pytest.raises(ValueError, match="loss='hybrid'"):
         select_kernel(X, y, criterion="eloo", loss="hybrid", gammas=[1.0])
+    with pytest.raises(ValueError, match="ekfold with loss='error_rate'"):
+        select_kernel(X, y, criterion="ekfold", loss="error_rate", gammas=[1.0],
+                      approximation="exact")
 
 
 # --------------------------------------------------------------------------- containers
@@ -240,3 +243,21 @@ def test_default_grid_is_a_function_of_X():
     c = select_kernel(X, y, approximation="exact", criterion="kta",
                       random_state=0).details["gamma0"]
     assert a == b == c
+
+
+def test_selection_cv_scales_landmark_points_like_X():
+    from kernelselect import KernelSelectionCV
+    from kernelselect.models import LSSVMClassifier
+
+    X, y = _data(scale=10.0, shift=5.0)
+    idx = np.arange(0, X.shape[0], 4)
+    kw = dict(criterion="kta", gammas=[0.05, 0.2, 1.0, 4.0])
+    by_index = KernelSelectionCV(approximation=Nystroem(landmarks=idx), **kw).fit(X, y)
+    by_points = KernelSelectionCV(approximation=Nystroem(landmarks=X[idx]), **kw).fit(X, y)
+    np.testing.assert_allclose(by_points.cv_results_["criterion_value"],
+                               by_index.cv_results_["criterion_value"], rtol=1e-10)
+    est = LSSVMClassifier(approximation=Nystroem(landmarks=X[idx]))
+    fitted = KernelSelectionCV(estimator=est, gammas=[0.2, 1.0]).fit(X, y)
+    np.testing.assert_array_equal(est.approximation.landmarks, X[idx])   # the user's, as given
+    refit = fitted.best_estimator_.steps[1][1].approximation.landmarks
+    np.testing.assert_allclose(refit, fitted.best_estimator_.steps[0][1].transform(X[idx]))

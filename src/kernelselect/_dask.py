@@ -30,7 +30,7 @@ import numpy as np
 
 from ._labels import encode_as
 from ._resources import check_allocation
-from ._threads import one_blas_thread
+from ._threads import cancel_passes, one_blas_thread, resume_passes
 
 __all__ = ["is_dask_array", "DaskRows", "check_dask_data", "gather", "compute", "from_file"]
 
@@ -140,9 +140,11 @@ def encoded_target(y_dask: Any, classes: Any, task: str, scale: float = 1.0) -> 
 @contextlib.contextmanager
 def cluster_guard() -> Iterator[None]:
     """Turn the errors of a lost cluster or Client into one RuntimeError naming it."""
+    resume_passes()
     try:
         yield
     except (KeyboardInterrupt, SystemExit):
+        cancel_passes()                     # queued chunk tasks end at their next block
         raise
     except BaseException as exc:
         if type(exc).__name__ in _CLUSTER_FAILURES or isinstance(exc, (OSError, EOFError)):

@@ -191,8 +191,8 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
     X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
     n = X.shape[0]
     V_in = real_array(V, "V")                   # no copy of an array yet
-    check_allocation(_matvec_bytes(X, V_in), f"the product K V of shape {V_in.shape} (with "
-                     f"V in {X.dtype} and its rescaled copy)", "use fewer columns of V at a time")
+    check_allocation(_matvec_bytes(X, V_in), f"the product K V of shape {V_in.shape} (and V "
+                     f"in {X.dtype})", "use fewer columns of V at a time")
     V = _check_V(V_in, n, X.dtype)
     _check_sizes(("X", X), ("V", V))
     V2 = V.reshape(n, -1)
@@ -218,12 +218,18 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
 
 def _matvec_bytes(X: np.ndarray, V: np.ndarray) -> float:
     """Peak bytes of :func:`kernel_matvec`: V converted to X's dtype (when it is not
-    already), its rescaled copy, the product, its rescaled form, the finiteness masks
-    and the conditioned copy of X."""
+    already), the product, the rescaled copies of both when V's magnitude is extreme
+    (:func:`_unit_scale`), the finiteness mask and the conditioned copy of X."""
     item = X.dtype.itemsize
     size = float(V.size)
     convert = 0.0 if V.dtype == X.dtype and V.flags.c_contiguous else size * item
-    return convert + 3.0 * size * item + size + float(X.nbytes)
+    extreme = 0.0
+    if V.size and V.dtype.kind == "f":
+        peak = max(abs(float(V.max())), abs(float(V.min())))
+        if np.isfinite(peak) and peak > 0 and abs(math.frexp(peak)[1]) > \
+                _SAFE_EXPONENT[X.dtype] // 2:
+            extreme = 2.0 * size * item
+    return convert + size * item + extreme + size + float(X.nbytes)
 
 
 def _unit_scale(V: np.ndarray) -> tuple[np.ndarray, int]:

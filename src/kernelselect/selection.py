@@ -18,13 +18,13 @@ from ._validation import (
     check_kernel,
     check_matrix,
     check_random_state,
-    check_workers,
 )
 from . import _dask, _policy, _search
 from ._progress import check_progress
 from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
+from ._threads import selection_workers as _selection_workers
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import Approximation, get_approximation
@@ -176,11 +176,14 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         Seeds the γ-grid pairs and the approximation's random draws (drawn once and
         reused for every γ). A fixed seed gives the same result.
     workers : int or None
-        Threads of the compiled kernels (None: OpenMP default; -1: all cores). When
-        given, BLAS/LAPACK are limited to the same number of threads for the call.
+        Threads of the compiled kernels (-1: all cores). When given, BLAS/LAPACK are
+        limited to the same number of threads for the call. None: one thread (BLAS
+        too) for n ≤ 1000 or when other processes keep all but one core busy, else
+        OpenMP's default (:mod:`kernelselect._threads`).
     progress : bool or float, default=False
-        Show progress over γ on stderr: a tqdm bar on a terminal when tqdm is
-        installed, otherwise a line every 10 s. True: from the start; a number t:
+        Show progress on stderr, one bar over the operator builds planned (the total
+        grows as levels and extensions are added), with the time left: a tqdm bar on
+        a terminal when tqdm is installed, otherwise a line every 10 s. True: from the start; a number t:
         only once the call has run t seconds (nothing on shorter calls).
     standardize : bool, default=True
         Centre each feature and scale it to unit variance first
@@ -263,7 +266,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
     refine = check_bool(refine, "refine")
-    workers_n = check_workers(workers) if workers is not None else None
+    workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores
     progress = check_progress(progress)
 
     if auto_criterion:
@@ -374,7 +377,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
                                                       target_scale))
     search = _search.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
                             progress, rows=rows)
-    with _blas_threads(workers_n):
+    with _blas_threads(workers_n), contextlib.closing(search.bar):
         perm = None
         if approx is None:                       # auto beyond the exact range: Nyström levels
             perm = rng.permutation(n)

@@ -167,6 +167,22 @@ def alpha_chunks(n: int, n_alphas: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(cuts, cuts[1:] + [n_alphas])]
 
 
+def resolve_label_loss(criterion: str, loss: str, y: np.ndarray) -> str:
+    """The loss of a held-out-error criterion on one target column y: ``"auto"`` →
+    the error rate for ±1 labels, else the squared residual; ``"error_rate"`` and
+    ``"hybrid"`` count wrong signs, so they are refused for other values (they would
+    return sign-agreement rates of a real target)."""
+    labels = bool(np.all(np.abs(y) == 1.0))
+    if loss == "auto":
+        return "error_rate" if labels else "squared"
+    if loss in ("error_rate", "hybrid") and not labels:
+        raise ValueError(
+            f"{criterion} with loss={loss!r} counts wrong signs of ±1 class labels, but y "
+            "holds other values (a real target, or class codes): use loss='squared' for a "
+            f"regression target, or criterion '{criterion}_multiclass' for several classes.")
+    return loss
+
+
 def _inv(alphas: np.ndarray, power: int = 1) -> RidgeFunction:
     """g(λ) = (λ + α)^(−power) for every α: (r,) → (r, L), i.e. K_α^(−power)."""
     return RidgeFunction("resolvent", alphas, power)

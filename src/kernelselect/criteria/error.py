@@ -12,7 +12,7 @@ import numpy as np
 
 from ..operators._base import KernelOperator
 
-from ._base import _comp, _hat, _quad, _sigma, _unit_complement
+from ._base import _comp, _hat, _quad, _sigma, _unit_complement, resolve_label_loss
 
 
 def ree(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
@@ -138,14 +138,7 @@ def eloo(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, loss: str 
     α), which is what is evaluated: its eigenvalues α/(λ + α) lie in (0, 1].
     """
     yv = operator.restrict(y)
-    labels = bool(np.all(np.abs(yv) == 1.0))
-    if loss == "auto":
-        loss = "error_rate" if labels else "squared"
-    elif loss in ("error_rate", "hybrid") and not labels:
-        raise ValueError(
-            f"eloo with loss={loss!r} counts wrong signs of ±1 class labels, but y holds other "
-            "values (a real target, or class codes): use loss='squared' for a regression "
-            "target, or criterion 'eloo_multiclass' for several classes.")
+    loss = resolve_label_loss("eloo", loss, yv)
     out = _loo_sums(operator, yv[:, None], alphas, _single_output_sums)
     return _loo_loss(out, operator.n, loss)
 

@@ -12,7 +12,7 @@ import scipy.linalg
 
 from .._labels import column_codes
 from ..operators._base import KernelOperator
-from ._base import _comp, _unit_complement
+from ._base import _comp, _unit_complement, resolve_label_loss
 from .error import _check_loss, _loo_loss, _one_vs_rest_sums, _single_output_sums
 
 
@@ -102,8 +102,7 @@ def ekfold(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, folds: i
     Minimise.
     """
     yv = operator.restrict(y)
-    if loss == "auto":
-        loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
+    loss = resolve_label_loss("ekfold", loss, yv)
     E = _kfold_residuals(operator, yv[:, None], alphas, folds, seed)
     out = _single_output_sums(yv[:, None], E)
     return _loo_loss(out, operator.n, loss)

@@ -176,10 +176,14 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
             Xs = scaler.transform(X)
         else:
             scaler, Xs = None, X
+        selection_approx = self.approximation
+        if scaler is not None:      # landmark points given in X's units are scaled as X is
+            selection_approx = _rescaled(selection_approx, scaler.transform)
+            est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
         if self.criterion == "cv":
             # class labels of any type → codes 0..C−1 (the error rate is unchanged)
             y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
-            approximation = "exact" if self.approximation == "auto" else self.approximation
+            approximation = "exact" if self.approximation == "auto" else selection_approx
             alphas = self.alphas
             if alphas is None:
                 alphas = alpha_path(Xs.shape[0])
@@ -193,7 +197,7 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 center=intercept == "mean")
         else:
             res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
-                                criterion=self.criterion, approximation=self.approximation,
+                                criterion=self.criterion, approximation=selection_approx,
                                 random_state=self.random_state, workers=est.workers,
                                 standardize=False, task=targets.task, refine=self.refine)
         self.selection_ = res
@@ -261,3 +265,10 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         tags.classifier_tags = inner.classifier_tags
         tags.regressor_tags = inner.regressor_tags
         return tags
+
+
+def _rescaled(approximation: Any, transform: Any) -> Any:
+    """``approximation`` with any points it holds in X's units mapped by ``transform``
+    (:meth:`kernelselect.operators.Approximation.rescaled`); names pass unchanged."""
+    rescaled = getattr(approximation, "rescaled", None)
+    return rescaled(transform) if rescaled is not None else approximation
