@@ -152,8 +152,9 @@ def ridge_weights(V: npt.ArrayLike, Y: npt.ArrayLike, alphas: npt.ArrayLike, bia
 
     the filter factors s/(s² + α) evaluated exactly for every α (Hansen,
     *Rank-Deficient and Discrete Ill-Posed Problems*, SIAM 1998, §4.2). Nothing is
-    divided by α and nothing is subtracted, so the solution is that of a problem
-    within ε‖V‖ of the given one at every α down to 0 (the minimum-norm least-squares
+    divided by α, and the only subtractions (the centring, b = ȳ − μᵀw) round as
+    evaluating the model itself does, so the solution is that of a problem within
+    ε‖V‖ of the given one at every α down to 0 (the minimum-norm least-squares
     solution), unlike the Woodbury form (y − V(VᵀV + αI)⁻¹Vᵀy)/α, whose cancellation
     grows as ‖V‖²/α.
 
