@@ -459,3 +459,29 @@ def test_explicit_strategy_on_a_singular_system_falls_back_or_raises():
         DenseOperator(K, solver="cholesky", on_singular="raise").apply_function(g, B)
     with pytest.raises(ValueError, match="on_singular"):
         DenseOperator(K, on_singular="ignore")
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm", "leverage", "kmeans",
+                                     "modified", "optimal"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_nystroem_machine_extends_its_factor_for_every_sampler(sampler, bias):
+    # V = K(X, support) T for the map the model predicts with, so that on the training
+    # points the model is the machine on K̃ = VVᵀ, whatever chose the landmarks
+    X, y = problem(21, 45, 3)
+    approx = Nystroem(n_landmarks=12, rank=8, sampler=sampler)
+    state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(3),
+                           workers=None)
+    op = approx.build(X, y, 0.4, kernel="gaussian", state=state, workers=None)
+    Z, idx, T = op.landmarks
+    np.testing.assert_allclose(kernel_matrix(X, Z, 0.4) @ T, op.factor, rtol=1e-9,
+                               atol=1e-9 * np.abs(op.factor).max())
+    if idx is not None:
+        np.testing.assert_array_equal(Z, X[idx])
+    m = fit_kernel_machine(X, y, 0.4, [1e-3, 0.5], bias=bias, approximation=approx,
+                           state=state)
+    assert m.method == "nystrom" and m.coef.shape[0] == Z.shape[0]
+    A = op.factor @ op.factor.T
+    for j, a in enumerate([1e-3, 0.5]):
+        a_ref, b_ref = dense_lssvm(A, y, a) if bias else (dense_krr(A, y, a), 0.0)
+        np.testing.assert_allclose(m.decision_function(X)[:, 0, j], A @ a_ref + b_ref,
+                                   rtol=1e-7, atol=1e-8)

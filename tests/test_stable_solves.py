@@ -155,9 +155,12 @@ def test_ridge_weights_match_high_precision(seed, n, k, log_ratio, log_scale, bi
     r = min(n, k)
     s = np.sqrt(n) * np.logspace(0, 3 * log_scale, r)
     V = (U[:, :r] * s) @ P[:, :r].T
+    V += rng.standard_normal(k)                    # column means: the centring matters
     y = rng.standard_normal(n)
     alpha = 10.0 ** log_ratio * n
+    V0 = V.copy()
     W, b = ridge_weights(V, y[:, None], [alpha], bias)
+    np.testing.assert_array_equal(V, V0)           # the caller's factor is left alone
     w_ref, b_ref = reference.mp_ridge(V, y, alpha, bias)
     f, f_ref = V @ W[:, 0, 0] + b[0, 0], V @ w_ref + b_ref
     np.testing.assert_allclose(f, f_ref, rtol=1e-9, atol=1e-9 * np.abs(f_ref).max())

@@ -84,13 +84,13 @@ The rules, each with its reason:
 from __future__ import annotations
 
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._result import SearchLevel
 from ._search import Search, Surface, best_index
+from ._warnings import warn_user
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 
@@ -243,10 +243,10 @@ def warn_edges(search: Search, surface: Surface, warn_gamma: bool, warn_alpha: b
     loud = [e for e in edges if (warn_gamma if e.startswith("gamma") else warn_alpha)]
     if loud:
         g, a = surface.gammas[idx[0]], surface.alphas[idx[1]]
-        warnings.warn(
+        warn_user(
             f"{crit.name} is best on the edge of the extended grid ({', '.join(loud)}: "
             f"gamma={g:.4g}, alpha={a:.4g}); the best kernel may lie beyond it. Pass a wider "
-            "gammas= / alphas= grid.", GridEdgeWarning, stacklevel=4)
+            "gammas= / alphas= grid.", GridEdgeWarning)
     return edges
 
 

@@ -35,7 +35,8 @@ def _chol(G: np.ndarray) -> np.ndarray:
     return R
 
 
-def _cholesky_qr2(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _cholesky_qr2(V: np.ndarray, overwrite: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """(Q₁, R₂, R₁) with V = (Q₁R₂⁻¹)(R₂R₁) and Q₁R₂⁻¹ orthonormal to rounding: two
     rounds of Cholesky QR (Yamamoto et al. 2015), or None when V is too
     ill-conditioned for it.
@@ -43,13 +44,15 @@ def _cholesky_qr2(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
     Round 1: R₁ = chol(VᵀV), Q₁ = V R₁⁻¹ (orthogonal up to ε·κ(V)²). Round 2:
     R₂ = chol(Q₁ᵀQ₁); when Q₁ᵀQ₁ is within 0.5 of I, Q₁R₂⁻¹ is orthonormal to
     rounding and V − (Q₁R₂⁻¹)(R₂R₁) is of order ε‖V‖: a backward-stable QR
-    factorisation, three n×k×k products and no n×k Householder sweep.
+    factorisation, three n×k×k products and no n×k Householder sweep. With
+    ``overwrite``, Q₁ takes V's memory (V is then lost, also when None is returned
+    after the first round).
     """
     k = V.shape[1]
     try:
         R1 = _chol(V.T @ V)
         Q1 = scipy.linalg.solve_triangular(R1, V.T, trans="T", lower=False,
-                                           check_finite=False).T
+                                           overwrite_b=overwrite, check_finite=False).T
         G2 = Q1.T @ Q1
         if np.max(np.abs(G2 - np.eye(k))) > 0.5:
             return None
@@ -59,13 +62,15 @@ def _cholesky_qr2(V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | 
     return Q1, R2, R1
 
 
-def _orthogonal_factor(V: np.ndarray
+def _orthogonal_factor(V: np.ndarray, restore: Callable[[], np.ndarray] | None = None
                        ) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray],
                                   Callable[[np.ndarray], np.ndarray]]:
     """(R, Qᵀ·, Q·) of a backward-stable thin QR factorisation V = QR of a tall V:
     Cholesky QR2, or Householder QR (LAPACK) when V is too ill-conditioned for it.
-    Q is kept implicitly where it can be (Q = Q₁R₂⁻¹)."""
-    out = _cholesky_qr2(V)
+    Q is kept implicitly where it can be (Q = Q₁R₂⁻¹). Given ``restore`` (which makes V
+    again), V is the caller's to give away: Q takes its memory, so the factorisation
+    holds one n × k array besides V's."""
+    out = _cholesky_qr2(V, overwrite=restore is not None)
     if out is not None:
         Q1, R2, R1 = out
         with small_blas(float(R1.shape[0]) ** 3):
@@ -79,7 +84,10 @@ def _orthogonal_factor(V: np.ndarray
             return Q1 @ scipy.linalg.solve_triangular(R2, B, lower=False, check_finite=False)
 
         return R, qt, q
-    Q, R = scipy.linalg.qr(V, mode="economic", check_finite=False)
+    if restore is not None:
+        V = restore()
+    Q, R = scipy.linalg.qr(V, mode="economic", overwrite_a=restore is not None,
+                           check_finite=False)
     return R, (lambda B: Q.T @ B), (lambda B: Q @ B)
 
 
@@ -144,8 +152,9 @@ def ridge_weights(V: npt.ArrayLike, Y: npt.ArrayLike, alphas: npt.ArrayLike, bia
 
     the filter factors s/(s² + α) evaluated exactly for every α (Hansen,
     *Rank-Deficient and Discrete Ill-Posed Problems*, SIAM 1998, §4.2). Nothing is
-    divided by α and nothing is subtracted, so the solution is that of a problem
-    within ε‖V‖ of the given one at every α down to 0 (the minimum-norm least-squares
+    divided by α, and the only subtractions (the centring, b = ȳ − μᵀw) round as
+    evaluating the model itself does, so the solution is that of a problem within
+    ε‖V‖ of the given one at every α down to 0 (the minimum-norm least-squares
     solution), unlike the Woodbury form (y − V(VᵀV + αI)⁻¹Vᵀy)/α, whose cancellation
     grows as ‖V‖²/α.
 
@@ -173,22 +182,28 @@ def ridge_weights(V: npt.ArrayLike, Y: npt.ArrayLike, alphas: npt.ArrayLike, bia
     t, L = Y.shape[1], alphas.size
     if bias:
         mu, ybar = V.mean(axis=0), Y.mean(axis=0)
-        Vc, Yc = V - mu, Y - ybar
+
+        def centred() -> np.ndarray:
+            return V - mu
+
+        s, P, c = svd_coordinates(centred(), Y - ybar, restore=centred)
     else:
-        Vc, Yc = V, Y
-    s, P, c = svd_coordinates(Vc, Yc)
+        s, P, c = svd_coordinates(V, Y)
     W = _path_weights(s, P, c, alphas)
     if not bias:
         return W, np.zeros((t, L))
     return W, ybar[:, None] - np.einsum("k,ktl->tl", mu, W)
 
 
-def svd_coordinates(V: npt.ArrayLike, Y: npt.ArrayLike
+def svd_coordinates(V: npt.ArrayLike, Y: npt.ArrayLike,
+                    restore: Callable[[], np.ndarray] | None = None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(s, P, QᵀY) for the thin SVD V = Q diag(s) Pᵀ (:func:`factor_svd`), without
     forming Q for a tall V: QᵀY = UᵀQ_Rᵀ Y from the QR factorisation V = Q_R R and
     the SVD R = U diag(s) Pᵀ. Everything a ridge or regularised least-squares problem
-    on V needs, backward stable (≈ 4nk² flops for a tall V by Cholesky QR2)."""
+    on V needs, backward stable (≈ 4nk² flops for a tall V by Cholesky QR2). With
+    ``restore`` (a function making V again), V is overwritten (see
+    :func:`_orthogonal_factor`)."""
     V = np.asarray(V, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     n, k = V.shape
@@ -200,7 +215,7 @@ def svd_coordinates(V: npt.ArrayLike, Y: npt.ArrayLike
             Q, s, Pt = scipy.linalg.svd(V, full_matrices=False, lapack_driver="gesdd",
                                         check_finite=False)
             return s, Pt.T, Q.T @ Y
-        R, qt, _ = _orthogonal_factor(V)
+        R, qt, _ = _orthogonal_factor(V, restore)
         U, s, Pt = scipy.linalg.svd(R, lapack_driver="gesdd", check_finite=False)
         return s, Pt.T, U.T @ qt(Y)
 
