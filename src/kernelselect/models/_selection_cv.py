@@ -301,8 +301,7 @@ _SHARED_ATTRIBUTES = """\
 
 
 class KernelSelectionCV(_KernelSelection):
-    """Choose (γ, α) by a selection criterion or by k-fold CV, then refit; the task
-    follows y.
+    """Choose (γ, α) by a selection criterion or k-fold CV and refit; the task follows y.
 
     With no arguments it selects the way :func:`kernelselect.select_kernel` does with
     its defaults (the same task rule, criterion, α path, approximation, grid
@@ -369,8 +368,9 @@ class KernelSelectionCV(_KernelSelection):
 
 
 class KernelSelectionClassifier(ClassifierMixin, _KernelSelection):
-    """Choose (γ, α) for a kernel classifier by a selection criterion or k-fold CV,
-    then refit it: the classification form of :class:`KernelSelectionCV`.
+    """Choose (γ, α) for a kernel classifier by a selection criterion and refit it.
+
+    The classification form of :class:`KernelSelectionCV`.
 
     A scikit-learn classifier (``is_classifier`` holds, so ``cross_val_score`` and
     ``GridSearchCV`` stratify their folds by class); y holds class labels of any type,
@@ -408,8 +408,9 @@ class KernelSelectionClassifier(ClassifierMixin, _KernelSelection):
 
 
 class KernelSelectionRegressor(RegressorMixin, _KernelSelection):
-    """Choose (γ, α) for kernel ridge regression by a selection criterion or k-fold
-    CV, then refit it: the regression form of :class:`KernelSelectionCV`.
+    """Choose (γ, α) for kernel ridge regression by a selection criterion and refit it.
+
+    The regression form of :class:`KernelSelectionCV`.
 
     A scikit-learn regressor; y holds real numbers (whole numbers are a measured
     quantity here, whatever their values).
