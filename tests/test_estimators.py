@@ -378,7 +378,7 @@ def test_regressor_equals_the_task_detecting_form_and_refuses_labels():
     # whole numbers are a measured quantity for the regressor
     counts = np.repeat([0.0, 1.0, 2.0], [30, 30, 40])
     assert KernelSelectionRegressor(random_state=0).fit(X, counts).task_ == "regression"
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError, match="y must hold real numbers for KernelSelectionRegressor"):
         KernelSelectionRegressor().fit(X, np.where(y > 0, "a", "b"))
     with pytest.raises(ValueError, match="Unknown label type"):
         KernelSelectionClassifier().fit(X, y)

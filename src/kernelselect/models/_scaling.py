@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .._scaling import ColumnScaling
 from .._sklearn import (BaseEstimator, OneToOneFeatureMixin, TransformerMixin,
                         check_is_fitted, validate_data)
 
@@ -24,10 +25,12 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     learns the training statistics and applies them to new data, so that it can sit
     in a ``Pipeline`` before a kernel machine. Each column j is first divided by a
     power of two 2^e_j near its largest training magnitude (exact in floating point),
-    and its mean μ_j and standard deviation σ_j are computed on those numbers of order
-    one::
+    and its mean and standard deviation are computed on those numbers of order one,
+    by the corrected two-pass formulas (:class:`kernelselect._scaling.ColumnScaling`:
+    a first mean μ_j, then the mean c_j of the deviations from it, σ_j from their mean
+    square)::
 
-        z = (x · 2^−e_j − μ_j) / σ_j.
+        z = ((x · 2^−e_j − μ_j) − c_j) / σ_j.
 
     scikit-learn's ``StandardScaler`` computes the variance of x itself, which
     overflows above |x| ≈ 1e154 and underflows below ≈ 1e-162; here data of size
@@ -39,10 +42,12 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     exponent_ : ndarray of int of shape (n_features_in_,)
         e_j (0 for an all-zero column).
     mean_ : ndarray of shape (n_features_in_,)
-        μ_j, the mean of column j in units of 2^e_j.
+        μ_j + c_j, the mean of column j in units of 2^e_j.
     scale_ : ndarray of shape (n_features_in_,)
         σ_j in units of 2^e_j (1 for a constant column).
     n_features_in_ : int
+    scaling_ : ColumnScaling
+        The fitted map, the one ``select_kernel(standardize=True)`` applies to X.
 
     Examples
     --------
@@ -57,19 +62,19 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     def fit(self, X: npt.ArrayLike, y: Any = None) -> Self:
         """Learn e_j, μ_j and σ_j from X of shape (n_samples, n_features)."""
         X = validate_data(self, X, dtype=np.float64)
-        peak = np.max(np.abs(X), axis=0)
-        self.exponent_ = np.where(peak > 0, np.frexp(peak)[1], 0)
-        Xs = np.ldexp(X, -self.exponent_[None, :])
-        self.mean_ = Xs.mean(axis=0)
-        sd = Xs.std(axis=0)
-        self.scale_ = np.where(sd > 0, sd, 1.0)
+        scaling = ColumnScaling.fit(X)
+        assert scaling is not None                  # validate_data refused non-finite X
+        self.scaling_ = scaling
+        self.exponent_ = scaling.exponents
+        self.mean_ = scaling.mean + scaling.shift
+        self.scale_ = scaling.scale
         return self
 
     def transform(self, X: npt.ArrayLike) -> np.ndarray:
         """(X · 2^−e − μ) / σ with the training statistics, float64."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return (np.ldexp(X, -self.exponent_[None, :]) - self.mean_) / self.scale_
+        return np.asarray(self.scaling_.transform(X, dtype=np.float64))
 
     def inverse_transform(self, X: npt.ArrayLike) -> np.ndarray:
         """The features back in the units of the training data."""
