@@ -45,7 +45,7 @@ import numpy.typing as npt
 
 from . import _predict, lowlevel
 from ._kernel_ops import _condition
-from .kernels import ard_as_gaussian, is_ard
+from .kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
 from ._validation import KERNEL_CODES, check_random_state
 from .operators import KernelOperator, RidgeFunction, get_approximation
 from .operators.dense import DenseOperator, Exact
@@ -125,7 +125,7 @@ def dual_solution(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, b
 
 
 def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray,
-                        gamma: float, kernel: str = "gaussian", workers: int | None = None,
+                        gamma: Any, kernel: str = "gaussian", workers: int | None = None,
                         block_bytes: float | None = None) -> np.ndarray:
     """K(X_new, X_train) @ coef without holding the full cross-kernel matrix.
 
@@ -215,7 +215,8 @@ class KernelMachine:
 
     def __init__(self, *, support: np.ndarray | None, support_indices: np.ndarray | None,
                  coef: np.ndarray | None, intercept: np.ndarray, alphas: np.ndarray,
-                 gamma: float, kernel: str, method: str, weights: np.ndarray | None = None,
+                 gamma: float | np.ndarray, kernel: str, method: str,
+                 weights: np.ndarray | None = None,
                  features: tuple[Any, Any] | None = None,
                  details: dict[str, Any] | None = None) -> None:
         self.support = support
@@ -311,7 +312,7 @@ def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exce
             f"diagonal of 1){' or drop the duplicate rows' if duplicates else ''}.")
 
 
-def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, *,
+def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                        kernel: str = "gaussian", bias: bool = True,
                        approximation: str | Approximation = "exact",
                        random_state: RandomState = None, workers: int | None = None,
@@ -349,6 +350,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
     -------
     KernelMachine
     """
+    if is_ard(kernel):
+        return _fit_ard_machine(X, Y, gamma, alphas, bias=bias, approximation=approximation,
+                                random_state=random_state, workers=workers, state=state,
+                                exact_solver=exact_solver)
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
@@ -382,3 +387,17 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
     return KernelMachine(support=X, support_indices=None, coef=coef, intercept=intercept,
                          alphas=alphas, gamma=gamma, kernel=kernel, method=method,
                          details=details)
+
+
+def _fit_ard_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
+                     **options: Any) -> KernelMachine:
+    """``kernel="ard"``: the Gaussian machine (γ = 1) fitted on X·diag(√γ); it keeps the
+    unscaled support, γ of shape (d,) and ``kernel="ard"``, so that it predicts through
+    the ARD kernel (the cross-kernel product scales new points, random features scale
+    their frequencies: z(x·diag(√γ); √2·W₀) = z(x; √(2γ)·W₀))."""
+    g = check_ard_gamma(gamma, np.shape(X)[1])
+    machine = fit_kernel_machine(ard_scale(X, g), Y, 1.0, alphas, kernel="gaussian", **options)
+    if machine.support is not None:
+        machine.support = X if machine.support_indices is None else X[machine.support_indices]
+    machine.gamma, machine.kernel = g, "ard"
+    return machine

@@ -15,6 +15,7 @@ from .._solvers import check_machine
 from .._typing import RandomState
 from .._targets import check_task, prepare_targets
 from .._validation import check_kernel
+from ..kernels import is_ard
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
@@ -93,7 +94,8 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     best_params_ : dict
-        {"gamma": γ, "alpha": α} chosen.
+        {"gamma": γ, "alpha": α} chosen (γ of shape (n_features,) for an estimator with
+        ``kernel="ard"``).
     best_score_ : float
         The criterion's value there (its direction in ``selection_.directions``; for
         "cv" the mean held-out error or MSE, lower is better).
@@ -158,7 +160,11 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         classifier = targets.task != "regression"
         if classifier:
             self.classes_ = targets.classes
-        kernel = check_kernel(est.kernel)
+        kernel = "ard" if is_ard(est.kernel) else check_kernel(est.kernel)
+        if kernel == "ard" and self.criterion == "cv":
+            raise ValueError("criterion='cv' evaluates a grid of one γ; with an estimator of "
+                             "kernel='ard' use criterion='auto' (the per-feature gradient "
+                             "search of select_kernel).")
         # the final refit's feasibility (memory, approximation) before the selection runs
         try:
             check_machine(est.approximation, *X.shape)
@@ -204,7 +210,9 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 f"criterion {name!r} is undefined (NaN) at every grid point; widen the grid "
                 "or choose another criterion."
             )
-        self.best_params_ = {"gamma": float(res.best_gamma), "alpha": float(res.best_alpha)}
+        best_gamma = (np.asarray(res.best_gamma, dtype=np.float64) if kernel == "ard"
+                      else float(res.best_gamma))     # one γ per feature for "ard"
+        self.best_params_ = {"gamma": best_gamma, "alpha": float(res.best_alpha)}
         self.best_score_ = best["value"]
         self.cv_results_ = self._results(res, name)
         est.set_params(**self.best_params_)

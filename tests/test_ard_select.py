@@ -1,0 +1,186 @@
+"""``kernel="ard"`` through the doors: select_kernel, the search and its guard, the
+machines, KernelSelectionCV and the command line."""
+
+import json
+
+import numpy as np
+import pytest
+
+import kernelselect
+from kernelselect import _ard_search, cli
+from kernelselect._ard_select import ArdSelectionResult, select_ard
+from kernelselect.models import KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier
+
+
+def _relevant_two(n=120, d=5, seed=0, task="regression"):
+    """y depends on features 0 and 1 only."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    f = np.sin(2.0 * X[:, 0]) + 0.5 * X[:, 1]
+    if task == "regression":
+        return X, f + 0.1 * rng.standard_normal(n)
+    return X, np.where(f + 0.2 * rng.standard_normal(n) > 0, "yes", "no")
+
+
+@pytest.fixture(scope="module")
+def regression_result():
+    X, y = _relevant_two()
+    return X, y, kernelselect.select_kernel(X, y, kernel="ard", random_state=0)
+
+
+def test_ard_finds_the_relevant_features(regression_result):
+    X, y, res = regression_result
+    assert isinstance(res, ArdSelectionResult)
+    assert res.best_gamma.shape == (5,)
+    info = res.details["ard"]
+    assert info["kept"] and res.details["kernel"] == "ard"
+    rel = res.relevances()
+    assert min(rel[0], rel[1]) > 100 * max(rel[2:])
+    # the search lowered its criterion from the isotropic start, and the guard's
+    # held-out estimate agrees
+    assert info["optimum"]["value"] < info["start"]["value"]
+    assert info["guard"]["ard"] < info["guard"]["isotropic"]
+    assert info["objective"] == "kfold" and info["engine"] == "exact"
+
+
+def test_ard_result_summarises_and_plots(regression_result):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    _, _, res = regression_result
+    assert res.summary().startswith("alpha=") and "x0=" in res.summary()
+    fig = res.plot_relevances(feature_names=list("abcde"), top=3)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] in (["a", "b"],
+                                                                          ["b", "a"])
+    json.dumps(res.to_dict())                        # plain types, γ as a list
+    with pytest.raises(ValueError, match="feature_names"):
+        res.plot_relevances(feature_names=["a"])
+
+
+def test_ard_is_reproducible_and_follows_the_isotropic_start():
+    X, y = _relevant_two(n=70, d=3, seed=3, task="classes")
+    a = kernelselect.select_kernel(X, y, kernel="ard", random_state=5)
+    b = kernelselect.select_kernel(X, y, kernel="ard", random_state=5)
+    np.testing.assert_array_equal(a.best_gamma, b.best_gamma)
+    iso = kernelselect.select_kernel(X, y, random_state=5)
+    assert a.details["ard"]["start"]["gamma"] == iso.best_gamma
+    np.testing.assert_array_equal(a.curves["ekfold"], iso.curves["ekfold"])
+    assert a.details["ard"]["task"] == "binary"
+    assert set(a.details["ard"]["error_rate"]) == {"start", "optimum"}
+
+
+def test_guard_keeps_the_isotropic_kernel_when_ard_loses(monkeypatch):
+    import kernelselect._ard_select as sel
+
+    X, y = _relevant_two(n=60, d=3, seed=1)
+    iso = kernelselect.select_kernel(X, y, random_state=0)
+    free = select_ard(X, y, isotropic=iso, guard="none", random_state=0)
+    assert free.details["ard"]["guard"]["rule"] == "none" and free.details["ard"]["kept"]
+
+    def losing(problem, gamma0, alpha0, folds, seed):
+        return {"ard": 2.0, "isotropic": 1.0, "folds": folds}
+
+    monkeypatch.setattr(sel, "nested_check", losing)
+    kept = select_ard(X, y, isotropic=iso, guard="nested", random_state=0)
+    assert not kept.details["ard"]["kept"]
+    np.testing.assert_array_equal(kept.best_gamma, np.full(3, iso.best_gamma))
+    assert kept.best_alpha == iso.best_alpha
+
+
+def test_nested_check_scores_both_kernels_on_held_out_folds():
+    X, y = _relevant_two(n=60, d=3, seed=2)
+    prob = _ard_search.make_problem(X, y[:, None], "loo", None)
+    out = _ard_search.nested_check(prob, 0.3, 0.5, folds=3, seed=1)
+    assert len(out["fold_ard"]) == 3 and len(out["fold_thetas"]) == 3
+    assert out["ard"] == pytest.approx(np.mean(out["fold_ard"]), rel=0.2)
+    # the isotropic held-out error by refitting the LSSVM on each training part
+    from kernelselect.criteria.kfold import fold_labels
+
+    fold_of = fold_labels(60, 3, 1, None)
+    Xc = X - X.mean(axis=0)
+    total = 0.0
+    for f in range(3):
+        tr, te = fold_of != f, fold_of == f
+        m = kernelselect.fit_lssvm(Xc[tr], y[tr], 0.3, alpha=0.5 * tr.sum() / 60)
+        total += np.sum((y[te] - m.decision_function(Xc[te])[:, 0, 0]) ** 2)
+    assert out["isotropic"] == pytest.approx(total / 60, rel=1e-8)
+
+
+def test_nystrom_engine_searches_with_fixed_landmarks():
+    X, y = _relevant_two(n=150, d=4, seed=4)
+    iso = kernelselect.select_kernel(X, y, random_state=0, approximation="nystrom")
+    res = select_ard(X, y, isotropic=iso, engine="nystrom", guard="none", random_state=0)
+    info = res.details["ard"]
+    assert info["engine"] == "nystrom" and info["objective"] == "loo"
+    assert info["n_landmarks"] == 75            # the isotropic Nyström's min(n, 200) → n/2
+    assert info["optimum"]["value"] < info["start"]["value"]
+    with pytest.raises(ValueError, match="exact kernel matrix"):
+        select_ard(X, y, isotropic=iso, engine="nystrom", objective="kfold")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(approximation="mcm"), "exact.*nystrom.*not on 'mcm'"),
+    (dict(approximation="random_mcm"), "not on 'random_mcm'"),
+    (dict(approximation="rff"), "not on 'rff'"),
+    (dict(criterion="gcv"), "criterion must be 'auto'"),
+])
+def test_ard_refuses_what_it_cannot_search(kwargs, match):
+    X, y = _relevant_two(n=30, d=2)
+    with pytest.raises(ValueError, match=match):
+        kernelselect.select_kernel(X, y, kernel="ard", **kwargs)
+
+
+def test_ard_refuses_dask_input():
+    da = pytest.importorskip("dask.array")
+    X, y = _relevant_two(n=40, d=2)
+    with pytest.raises(ValueError, match="in-memory arrays"):
+        kernelselect.select_kernel(da.from_array(X, chunks=20), y, kernel="ard")
+
+
+# --------------------------------------------------------------------------- machines
+
+
+@pytest.mark.parametrize("approximation", ["exact", "nystrom", "rff"])
+def test_machines_with_a_gamma_per_feature(approximation):
+    """An ARD machine is the Gaussian machine on X·diag(√γ), fitted and predicting."""
+    X, y = _relevant_two(n=50, d=3, seed=6)
+    g = np.array([0.8, 0.1, 2.0])
+    ard = kernelselect.fit_lssvm(X, y, g, alpha=0.1, kernel="ard",
+                                 approximation=approximation, random_state=0)
+    iso = kernelselect.fit_lssvm(X * np.sqrt(g), y, 1.0, alpha=0.1,
+                                 approximation=approximation, random_state=0)
+    X_new = np.random.default_rng(1).standard_normal((7, 3))
+    np.testing.assert_allclose(ard.decision_function(X_new),
+                               iso.decision_function(X_new * np.sqrt(g)), atol=1e-10)
+
+
+def test_estimators_take_kernel_ard():
+    X, y = _relevant_two(n=60, d=3, seed=7, task="classes")
+    clf = LSSVMClassifier(kernel="ard", gamma=[1.0, 0.5, 1e-6], alpha=0.1).fit(X, y)
+    assert clf.gamma_.shape == (3,) and clf.score(X, y) > 0.8
+    reg = KernelRidgeRegressor(kernel="ard").fit(X, np.sin(X[:, 0]))
+    np.testing.assert_allclose(reg.gamma_, np.full(3, 1 / 3))
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        LSSVMClassifier(kernel="ard", gamma=[1.0, 2.0]).fit(X, y)
+
+
+def test_kernel_selection_cv_with_an_ard_machine():
+    X, y = _relevant_two(n=80, d=3, seed=8, task="classes")
+    cv = KernelSelectionCV(LSSVMClassifier(kernel="ard"), random_state=0).fit(X, y)
+    assert cv.best_params_["gamma"].shape == (3,)
+    machine = cv.best_estimator_.steps[-1][1]
+    np.testing.assert_array_equal(machine.gamma_, cv.best_params_["gamma"])
+    assert cv.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="criterion='cv'"):
+        KernelSelectionCV(LSSVMClassifier(kernel="ard"), criterion="cv").fit(X, y)
+
+
+def test_cli_kernel_ard(capsys, tmp_path):
+    out = tmp_path / "sel.json"
+    assert cli.main(["select", "--dataset", "servo", "--kernel", "ard", "--random-state", "0",
+                     "--json", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "kernel     ard" in text and "gamma:" in text
+    result = json.loads(out.read_text())["result"]
+    assert len(result["best_gamma"]) == 4 and result["details"]["kernel"] == "ard"
