@@ -9,7 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
-from kernelselect import _ard, kernels, lowlevel
+from kernelselect import _ard, _ard_stream, kernels, lowlevel
 from kernelselect._solvers import cross_kernel_matvec
 from kernelselect.criteria import evaluate_criterion, get_criterion
 from kernelselect.criteria.kfold import fold_labels
@@ -120,7 +120,7 @@ def test_held_out_errors_match_refitting(seed, n, d, t, kind, log_alpha):
     assert kf == pytest.approx(ref.lssvm_heldout_mse(K, Y, alpha, folds), rel=1e-8)
     marks = np.sort(rng.choice(n, size=max(2, n // 3), replace=False))
     Kt = ref.ard_nystroem_matrix(X, marks, g, marks.size, 1e-8)
-    ny = _ard.press_nystrom(Xs, Xs[marks], marks, Y, alpha, grad=False)[0]
+    ny = _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, alpha, grad=False)[0]
     assert ny == pytest.approx(ref.lssvm_heldout_mse(Kt, Y, alpha), rel=1e-7)
 
 
@@ -152,7 +152,7 @@ def test_equal_gammas_give_the_isotropic_curves(task):
                                                                               rel=1e-10)
             assert _ard.press_kfold_exact(Xs, Y, a, folds, grad=False)[0] == pytest.approx(
                 lib_kf[j], rel=1e-10)
-            assert _ard.press_nystrom(Xs, Xs[marks], marks, Y, a, grad=False)[0] == \
+            assert _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, a, grad=False)[0] == \
                 pytest.approx(lib_ny[j], rel=1e-10)
 
 
@@ -219,7 +219,7 @@ def test_nystrom_gradients_match_central_differences(seed, n, d, t, kind, log_al
 
     def nys(th):
         Xs = X * np.sqrt(np.exp(th[:-1]))
-        return _ard.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=floor)
+        return _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=floor)
 
     _check_gradient(nys, theta)
 
@@ -235,7 +235,7 @@ def test_nystrom_gradient_covers_dropped_eigenvalues():
 
     def nys(th):
         Xs = X * np.sqrt(np.exp(th[:-1]))
-        return _ard.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=1e-3)
+        return _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=1e-3)
 
     _check_gradient(nys, theta)
 

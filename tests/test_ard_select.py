@@ -131,11 +131,49 @@ def test_ard_refuses_what_it_cannot_search(kwargs, match):
         kernelselect.select_kernel(X, y, kernel="ard", **kwargs)
 
 
-def test_ard_refuses_dask_input():
+def test_ard_on_dask_input_streams_the_nystrom_passes():
+    """Dask X: the isotropic selection's one Nyström level, then the per-feature search
+    on its landmarks chunk by chunk; the same search as on the array in memory."""
     da = pytest.importorskip("dask.array")
-    X, y = _relevant_two(n=40, d=2)
-    with pytest.raises(ValueError, match="in-memory arrays"):
-        kernelselect.select_kernel(da.from_array(X, chunks=20), y, kernel="ard")
+    X, y = _relevant_two(n=300, d=3, seed=9)
+    Xd = da.from_array(X, chunks=(70, 3))
+    res = kernelselect.select_kernel(Xd, y, kernel="ard", random_state=0)
+    info = res.details["ard"]
+    assert info["dask"] and info["engine"] == "nystrom" and info["guard"]["rule"] == "none"
+    assert info["optimum"]["value"] < info["start"]["value"]
+    with pytest.raises(ValueError, match="guard='nested'"):
+        select_ard(Xd, y, isotropic=res, guard="nested")
+
+
+@pytest.mark.parametrize("classes", [0, 2, 3])
+def test_dask_passes_equal_the_passes_in_memory(classes):
+    da = pytest.importorskip("dask.array")
+    from kernelselect import _dask
+    from kernelselect.operators._row_passes import ArrayRows
+
+    X, y = _relevant_two(n=200, d=3, seed=10)
+    if classes:
+        y = np.digitize(y, np.quantile(y, np.linspace(0, 1, classes + 1)[1:-1])).astype(float)
+    Y = (y[:, None] if classes == 0 else np.where(y[:, None] == np.arange(classes), 1.0, -1.0)
+         if classes > 2 else np.where(y[:, None] > 0, 1.0, -1.0))
+    code = y if classes != 2 else np.where(y > 0, 1.0, -1.0)
+    marks = np.arange(0, 200, 7)
+    theta = np.r_[np.log([0.4, 0.2, 0.05]), np.log(0.3)]
+    rows = _dask.DaskRows(da.from_array(X, chunks=(45, 3)), da.from_array(code, chunks=45))
+    n_classes = classes if classes > 2 else None
+    streamed = _ard_search.ArdProblem(np.empty((0, 3)), Y, "loo", None, marks, rows=rows,
+                                      Z=X[marks], n_classes=n_classes)
+    memory = _ard_search.ArdProblem(X, Y, "loo", None, marks)
+    v1, g1 = streamed.evaluate(theta)
+    v2, g2 = memory.evaluate(theta)
+    assert v1 == pytest.approx(v2, rel=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-12 * np.abs(g2).max())
+    # blocks and threads do not change the result
+    threads = _ard_search.ArdProblem(X, Y, "loo", None, marks,
+                                     rows=ArrayRows(X, Y, threads=2, rows=64), Z=X[marks])
+    v3, g3 = threads.evaluate(theta)
+    assert v3 == v2 or v3 == pytest.approx(v2, rel=1e-14)
+    np.testing.assert_allclose(g3, g2, rtol=1e-12, atol=1e-14 * np.abs(g2).max())
 
 
 # --------------------------------------------------------------------------- machines

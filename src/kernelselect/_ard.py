@@ -49,6 +49,7 @@ for i kept and j dropped, 0 for both dropped. This is the exact derivative of th
 stand-in the library builds (the same floor, the same kept set) wherever the kept set
 does not change. Ĝ C F = (ĜΨ)(T P)ᵀ with T = U_kΣ_k^{−1/2}, and ĜΨ takes O(nk²), so a
 gradient costs O(nm² + nmd): both contractions are GEMMs (:func:`distance_contraction`).
+The Nyström form is evaluated in passes over row blocks (:mod:`kernelselect._ard_stream`).
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ from ._resources import check_allocation
 from ._threads import blas_for_flops, block_workers, one_blas_thread
 from ._validation import check_workers
 
-__all__ = ["LooState", "loo_residuals", "press_exact", "press_nystrom",
-           "distance_contraction", "EvaluationError"]
+__all__ = ["LooState", "loo_residuals", "press_exact", "press_kfold_exact", "nystrom_factor",
+           "loo_path_nystrom", "distance_contraction", "gaussian_block", "EvaluationError"]
 
 
 class EvaluationError(ArithmeticError):
@@ -334,79 +335,6 @@ def _nystrom_loo(F: NystromFactor, Y: np.ndarray, alpha: float) -> LooState:
     R = B - Psi @ (D[:, None] * (Psi.T @ B))          # αK̃_α⁻¹ [Y 1]
     diag = 1.0 - (Psi * Psi) @ D
     return loo_residuals(R[:, :-1], R[:, -1].copy(), diag)
-
-
-def press_nystrom(Xs: np.ndarray, Zs: np.ndarray, landmarks: np.ndarray | None,
-                  Y: np.ndarray, alpha: float, rank: int | None = None,
-                  eigen_floor: float = 1e-8, grad: bool = True, workers: int | None = None,
-                  factor: NystromFactor | None = None, out: dict[str, Any] | None = None
-                  ) -> tuple[float, np.ndarray | None]:
-    """Mean squared LOO residual of the LSSVM on the Nyström stand-in with fixed
-    landmarks ``Zs`` (scaled like ``Xs``; ``landmarks`` their row indices in X or
-    None) and its gradient in (log γ, log α); see the module docstring.
-
-    Cost O(nmd + nm² + m³) for the value (the factor) and as much again for the
-    gradient; memory a few n × m arrays, no n × n one."""
-    n, d = Xs.shape
-    m = Zs.shape[0]
-    rank = m if rank is None else rank
-    check_allocation(8.0 * 4 * n * m, f"the Nyström leave-one-out gradient with {m} "
-                     f"landmarks at n={n} (four n × {m} arrays)", "use fewer landmarks")
-    F = factor if factor is not None else nystrom_factor(Xs, Zs, landmarks, rank,
-                                                         eigen_floor, workers)
-    loo = _nystrom_loo(F, Y, alpha)
-    if out is not None:
-        out["residuals"] = loo.e
-    if not grad:
-        return loo.value, None
-    Psi, s = F.Psi, F.s
-    D = 1.0 / (s + alpha)
-    k = s.size
-
-    def apply_M(B: np.ndarray) -> np.ndarray:      # M̂ B = B − ΨDΨᵀB − ρ̂(ρ̂ᵀB)/ŝ
-        return B - Psi @ (D[:, None] * (Psi.T @ B)) - np.outer(loo.rho, loo.rho @ B / loo.s)
-
-    with blas_for_flops(float(n) * k * max(k, m)):
-        rPsi = loo.rho @ Psi
-        MPsi = Psi * (alpha * D)[None, :] - np.outer(loo.rho, rPsi / loo.s)   # M̂Ψ
-        GPsi = apply_M(loo.w[:, None] * MPsi)
-        Pu = apply_M(loo.u)
-        GPsi -= 0.5 * (loo.a @ (Pu.T @ Psi) + Pu @ (loo.a.T @ Psi))          # ĜΨ
-        # tr Ĝ = Σ_l ŵ_l (M̂²)_ll − Σ_c âᵀM̂û;  M̂² from M̂₀² = I − Ψ diag((s+2α)/(s+α)²) Ψᵀ
-        M0rho = loo.rho - Psi @ (D * rPsi)
-        diag_M2 = (1.0 - (Psi * Psi) @ ((s + 2 * alpha) * D * D)
-                   - 2.0 * loo.rho * M0rho / loo.s + loo.rho ** 2 * (loo.rho @ loo.rho)
-                   / loo.s ** 2)
-        trace = float(loo.w @ diag_M2 - np.sum(loo.a * Pu))
-        # dC part: H = (ĜΨ (TP)ᵀ) ∘ C
-        H = GPsi @ F.TP.T
-        H *= F.C
-        c = 2.0 * distance_contraction(H, Xs, Zs)
-        del H
-        # dW part: B = U (Φ ∘ (Uᵀ Cᵀ Ĝ C U)) Uᵀ over the kept columns
-        keep = F.keep
-        sig = F.sigma
-        half = np.sqrt(sig[keep])
-        # C U_k = Ψ Pᵀ Σ_k^{1/2}, so Uᵀ_k Cᵀ Ĝ C U_k = Σ^{1/2} P (ΨᵀĜΨ) Pᵀ Σ^{1/2}
-        core = F.P @ (Psi.T @ GPsi) @ F.P.T
-        S_kk = half[:, None] * core * half[None, :]
-        mU = F.U.shape[1]
-        dropped = np.setdiff1d(np.arange(mU), keep)
-        X_U = np.zeros((mU, mU))
-        X_U[np.ix_(keep, keep)] = -S_kk / np.outer(sig[keep], sig[keep])
-        if dropped.size:
-            CUd = F.C @ F.U[:, dropped]
-            S_dk = (CUd.T @ GPsi) @ F.P.T * half[None, :]          # (m−k, k)
-            phi = 1.0 / (sig[keep][None, :] * (sig[keep][None, :] - sig[dropped][:, None]))
-            X_U[np.ix_(dropped, keep)] = phi * S_dk
-            X_U[np.ix_(keep, dropped)] = (phi * S_dk).T
-        Bw = F.U @ X_U @ F.U.T
-        Bw *= F.W
-        c += distance_contraction(Bw, Zs, Zs, symmetric=True)
-    gradient = np.empty(d + 1)
-    gradient[:d] = -c / alpha
-    gradient[d] = trace
-    return loo.value, gradient
 
 
 def loo_path_nystrom(F: NystromFactor, Y: np.ndarray, alphas: np.ndarray) -> np.ndarray:

@@ -19,7 +19,9 @@ import scipy.linalg
 import scipy.optimize
 
 from . import _ard
+from ._ard_stream import press_nystrom_rows
 from ._labels import column_codes
+from .operators._row_passes import ArrayRows
 from .criteria.kfold import fold_labels
 
 __all__ = ["ArdProblem", "Optimum", "optimise", "nested_check", "heldout_errors"]
@@ -63,14 +65,19 @@ class ArdProblem:
     landmarks: np.ndarray | None = None
     eigen_floor: float = 1e-8
     workers: int | None = None
+    #: the row source of the Nyström passes (None: X and Y in memory); ``Z`` the
+    #: landmark points and ``n_classes`` the layout of its targets (class codes)
+    rows: Any = None
+    Z: np.ndarray | None = None
+    n_classes: int | None = None
 
     @property
     def n(self) -> int:
-        return int(self.X.shape[0])
+        return int(self.rows.n if self.rows is not None else self.X.shape[0])
 
     @property
     def d(self) -> int:
-        return int(self.X.shape[1])
+        return int(self.Z.shape[1] if self.Z is not None else self.X.shape[1])
 
     @property
     def engine(self) -> str:
@@ -81,11 +88,14 @@ class ArdProblem:
         """(f, ∇f) at θ = (log γ, log α): the mean squared held-out residual (not its
         logarithm). Raises :class:`kernelselect._ard.EvaluationError`."""
         gamma, alpha = np.exp(theta[:-1]), float(np.exp(theta[-1]))
+        if self.landmarks is not None or self.rows is not None:
+            rows = self.rows if self.rows is not None else ArrayRows(self.X, self.Y,
+                                                                     threads=self.workers)
+            Z = self.Z if self.Z is not None else self.X[self.landmarks]
+            return press_nystrom_rows(rows, Z, gamma, alpha, np.zeros(self.d),
+                                      n_classes=self.n_classes, eigen_floor=self.eigen_floor,
+                                      grad=grad, out=out)
         Xs = self.X * np.sqrt(gamma)
-        if self.landmarks is not None:
-            return _ard.press_nystrom(Xs, Xs[self.landmarks], self.landmarks, self.Y, alpha,
-                                      eigen_floor=self.eigen_floor, grad=grad,
-                                      workers=self.workers, out=out)
         if self.objective == "kfold":
             assert self.folds is not None
             return _ard.press_kfold_exact(Xs, self.Y, alpha, self.folds, grad=grad,

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _ard_search
+from . import _ard, _ard_search, _dask
 from ._ard_search import ArdProblem, make_problem, nested_check, optimise
 from ._result import SelectionResult
 from ._targets import prepare_targets, rescale_target
@@ -154,6 +154,27 @@ def _landmarks(iso: SelectionResult, n: int, rng: np.random.Generator) -> np.nda
     return np.sort(marks)
 
 
+def _dask_problem(X: Any, y: Any, isotropic: SelectionResult, task: Any, standardize: bool,
+                  rng: np.random.Generator, engine: str, objective: str
+                  ) -> tuple[ArdProblem, np.ndarray, str]:
+    """The Nyström problem over a Dask row source: (problem, feature variances, task)."""
+    if engine == "exact" or objective == "kfold":
+        raise ValueError("Dask input runs the Nyström stand-in with leave-one-out; "
+                         "engine='exact' and objective='kfold' need X in memory.")
+    X, y_local, y_dask = _dask.check_dask_data(X, y)
+    targets = prepare_targets(y_local, task)
+    variances = np.ones(X.shape[1]) if standardize else np.asarray(_dask._compute(X.var(axis=0)))
+    Xw = _dask.standardize(X) if standardize else X
+    rows = _dask.DaskRows(Xw, _dask.encoded_target(y_dask, targets.classes, targets.task))
+    marks = _landmarks(isotropic, rows.n, rng)
+    Z = rows.gather(marks)
+    Y, task_name = _targets_matrix(y_local, task)
+    n_classes = None if targets.classes is None else int(np.size(targets.classes))
+    problem = ArdProblem(np.empty((0, Z.shape[1])), Y, "loo", None, marks, rows=rows, Z=Z,
+                         n_classes=n_classes)
+    return problem, variances, task_name
+
+
 def _error_rate(Y: np.ndarray, E: np.ndarray) -> float:
     """Held-out error rate of ±1 columns from their residuals (sign, or argmax)."""
     if Y.shape[1] == 1:
@@ -164,39 +185,60 @@ def _error_rate(Y: np.ndarray, E: np.ndarray) -> float:
 def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult,
                feature_variance: npt.ArrayLike | None = None, task: Any = "auto",
                random_state: Any = None, workers: int | None = None, objective: str = "auto",
-               guard: str = "auto", engine: str = "auto") -> ArdSelectionResult:
+               guard: str = "auto", engine: str = "auto", standardize: bool = True
+               ) -> ArdSelectionResult:
     """The per-feature search from the isotropic selection ``isotropic``.
 
     ``X`` holds the features the isotropic selection worked on (standardised when it
     standardised; ``feature_variance`` the variances of the caller's features, for
     :meth:`ArdSelectionResult.relevances`); the rules are in the module docstring.
     ``objective`` ("auto", "loo", "kfold"), ``guard`` ("auto", "nested", "none") and
-    ``engine`` ("auto", "exact", "nystrom") override them."""
+    ``engine`` ("auto", "exact", "nystrom") override them.
+
+    Dask input (``X`` the caller's array; ``standardize`` says whether to standardise
+    it, lazily, as the isotropic selection did) runs the Nyström passes chunk by chunk
+    as Dask graphs (:mod:`kernelselect._ard_stream`) on the landmarks of the isotropic
+    selection; X is never gathered, and the guard (which refits in memory) does not run.
+    """
     t_start = time.perf_counter()
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}.")
     if guard not in GUARDS:
         raise ValueError(f"guard must be one of {GUARDS}, got {guard!r}.")
-    Xw = check_matrix(X, "X", dtype=np.float64, min_rows=3)
-    variances = (np.ones(Xw.shape[1]) if feature_variance is None
-                 else np.asarray(feature_variance, dtype=np.float64))
-    Y, task_name = _targets_matrix(y, task)
-    n, d = Xw.shape
     rng = check_random_state(random_state)
-    use_exact = engine == "exact" or (engine == "auto" and n <= EXACT_MAX_N)
-    landmarks = None if use_exact else _landmarks(isotropic, n, rng)
-    if objective == "auto":
-        objective = "kfold" if use_exact and n <= KFOLD_MAX_N else "loo"
-    if objective == "kfold" and not use_exact:
-        raise ValueError("objective='kfold' needs the exact kernel matrix (principal blocks "
-                         "of its inverse); use objective='loo' with a Nyström stand-in.")
-    problem = make_problem(Xw, Y, objective, landmarks, workers=workers)
+    if _dask.is_dask_array(X) or _dask.is_dask_array(y):
+        problem, variances, task_name = _dask_problem(X, y, isotropic, task, standardize,
+                                                      rng, engine, objective)
+        n, d = problem.n, problem.d
+        Y = problem.Y
+        use_exact, landmarks, objective = False, problem.landmarks, "loo"
+    else:
+        Xw = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+        variances = (np.ones(Xw.shape[1]) if feature_variance is None
+                     else np.asarray(feature_variance, dtype=np.float64))
+        Y, task_name = _targets_matrix(y, task)
+        n, d = Xw.shape
+        use_exact = engine == "exact" or (engine == "auto" and n <= EXACT_MAX_N)
+        landmarks = None if use_exact else _landmarks(isotropic, n, rng)
+        if objective == "auto":
+            objective = "kfold" if use_exact and n <= KFOLD_MAX_N else "loo"
+        if objective == "kfold" and not use_exact:
+            raise ValueError("objective='kfold' needs the exact kernel matrix (principal "
+                             "blocks of its inverse); use objective='loo' with a Nyström "
+                             "stand-in.")
+        problem = make_problem(Xw, Y, objective, landmarks, workers=workers)
+    if guard == "auto":
+        guard = GUARD if n <= GUARD_MAX_N and problem.rows is None else "none"
+    if guard == "nested" and problem.rows is not None:
+        raise ValueError("guard='nested' refits the machine on held-out folds in memory; "
+                         "it does not run on Dask input (use guard='none').")
     gamma0, alpha0 = float(isotropic.best_gamma), float(isotropic.best_alpha)
     opt = optimise(problem, gamma0, alpha0)
     info: dict[str, Any] = {
         "engine": problem.engine, "objective": objective,
         "objective_description": _describe(objective, Y.shape[1]),
-        "n_landmarks": None if landmarks is None else int(landmarks.size),
+        "n_landmarks": None if landmarks is None else int(np.size(landmarks)),
+        "dask": problem.rows is not None,
         "start": {"gamma": gamma0, "alpha": alpha0, "value": opt.start_value},
         "optimum": opt.info(), "bounds": _ard_search.bounds(problem, gamma0),
         "feature_variance": variances.tolist(), "task": task_name,
@@ -204,8 +246,6 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
     if task_name != "regression":
         info["error_rate"] = _rates(problem, gamma0, alpha0, opt)
     gamma, alpha, kept = opt.gamma, opt.alpha, True
-    if guard == "auto":
-        guard = GUARD if n <= GUARD_MAX_N else "none"
     if guard == "nested":
         check = nested_check(problem, gamma0, alpha0, GUARD_FOLDS,
                              seed=int(rng.integers(2**31 - 1)))
@@ -241,9 +281,11 @@ def _rates(problem: ArdProblem, gamma0: float, alpha0: float, opt: Any) -> dict[
         store: dict[str, Any] = {}
         try:
             problem.evaluate(theta, grad=False, out=store)
-            out[name] = _error_rate(problem.Y, store["residuals"])
-        except Exception:                      # an undefined point has no rate
+        except _ard.EvaluationError:           # an undefined point has no rate
             out[name] = float("nan")
+            continue
+        out[name] = (store["error_rate"] if "error_rate" in store
+                     else _error_rate(problem.Y, store["residuals"]))
     return out
 
 
@@ -252,13 +294,9 @@ LOO_CRITERIA = ("eloo", "eloo_multiclass")
 KFOLD_CRITERIA = ("ekfold", "ekfold_multiclass")
 
 
-def ard_options(X: Any, criterion: Any, approximation: Any) -> tuple[str, str]:
+def ard_options(criterion: Any, approximation: Any) -> tuple[str, str]:
     """(objective, engine) for ``select_kernel(kernel="ard", criterion=...,
     approximation=...)``; refuses, naming what works, what the search cannot run."""
-    if type(X).__module__.split(".")[0] == "dask":
-        raise ValueError("kernel='ard' takes in-memory arrays (the per-feature search "
-                         "evaluates its gradient in memory); pass a numpy array, or use "
-                         "kernel='gaussian' on Dask input.")
     name = criterion.strip().lower() if isinstance(criterion, str) else None
     if name == "auto":
         objective = "auto"

@@ -434,11 +434,14 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
                 workers: Any, standardize: Any, task: Any, **settings: Any) -> SelectionResult:
     """kernel="ard": the isotropic selection with the same settings, then the gradient
     search of one γ per feature from its choice (:mod:`kernelselect._ard_select`)."""
-    objective, engine = ard_options(X, criterion, approximation)
+    objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     iso = _select_kernel(X, y, kernel="gaussian", criterion=criterion,
                          approximation=approximation, random_state=rng, workers=workers,
                          standardize=standardize, task=task, **settings)
+    if _is_dask(X) or _is_dask(y):           # standardised lazily by the search itself
+        return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
+                          objective=objective, engine=engine, standardize=standardize)
     X = check_matrix(X, "X", dtype=np.float64, min_rows=3)
     return select_ard(standardize_columns(X) if standardize else X, y, isotropic=iso,
                       feature_variance=None if standardize else X.var(axis=0), task=task,
