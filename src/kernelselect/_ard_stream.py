@@ -97,14 +97,21 @@ def _weights(plan: ArdLandmarks, rows: dict[str, np.ndarray], Yb: np.ndarray
     return e, w, u, MPsi
 
 
-def _pass_weights(plan: ArdLandmarks, Xb: np.ndarray, yb: np.ndarray) -> list[np.ndarray]:
-    st = plan.stats
-    _, C = plan.features(Xb)
+def _block(plan: ArdLandmarks, Xb: np.ndarray, yb: np.ndarray) -> dict[str, np.ndarray]:
+    """Everything per row of a block that passes 2 and 3 share: X̃_b, C_b, Y_b, Ψ_b, ρ̂_b,
+    â_b, diag M̂, the residuals e and weights ŵ, û, M̂Ψ_b and Y1_b = ŵ∘M̂Ψ_b."""
+    Xs, C = plan.features(Xb)
     Yb = plan.targets(yb)
     rows = plan.residual_rows(C, Yb)
     e, w, u, MPsi = _weights(plan, rows, Yb)
-    Psi, rho = rows["Psi"], rows["rho"]
-    Y1 = w[:, None] * MPsi
+    rows.update(Xs=Xs, C=C, Y=Yb, e=e, w=w, u=u, Y1=w[:, None] * MPsi)
+    return rows
+
+
+def _pass_weights(plan: ArdLandmarks, Xb: np.ndarray, yb: np.ndarray) -> list[np.ndarray]:
+    st = plan.stats
+    rows = _block(plan, Xb, yb)
+    Psi, rho, Yb, e, w, u, Y1 = (rows[k] for k in ("Psi", "rho", "Y", "e", "w", "u", "Y1"))
     # (M̂²)_ii from M̂₀² = I − Ψ diag((s + 2α)/(s + α)²) Ψᵀ and the rank-one part
     M0rho = rho - (Psi * st["D"][None, :]) @ st["rhoPsi"]
     diag_M2 = (1.0 - np.einsum("ij,ij->i", Psi * st["sq"][None, :], Psi)
@@ -119,13 +126,9 @@ def _pass_weights(plan: ArdLandmarks, Xb: np.ndarray, yb: np.ndarray) -> list[np
 
 def _pass_gradient(plan: ArdLandmarks, Xb: np.ndarray, yb: np.ndarray) -> list[np.ndarray]:
     st = plan.stats
-    Xs, C = plan.features(Xb)
-    Yb = plan.targets(yb)
-    rows = plan.residual_rows(C, Yb)
-    _, w, u, MPsi = _weights(plan, rows, Yb)
-    Psi, rho, a = rows["Psi"], rows["rho"], rows["a"]
+    rows = _block(plan, Xb, yb)
+    Xs, C, Psi, rho, a, u, Y1 = (rows[k] for k in ("Xs", "C", "Psi", "rho", "a", "u", "Y1"))
     D = st["D"]
-    Y1 = w[:, None] * MPsi
     MY1 = Y1 - (Psi * D[None, :]) @ st["PsiY1"] - np.outer(rho, st["rhoY1"] / st["s"])
     Pu = u - (Psi * D[None, :]) @ st["PsiU"] - np.outer(rho, st["rhoU"] / st["s"])
     GPsi = MY1 - 0.5 * (a @ st["PuPsi"] + Pu @ st["aPsi"])

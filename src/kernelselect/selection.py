@@ -18,7 +18,7 @@ from ._validation import (
     check_workers,
 )
 from . import _dask, _policy, _search
-from ._ard_select import ard_options, select_ard
+from ._ard_select import ArdSelectionResult, ard_options, select_ard
 from ._progress import check_progress
 from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
@@ -32,7 +32,7 @@ from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
 from ._result import SelectionResult, _finite_selection
 
-__all__ = ["select_kernel", "SelectionResult", "default_gammas"]
+__all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "default_gammas"]
 
 GRID_EXPONENTS = np.arange(-7, 8)
 
