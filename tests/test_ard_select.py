@@ -36,11 +36,14 @@ def test_ard_finds_the_relevant_features(regression_result):
     assert info["kept"] and res.details["kernel"] == "ard"
     rel = res.relevances()
     assert min(rel[0], rel[1]) > 100 * max(rel[2:])
-    # the search lowered its criterion from the isotropic start, and the guard's
-    # held-out estimate agrees
+    # the fold searches lowered the criterion from the isotropic start, their held-out
+    # estimate agrees, and the choice is the mean of their optima in log space
     assert info["optimum"]["value"] < info["start"]["value"]
     assert info["guard"]["ard"] < info["guard"]["isotropic"]
     assert info["objective"] == "kfold" and info["engine"] == "exact"
+    th = np.mean(info["guard"]["fold_thetas"], axis=0)
+    np.testing.assert_allclose(np.log(res.best_gamma), th[:-1])
+    assert res.best_alpha == pytest.approx(np.exp(th[-1]) * 120 / 96)
 
 
 def test_ard_result_summarises_and_plots(regression_result):
@@ -79,7 +82,8 @@ def test_guard_keeps_the_isotropic_kernel_when_ard_loses(monkeypatch):
     assert free.details["ard"]["guard"]["rule"] == "none" and free.details["ard"]["kept"]
 
     def losing(problem, gamma0, alpha0, folds, seed):
-        return {"ard": 2.0, "isotropic": 1.0, "folds": folds}
+        return {"ard": 2.0, "isotropic": 1.0, "folds": folds, "evaluations": 0,
+                "seconds": 0.0, "fold_thetas": [[0.0] * 4] * folds}
 
     monkeypatch.setattr(sel, "nested_check", losing)
     kept = select_ard(X, y, isotropic=iso, guard="nested", random_state=0)

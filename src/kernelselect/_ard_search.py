@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-import scipy.optimize
 
 from . import _ard
 from ._ard_stream import press_nystrom_rows
@@ -175,6 +174,10 @@ def optimise(problem: ArdProblem, gamma0: float, alpha0: float,
     counts as a large value with zero gradient, so that the line search backs off;
     the best point evaluated is returned (it is the last accepted iterate unless the
     search ended on such a failure)."""
+    # scipy.optimize (~20 MB resident) is imported by the searches that use it, not by
+    # every import of select_kernel
+    import scipy.optimize
+
     t0 = time.perf_counter()
     d = problem.d
     theta0 = np.r_[np.full(d, np.log(gamma0)), np.log(alpha0)]
@@ -284,11 +287,13 @@ def nested_check(problem: ArdProblem, gamma0: float, alpha0: float, folds: int =
     fold_of = fold_labels(n, folds, seed, _strata(problem.Y))
     per_fold: dict[str, list[float]] = {"ard": [], "isotropic": []}
     thetas = []
+    evaluations = 0
     for f in range(folds):
         rows, rest = np.flatnonzero(fold_of != f), np.flatnonzero(fold_of == f)
         a0 = alpha0 * rows.size / n
         opt = optimise(problem.subset(rows), gamma0, a0)
         thetas.append(opt.theta())
+        evaluations += opt.evaluations
         err = heldout_errors(problem, rows, rest, {"ard": (opt.gamma, opt.alpha),
                                                    "isotropic": (np.full(d, gamma0), a0)})
         for k in per_fold:
@@ -299,4 +304,5 @@ def nested_check(problem: ArdProblem, gamma0: float, alpha0: float, folds: int =
             "ard": float(np.dot(per_fold["ard"], sizes)) * scale,
             "isotropic": float(np.dot(per_fold["isotropic"], sizes)) * scale,
             "fold_ard": per_fold["ard"], "fold_isotropic": per_fold["isotropic"],
-            "fold_thetas": [t.tolist() for t in thetas], "seconds": time.perf_counter() - t0}
+            "fold_thetas": [t.tolist() for t in thetas], "evaluations": evaluations,
+            "seconds": time.perf_counter() - t0}

@@ -18,7 +18,8 @@ from ._validation import (
     check_workers,
 )
 from . import _dask, _policy, _search
-from ._ard_select import ArdSelectionResult, ard_options, select_ard
+from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
+                          select_ard)
 from ._progress import check_progress
 from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
@@ -110,6 +111,15 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                   refine: bool = False, **criterion_params: Any) -> SelectionResult:
     # The typed signature users see; the body (below) validates and converts every
     # argument, reusing the names with their checked types.
+    if is_auto_kernel(kernel):
+        kernel, rule = auto_kernel(y, task)
+        result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
+                               criterion=criterion, approximation=approximation,
+                               random_state=random_state, workers=workers, progress=progress,
+                               standardize=standardize, task=task, refine=refine,
+                               **criterion_params)
+        result.details["kernel_rule"] = rule
+        return result
     if is_ard(kernel):
         return _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                            approximation=approximation, random_state=random_state,
@@ -155,12 +165,15 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         of a target matrix (``di``, ``kdi``) receive the unit-norm class indicator
         columns, or the real target as columns; a real target of several columns
         (n_samples, n_outputs) is accepted when every requested criterion takes one.
-    kernel : {"gaussian", "laplacian", "ard"}, default="gaussian"
+    kernel : {"gaussian", "laplacian", "ard", "auto"}, default="gaussian"
         exp(−γ‖x − x′‖²), exp(−γ‖x − x′‖₁), or exp(−Σ_k γ_k (x_k − x′_k)²) with one γ
         per feature: ``"ard"`` runs the isotropic selection, then a gradient search of
-        (γ₁, …, γ_d, α) from its choice (:mod:`kernelselect._ard_select`); the result
-        is an :class:`~kernelselect._ard_select.ArdSelectionResult` whose
-        ``best_gamma`` has shape (n_features,) and which offers ``relevances()``.
+        (γ₁, …, γ_d, α) from its choice, kept only when it predicts better on nested
+        folds (:mod:`kernelselect._ard_select`); the result is an
+        :class:`~kernelselect._ard_select.ArdSelectionResult` whose ``best_gamma`` has
+        shape (n_features,) and which offers ``relevances()``. ``"auto"``: ``"ard"``
+        for a real target, ``"gaussian"`` for class labels (the evidence is in
+        :func:`kernelselect._ard_select.auto_kernel`; ``details["kernel_rule"]``).
     gammas : array-like of positive floats or None
         Candidate γ. None: γ₀·2^k, k = −7, …, 7, around the median heuristic γ₀
         (:func:`default_gammas`), extended past an edge when the best γ is on it.
