@@ -226,3 +226,15 @@ def test_cli_kernel_ard(capsys, tmp_path):
     assert "kernel     ard" in text and "gamma:" in text
     result = json.loads(out.read_text())["result"]
     assert len(result["best_gamma"]) == 4 and result["details"]["kernel"] == "ard"
+
+
+def test_kernel_auto_follows_the_target():
+    X, y = _relevant_two(n=60, d=2, seed=12)
+    reg = kernelselect.select_kernel(X, y, kernel="auto", random_state=0)
+    assert isinstance(reg, ArdSelectionResult) and reg.best_gamma.shape == (2,)
+    assert "real target" in reg.details["kernel_rule"]
+    X, labels = _relevant_two(n=60, d=2, seed=12, task="classes")
+    clf = kernelselect.select_kernel(X, labels, kernel="auto", random_state=0)
+    assert not isinstance(clf, ArdSelectionResult) and np.ndim(clf.best_gamma) == 0
+    assert "binary labels" in clf.details["kernel_rule"]
+    assert clf.best_gamma == kernelselect.select_kernel(X, labels, random_state=0).best_gamma
