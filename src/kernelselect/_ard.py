@@ -82,7 +82,7 @@ def gaussian_block(A: np.ndarray, B: np.ndarray, workers: int | None = None) -> 
     K = np.empty((A.shape[0], B.shape[0]), dtype=np.float64)
     threads = check_workers(block_workers(float(K.size), workers))
     with one_blas_thread():
-        _kernels.kernel_block_into(np.ascontiguousarray(A), np.ascontiguousarray(B), 1.0, 0,
+        _kernels._kernel_block_into(np.ascontiguousarray(A), np.ascontiguousarray(B), 1.0, 0,
                                    K, threads)
     return K
 

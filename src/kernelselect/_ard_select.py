@@ -52,6 +52,7 @@ import numpy.typing as npt
 from . import _ard, _ard_search, _dask
 from ._ard_search import ArdProblem, make_problem, nested_check, optimise
 from ._result import SelectionResult
+from ._scaling import ColumnScaling
 from ._targets import prepare_targets, rescale_target
 from ._validation import check_matrix, check_random_state
 
@@ -180,8 +181,9 @@ def _dask_problem(X: Any, y: Any, isotropic: SelectionResult, task: Any, standar
                          "engine='exact' and objective='kfold' need X in memory.")
     X, y_local, y_dask = _dask.check_dask_data(X, y)
     targets = prepare_targets(y_local, task)
-    variances = np.ones(X.shape[1]) if standardize else np.asarray(_dask._compute(X.var(axis=0)))
-    Xw = _dask.standardize(X) if standardize else X
+    variances = np.ones(X.shape[1]) if standardize else np.asarray(_dask.compute(X.var(axis=0)))
+    scaling = ColumnScaling.fit(X, _dask.compute) if standardize else None
+    Xw = X if scaling is None else scaling.transform(X)
     rows = _dask.DaskRows(Xw, _dask.encoded_target(y_dask, targets.classes, targets.task))
     marks = _landmarks(isotropic, rows.n, rng)
     Z = rows.gather(marks)
