@@ -32,19 +32,17 @@ they are refused with a message naming them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from .._labels import numeric_labels
-from ._base import KernelOperator
+from ._base import Approximation, KernelOperator
 from ._feature_maps import FeatureMap, FourierFeatures, block_rows
 from ._row_passes import ArrayRows, _sub_blocks, probe_basis
 from .streaming_lowrank import RowsPending, _Family, check_streaming_memory
 
-if TYPE_CHECKING:                    # random_mcm imports this module (build_all)
-    from .random_mcm import RandomMCM
 
 __all__ = ["StreamingRandomMCMOperator", "build_random_mcm", "mcm_pass"]
 
@@ -85,7 +83,7 @@ class _MCMFamily(_Family):
     "doubled" = H at 2γ)."""
 
     def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, W0: np.ndarray,
-                 b: np.ndarray, kernel: str, approx: RandomMCM, state: dict[str, Any]
+                 b: np.ndarray, kernel: str, approx: Approximation, state: dict[str, Any]
                  ) -> None:
         super().__init__(rows, None, y)
         self.gammas = np.asarray(gammas, dtype=np.float64)
@@ -254,7 +252,7 @@ class StreamingRandomMCMOperator(KernelOperator):
 
 
 def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *, kernel: str,
-                     state: dict[str, Any], approx: RandomMCM
+                     state: dict[str, Any], approx: Approximation
                      ) -> list[StreamingRandomMCMOperator]:
     """Operators for every γ of a grid; their statistics come from one shared pass
     over ``rows`` when the criteria first ask for them. ``approx`` and ``state`` (its
