@@ -122,7 +122,7 @@ LAYERS = [
      "_warnings"},
     # utilities that need nothing of the package
     {"_validation", "_resources", "_progress", "_scaling"},
-    {"_threads", "_labels", "_sklearn"},
+    {"_threads", "_labels", "_sklearn", "_kernel_family"},
     {"_dask", "_targets", "kernels"},
     # validated wrappers over the compiled kernels, the FFT layer; data readers
     {"_kernel_ops", "_columns", "_grid", "fft", "datasets"},
