@@ -243,6 +243,54 @@ def test_layering_check_fails_on_a_planted_upward_import(tmp_path, plant):
     assert [b[0] for b in bad] == [importer], bad
 
 
+#: the approximation classes of the package, which drivers use through the protocol
+APPROXIMATIONS = {"Exact", "Nystroem", "RFF", "MCM", "RandomMCM", "ProportionalNystroem"}
+#: the protocol's optional parts, asked for by name instead of through the protocol
+PROTOCOL_NAMES = {"build_all", "prefers_per_gamma", "label", "provides", "rescaled",
+                  "capabilities", "machine"}
+#: type switches on approximations that remain outside operators/ for now
+KNOWN_SWITCHES = {
+    ("kernelselect._cv", "getattr label"),
+    ("kernelselect._solvers", "isinstance Exact"),
+    ("kernelselect._solvers", "isinstance Nystroem"),
+    ("kernelselect._solvers", "isinstance RFF"),
+    ("kernelselect.models._selection_cv", "getattr rescaled"),
+    ("kernelselect.selection", "getattr label"),
+    ("kernelselect.selection", "isinstance Exact"),
+    ("kernelselect.selection", "isinstance Nystroem"),
+    ("kernelselect.selection", "isinstance RFF"),
+    ("kernelselect.selection", "isinstance RandomMCM"),
+}
+
+
+def _type_switches(src=SRC):
+    """(module, what) for every ``isinstance`` against an approximation class and
+    every ``getattr``/``hasattr`` of a protocol name outside ``operators/``."""
+    found = set()
+    for name, (path, _) in _modules_at(src).items():
+        if path is None or name.startswith("kernelselect.operators"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            if node.func.id == "isinstance" and len(node.args) == 2:
+                kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                for kind in kinds:
+                    if isinstance(kind, ast.Name) and kind.id in APPROXIMATIONS:
+                        found.add((name, f"isinstance {kind.id}"))
+            elif node.func.id in ("getattr", "hasattr") and len(node.args) >= 2:
+                key = node.args[1]
+                if isinstance(key, ast.Constant) and key.value in PROTOCOL_NAMES:
+                    found.add((name, f"getattr {key.value}"))
+    return found
+
+
+def test_no_type_switch_on_approximations_outside_operators():
+    found = _type_switches()
+    assert found - KNOWN_SWITCHES == set(), "use the Approximation protocol instead"
+    assert KNOWN_SWITCHES - found == set(), "KNOWN_SWITCHES lists switches that are gone"
+
+
 def test_registry_complete_at_import():
     # a fresh interpreter: the registry right after import equals the one after calls
     # that used to load more criteria on demand, and after a selection

@@ -19,7 +19,8 @@ from . import _rff
 from ._resources import check_allocation
 from ._threads import one_blas_thread
 from ._kernel_family import Kernel
-from ._validation import check_matrix, check_positive, check_vector, check_workers
+from ._validation import (check_finite, check_matrix, check_positive, check_vector,
+                          check_workers)
 
 __all__ = ["song_xu_column", "labeled_rff_column", "rff_features", "song_xu_unchecked",
            "rff_unchecked", "rff_column_unchecked"]
@@ -201,6 +202,8 @@ def rff_unchecked(X: np.ndarray, W: np.ndarray, b: np.ndarray, scale: float, thr
     with one_blas_thread():
         _rff._rff_columns_into(X, W, b, row_scale, scale, out, min(threads, _INT32_MAX))
     if not np.all(np.isfinite(out)):
+        check_finite(X, "X")                # the callers' unchecked inputs, named
+        check_finite(W, "W")
         raise ValueError(
             f"xᵀw + b overflows {X.dtype} for some row of X and column of W (largest "
             f"|X| = {float(np.max(np.abs(X))):.3g}, largest |W| = {float(np.max(np.abs(W))):.3g}); "

@@ -44,6 +44,7 @@ __all__ = [
     "SMALL_FLOPS",
     "block_workers",
     "block_threads",
+    "team",
     "fft_threads",
     "blas_for_flops",
     "blas_threads",
@@ -207,6 +208,14 @@ def block_workers(n_entries: float, workers: int | None) -> int | None:
 def block_threads(n_entries: float, workers: int | None) -> int:
     """The validated OpenMP thread count for a kernel block of ``n_entries`` entries."""
     return check_workers(block_workers(n_entries, workers))
+
+
+def team(workers: int | None) -> int:
+    """The OpenMP team of a compiled call made by an operator for one γ: ``workers``
+    as :func:`~kernelselect._validation.check_workers` reads it (a few microseconds;
+    the machines' entry points rely on it to refuse a count beyond
+    :func:`~kernelselect._validation.max_workers`)."""
+    return check_workers(workers)
 
 
 def fft_threads(workers: int | None, n_points: int) -> int:
