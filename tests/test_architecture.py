@@ -121,12 +121,13 @@ LAYERS = [
     {"_kernels", "_rff", "_mcm", "_predict", "_openmp_info", "_version", "_typing",
      "_warnings"},
     # utilities that need nothing of the package
-    {"_validation", "_resources", "_progress", "_scaling"},
+    {"_validation", "_config", "_progress", "_scaling"},
+    {"_resources"},
     {"_threads", "_labels", "_sklearn", "_kernel_family"},
     {"_dask", "_targets", "kernels"},
     # validated wrappers over the compiled kernels, the FFT layer; data readers
     {"_kernel_ops", "_columns", "_grid", "fft", "datasets"},
-    {"lowlevel", "_config"},
+    {"lowlevel", "_show_config"},
     # stand-ins for the kernel matrix, then the criteria written over them
     {"operators"},
     {"criteria"},
@@ -170,6 +171,8 @@ SUBLAYERS = {
 KNOWN_UPWARD = {
     # the result's plots annotate with SelectionResult, imported from the driver
     ("kernelselect._plotting", "kernelselect.selection"),
+    # the thread counts' former place still serves them (to the command line)
+    ("kernelselect._validation", "kernelselect._threads"),
 }
 
 

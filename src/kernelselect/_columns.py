@@ -17,10 +17,9 @@ import numpy.typing as npt
 from . import _mcm
 from . import _rff
 from ._resources import check_allocation
-from ._threads import one_blas_thread
+from ._threads import check_workers, one_blas_thread
 from ._kernel_family import Kernel
-from ._validation import (check_finite, check_matrix, check_positive, check_vector,
-                          check_workers)
+from ._validation import check_finite, check_matrix, check_positive, check_vector
 
 __all__ = ["song_xu_column", "labeled_rff_column", "rff_features", "song_xu_unchecked",
            "rff_unchecked", "rff_column_unchecked"]

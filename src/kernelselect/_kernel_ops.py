@@ -24,12 +24,11 @@ from . import _kernels
 from ._kernel_family import Kernel
 from ._labels import encode_labels
 from ._resources import check_allocation
-from ._threads import one_blas_thread
+from ._threads import check_workers, one_blas_thread
 from ._validation import (
     check_finite,
     check_matrix,
     check_positive,
-    check_workers,
     real_array,
 )
 
