@@ -55,10 +55,10 @@ def build(approx, X, y, gamma, kernel="gaussian", seed=0):
     op = approx.build(X, y, gamma, kernel=kernel, state=state, workers=None)
     if isinstance(approx, kernelselect.Nystroem):
         c, k = approx._sizes(X.shape[0])
-        A = ref.nystroem_matrix(X, state["landmarks"], gamma, kernel, k, approx.eigen_floor)
+        A = ref.nystroem_matrix(X, state.landmarks, gamma, kernel, k, approx.eigen_floor)
     elif isinstance(approx, kernelselect.RFF):
-        W = scale_frequencies(state["W0"], gamma, kernel)
-        Z = ref.rff_features(X, W, state["b"])
+        W = scale_frequencies(state.W0, gamma, kernel)
+        Z = ref.rff_features(X, W, state.b)
         A = Z @ Z.T
     else:
         A = ref.kernel_matrix(X, X, gamma, kernel)

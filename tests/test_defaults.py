@@ -14,6 +14,7 @@ from kernelselect import _policy, _search
 from kernelselect._policy import alpha_path
 from kernelselect._targets import detect_task, prepare_targets
 from kernelselect.criteria import evaluate_criterion
+from kernelselect.operators.dense import ExactState
 from kernelselect.operators import get_approximation
 
 import reference as ref
@@ -122,7 +123,7 @@ def test_eloo_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, 
 def test_eloo_multiclass_on_two_classes_is_binary_eloo():
     X, labels = blobs(30, 2, seed=3)
     op = get_approximation("exact").build(X, labels, 0.7, kernel="gaussian",
-                                          state={"method": "dense"}, workers=None)
+                                          state=ExactState("dense"), workers=None)
     ypm = np.where(labels == 1, 1.0, -1.0)
     for loss in ("hybrid", "error_rate", "squared"):
         np.testing.assert_allclose(
@@ -137,7 +138,7 @@ def test_hybrid_loss_orders_by_error_rate_first():
     X, labels = blobs(40, 2, seed=5, spread=2.0)
     ypm = np.where(labels == 1, 1.0, -1.0)
     op = get_approximation("exact").build(X, ypm, 0.5, kernel="gaussian",
-                                          state={"method": "dense"}, workers=None)
+                                          state=ExactState("dense"), workers=None)
     alphas = np.logspace(-3, 2, 11)
     rate = evaluate_criterion("eloo", op, ypm, alphas, loss="error_rate")
     hyb = evaluate_criterion("eloo", op, ypm, alphas, loss="hybrid")

@@ -519,7 +519,7 @@ def test_registered_kdi_on_nystroem_operator_is_the_kdi_of_its_landmarks():
     _, X, labels = _problem(14, n=70)
     approx = kernelselect.Nystroem(n_landmarks=9, random_state=0)
     state, op = _built(approx, X, labels, 0.4)
-    R = X[state["landmarks"]]
+    R = X[state.landmarks]
     G, B = reference.kernel_matrix(X, R, 0.4), reference.kernel_matrix(R, R, 0.4)
     got = evaluate_criterion("kdi", op, labels.astype(float))
     np.testing.assert_allclose(got, reference.dense_kdi(G, B, di.encode_targets(labels), 1e-4),

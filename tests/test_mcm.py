@@ -120,10 +120,10 @@ def test_mcm_prepare_recovers_a_shuffled_grid():
     X, idx = _rotated_grid(m, h, 3)
     perm = np.random.default_rng(1).permutation(len(X))
     state = MCM(levels=2, periodic=False).prepare(X[perm], None, random_state=0)
-    assert state["m"] == m and state["dropped"].size == 0
-    np.testing.assert_allclose(state["h"], h, rtol=1e-8)
+    assert state.m == m and state.dropped.size == 0
+    np.testing.assert_allclose(state.h, h, rtol=1e-8)
     # the grid order puts every point at its own cell (up to reversing a level)
-    placed = idx[perm][state["order"]]
+    placed = idx[perm][state.order]
     cells = np.array(list(itertools.product(*[range(k) for k in m])), dtype=float)
     for s in range(2):
         assert np.array_equal(placed[:, s], cells[:, s]) or np.array_equal(
@@ -224,16 +224,16 @@ def test_reproducible_with_random_state():
     X = rng.normal(size=(53, 3))
     a = MCM(levels=2).prepare(X, None, random_state=4)
     b = MCM(levels=2).prepare(X, None, random_state=4)
-    assert np.array_equal(a["order"], b["order"]) and np.array_equal(a["h"], b["h"])
+    assert np.array_equal(a.order, b.order) and np.array_equal(a.h, b.h)
     c = MCM(levels=2).prepare(X, None, random_state=5)
-    assert not np.array_equal(a["dropped"], c["dropped"]) or not np.array_equal(a["h"], c["h"])
+    assert not np.array_equal(a.dropped, c.dropped) or not np.array_equal(a.h, c.h)
 
 
 def test_periodic_fit_option_runs_and_differs():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(64, 3))
-    a = MCM(levels=2, periodic=False).prepare(X, None, random_state=0)["h"]
-    b = MCM(levels=2).prepare(X, None, random_state=0)["h"]
+    a = MCM(levels=2, periodic=False).prepare(X, None, random_state=0).h
+    b = MCM(levels=2).prepare(X, None, random_state=0).h
     assert np.all(a > 0) and np.all(b > 0) and not np.allclose(a, b)
 
 

@@ -104,12 +104,12 @@ def test_nystroem_operator_is_the_nystroem_matrix(n, seed, log_gamma, frac, kern
     gamma = 2.0 ** log_gamma
     approx = kernelselect.Nystroem(n_landmarks=c, rank=k)
     op, state = make(approx, X, y, gamma, kernel, seed)
-    assert state["landmarks"].size == c and np.unique(state["landmarks"]).size == c
-    landmarks = X[state["landmarks"]]
+    assert state.landmarks.size == c and np.unique(state.landmarks).size == c
+    landmarks = X[state.landmarks]
     sig = np.linalg.eigvalsh(ref.kernel_matrix(landmarks, landmarks, gamma, kernel))[::-1]
     # a rank-k truncation inside a (near-)degenerate eigenvalue cluster is not unique
     assume(k >= c or sig[k - 1] - sig[k] > 1e-6 * sig[0])
-    Kt = ref.nystroem_matrix(X, state["landmarks"], gamma, kernel, k, approx.eigen_floor)
+    Kt = ref.nystroem_matrix(X, state.landmarks, gamma, kernel, k, approx.eigen_floor)
     A = (op.basis * op.eigenvalues) @ op.basis.T
     np.testing.assert_allclose(A, Kt, atol=1e-8 * max(1.0, np.abs(Kt).max()))
     np.testing.assert_allclose(op.basis.T @ op.basis, np.eye(op.basis.shape[1]), atol=1e-10)
@@ -121,11 +121,11 @@ def test_nystroem_landmarks_drawn_once_and_reproducible():
     approx = kernelselect.Nystroem(n_landmarks=10)
     s1 = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(4), workers=None)
     s2 = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(4), workers=None)
-    np.testing.assert_array_equal(s1["landmarks"], s2["landmarks"])
+    np.testing.assert_array_equal(s1.landmarks, s2.landmarks)
     fixed = kernelselect.Nystroem(n_landmarks=10, random_state=7)
     a = fixed.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
     b = fixed.prepare(X, y, kernel="gaussian", random_state=None, workers=None)
-    np.testing.assert_array_equal(a["landmarks"], b["landmarks"])
+    np.testing.assert_array_equal(a.landmarks, b.landmarks)
     # defaults: c = min(n, 200), k = c
     assert kernelselect.Nystroem()._sizes(50) == (50, 50)
     assert kernelselect.Nystroem()._sizes(1000) == (200, 200)
@@ -145,8 +145,8 @@ def test_nystroem_bad_parameters():
 def test_rff_operator_is_zzt(kernel):
     X, y = data(30)
     op, state = make(kernelselect.RFF(n_features=12), X, y, 0.8, kernel, seed=3)
-    W = scale_frequencies(state["W0"], 0.8, kernel)
-    Z = ref.rff_features(X, W, state["b"])
+    W = scale_frequencies(state.W0, 0.8, kernel)
+    Z = ref.rff_features(X, W, state.b)
     np.testing.assert_allclose((op.basis * op.eigenvalues) @ op.basis.T, Z @ Z.T, atol=1e-12)
     assert op.eigenvalues.shape == (12,)
 

@@ -38,12 +38,12 @@ def _rel(a, b, rtol=1e-9):
 @pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
 def test_column_uses_scaled_standard_draws(kernel):
     X, y, A, state, op = _problem(0, 9, 5, kernel=kernel, gamma=0.7)
-    W = scaled_frequencies(state["W0"], 0.7, kernel)
-    expected = np.sqrt(2.0 * 0.7) * state["W0"] if kernel == "gaussian" else 0.7 * state["W0"]
+    W = scaled_frequencies(state.W0, 0.7, kernel)
+    expected = np.sqrt(2.0 * 0.7) * state.W0 if kernel == "gaussian" else 0.7 * state.W0
     np.testing.assert_array_equal(W, expected)
-    _rel(op.unlabeled, ref.labeled_rff_column(X, None, W, state["b"]))
-    _rel(op.column(y), ref.labeled_rff_column(X, y, W, state["b"]))
-    assert np.all((state["b"] >= 0) & (state["b"] <= 2 * np.pi))
+    _rel(op.unlabeled, ref.labeled_rff_column(X, None, W, state.b))
+    _rel(op.column(y), ref.labeled_rff_column(X, y, W, state.b))
+    assert np.all((state.b >= 0) & (state.b <= 2 * np.pi))
 
 
 @FAST
@@ -56,7 +56,7 @@ def test_spectrum_is_eigenvalues_of_UUH(seed, n, D):
     s = ref.circulant_spectrum(op.column(y))
     _rel(op.zero_coefficient(y), s[0, 0])
     _rel(op.total_power(y), s.sum())
-    Z = ref.rff_features(X, scaled_frequencies(state["W0"], 0.4, "gaussian"), state["b"])
+    Z = ref.rff_features(X, scaled_frequencies(state.W0, 0.4, "gaussian"), state.b)
     _rel(op.zero_row_power(y), s[0].sum())
     _rel(op.zero_row_power(y), np.sum((Z.T @ y) ** 2))
 
@@ -107,9 +107,9 @@ def test_random_eloo_matches_dense_lssvm_on_lifted_points(seed, n, D, regression
 @given(seed=st.integers(0, 2 ** 31), n=st.integers(3, 9), D=st.integers(1, 6))
 def test_row_estimators_match_random_feature_formulas(seed, n, D):
     X, y, A, state, op = _problem(seed, n, D)
-    W = scaled_frequencies(state["W0"], 0.4, "gaussian")
-    Z = ref.rff_features(X, W, state["b"])
-    Z2 = ref.rff_features(X, scaled_frequencies(state["W0"], 0.8, "gaussian"), state["b"])
+    W = scaled_frequencies(state.W0, 0.4, "gaussian")
+    Z = ref.rff_features(X, W, state.b)
+    Z2 = ref.rff_features(X, scaled_frequencies(state.W0, 0.8, "gaussian"), state.b)
     G = Z @ Z.T
     _rel(RC.random_kta_row(op, y, ALPHAS), np.full(3, y @ G @ y / (n * np.linalg.norm(G))))
     _rel(RC.random_kta_row_2g(op, y, ALPHAS),
@@ -266,12 +266,12 @@ def test_x_is_checked_once_per_grid(monkeypatch):
     assert ops[0]._X is ops[2]._X and ops[0]._X.dtype == np.float64
     for op, g in zip(ops, (0.1, 1.0, 10.0)):
         want = labeled_rff_column(X32.astype(np.float64), None,
-                                  scaled_frequencies(state["W0"], g, "gaussian"), state["b"])
+                                  scaled_frequencies(state.W0, g, "gaussian"), state.b)
         np.testing.assert_array_equal(op.unlabeled, want)
         np.testing.assert_array_equal(
             op.doubled_unlabeled(),
             labeled_rff_column(X32.astype(np.float64), None,
-                               scaled_frequencies(state["W0"], 2 * g, "gaussian"), state["b"]))
+                               scaled_frequencies(state.W0, 2 * g, "gaussian"), state.b))
     bad = X32.astype(np.float64)
     bad[3, 1] = np.nan
     with pytest.raises(ValueError, match="X"):

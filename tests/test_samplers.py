@@ -69,7 +69,7 @@ def test_column_norm_landmarks_follow_the_state_noise(kernel):
         idx, pts = approx.landmarks_for(X, gamma, kernel=kernel, state=state)
         p = ref.column_norm_probabilities(X, gamma, kernel)
         assert pts is None
-        np.testing.assert_array_equal(idx, gumbel_top_c(p, state["gumbel"], 10))
+        np.testing.assert_array_equal(idx, gumbel_top_c(p, state.gumbel, 10))
         op = approx.build(X, y, gamma, kernel=kernel, state=state, workers=None)
         np.testing.assert_allclose(dense(op), ref.nystroem_matrix(X, idx, gamma, kernel, 10, 1e-8),
                                    atol=1e-9)
@@ -112,8 +112,8 @@ def test_leverage_sampler_uses_the_estimate():
     state = prepare(approx, X, y)
     idx, _ = approx.landmarks_for(X, 0.7, kernel="gaussian", state=state)
     K = ref.kernel_matrix(X, X, 0.7)
-    p = ref.ridge_leverage_nystroem(K, state["pilot"], 0.5)
-    np.testing.assert_array_equal(idx, gumbel_top_c(p, state["gumbel"], 12))
+    p = ref.ridge_leverage_nystroem(K, state.pilot, 0.5)
+    np.testing.assert_array_equal(idx, gumbel_top_c(p, state.gumbel, 12))
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])
@@ -123,7 +123,7 @@ def test_modified_nystroem_equals_dense_formula(kernel):
     state = prepare(approx, X, y, kernel)
     for gamma in (0.3, 1.0):
         op = approx.build(X, y, gamma, kernel=kernel, state=state, workers=None)
-        expect = ref.modified_nystroem_matrix(X, state["landmarks"], gamma, kernel)
+        expect = ref.modified_nystroem_matrix(X, state.landmarks, gamma, kernel)
         np.testing.assert_allclose(dense(op), expect, atol=1e-9 * np.abs(expect).max())
 
 
@@ -133,7 +133,7 @@ def test_modified_is_closer_to_k_than_plain_nystroem():
     plain = kernelselect.Nystroem(n_landmarks=10, random_state=3)
     mod = kernelselect.Nystroem(n_landmarks=10, sampler="modified", random_state=3)
     sp, sm = prepare(plain, X, y), prepare(mod, X, y)
-    np.testing.assert_array_equal(sp["landmarks"], sm["landmarks"])
+    np.testing.assert_array_equal(sp.landmarks, sm.landmarks)
     kw = dict(kernel="gaussian", workers=None)
     ep = np.linalg.norm(K - dense(plain.build(X, y, 0.5, state=sp, **kw)))
     em = np.linalg.norm(K - dense(mod.build(X, y, 0.5, state=sm, **kw)))
@@ -160,11 +160,11 @@ def test_kmeans_landmarks_reproducible_and_used():
     a = prepare(kernelselect.Nystroem(n_landmarks=7, sampler="kmeans", random_state=5), X, y)
     b = prepare(kernelselect.Nystroem(n_landmarks=7, sampler="kmeans", random_state=5), X, y)
     c = prepare(kernelselect.Nystroem(n_landmarks=7, sampler="kmeans", random_state=6), X, y)
-    np.testing.assert_array_equal(a["points"], b["points"])
-    assert a["points"].shape == (7, 3) and not np.array_equal(a["points"], c["points"])
+    np.testing.assert_array_equal(a.points, b.points)
+    assert a.points.shape == (7, 3) and not np.array_equal(a.points, c.points)
     approx = kernelselect.Nystroem(n_landmarks=7, sampler="kmeans", random_state=5)
     op = approx.build(X, y, 0.6, kernel="gaussian", state=a, workers=None)
-    np.testing.assert_allclose(dense(op), ref.nystroem_points_matrix(X, a["points"], 0.6),
+    np.testing.assert_allclose(dense(op), ref.nystroem_points_matrix(X, a.points, 0.6),
                                atol=1e-8)
 
 
@@ -173,7 +173,7 @@ def test_user_landmarks_indices_and_points():
     idx = np.array([3, 1, 17, 25])
     approx = kernelselect.Nystroem(landmarks=idx)
     state = prepare(approx, X, y)
-    np.testing.assert_array_equal(state["landmarks"], np.sort(idx))
+    np.testing.assert_array_equal(state.landmarks, np.sort(idx))
     op = approx.build(X, y, 0.9, kernel="gaussian", state=state, workers=None)
     np.testing.assert_allclose(dense(op), ref.nystroem_matrix(X, np.sort(idx), 0.9, "gaussian",
                                                              4, 1e-8), atol=1e-10)

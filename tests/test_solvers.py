@@ -120,7 +120,7 @@ def test_nystroem_machine_uses_paper_factor():
     state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(0),
                            workers=None)
     m = fit_kernel_machine(X, y, 0.3, [0.2], approximation=approx, state=state)
-    lm = state["landmarks"]
+    lm = state.landmarks
     C = kernel_matrix(X, X[lm], 0.3)
     W = C[lm]
     s, U = np.linalg.eigh(W)
@@ -285,9 +285,9 @@ def _stand_in(approx, X, gamma, state):
     if approx == "exact":
         return kernel_matrix(X, X, gamma)
     if isinstance(approx, Nystroem):
-        return nystroem_matrix(X, state["landmarks"], gamma, "gaussian", state["rank"],
+        return nystroem_matrix(X, state.landmarks, gamma, "gaussian", state.rank,
                                approx.eigen_floor)
-    Z = rff_features(X, scale_frequencies(state["W0"], gamma, "gaussian"), state["b"])
+    Z = rff_features(X, scale_frequencies(state.W0, gamma, "gaussian"), state.b)
     return Z @ Z.T
 
 
@@ -327,7 +327,7 @@ def test_low_rank_fit_equals_bordered_reference(p, which, exact_solver):
                            exact_solver=exact_solver)
     A = _stand_in(approx, X, gamma, state)
     if which == "nystrom":
-        c = state["landmarks"].size
+        c = state.landmarks.size
         assert m.method == "nystrom" and m.coef.shape == (c, 1, len(alphas))
         # the fit on the training points is that of the machine on K̃
         for j, a in enumerate(alphas):
@@ -341,7 +341,7 @@ def test_low_rank_fit_equals_bordered_reference(p, which, exact_solver):
         from kernelselect.kernels import scale_frequencies
         from reference import rff_features
 
-        Z = rff_features(X, scale_frequencies(state["W0"], gamma, "gaussian"), state["b"])
+        Z = rff_features(X, scale_frequencies(state.W0, gamma, "gaussian"), state.b)
         assert m.method == "rff" and m.coef is None
         _assert_fit_matches_reference(m, A, y, alphas, bias, Z=Z)
 

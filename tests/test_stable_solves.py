@@ -109,10 +109,10 @@ def _low_rank_setup(which, gamma, n=60, n_new=25):
     else:
         from kernelselect.kernels import scale_frequencies
 
-        W = scale_frequencies(state["W0"], gamma, "gaussian")
-        np.testing.assert_allclose(op.factor, reference.rff_features(X, W, state["b"]),
+        W = scale_frequencies(state.W0, gamma, "gaussian")
+        np.testing.assert_allclose(op.factor, reference.rff_features(X, W, state.b),
                                    rtol=1e-12, atol=1e-14)
-        V_new = reference.rff_features(X_new, W, state["b"])
+        V_new = reference.rff_features(X_new, W, state.b)
     return X, y, X_new, approx, state, op.factor, V_new
 
 

@@ -80,7 +80,7 @@ def test_nystroem_criteria_match_dense_reference(n, d, c, log_gamma, seed, rows)
                            workers=1)
     (op,) = approx.build_all(ArrayRows(X, y, threads=1, rows=rows), y, [gamma],
                              kernel="gaussian", state=state)
-    A = ref.nystroem_matrix(X, state["landmarks"], gamma, "gaussian", state["rank"], 1e-8)
+    A = ref.nystroem_matrix(X, state.landmarks, gamma, "gaussian", state.rank, 1e-8)
     scale = np.abs(A).max()
     got = _values([op], y, CRITERIA, np.array([1.0]))
     want = {
@@ -105,7 +105,7 @@ def test_squared_loo_residuals_match_dense_reference():
                            workers=1)
     (op,) = approx.build_all(ArrayRows(X, y, threads=1, rows=17), y, [0.5], kernel="gaussian",
                              state=state)
-    A = ref.nystroem_matrix(X, state["landmarks"], 0.5, "gaussian", state["rank"], 1e-8)
+    A = ref.nystroem_matrix(X, state.landmarks, 0.5, "gaussian", state.rank, 1e-8)
     for alpha in (0.1, 3.0):
         want = np.mean(ref.crit_eloo_residuals(A, y, alpha) ** 2)
         got = evaluate_criterion("eloo", op, y, [alpha])[0]
@@ -163,7 +163,8 @@ def test_multiclass_probes_use_class_indicators():
                                        random_state=0, approximation=kernelselect.Nystroem(40))
 
     class InMemory(kernelselect.Nystroem):
-        build_all = None
+        def prefers_per_gamma(self, n, d):        # one in-memory operator per γ
+            return True
 
     res_m = kernelselect.select_kernel(X, y, criterion=["di", "kta"], gammas=[0.2, 1.0],
                                        random_state=0, approximation=InMemory(40))

@@ -95,8 +95,8 @@ def test_streamed_statistics_match_dense_references(n, d, D, log_gamma, seed, ro
     y[:2] = [-1.0, 1.0]
     gamma = 10.0 ** log_gamma
     (op,), _, _, state = _ops(X, y, [gamma], D=D, rows=rows, seed=seed)
-    W = scaled_frequencies(state["W0"], gamma, "gaussian")
-    b = state["b"]
+    W = scaled_frequencies(state.W0, gamma, "gaussian")
+    b = state.b
     vals = _values([op], y, list(STREAMED_CRITERIA))
     column = ref.labeled_rff_column(X, y, W, b)
     assert np.isclose(vals["random_kta"][0, 0], ref.random_kta_dense(column), rtol=1e-9)
@@ -110,7 +110,7 @@ def test_streamed_statistics_match_dense_references(n, d, D, log_gamma, seed, ro
     A = Z @ Z.T
     assert np.isclose(vals["random_kta_row"][0, 0], (y @ A @ y) / (n * np.linalg.norm(A)),
                       rtol=1e-9, atol=1e-13)
-    Z2 = ref.rff_features(X, scaled_frequencies(state["W0"], 2.0 * gamma, "gaussian"), b)
+    Z2 = ref.rff_features(X, scaled_frequencies(state.W0, 2.0 * gamma, "gaussian"), b)
     assert np.isclose(vals["random_kta_row_2g"][0, 0],
                       (y @ A @ y) / (n * np.linalg.norm(Z2.sum(axis=0))), rtol=1e-9,
                       atol=1e-13)

@@ -4,7 +4,7 @@ import pytest
 from threadpoolctl import threadpool_info
 
 from kernelselect import _threads, fft
-from kernelselect._validation import check_workers
+from kernelselect._threads import check_workers
 
 
 def _blas_threads():
@@ -61,13 +61,13 @@ def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
     from kernelselect.operators import streaming_lowrank as sl
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr("kernelselect._validation.check_workers", lambda w: 4)
+    monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 4)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     for load, want in [(0.0, 4), (1.9, 4), (2.0, 3), (3.5, 2), (7.0, 1), (40.0, 1)]:
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert sl.default_threads() == want, load
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    monkeypatch.setattr("kernelselect._validation.check_workers", lambda w: 3)
+    monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 3)
     assert sl.default_threads() == 3                       # the user's choice, whatever the load
 
 
@@ -217,7 +217,7 @@ def test_selection_threads_follow_size_and_load(monkeypatch):
     import os
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr("kernelselect._validation.check_workers",
+    monkeypatch.setattr("kernelselect._threads.check_workers",
                         lambda w: 2 if w is None else w)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from kernelselect import _threads
 from kernelselect import _validation as v
 
 
@@ -50,14 +51,15 @@ def test_check_kernel_lists_known_names():
 
 
 def test_check_workers():
-    assert v.check_workers(None) >= 1
-    assert v.check_workers(-1) >= 1
-    assert v.check_workers(2) == 2
+    assert _threads.check_workers(None) >= 1
+    assert _threads.check_workers(-1) >= 1
+    assert _threads.check_workers(2) == 2
     for bad in (0, -2):
         with pytest.raises(ValueError, match="workers"):
-            v.check_workers(bad)
+            _threads.check_workers(bad)
     with pytest.raises(TypeError, match="workers"):
-        v.check_workers(1.5)
+        _threads.check_workers(1.5)
+    assert v.check_workers is _threads.check_workers    # the former place, still served
 
 
 def test_check_random_state_is_reproducible():

@@ -8,13 +8,13 @@ features) and exact criteria computed by streaming over the kernel matrix.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._resources import config_context, get_config, reset_config, set_config
+from ._config import config_context, get_config, reset_config, set_config
 from ._version import __version__
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from . import criteria, datasets, di, fft, kernels, lowlevel, models, operators
     from . import random_criteria, selection
-    from ._config import show_config
+    from ._show_config import show_config
     from ._cv import ProportionalNystroem, cross_validate_grid, paper004_grid
     from .di.transformers import DINystroem, DIRandomFourierFeatures
     from ._policy import GridEdgeWarning
@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
 # `dir(kernelselect)` and `from kernelselect import *` work as if they were imported.
 # name → the module (relative to this package) that defines it.
 _LAZY = {
-    "show_config": "_config",
+    "show_config": "_show_config",
     "select_kernel": "selection",
     "SelectionResult": "selection",
     "GridEdgeWarning": "_policy",

@@ -1,7 +1,9 @@
 """Column builders: the Song–Xu multilevel circulant column and random Fourier columns.
 
 Validated wrappers over the compiled kernels in ``kernelselect._mcm`` and
-``kernelselect._rff``.
+``kernelselect._rff``; each checks its arguments and calls an unchecked core
+(``song_xu_unchecked``, ``rff_unchecked``), which the operators call directly with
+arguments checked once per data set.
 """
 
 from __future__ import annotations
@@ -15,17 +17,12 @@ import numpy.typing as npt
 from . import _mcm
 from . import _rff
 from ._resources import check_allocation
-from ._threads import one_blas_thread
-from ._validation import (
-    KERNEL_CODES,
-    check_kernel,
-    check_matrix,
-    check_positive,
-    check_vector,
-    check_workers,
-)
+from ._threads import check_workers, one_blas_thread
+from ._kernel_family import Kernel
+from ._validation import check_finite, check_matrix, check_positive, check_vector
 
-__all__ = ["song_xu_column", "labeled_rff_column", "rff_features"]
+__all__ = ["song_xu_column", "labeled_rff_column", "rff_features", "song_xu_unchecked",
+           "rff_unchecked", "rff_column_unchecked"]
 
 _INT32_MAX = 2**31 - 1
 
@@ -35,7 +32,9 @@ _INT32_MAX = 2**31 - 1
 # ---------------------------------------------------------------------------
 
 
-def _check_grid(m: Any) -> np.ndarray:
+def _check_levels(m: Any) -> np.ndarray:
+    """The grid sizes m_s of the p levels of a multilevel circulant matrix as an intp
+    array (an int is one level)."""
     if isinstance(m, (numbers.Integral, np.integer)) and not isinstance(m, (bool, np.bool_)):
         m = (m,)
     try:
@@ -128,15 +127,23 @@ def song_xu_column(m: int | npt.ArrayLike, h: float | npt.ArrayLike, gamma: floa
     >>> u.round(4).tolist()
     [1.0, 0.6176, 0.1353, 0.6176]
     """
-    kernel = check_kernel(kernel)
+    family = Kernel.of(kernel)
     gamma = check_positive(gamma, "gamma")
-    grid = _check_grid(m)
+    grid = _check_levels(m)
     spacing = _check_spacing(h, grid.shape[0])
     n_threads = check_workers(workers)
-    total = _check_grid_memory(grid, "the Song–Xu column")
-    out = np.empty(total, dtype=np.float64)
-    _mcm._song_xu_column_into(grid, spacing, gamma, KERNEL_CODES[kernel], out,
-                              min(n_threads, _INT32_MAX))
+    _check_grid_memory(grid, "the Song–Xu column")
+    return song_xu_unchecked(grid, spacing, gamma, family, n_threads)
+
+
+def song_xu_unchecked(grid: np.ndarray, spacing: np.ndarray, gamma: float, kernel: Kernel,
+                      threads: int) -> np.ndarray:
+    """:func:`song_xu_column` with no check: ``grid`` an intp array of p sizes ≥ 1,
+    ``spacing`` p finite spacings > 0 (float64), γ > 0, ``threads`` ≥ 1, and the memory
+    for the Π m entries checked by the caller."""
+    out = np.empty(int(np.prod(grid, dtype=np.int64)), dtype=np.float64)
+    _mcm._song_xu_column_into(grid, spacing, gamma, kernel.code, out,
+                              min(threads, _INT32_MAX))
     return out.reshape(tuple(int(v) for v in grid))
 
 
@@ -173,18 +180,29 @@ def _check_rff_inputs(X: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
 
 def _run_rff(X: np.ndarray, W: np.ndarray, b: np.ndarray, row_scale: np.ndarray | None,
              scale: float, workers: int | None) -> np.ndarray:
-    n_threads = min(check_workers(workers), _INT32_MAX)
     n, D = X.shape[0], W.shape[1]
     check_allocation(float(n) * D * X.dtype.itemsize,
                      f"the random features of {n} points × {D} frequencies ({X.dtype})",
                      "use fewer random features (n_features) or fewer points")
+    return rff_unchecked(X, W, b, scale, check_workers(workers), row_scale)
+
+
+def rff_unchecked(X: np.ndarray, W: np.ndarray, b: np.ndarray, scale: float, threads: int,
+                  row_scale: np.ndarray | None = None) -> np.ndarray:
+    """scale · (row_scale_i) · cos(XW + b) (n, D) by the compiled kernel, with no check
+    of X, W, b or ``threads``: X (n, d), W (d, D) and b (D,) C-contiguous in one float
+    dtype, ``threads`` ≥ 1, the memory for the result checked by the caller. Raises
+    ``ValueError`` when xᵀw + b overflows (non-finite X or W show up here too)."""
+    n, D = X.shape[0], W.shape[1]
     out = np.empty((n, D), dtype=X.dtype)
     if row_scale is None:
         row_scale = np.empty(0, dtype=X.dtype)
     # Each chunk calls gemm from inside the OpenMP loop: BLAS must not spawn threads.
     with one_blas_thread():
-        _rff._rff_columns_into(X, W, b, row_scale, scale, out, n_threads)
+        _rff._rff_columns_into(X, W, b, row_scale, scale, out, min(threads, _INT32_MAX))
     if not np.all(np.isfinite(out)):
+        check_finite(X, "X")                # the callers' unchecked inputs, named
+        check_finite(W, "W")
         raise ValueError(
             f"xᵀw + b overflows {X.dtype} for some row of X and column of W (largest "
             f"|X| = {float(np.max(np.abs(X))):.3g}, largest |W| = {float(np.max(np.abs(W))):.3g}); "

@@ -1,120 +1,156 @@
-"""Build and runtime configuration report."""
+"""The package's settings: :func:`get_config`, :func:`set_config`, :func:`reset_config`
+and :func:`config_context` (the names and roles of scikit-learn's ``_config``).
+
+One setting so far, ``max_bytes``: the largest allocation a single call may plan,
+which the memory guard (:func:`kernelselect._resources.check_allocation`) holds every
+estimate against. The limit, in bytes, is the first of:
+
+1. the value set by :func:`set_config` (``max_bytes=...``) or, temporarily, by the
+   :func:`config_context` context manager;
+2. the environment variable ``KERNELSELECT_MAX_BYTES`` (bytes, or a number with a
+   suffix K, M, G, T for KiB … TiB, e.g. ``"16G"``);
+3. the default: 4 GiB, or half the physical memory when that is smaller.
+
+Why 4 GiB: the largest working sets the library's own defaults create stay well
+below it (the exact dense path at its n = 8000 limit holds about 1.5 GB: K, its
+factor and the eigenvectors), so no default workflow is refused, while requests
+that would hold tens of gigabytes (a 50 000-landmark Nyström factor at n = 50 000
+is 18.6 GiB) are stopped before they start. A fixed default also makes the same
+call succeed or fail the same way on different machines of ordinary size.
+"""
 
 from __future__ import annotations
 
-import platform
-from typing import Any, Mapping
-import sys
+import contextlib
+import os
+import re
+import threading
+from typing import Any, Iterator
 
-import numpy
-import scipy
-import scipy.linalg  # noqa: F401  (loads the BLAS/LAPACK that scipy uses, to list it)
-from threadpoolctl import threadpool_info
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "ENV_MAX_BYTES",
+    "get_config",
+    "set_config",
+    "reset_config",
+    "config_context",
+    "max_bytes",
+]
 
-from . import fft
-from ._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
-from ._rff import vecmath_backend
-from ._version import __version__
+DEFAULT_MAX_BYTES = 4 * 2**30
+ENV_MAX_BYTES = "KERNELSELECT_MAX_BYTES"
 
-__all__ = ["show_config"]
-
-
-class _ConfigReport(dict):
-    """A dict whose printed form is an aligned two-column table."""
-
-    def _lines(self, mapping: Mapping[str, Any] | None = None, indent: str = "") -> list[str]:
-        mapping = self if mapping is None else mapping
-        width = max((len(str(k)) for k in mapping), default=0)
-        lines = []
-        for key, value in mapping.items():
-            if isinstance(value, dict):
-                lines.append(f"{indent}{key}:")
-                lines.extend(self._lines(value, indent + "  "))
-            elif isinstance(value, list):
-                lines.append(f"{indent}{key}:")
-                for item in value:
-                    if isinstance(item, dict):
-                        lines.append(f"{indent}  -")
-                        lines.extend(self._lines(item, indent + "    "))
-                    else:
-                        lines.append(f"{indent}  - {item}")
-            else:
-                lines.append(f"{indent}{str(key).ljust(width)} : {value}")
-        return lines
-
-    def __str__(self) -> str:
-        return "\n".join(self._lines())
-
-    def __repr__(self) -> str:
-        return dict.__repr__(self)
+_lock = threading.Lock()
+_config: dict[str, int | None] = {"max_bytes": None}
+_SUFFIX = {"": 1, "B": 1, "K": 2**10, "KB": 2**10, "KIB": 2**10, "M": 2**20, "MB": 2**20,
+           "MIB": 2**20, "G": 2**30, "GB": 2**30, "GIB": 2**30, "T": 2**40, "TB": 2**40,
+           "TIB": 2**40}
 
 
-def _blas_info() -> list[dict[str, Any]]:
-    pools = []
-    for info in threadpool_info():
-        if info.get("user_api") != "blas":
-            continue
-        pools.append(
-            {
-                "api": info.get("user_api"),
-                "library": info.get("internal_api"),
-                "version": info.get("version"),
-                "threads": info.get("num_threads"),
-                "file": info.get("filepath"),
-            }
-        )
-    return pools
+def _physical_memory() -> int | None:
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # pragma: no cover - non-POSIX
+        return None
 
 
-def show_config(mode: str = "stdout") -> dict[str, Any]:
-    """Report how kernelselect was built and what it will use at run time.
+def _default_limit() -> int:
+    phys = _physical_memory()
+    return min(DEFAULT_MAX_BYTES, phys // 2) if phys else DEFAULT_MAX_BYTES
+
+
+def _parse_bytes(value: Any, source: str) -> int:
+    """A positive int of bytes from an int/float or a string such as "16G"."""
+    if isinstance(value, bool):
+        raise TypeError(f"{source} must be a number of bytes, got {value!r}.")
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*", value)
+        unit = match.group(2).upper() if match else None
+        if not match or unit not in _SUFFIX:
+            raise ValueError(
+                f"{source}={value!r} is not a size; give bytes or a number with a suffix "
+                "K, M, G or T (e.g. '16G')."
+            )
+        number = float(match.group(1)) * _SUFFIX[unit]
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{source} must be a number of bytes, got {value!r}.") from None
+    if not (number >= 1 and number < float(2**63)):
+        raise ValueError(f"{source} must be a positive number of bytes below 2**63, got {value!r}.")
+    return int(number)
+
+
+def max_bytes() -> int:
+    """The allocation limit in force, in bytes (see the module notes)."""
+    value = _config["max_bytes"]
+    if value is not None:
+        return value
+    env = os.environ.get(ENV_MAX_BYTES)
+    if env not in (None, ""):
+        return _parse_bytes(env, ENV_MAX_BYTES)
+    return _default_limit()
+
+
+def get_config() -> dict[str, Any]:
+    """The current settings: ``{"max_bytes": limit in bytes}``."""
+    return {"max_bytes": max_bytes()}
+
+
+def set_config(max_bytes: int | float | str | None = None) -> dict[str, Any]:
+    """Set the largest allocation (bytes) a single call may plan.
 
     Parameters
     ----------
-    mode : {"stdout", "dicts"}, default "stdout"
-        "stdout": print the report (an aligned table) and return it as a dict, so
-        that both ``kernelselect.show_config()`` as a statement and
-        ``cfg = kernelselect.show_config(); cfg["openmp"]`` work. "dicts": return the
-        dict without printing (the names numpy's ``show_config`` uses).
+    max_bytes : int, float, str or None
+        Bytes, or a string such as ``"16G"``; None leaves the setting unchanged.
+        :func:`config_context` sets it for a ``with`` block only.
 
     Returns
     -------
-    config : dict
-        ``version``, ``python``, ``platform``, ``openmp`` (bool: the compiled
-        kernels were built with OpenMP), ``omp_max_threads`` (OpenMP's default team
-        size, honouring ``OMP_NUM_THREADS``), ``omp_num_procs``, ``vector_math``
-        (``"libmvec"`` when the cos/exp loops use glibc's vector math, else
-        ``"scalar"``), ``fft_backend``
-        (``"pyfftw"`` or ``"scipy"``), ``fft_threads``, ``numpy``, ``scipy`` and
-        ``blas`` (the thread pools threadpoolctl finds). ``str()`` of it is the
-        printed table.
+    previous : dict
+        The settings before the call (as :func:`get_config` returned them, with
+        ``max_bytes`` None when it came from the environment or the default).
 
     Examples
     --------
     >>> import kernelselect
-    >>> cfg = kernelselect.show_config(mode="dicts")
-    >>> isinstance(cfg["openmp"], bool)
+    >>> _ = kernelselect.set_config(max_bytes="8G")
+    >>> kernelselect.get_config()["max_bytes"] == 8 * 2**30
     True
+    >>> kernelselect.reset_config()
     """
-    if mode not in ("stdout", "dicts"):
-        raise ValueError(f"mode={mode!r}; use 'stdout' (print and return) or 'dicts' "
-                         "(return only).")
-    fft_info = fft.backend_info()
-    report = _ConfigReport(
-        version=__version__,
-        python=sys.version.split()[0],
-        platform=platform.platform(),
-        openmp=bool(openmp_enabled()),
-        omp_max_threads=int(omp_max_threads()),
-        omp_num_procs=int(omp_num_procs()),
-        vector_math=vecmath_backend(),
-        fft_backend=fft_info["backend"],
-        fft_threads=fft_info["threads"],
-        pyfftw=fft_info.get("pyfftw_version"),
-        numpy=numpy.__version__,
-        scipy=scipy.__version__,
-        blas=_blas_info(),
-    )
-    if mode == "stdout":
-        print(report)
-    return report
+    with _lock:
+        previous = dict(_config)
+        if max_bytes is not None:
+            _config["max_bytes"] = _parse_bytes(max_bytes, "max_bytes")
+    return previous
+
+
+def reset_config() -> None:
+    """Back to the environment variable / default limit."""
+    with _lock:
+        _config["max_bytes"] = None
+
+
+@contextlib.contextmanager
+def config_context(max_bytes: int | float | str | None = None) -> Iterator[dict[str, Any]]:
+    """Temporarily change the settings of :func:`set_config` inside a ``with`` block.
+
+    Examples
+    --------
+    >>> import kernelselect
+    >>> with kernelselect.config_context(max_bytes=2**20):
+    ...     kernelselect.get_config()["max_bytes"]
+    1048576
+    """
+    with _lock:
+        saved = dict(_config)
+        if max_bytes is not None:
+            _config["max_bytes"] = _parse_bytes(max_bytes, "max_bytes")
+    try:
+        yield get_config()
+    finally:
+        with _lock:
+            _config.update(saved)

@@ -1,8 +1,14 @@
 """Kernel blocks, streaming kernel-matrix products and streaming kernel sums.
 
 Validated wrappers over the OpenMP kernels of ``kernelselect._kernels``. The kernel
-is κ(x, z) = exp(−γ‖x − z‖²) (Gaussian) or exp(−γ‖x − z‖₁) (Laplacian). ``kernel_matvec`` and ``kernel_sums`` walk K(X, X) tile by tile and never
-hold it: their memory is O(n·m) (resp. O(n·C)) plus one 128 × 512 tile per thread.
+is κ(x, z) = exp(−γ‖x − z‖²) (Gaussian) or exp(−γ‖x − z‖₁) (Laplacian).
+``kernel_matvec`` and ``kernel_sums`` walk K(X, X) tile by tile and never hold it:
+their memory is O(n·m) (resp. O(n·C)) plus one 128 × 512 tile per thread.
+
+Each public function checks its arguments, conditions the points (:class:`Points`) and
+calls an unchecked core (``*_unchecked``), the pattern of SciPy's
+``check_finite=False``. The operators condition X once per data set and call the
+cores for every γ, so nothing is checked, translated or copied again per γ.
 """
 
 from __future__ import annotations
@@ -15,21 +21,20 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
+from ._kernel_family import Kernel
 from ._labels import encode_labels
 from ._resources import check_allocation
-from ._threads import one_blas_thread
+from ._threads import check_workers, one_blas_thread
 from .kernels import ard_as_gaussian, is_ard
 from ._validation import (
-    KERNEL_CODES,
     check_finite,
-    check_kernel,
     check_matrix,
     check_positive,
-    check_workers,
     real_array,
 )
 
-__all__ = ["kernel_block", "kernel_matvec", "kernel_sums"]
+__all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "block_unchecked",
+           "matvec_unchecked", "sums_unchecked"]
 
 _INT_MAX = 2**31 - 1
 # Data whose largest magnitude leaves [2**-k, 2**k] is rescaled by a power of two
@@ -47,43 +52,131 @@ def _check_sizes(*arrays: tuple[str, np.ndarray]) -> None:
             )
 
 
+def _translated(a: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """``a − shift`` computed in float64 and stored in ``a``'s dtype (``a`` itself when
+    there is no shift)."""
+    if shift is None:
+        return a
+    return np.ascontiguousarray(a.astype(np.float64, copy=False) - shift, dtype=a.dtype)
+
+
+def _exponent(arrays: list[np.ndarray]) -> int:
+    """e with the largest magnitude of ``arrays`` near 2ᵉ when that lies outside the
+    safe range of their dtype, else 0."""
+    peak = max(float(np.max(np.abs(a))) if a.size else 0.0 for a in arrays)
+    if peak > 0:
+        exponent = math.frexp(peak)[1]
+        if abs(exponent) > _SAFE_EXPONENT[arrays[0].dtype]:
+            return exponent
+    return 0
+
+
+def _scaled(a: np.ndarray, exponent: int) -> np.ndarray:
+    return a if exponent == 0 else np.ldexp(a, -exponent).astype(a.dtype, copy=False)
+
+
+def _scaled_gamma(gamma: float, kernel: Kernel, exponent: int) -> float:
+    """γ for points scaled by 2⁻ᵉ: γ·2^(p·e), at most the largest float64."""
+    if exponent == 0:
+        return gamma
+    try:
+        gamma = math.ldexp(gamma, kernel.power * exponent)
+    except OverflowError:
+        gamma = float(np.finfo(np.float64).max)
+    return min(gamma, float(np.finfo(np.float64).max))
+
+
 def _condition(arrays: list[np.ndarray], gamma: float, kernel: str
                ) -> tuple[list[np.ndarray], float]:
     """Translate (Gaussian only) and rescale by a power of two; returns (arrays, gamma).
 
-    K depends on the data only through x − z, so a common translation leaves it
-    unchanged; centring shrinks ‖x‖² and with it the cancellation in
-    ‖x‖² + ‖z‖² − 2x·z. Scaling every point by 2⁻ᵉ and γ by 2²ᵉ (Gaussian) or 2ᵉ
-    (Laplacian) is exact in floating point.
+    K depends on the data only through x − z, so a common translation (by the mean of
+    the last array) leaves it unchanged; centring shrinks ‖x‖² and with it the
+    cancellation in ‖x‖² + ‖z‖² − 2x·z. Scaling every point by 2⁻ᵉ and γ by 2²ᵉ
+    (Gaussian) or 2ᵉ (Laplacian) is exact in floating point.
     """
-    dtype = arrays[0].dtype
-    if kernel == "gaussian":
-        center = arrays[-1].mean(axis=0, dtype=np.float64)
-        arrays = [
-            np.ascontiguousarray(a.astype(np.float64, copy=False) - center, dtype=dtype)
-            for a in arrays
-        ]
-    peak = max(float(np.max(np.abs(a))) for a in arrays)
-    if peak > 0:
-        exponent = math.frexp(peak)[1]
-        if abs(exponent) > _SAFE_EXPONENT[dtype]:
-            arrays = [np.ldexp(a, -exponent).astype(dtype, copy=False) for a in arrays]
-            power = 2 * exponent if kernel == "gaussian" else exponent
-            try:
-                gamma = math.ldexp(gamma, power)
-            except OverflowError:
-                gamma = float(np.finfo(np.float64).max)
-            gamma = min(gamma, float(np.finfo(np.float64).max))
-    return arrays, gamma
+    family = Kernel.of(kernel)
+    shift = arrays[-1].mean(axis=0, dtype=np.float64) if family.translates else None
+    moved = [_translated(a, shift) for a in arrays]
+    exponent = _exponent(moved)
+    return [_scaled(a, exponent) for a in moved], _scaled_gamma(gamma, family, exponent)
+
+
+class Points:
+    """Points made ready for the compiled kernels once, for every γ of a grid.
+
+    ``data`` is X translated by its mean (Gaussian kernel) and, when its magnitude is
+    extreme, scaled by a power of two (exact; :meth:`gamma` scales γ to match), as
+    :func:`kernel_block` does on every call. An operator makes one ``Points`` per data
+    set and evaluates K(X, X), K(X, landmarks) or K(X, X)V for any γ from it through
+    the unchecked cores, with no check, translation or copy per γ.
+
+    Making it is the check of X: its largest magnitude, computed for the scaling
+    anyway, is not finite exactly when X holds NaN or inf, which raises
+    ``ValueError`` naming ``name``.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        float32 or float64 (anything else is converted to float64 by
+        :func:`~kernelselect._validation.check_matrix`).
+    kernel : Kernel or str
+    name : str, default="X"
+        The argument named by the error for non-finite values.
+    """
+
+    __slots__ = ("source", "data", "shift", "exponent", "kernel")
+
+    def __init__(self, X: Any, kernel: Kernel | str, name: str = "X") -> None:
+        if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.flags.c_contiguous
+                and X.dtype in _SAFE_EXPONENT):
+            X = check_matrix(X, name)
+        self.source = X
+        self.kernel = Kernel.of(kernel)
+        self.shift = X.mean(axis=0, dtype=np.float64) if self.kernel.translates else None
+        moved = _translated(X, self.shift)
+        if X.size and not np.isfinite(np.max(np.abs(moved))):
+            check_finite(X, name)
+        self.exponent = _exponent([moved])
+        self.data = _scaled(moved, self.exponent)
+
+    @property
+    def n(self) -> int:
+        return int(self.data.shape[0])
+
+    def gamma(self, gamma: float) -> float:
+        """γ for the conditioned points (γ itself unless they were scaled)."""
+        return _scaled_gamma(float(gamma), self.kernel, self.exponent)
+
+    def take(self, rows: npt.ArrayLike) -> np.ndarray:
+        """The conditioned rows ``rows`` (a C-contiguous copy)."""
+        return np.ascontiguousarray(self.data[np.asarray(rows)])
+
+    def place(self, P: npt.ArrayLike) -> np.ndarray:
+        """Other points (e.g. landmark points that are not rows of X) under the same
+        translation and scale, in the dtype of the data."""
+        P = np.ascontiguousarray(P, dtype=self.data.dtype)
+        return _scaled(_translated(P, self.shift), self.exponent)
+
+
+def block_unchecked(A: np.ndarray, B: np.ndarray, gamma: float, kernel: Kernel,
+                    threads: int) -> np.ndarray:
+    """K(A, B) by the compiled kernel, with no check: A and B finite, C-contiguous, of
+    one float dtype and conditioned (:class:`Points`), ``gamma`` the conditioned γ > 0,
+    ``threads`` ≥ 1. The caller has checked the memory for the (n_a, n_b) result."""
+    K = np.empty((A.shape[0], B.shape[0]), dtype=A.dtype)
+    with one_blas_thread():
+        _kernels._kernel_block_into(A, B, gamma, kernel.code, K, threads)
+    return K
 
 
 def _check_common(X: npt.ArrayLike, gamma: float, kernel: str, workers: int | None
-                  ) -> tuple[np.ndarray, float, str, int]:
+                  ) -> tuple[np.ndarray, float, Kernel, int]:
     X = check_matrix(X, "X")
     gamma = check_positive(gamma, "gamma")
-    kernel = check_kernel(kernel)
+    family = Kernel.of(kernel)
     threads = check_workers(workers)
-    return X, gamma, kernel, threads
+    return X, gamma, family, threads
 
 
 def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
@@ -141,10 +234,7 @@ def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str =
                      "compute it in blocks of rows, or use kernel_matvec / kernel_sums, "
                      "which stream K")
     (Xc, Zc), g = _condition([X, Z], gamma, kernel)
-    K = np.empty((X.shape[0], Z.shape[0]), dtype=X.dtype)
-    with one_blas_thread():
-        _kernels._kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
-    return K
+    return block_unchecked(Xc, Zc, g, kernel, threads)
 
 
 def _check_V(V: npt.ArrayLike, n: int, dtype: np.dtype[Any]) -> np.ndarray:
@@ -203,25 +293,34 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
                      f"in {X.dtype})", "use fewer columns of V at a time")
     V = _check_V(V_in, n, X.dtype)
     _check_sizes(("X", X), ("V", V))
-    V2 = V.reshape(n, -1)
-    Y = np.zeros(V2.shape, dtype=X.dtype)
-    if V2.shape[1] > 0:
-        # 0 ≤ K_ij ≤ 1, so |KV| ≤ n max|V|: V is scaled by a power of two (exact) to
-        # keep the sums in range, and the scale is put back at the end.
-        V2, v_exp = _unit_scale(V2)
-        (Xc,), g = _condition([X], gamma, kernel)
-        with one_blas_thread():
-            _kernels._kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
-        if v_exp:
-            with np.errstate(over="ignore"):
-                Y = np.ldexp(Y, v_exp).astype(X.dtype, copy=False)
-        if not np.all(np.isfinite(Y)):
-            raise ValueError(
-                f"K V overflows {X.dtype}: V's largest magnitude "
-                f"{float(np.max(np.abs(V))):.3g} times row sums of K up to n = {n}; "
-                "rescale V."
-            )
-    return Y.reshape(V.shape)
+    (Xc,), g = _condition([X], gamma, kernel)
+    return matvec_unchecked(Xc, V.reshape(n, -1), g, kernel, threads).reshape(V.shape)
+
+
+def matvec_unchecked(A: np.ndarray, V: np.ndarray, gamma: float, kernel: Kernel,
+                     threads: int) -> np.ndarray:
+    """K(A, A) V (n, m) by the compiled streaming kernel, with no check of A, γ or
+    ``threads`` (see :func:`block_unchecked`); V finite, (n, m), C-contiguous in A's
+    dtype. V of extreme magnitude is scaled by a power of two for the sums and back.
+    Raises ``ValueError`` when K V overflows A's dtype."""
+    Y = np.zeros(V.shape, dtype=A.dtype)
+    if V.shape[1] == 0:
+        return Y
+    # 0 ≤ K_ij ≤ 1, so |KV| ≤ n max|V|: V is scaled by a power of two (exact) to keep
+    # the sums in range, and the scale is put back at the end.
+    V2, v_exp = _unit_scale(V)
+    with one_blas_thread():
+        _kernels._kernel_matvec_into(A, V2, gamma, kernel.code, Y, threads)
+    if v_exp:
+        with np.errstate(over="ignore"):
+            Y = np.ldexp(Y, v_exp).astype(A.dtype, copy=False)
+    if not np.all(np.isfinite(Y)):
+        raise ValueError(
+            f"K V overflows {A.dtype}: V's largest magnitude "
+            f"{float(np.max(np.abs(V))):.3g} times row sums of K up to n = {A.shape[0]}; "
+            "rescale V."
+        )
+    return Y
 
 
 def _matvec_bytes(X: np.ndarray, V: np.ndarray) -> float:
@@ -305,7 +404,7 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
     n = X.shape[0]
     _check_sizes(("X", X))
     if labels is None:
-        classes, codes = None, np.zeros(n, dtype=np.intp)
+        classes, codes = None, None
         n_classes = 1
     else:
         classes, codes = _check_labels(labels, n)
@@ -315,13 +414,25 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
                      f"per-class row sums, n = {n})",
                      "pass labels with few classes (kernel_sums sums K over class blocks; "
                      "per-sample labels make it an n × n matrix)")
+    (Xc,), g = _condition([X], gamma, kernel)
+    out = sums_unchecked(Xc, g, kernel, threads, codes, n_classes)
+    if classes is not None:
+        out["classes"] = classes
+    return out
+
+
+def sums_unchecked(A: np.ndarray, gamma: float, kernel: Kernel, threads: int,
+                   codes: np.ndarray | None = None, n_classes: int = 1) -> dict[str, Any]:
+    """The sums of :func:`kernel_sums` (without ``"classes"``) by the compiled kernel,
+    with no check (see :func:`block_unchecked`); ``codes`` (n,) intp class codes
+    0 … ``n_classes`` − 1, or None for the plain sums."""
+    n = A.shape[0]
     class_row_sums = np.empty((n, n_classes), dtype=np.float64)
     row_sq_sums = np.empty(n, dtype=np.float64)
-    (Xc,), g = _condition([X], gamma, kernel)
+    codes_in = np.zeros(n, dtype=np.intp) if codes is None else codes
     with one_blas_thread():
-        _kernels._kernel_sums_into(
-            Xc, codes, g, KERNEL_CODES[kernel], class_row_sums, row_sq_sums, threads
-        )
+        _kernels._kernel_sums_into(A, codes_in, gamma, kernel.code, class_row_sums,
+                                   row_sq_sums, threads)
     row_sums = class_row_sums.sum(axis=1) if n_classes > 1 else class_row_sums[:, 0].copy()
     out: dict[str, Any] = {
         "total": float(np.sum(row_sums)),
@@ -330,10 +441,9 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
         "row_sums_sq": float(np.sum(row_sums * row_sums)),
         "diagonal": np.ones(n, dtype=np.float64),
     }
-    if labels is not None:
+    if codes is not None:
         block_sums = np.empty((n_classes, n_classes), dtype=np.float64)
         for a in range(n_classes):
             block_sums[a] = class_row_sums[codes == a].sum(axis=0)
-        out["classes"] = classes
         out["block_sums"] = block_sums
     return out

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from ._kernel_family import Kernel
 from ._progress import ProgressBar
 from ._result import SearchLevel, n_landmarks_of
 from .criteria import evaluate_criterion
@@ -34,7 +35,7 @@ class Search:
         self.targets_for = targets_for        # criterion name → y it receives
         self.crits = crits
         self.params = params
-        self.kernel = kernel
+        self.kernel = Kernel.of(kernel)
         self.workers = workers
         self.rng = rng
         self.progress = progress
@@ -55,15 +56,15 @@ class Search:
         """Curves {name: (len(gammas), len(alphas))}, per-γ seconds, operator details.
 
         Approximations that build every γ from shared passes over the rows
-        (``build_all``, the streaming Nyström and random features) are evaluated that
-        way; the others build one operator per γ.
+        (``capabilities.grid``: the streaming Nyström, random features, the exact
+        moments) are evaluated that way; the others build one operator per γ.
         """
         gammas = np.asarray(gammas, dtype=np.float64)
         curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
         timings = np.empty(gammas.size)
         ops: list[dict[str, Any]] = []
         self.bar.extend(gammas.size)              # the operator builds this grid plans
-        if getattr(approx, "build_all", None) is not None:
+        if self.rows is not None or approx.capabilities.grid:
             # every γ from shared row passes
             built = self._build_all(approx, state, gammas)
             if built is not None:
@@ -114,15 +115,20 @@ class Search:
         if self.spectra is not None:
             self.spectra[float(gamma)] = np.asarray(op.eigenvalues)
 
-    def _build_all(self, approx: Any, state: Any, gammas: np.ndarray) -> Any:
-        """Operators for the whole γ grid from shared passes over the rows, or None."""
+    def _build_all(self, approx: Approximation, state: Any, gammas: np.ndarray
+                   ) -> Sequence[KernelOperator] | None:
+        """Operators for the whole γ grid from shared passes over the rows, or None
+        (in memory: the recipe builds one γ at a time)."""
         t0 = time.perf_counter()
-        prefer = getattr(approx, "prefers_per_gamma", None)
-        if self.rows is None and prefer is not None and prefer(*self.X.shape):
+        if self.rows is None and approx.prefers_per_gamma(*self.X.shape):
             return None
         rows = self.rows if self.rows is not None else ArrayRows(self.X, self.y_build,
                                                                  threads=self.workers)
         built = approx.build_all(rows, self.y_build, gammas, kernel=self.kernel, state=state)
+        if built is None and self.rows is not None:
+            raise ValueError(
+                f"approximation={approx.label!r} does not run on Dask arrays; use 'nystrom' "
+                "(uniform landmarks) or 'rff', or pass numpy arrays.")
         if built is not None:
             self.n_builds += len(built)
             for op in built:

@@ -28,22 +28,28 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import numbers
 import os
 import sys
 import threading
 from typing import Any, Callable, ContextManager, Iterator, TypeVar
 
+import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from . import _validation
-from ._validation import check_workers
+from ._openmp_info import omp_max_threads
 
 __all__ = [
+    "WORKERS_PER_CORE",
+    "available_cores",
+    "max_workers",
+    "check_workers",
     "SMALL_BLOCK",
     "MIN_POINTS_PER_THREAD",
     "SMALL_FLOPS",
     "block_workers",
     "block_threads",
+    "team",
     "fft_threads",
     "blas_for_flops",
     "blas_threads",
@@ -59,6 +65,50 @@ __all__ = [
     "resume_passes",
     "check_cancelled",
 ]
+
+#: Most threads per core that ``workers`` may ask for (see :func:`max_workers`).
+WORKERS_PER_CORE = 8
+
+
+def available_cores() -> int:
+    """Cores this process may run on (its CPU affinity when the OS reports it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - non-Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def max_workers() -> int:
+    """The largest accepted thread count: ``WORKERS_PER_CORE`` (8) × the available cores.
+
+    More threads than that only contend for the same cores, and thousands of them
+    exhaust the OpenMP runtime (thread creation fails, or the process crashes).
+    """
+    return WORKERS_PER_CORE * available_cores()
+
+
+def check_workers(workers: Any) -> int:
+    """Thread count: None → OpenMP's default (OMP_NUM_THREADS or all cores), at most
+    :func:`max_workers`; -1 → all available cores; a positive int up to
+    :func:`max_workers` as given (larger values raise ``ValueError``)."""
+    limit = max_workers()
+    if workers is None:
+        return max(1, min(int(omp_max_threads()), limit))
+    if isinstance(workers, (bool, np.bool_)) or not isinstance(workers, numbers.Integral):
+        raise TypeError(f"workers must be an integer or None, got {workers!r}.")
+    w = int(workers)
+    if w == -1:
+        return available_cores()
+    if w < 1:
+        raise ValueError(f"workers must be a positive integer, -1 (all cores) or None, got {workers!r}.")
+    if w > limit:
+        raise ValueError(
+            f"workers={w} is more threads than this machine can use: at most {limit} "
+            f"({WORKERS_PER_CORE} per core × {available_cores()} cores); use -1 for all cores "
+            "or None for the OpenMP default."
+        )
+    return w
+
 
 #: kernel-matrix blocks with fewer entries than this run on one OpenMP thread when
 #: ``workers`` is None
@@ -173,7 +223,7 @@ def free_cores() -> int:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         usable = os.cpu_count() or 1
-    threads = max(1, min(_validation.check_workers(None), usable))
+    threads = max(1, min(check_workers(None), usable))
     if os.environ.get("OMP_NUM_THREADS"):
         return threads
     try:
@@ -209,6 +259,14 @@ def block_threads(n_entries: float, workers: int | None) -> int:
     return check_workers(block_workers(n_entries, workers))
 
 
+def team(workers: int | None) -> int:
+    """The OpenMP team of a compiled call made by an operator for one γ: ``workers``
+    as :func:`check_workers` reads it (a few microseconds;
+    the machines' entry points rely on it to refuse a count beyond
+    :func:`max_workers`)."""
+    return check_workers(workers)
+
+
 def fft_threads(workers: int | None, n_points: int) -> int:
     """Validated FFT thread count, at most one thread per MIN_POINTS_PER_THREAD points."""
     threads = check_workers(workers)
@@ -231,7 +289,7 @@ def one_blas_thread() -> ContextManager[Any]:
 
 def blas_threads(workers: int | None) -> ContextManager[Any]:
     """A context limiting BLAS/LAPACK to ``workers`` threads (at most
-    :func:`~kernelselect._validation.max_workers`); no limit for None."""
+    :func:`max_workers`); no limit for None."""
     if workers is None:
         return contextlib.nullcontext()
     return _blas_limiter.limit(check_workers(workers))
@@ -260,7 +318,7 @@ def _openmp_controllers() -> list[Any]:
 
 def openmp_team(threads: int) -> None:
     """Set the default OpenMP team of the calling thread to ``threads`` (capped by
-    :func:`~kernelselect._validation.check_workers`) in every loaded OpenMP runtime.
+    :func:`check_workers`) in every loaded OpenMP runtime.
 
     Libraries that open parallel regions without a thread count of their own (FFTW's
     OpenMP threads) take the team size from the runtime's default, which is

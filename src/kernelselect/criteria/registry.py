@@ -106,7 +106,7 @@ def check_compatible(criterion: str | Criterion, approximation: Approximation,
     tag = crit.requirement(params)
     if tag not in approximation.provides:
         can = approximations_for(crit, params)
-        label = getattr(approximation, "label", None) or type(approximation).__name__
+        label = approximation.label
         others = [c.name for c in _REGISTRY.values()
                   if c.requirement(None) in approximation.provides]
         raise ValueError(

@@ -12,8 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._threads import openmp_team
-from .._validation import check_workers
+from .._threads import check_workers, openmp_team
 
 
 class _LazyModule:

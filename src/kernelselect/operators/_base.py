@@ -31,17 +31,19 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from .._kernel_family import Kernel
+from .._kernel_ops import Points
 from .._resources import check_allocation
-from .._typing import PreparedState, RandomState, RowFunction, SpectralFunction
+from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
 
-__all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "LazyBasisOperator",
-           "RidgeFunction",
-           "evaluate_at"]
+__all__ = ["Approximation", "Capabilities", "KernelOperator", "ExplicitBasisOperator",
+           "LazyBasisOperator", "PointsCache", "RidgeFunction", "evaluate_at"]
 
 
 class RidgeFunction:
@@ -132,6 +134,9 @@ class KernelOperator:
         Whether the spectral capability is available.
     details : dict
         Facts a result should report (landmarks, rank, n′, D, h, ...).
+    build_time : float
+        Seconds its recipe spent on it, when it was built with others from shared
+        passes (the share of one operator); 0 otherwise.
     """
 
     name = "operator"
@@ -141,6 +146,7 @@ class KernelOperator:
         self.n = int(n)
         self.indices: np.ndarray | None = None if indices is None else np.asarray(indices, dtype=np.intp)
         self.details: dict[str, Any] = {}
+        self.build_time = 0.0
 
     # -- probes ---------------------------------------------------------------
     def restrict(self, v: npt.ArrayLike) -> np.ndarray:
@@ -405,6 +411,50 @@ def check_function_output(n: int, columns: int, n_alphas: int) -> None:
                      "pass fewer alphas at a time")
 
 
+@dataclass(frozen=True)
+class Capabilities:
+    """What an approximation can do, declared once by the approximation itself.
+
+    Attributes
+    ----------
+    criteria : frozenset of str
+        The capability tags its operators offer to criteria (``Criterion.needs``):
+        ``"moments"``, ``"spectral"``, ``"blocks"``, ``"random_mcm"``, …
+    grid : bool
+        :meth:`Approximation.build_all` builds a whole γ grid from shared passes over
+        in-memory rows (drivers then call it instead of :meth:`~Approximation.build`
+        per γ, unless :meth:`~Approximation.prefers_per_gamma` says otherwise).
+    dask : bool
+        ``build_all`` also runs on a Dask row source, X staying in its chunks.
+    fit : bool
+        A kernel machine can be trained on its operators (:meth:`Approximation.machine`).
+    """
+
+    criteria: frozenset[str]
+    grid: bool = False
+    dask: bool = False
+    fit: bool = False
+
+
+class PointsCache:
+    """The points of the last in-memory X an approximation built on, conditioned for
+    the compiled kernels (:class:`~kernelselect._kernel_ops.Points`) on the first
+    build and reused while the same array comes back: the drivers hand every γ of a
+    grid the array they prepared, so X is checked, translated and copied once per data
+    set, not per γ. Another array is conditioned anew."""
+
+    __slots__ = ("_points",)
+
+    def __init__(self) -> None:
+        self._points: Points | None = None
+
+    def __call__(self, X: Any, kernel: Kernel) -> Points:
+        points = self._points
+        if points is None or points.source is not X or points.kernel is not kernel:
+            points = self._points = Points(X, kernel)
+        return points
+
+
 class Approximation:
     """A recipe that builds a :class:`KernelOperator` for one kernel.
 
@@ -414,11 +464,34 @@ class Approximation:
     per ``prepare`` call (e.g. standard-normal frequencies, landmark indices) and
     reuse it for every γ, so that a criterion curve over γ is smooth (common random
     numbers) and reproducible for a fixed ``random_state``.
+
+    The protocol a driver uses, and nothing else: :attr:`label`, :attr:`capabilities`
+    (with :attr:`provides`), :meth:`configured`, :meth:`rescaled`,
+    :meth:`check_resources`, :meth:`prepare` (its state is a small frozen dataclass
+    of the approximation's own, or None), :meth:`build`, :meth:`build_all`,
+    :meth:`prefers_per_gamma` and :meth:`machine`. A driver never asks which class
+    an approximation is.
+
+    ``prepare`` receives X once per data set, as the public entry point checked it;
+    ``build`` receives that same array for every γ (with a positive γ, a kernel name
+    or :class:`~kernelselect._kernel_family.Kernel` and a thread count) and does not
+    check or copy it again.
     """
 
     name = "approximation"
     #: capability tags the built operators offer (see ``Criterion.needs``)
     provides: frozenset[str] = frozenset({"moments", "spectral"})
+
+    @property
+    def label(self) -> str:
+        """The name results, plots and messages show for this approximation."""
+        return self.name
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """What this recipe can do (:class:`Capabilities`); by default only its
+        ``provides`` tags: one operator per γ, in memory, no machine."""
+        return Capabilities(frozenset(self.provides))
 
     def configure(self, needs: Iterable[str]) -> None:
         """Told, before :meth:`prepare`, the set of capability tags the criteria of
@@ -447,7 +520,7 @@ class Approximation:
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
                 random_state: RandomState, workers: int | None) -> PreparedState:
-        """Draw whatever is shared by every γ; returns an opaque state (or None)."""
+        """Draw whatever is shared by every γ; returns the recipe's state (or None)."""
         return None
 
     def check_resources(self, n: int, d: int) -> Any:
@@ -460,6 +533,31 @@ class Approximation:
               state: PreparedState, workers: int | None) -> KernelOperator:
         """The operator for kernel parameter ``gamma`` (``state`` from :meth:`prepare`)."""
         raise NotImplementedError
+
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Gammas, *,
+                  kernel: str, state: PreparedState) -> Sequence[KernelOperator] | None:
+        """Operators for every γ of a grid from shared passes over ``rows`` (an
+        :class:`~kernelselect.operators._row_passes.ArrayRows` or a Dask row source),
+        or None when this recipe builds one γ at a time (see :attr:`capabilities`)."""
+        return None
+
+    def prefers_per_gamma(self, n: int, d: int) -> bool:
+        """Whether in-memory data of n × d is better served by :meth:`build` one γ at a
+        time than by :meth:`build_all` (a recipe with both)."""
+        return False
+
+    def machine(self, exact_solver: str | None = None, n_alphas: int = 1
+                ) -> tuple[Approximation, str | None]:
+        """(the recipe a kernel machine is trained with, the solver strategy it uses or
+        None): ``self`` by default; ``ValueError`` saying why when its operators cannot
+        train a machine (:attr:`Capabilities.fit` is False)."""
+        if not self.capabilities.fit:
+            raise ValueError(self.refusal())
+        return self, None
+
+    def refusal(self) -> str:
+        """Why a kernel machine cannot be trained with this recipe."""
+        return f"approximation {self!r} has no solver; use 'exact', 'nystrom' or 'rff'."
 
     # -- scikit-learn parameter protocol ---------------------------------------
     @classmethod

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from scipy.spatial.distance import cdist
 
 from .. import _rff
+from .._kernel_family import Kernel
 
 __all__ = ["FeatureMap", "LandmarkFeatures", "FourierFeatures", "block_rows", "exp_block",
            "SQUARINGS", "BLOCK_ENTRIES"]
@@ -53,12 +54,12 @@ class LandmarkFeatures:
     clamped at 0); Laplacian: S_b = ‖x − z‖₁. Then C_b = exp(−γ S_b) per γ.
     """
 
-    def __init__(self, Z: npt.ArrayLike, gammas: npt.ArrayLike, kernel: str) -> None:
-        self.kernel = kernel
+    def __init__(self, Z: npt.ArrayLike, gammas: npt.ArrayLike, kernel: str | Kernel) -> None:
+        self.kernel = Kernel.of(kernel)
         self.gammas = np.asarray(gammas, dtype=np.float64)
         Z = np.ascontiguousarray(Z, dtype=np.float64)
         self.width = Z.shape[0]
-        if kernel == "gaussian":
+        if self.kernel.power == 2:
             self.centre = Z.mean(axis=0)
             self.Z = np.ascontiguousarray(Z - self.centre)
             self.z_sq = np.einsum("ij,ij->i", self.Z, self.Z)
@@ -67,7 +68,7 @@ class LandmarkFeatures:
 
     def shared(self, Xb: npt.ArrayLike) -> np.ndarray:
         Xb = np.asarray(Xb, dtype=np.float64)
-        if self.kernel == "gaussian":
+        if self.kernel.power == 2:
             Xc = Xb - self.centre
             S = Xc @ self.Z.T
             S *= -2.0
@@ -114,12 +115,13 @@ class FourierFeatures:
     """
 
     def __init__(self, W0: npt.ArrayLike, b: npt.ArrayLike, gammas: npt.ArrayLike,
-                 kernel: str) -> None:
+                 kernel: str | Kernel) -> None:
         self.W0 = np.ascontiguousarray(W0, dtype=np.float64)
         self.b = np.ascontiguousarray(b, dtype=np.float64)
         self.width = self.W0.shape[1]
-        g = np.asarray(gammas, dtype=np.float64)
-        self.scales = np.sqrt(2.0 * g) if kernel == "gaussian" else g
+        family = Kernel.of(kernel)
+        self.scales = np.array([family.frequency_scale(float(g))
+                                for g in np.atleast_1d(np.asarray(gammas, dtype=np.float64))])
         self.norm = np.sqrt(2.0 / self.width)
         self._W = [np.ascontiguousarray(self.W0 * s) for s in self.scales]
         self._no_row_scale = np.empty(0, dtype=np.float64)

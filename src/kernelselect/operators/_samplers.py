@@ -1,7 +1,8 @@
-"""Landmark samplers and sampling distributions for the Nyström family (paper 002, Sec. V).
+"""Landmark samplers and sampling distributions for the Nyström family.
 
-Every function streams the kernel (``lowlevel.kernel_sums`` / ``kernel_block``) and
-never holds the n×n matrix.
+Every function streams the kernel (the compiled kernel sums and blocks) and never holds
+the n×n matrix. X is given as an array or, for every γ of a grid, as
+:class:`~kernelselect._kernel_ops.Points` conditioned once.
 
 Sampling without replacement from a distribution p uses the Gumbel-top-c trick:
 with G_i i.i.d. standard Gumbel, the c indices with the largest log p_i + G_i are a
@@ -18,7 +19,9 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .. import lowlevel
+from .._kernel_family import Kernel
+from .._kernel_ops import Points, block_unchecked, sums_unchecked
+from .._threads import team
 from ._lowrank import small_blas
 
 __all__ = [
@@ -49,10 +52,16 @@ def gumbel_top_c(p: npt.ArrayLike, gumbel: np.ndarray, c: int) -> np.ndarray:
     return np.sort(top)
 
 
-def column_norm_probabilities(X: np.ndarray, gamma: float, kernel: str = "gaussian",
+def _points(X: np.ndarray | Points, kernel: str | Kernel) -> Points:
+    return X if isinstance(X, Points) else Points(X, Kernel.of(kernel))
+
+
+def column_norm_probabilities(X: np.ndarray | Points, gamma: float,
+                              kernel: str | Kernel = "gaussian",
                               workers: int | None = None) -> np.ndarray:
-    """p_i = ‖K_{:,i}‖² / ‖K‖_F², the squared column-norm distribution (paper 002, Sec. V;
-    Drineas & Mahoney 2005).
+    """p_i = ‖K_{:,i}‖² / ‖K‖_F², the squared column-norm distribution (Drineas &
+    Mahoney, JMLR 2005; used for Nyström kernel selection by Ding et al., IEEE TNNLS
+    2020, Sec. V).
 
     ‖K_{:,i}‖² = Σ_j κ(x_i, x_j)². For the Gaussian and the Laplacian kernel
     κ_γ(x, z)² = κ_{2γ}(x, z), so the squared column norms are the row sums of the kernel
@@ -63,13 +72,15 @@ def column_norm_probabilities(X: np.ndarray, gamma: float, kernel: str = "gaussi
     ndarray (n,)
         Probabilities summing to one.
     """
-    sq = np.asarray(lowlevel.kernel_sums(X, 2.0 * gamma, kernel=kernel, workers=workers)
-                    ["row_sums"], dtype=np.float64)
+    P = _points(X, kernel)
+    sums = sums_unchecked(P.data, P.gamma(2.0 * gamma), P.kernel, team(workers))
+    sq = np.asarray(sums["row_sums"], dtype=np.float64)
     return sq / sq.sum()
 
 
-def ridge_leverage_scores(X: np.ndarray, gamma: float, pilot: np.ndarray, ridge: float,
-                          kernel: str = "gaussian", workers: int | None = None) -> np.ndarray:
+def ridge_leverage_scores(X: np.ndarray | Points, gamma: float, pilot: np.ndarray,
+                          ridge: float, kernel: str | Kernel = "gaussian",
+                          workers: int | None = None) -> np.ndarray:
     """Nyström estimate of the λ-ridge leverage scores ℓ_i(λ) = (K(K + λI)⁻¹)_ii.
 
     With a pilot landmark set S (columns C = K(X, X_S), W = K(X_S, X_S)),
@@ -104,8 +115,9 @@ def ridge_leverage_scores(X: np.ndarray, gamma: float, pilot: np.ndarray, ridge:
     ndarray (n,)
         ℓ̃ (positive, Σ ℓ̃ ≥ d_eff(λ) = tr K(K + λI)⁻¹).
     """
-    C = np.asarray(lowlevel.kernel_block(X, X[pilot], gamma, kernel=kernel, workers=workers),
-                   dtype=np.float64)
+    P = _points(X, kernel)
+    C = np.asarray(block_unchecked(P.data, P.take(pilot), P.gamma(gamma), P.kernel,
+                                   team(workers)), dtype=np.float64)
     W = C[pilot]
     W = 0.5 * (W + W.T) + ridge * np.eye(pilot.size)
     with small_blas(float(pilot.size) ** 3 + float(C.shape[0]) * pilot.size ** 2):

@@ -3,35 +3,40 @@
 
 from __future__ import annotations
 
+import copy
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._typing import PreparedState, RandomState, SpectralFunction
+from .._typing import Gammas, RandomState, SpectralFunction
 
-from .. import lowlevel
+from .._kernel_family import Kernel
+from .._kernel_ops import block_unchecked
 from .._resources import check_allocation
-from .._validation import check_positive_int
+from .._validation import check_positive, check_positive_int
 from ._base import (
     check_function_output,
     _centred,
     Approximation,
+    Capabilities,
     ExplicitBasisOperator,
     KernelOperator,
     LazyBasisOperator,
+    PointsCache,
     RidgeFunction,
     evaluate_at,
 )
-from .._threads import interruptible
+from .._threads import interruptible, team
 from ._lowrank import shifted_cholesky, small_blas
 from ._row_passes import ArrayRows
 from .streaming import StreamingOperator
 from .streaming_exact import build_exact_grid
 from ._tridiagonal import TridiagonalReduction
 
-__all__ = ["Exact", "DenseOperator", "DENSE_SOLVERS"]
+__all__ = ["Exact", "ExactState", "DenseOperator", "DENSE_SOLVERS", "MACHINE_SOLVERS"]
 
 
 def _symmetrise_from(A: np.ndarray, lower: bool, block: int = 512) -> np.ndarray:
@@ -50,6 +55,8 @@ def _symmetrise_from(A: np.ndarray, lower: bool, block: int = 512) -> np.ndarray
 
 #: the strategies of the dense operator for forms in K + αI
 DENSE_SOLVERS = ("auto", "eigh", "cholesky", "tridiagonal")
+#: the strategies a kernel machine on the exact matrix accepts (:meth:`Exact.machine`)
+MACHINE_SOLVERS = ("cholesky", "eigh", "tridiagonal")
 
 
 def _ridge_combine(g: RidgeFunction, B: np.ndarray, R: np.ndarray,
@@ -386,6 +393,22 @@ class DenseOperator(LazyBasisOperator):
         return np.diagonal(self._K).copy()
 
 
+@dataclass(frozen=True)
+class ExactState:
+    """What :meth:`Exact.prepare` fixes for a data set.
+
+    Attributes
+    ----------
+    method : {"dense", "streaming"}
+        The operator every γ gets.
+    points : PointsCache
+        X conditioned for the compiled kernel on the first build, reused for every γ.
+    """
+
+    method: str
+    points: PointsCache = field(default_factory=PointsCache, compare=False, repr=False)
+
+
 class Exact(Approximation):
     """The exact kernel matrix.
 
@@ -427,7 +450,7 @@ class Exact(Approximation):
     @property
     def provides(self) -> frozenset[str]:  # type: ignore[override]
         """Capability tags of the built operators: ``{"moments"}`` for
-        ``method="streaming"``, ``{"moments", "spectral"}`` otherwise."""
+        ``method="streaming"``, ``{"moments", "spectral", "blocks"}`` otherwise."""
         if self.method == "streaming":
             return frozenset({"moments"})
         return frozenset({"moments", "spectral", "blocks"})
@@ -436,6 +459,17 @@ class Exact(Approximation):
     def label(self) -> str:
         """The name results and plots show for this approximation."""
         return "exact" if self.method != "streaming" else "Exact(method='streaming')"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The streaming method builds a whole grid from shared passes, in memory or
+        on Dask input (``"auto"`` streams when the criteria need only moments); the
+        dense method holds K, one γ at a time; machines hold K."""
+        method = self.method if self.method != "auto" or self._needs is None \
+            else self._resolved_method()
+        streams = method in ("auto", "streaming")
+        return Capabilities(self.provides, grid=method == "streaming", dask=streams,
+                            fit=True)
 
     def configure(self, needs: Iterable[str]) -> None:
         self._needs = frozenset(needs)
@@ -472,7 +506,7 @@ class Exact(Approximation):
                          f"use {alternatives}")
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
-                random_state: RandomState, workers: int | None) -> PreparedState:
+                random_state: RandomState, workers: int | None) -> ExactState:
         method = self._resolved_method()
         if self.dense_solver not in DENSE_SOLVERS:
             raise ValueError(
@@ -481,14 +515,14 @@ class Exact(Approximation):
             )
         n, d = X.shape
         self.check_resources(n, d, method=method)
-        return {"method": method}
+        return ExactState(method)
 
-    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
-                  kernel: str, state: PreparedState) -> Sequence[KernelOperator] | None:
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Gammas, *,
+                  kernel: str, state: ExactState | None) -> Sequence[KernelOperator] | None:
         """With the streaming method: one operator per γ whose power moments come from
         passes over the tiles of X shared by the whole grid
         (:mod:`~kernelselect.operators.streaming_exact`); None for the dense method."""
-        method = state["method"] if state else self._resolved_method()
+        method = state.method if state is not None else self._resolved_method()
         if method == "streaming":
             return build_exact_grid(rows, y, gammas, kernel=kernel)
         if not isinstance(rows, ArrayRows):
@@ -500,9 +534,28 @@ class Exact(Approximation):
         return None
 
     def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
-              state: PreparedState, workers: int | None) -> KernelOperator:
-        method = state["method"] if state else self._resolved_method()
-        if method == "streaming":
-            return StreamingOperator(X, gamma, kernel=kernel, workers=workers)
-        K = lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers)
+              state: ExactState | None, workers: int | None) -> KernelOperator:
+        family = Kernel.of(kernel)
+        gamma = check_positive(gamma, "gamma")
+        if state is None:
+            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        points = state.points(X, family)
+        if state.method == "streaming":
+            return StreamingOperator(points, gamma, kernel=family, workers=workers)
+        K = block_unchecked(points.data, points.data, points.gamma(gamma), family,
+                            team(workers))
         return DenseOperator(K, solver=self.dense_solver, copy=False)
+
+    def machine(self, exact_solver: str | None = None, n_alphas: int = 1
+                ) -> tuple[Exact, str]:
+        """A machine always holds K (``method="dense"``) and solves by ``exact_solver``:
+        None → one Cholesky factorisation for a single α, the tridiagonal reduction for
+        a path (:class:`DenseOperator`)."""
+        method = exact_solver or ("cholesky" if n_alphas == 1 else "tridiagonal")
+        if method not in MACHINE_SOLVERS:
+            raise ValueError(
+                f"exact_solver must be 'cholesky', 'eigh' or 'tridiagonal', got {method!r}."
+            )
+        dense = copy.copy(self)
+        dense.set_params(method="dense", dense_solver=method)
+        return dense, method

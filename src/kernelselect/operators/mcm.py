@@ -13,26 +13,64 @@ points, recursive principal splits, least-squares spacing).
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import fft as _fft
-from .._columns import song_xu_column
+from .._columns import song_xu_unchecked
 from .._grid import choose_grid, fit_spacing, grid_order
+from .._kernel_family import Kernel
+from .._threads import team
 from .._validation import (
     check_bool,
-    check_kernel,
     check_matrix,
     check_positive,
     check_positive_int,
     check_random_state,
 )
-from .._typing import PreparedState, RandomState, SpectralFunction
+from .._typing import RandomState, SpectralFunction
 from ._base import Approximation, KernelOperator, _centred, evaluate_at
 
-__all__ = ["MCM", "MCMOperator"]
+__all__ = ["MCM", "MCMOperator", "MCMState"]
+
+
+@dataclass(frozen=True)
+class MCMState:
+    """What :meth:`MCM.prepare` fixes for a data set and every γ shares.
+
+    Attributes
+    ----------
+    m : tuple of int
+        The grid, n′ = Π m points.
+    h : ndarray of shape (p,)
+        The spacing per level.
+    order : ndarray of int, shape (n′,)
+        The original rows in grid (C) order.
+    dropped : ndarray of int
+        The rows left out when n′ < n.
+    n : int
+        The number of points given.
+    """
+
+    m: tuple[int, ...]
+    h: np.ndarray
+    order: np.ndarray
+    dropped: np.ndarray
+    n: int
+
+
+#: Why a kernel machine is not trained on the Song–Xu circulant stand-in.
+MCM_MACHINE_REFUSAL = (
+    "approximation='mcm' cannot train a kernel machine: the Song–Xu circulant U is a "
+    "stand-in for the kernel matrix of grid cells, not of the training points (its "
+    "entries add periodic images, reach 2^p > 1, and U is indefinite when the kernel has "
+    "not decayed within half the grid), so coefficients solved with U do not fit the data "
+    "under the true kernel the model predicts with (training R² far below 0 for ridge "
+    "regression, decision values growing like 1/alpha). Use 'mcm' to select (gamma, alpha) "
+    "with select_kernel, and train with approximation='exact', 'nystrom' or 'rff'."
+)
 
 
 class MCMOperator(KernelOperator):
@@ -229,9 +267,12 @@ class MCM(Approximation):
         self.periodic = periodic
         self.spacing = spacing
 
+    def refusal(self) -> str:
+        return MCM_MACHINE_REFUSAL
+
     def prepare(self, X: npt.ArrayLike, y: npt.ArrayLike | None = None, *,
                 kernel: str = "gaussian", random_state: RandomState = None,
-                workers: int | None = None) -> dict[str, Any]:
+                workers: int | None = None) -> MCMState:
         X = check_matrix(X, "X", dtype=np.float64)
         n, d = X.shape
         if self.levels is None:
@@ -260,25 +301,28 @@ class MCM(Approximation):
             if h.shape != (p,) or not np.all(np.isfinite(h)) or np.any(h <= 0):
                 raise ValueError(f"spacing must hold {p} finite positive numbers (one per level), got {self.spacing!r}.")
         dropped = np.setdiff1d(np.arange(n), keep)
-        return {"m": m, "h": h, "order": order, "dropped": dropped, "n": n}
+        return MCMState(tuple(int(v) for v in m), np.ascontiguousarray(h, dtype=np.float64),
+                        order, dropped, n)
 
     def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
-              kernel: str = "gaussian", state: PreparedState = None,
+              kernel: str = "gaussian", state: MCMState | None = None,
               workers: int | None = None) -> MCMOperator:
-        kernel = check_kernel(kernel)
+        family = Kernel.of(kernel)
         gamma = check_positive(gamma, "gamma")
         if state is None:
-            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
-        u = song_xu_column(state["m"], state["h"], gamma, kernel=kernel, workers=workers)
-        op = MCMOperator(u, indices=state["order"], workers=workers,
+            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        # the grid (at most n points) and its spacing were checked by prepare
+        u = song_xu_unchecked(np.asarray(state.m, dtype=np.intp), state.h, gamma, family,
+                              team(workers))
+        op = MCMOperator(u, indices=state.order, workers=workers,
                          clip_negative=bool(self.clip_negative))
         op.details = {
-            "m": tuple(state["m"]),
-            "h": state["h"].copy(),
+            "m": tuple(state.m),
+            "h": state.h.copy(),
             "n_used": int(op.n),
-            "levels": len(state["m"]),
-            "dropped": int(state["dropped"].size),
-            "dropped_rows": state["dropped"].copy(),
+            "levels": len(state.m),
+            "dropped": int(state.dropped.size),
+            "dropped_rows": state.dropped.copy(),
             "min_eigenvalue": op.min_eigenvalue,
             "clipped": bool(self.clip_negative),
         }

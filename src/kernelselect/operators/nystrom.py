@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .. import lowlevel
+from .._kernel_family import Kernel
+from .._kernel_ops import Points, block_unchecked, matvec_unchecked
 from .._resources import check_allocation
+from .._threads import team
 from .._validation import check_positive, check_positive_int, check_random_state
-from .._typing import PreparedState, RandomState
-from ._base import Approximation, KernelOperator
+from .._typing import Gammas, RandomState
+from ._base import Approximation, Capabilities, KernelOperator, PointsCache
 from ._feature_maps import LandmarkFeatures
 from ._lowrank import LandmarkMap, LowRankOperator, small_blas
 from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
@@ -21,7 +24,7 @@ from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
 from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
                                 check_streaming_memory)
 
-__all__ = ["Nystroem", "nystroem_factor", "SAMPLERS"]
+__all__ = ["Nystroem", "NystroemState", "nystroem_factor", "SAMPLERS"]
 
 SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
 #: the "optimal" rank-k approximation holds K and its full eigendecomposition
@@ -68,10 +71,48 @@ def nystroem_factor(C: npt.ArrayLike, landmarks: np.ndarray | None, rank: int,
     return C @ T if T.shape[1] else np.zeros((C.shape[0], 0))
 
 
-def _landmark_gram(Z: np.ndarray, gamma: float, kernel: str) -> np.ndarray:
-    """W = K(Z, Z) as the in-memory path forms it (C = K(X, Z) restricted to Z)."""
-    return np.asarray(lowlevel.kernel_block(Z, Z, gamma, kernel=kernel, workers=1),
+def _landmark_gram(Z: Points, gamma: float) -> np.ndarray:
+    """W = K(Z, Z) for landmarks conditioned once for the grid."""
+    return np.asarray(block_unchecked(Z.data, Z.data, Z.gamma(gamma), Z.kernel, 1),
                       dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class NystroemState:
+    """What :meth:`Nystroem.prepare` draws once per data set and every γ shares.
+
+    Attributes
+    ----------
+    sampler : str
+    rank : int
+        k, the eigenpairs kept.
+    landmarks : ndarray of int or None
+        Rows of X (uniform, modified and user indices); None otherwise.
+    points : ndarray of shape (c, d) or None
+        Landmark points that are not rows of X (k-means centres, user points), in X's
+        units.
+    n_landmarks : int or None
+        c of the γ-dependent samplers (column_norm, leverage), which draw their rows
+        per γ from ``gumbel``.
+    gumbel : ndarray of shape (n,) or None
+        The fixed Gumbel noise of those samplers (common random numbers).
+    pilot : ndarray of int or None
+        The uniform pilot landmarks of the leverage sampler, with its ``ridge``.
+    ridge : float or None
+    conditioned : PointsCache
+        X conditioned for the compiled kernel on the first build, reused for every γ.
+    """
+
+    sampler: str
+    rank: int
+    landmarks: np.ndarray | None = None
+    points: np.ndarray | None = None
+    n_landmarks: int | None = None
+    gumbel: np.ndarray | None = None
+    pilot: np.ndarray | None = None
+    ridge: float | None = None
+    conditioned: PointsCache = field(default_factory=PointsCache, compare=False,
+                                     repr=False)
 
 
 @overload
@@ -165,7 +206,6 @@ class Nystroem(Approximation):
     """
 
     name = "nystrom"
-    label = "nystrom"
 
     def __init__(self, n_landmarks: int | None = None, rank: int | None = None,
                  sampler: str = "uniform", eigen_floor: float = 1e-8,
@@ -226,6 +266,15 @@ class Nystroem(Approximation):
         other.landmarks = points
         return other
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """The γ-independent samplers ("uniform", "kmeans") build a whole grid from
+        shared passes (:meth:`build_all`); "uniform" does so on Dask input too (its
+        landmarks are gathered by index). Machines train on every sampler."""
+        return Capabilities(frozenset(self.provides),
+                            grid=self.sampler in STREAMING_SAMPLERS,
+                            dask=self.sampler == "uniform", fit=True)
+
     def check_resources(self, n: int, d: int) -> None:
         if self.landmarks is not None:
             c = int(np.shape(self.landmarks)[0]) if np.ndim(self.landmarks) else 1
@@ -237,126 +286,136 @@ class Nystroem(Approximation):
         _check_memory(n, c, k)
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
-                random_state: RandomState, workers: int | None) -> dict[str, Any]:
+                random_state: RandomState, workers: int | None) -> NystroemState:
         n = X.shape[0]
         if self.sampler not in SAMPLERS:
             raise ValueError(f"sampler must be one of {', '.join(SAMPLERS)}, got {self.sampler!r}.")
         check_eigen_floor(self.eigen_floor)
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
-        state: dict[str, Any] = {"sampler": self.sampler}
         if self.landmarks is not None:
-            if self.sampler not in ("uniform", "modified"):
-                raise ValueError(f"landmarks= replaces the sampler's choice; use it with "
-                                 f"sampler='uniform' or 'modified', not {self.sampler!r}.")
-            idx, pts = self._user_landmarks(X)
-            if pts is not None and self.sampler == "modified":
-                raise ValueError("sampler='modified' needs landmarks that are rows of X: "
-                                 "pass indices, not points.")
-            if idx is None:
-                assert pts is not None          # one of the two is given
-                c_user = pts.shape[0]
-            else:
-                c_user = idx.size
-            if c_user > n:
-                raise ValueError(f"landmarks has {c_user} rows, more than n={n} samples.")
-            if self.n_landmarks is not None and int(self.n_landmarks) != c_user:
-                raise ValueError(f"n_landmarks={self.n_landmarks} disagrees with the "
-                                 f"{c_user} landmarks given; leave n_landmarks=None.")
-            k = c_user if self.rank is None else check_positive_int(self.rank, "rank")
-            if k > c_user:
-                raise ValueError(f"rank={k} exceeds the {c_user} landmarks given.")
-            if self.sampler not in STREAMING_SAMPLERS:
-                _check_memory(n, c_user, k)
-            state.update(rank=k, landmarks=idx, points=pts)
-            return state
+            return self._prepare_given(X)
         if self.sampler not in STREAMING_SAMPLERS:   # the others check per γ (_factor)
             self.check_resources(n, X.shape[1])
         c, k = self._sizes(n)
-        state["rank"] = k
         if self.sampler in ("uniform", "modified"):
-            state["landmarks"] = np.sort(rng.choice(n, size=c, replace=False))
-        elif self.sampler in ("column_norm", "leverage"):
-            state["n_landmarks"] = c
-            state["gumbel"] = rng.gumbel(size=n)
-            if self.sampler == "leverage":
-                cp = c if self.pilot_size is None else check_positive_int(
-                    self.pilot_size, "pilot_size")
-                if cp > n:
-                    raise ValueError(f"pilot_size={cp} exceeds the number of samples n={n}.")
-                state["pilot"] = np.sort(rng.choice(n, size=cp, replace=False))
-                state["ridge"] = (0.005 * n if self.ridge is None
-                                  else check_positive(self.ridge, "ridge"))
-        elif self.sampler == "kmeans":
-            state["points"] = kmeans_centres(X, c, rng.integers(2 ** 31 - 1))
-            state["landmarks"] = None
-        else:  # optimal
-            if n > OPTIMAL_MAX_N:
-                raise ValueError(
-                    f"sampler='optimal' computes the dense eigendecomposition of K and is "
-                    f"limited to n ≤ {OPTIMAL_MAX_N}; got n={n}. Use a Nyström sampler.")
-        return state
+            return NystroemState(self.sampler, k,
+                                 landmarks=np.sort(rng.choice(n, size=c, replace=False)))
+        if self.sampler == "column_norm":
+            return NystroemState(self.sampler, k, n_landmarks=c,
+                                 gumbel=np.asarray(rng.gumbel(size=n)))
+        if self.sampler == "leverage":
+            gumbel = np.asarray(rng.gumbel(size=n))
+            cp = c if self.pilot_size is None else check_positive_int(self.pilot_size,
+                                                                      "pilot_size")
+            if cp > n:
+                raise ValueError(f"pilot_size={cp} exceeds the number of samples n={n}.")
+            return NystroemState(
+                self.sampler, k, n_landmarks=c, gumbel=gumbel,
+                pilot=np.sort(rng.choice(n, size=cp, replace=False)),
+                ridge=0.005 * n if self.ridge is None else check_positive(self.ridge, "ridge"))
+        if self.sampler == "kmeans":
+            return NystroemState(self.sampler, k,
+                                 points=kmeans_centres(X, c, rng.integers(2 ** 31 - 1)))
+        if n > OPTIMAL_MAX_N:
+            raise ValueError(
+                f"sampler='optimal' computes the dense eigendecomposition of K and is "
+                f"limited to n ≤ {OPTIMAL_MAX_N}; got n={n}. Use a Nyström sampler.")
+        return NystroemState(self.sampler, k)
 
-    def landmarks_for(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
-                      workers: int | None = None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def _prepare_given(self, X: np.ndarray) -> NystroemState:
+        """The state for user landmarks (``landmarks=``), checked against X."""
+        n = X.shape[0]
+        if self.sampler not in ("uniform", "modified"):
+            raise ValueError(f"landmarks= replaces the sampler's choice; use it with "
+                             f"sampler='uniform' or 'modified', not {self.sampler!r}.")
+        idx, pts = self._user_landmarks(X)
+        if pts is not None and self.sampler == "modified":
+            raise ValueError("sampler='modified' needs landmarks that are rows of X: "
+                             "pass indices, not points.")
+        c_user = idx.size if idx is not None else pts.shape[0] if pts is not None else 0
+        if c_user > n:
+            raise ValueError(f"landmarks has {c_user} rows, more than n={n} samples.")
+        if self.n_landmarks is not None and int(self.n_landmarks) != c_user:
+            raise ValueError(f"n_landmarks={self.n_landmarks} disagrees with the "
+                             f"{c_user} landmarks given; leave n_landmarks=None.")
+        k = c_user if self.rank is None else check_positive_int(self.rank, "rank")
+        if k > c_user:
+            raise ValueError(f"rank={k} exceeds the {c_user} landmarks given.")
+        if self.sampler not in STREAMING_SAMPLERS:
+            _check_memory(n, c_user, k)
+        return NystroemState(self.sampler, k, landmarks=idx, points=pts)
+
+    def landmarks_for(self, X: np.ndarray | Points, gamma: float, *, kernel: str | Kernel,
+                      state: NystroemState, workers: int | None = None
+                      ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """(indices or None, points or None) of the landmarks used at ``gamma``."""
-        sampler = state.get("sampler", "uniform")
-        if sampler == "column_norm" and "gumbel" in state:
+        if state.sampler == "column_norm" and state.gumbel is not None:
+            assert state.n_landmarks is not None
             p = column_norm_probabilities(X, gamma, kernel=kernel, workers=workers)
-            return gumbel_top_c(p, state["gumbel"], state["n_landmarks"]), None
-        if sampler == "leverage" and "gumbel" in state:
-            p = ridge_leverage_scores(X, gamma, state["pilot"], state["ridge"], kernel=kernel,
+            return gumbel_top_c(p, state.gumbel, state.n_landmarks), None
+        if state.sampler == "leverage" and state.gumbel is not None:
+            assert state.n_landmarks is not None and state.pilot is not None
+            assert state.ridge is not None
+            p = ridge_leverage_scores(X, gamma, state.pilot, state.ridge, kernel=kernel,
                                       workers=workers)
-            return gumbel_top_c(p, state["gumbel"], state["n_landmarks"]), None
-        return state.get("landmarks"), state.get("points")
+            return gumbel_top_c(p, state.gumbel, state.n_landmarks), None
+        return state.landmarks, state.points
 
-    def factor(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
+    def factor(self, X: np.ndarray, gamma: float, *, kernel: str, state: NystroemState,
                workers: int | None = None) -> np.ndarray:
         """V (n, k′) with K̃ = VVᵀ at ``gamma`` (the ``factor`` of the built operator)."""
-        return self._factor(X, gamma, kernel, state, workers)[0]
+        return self._factor(X, gamma, Kernel.of(kernel), state, workers)[0]
 
-    def _factor(self, X: np.ndarray, gamma: float, kernel: str, state: dict[str, Any],
+    def _factor(self, X: np.ndarray, gamma: float, kernel: Kernel, state: NystroemState,
                 workers: int | None) -> tuple[np.ndarray, int, LandmarkMap]:
         """(V, c, the map V = K(X, points)·T that extends V to new points)."""
         floor = float(self.eigen_floor)
-        k = state["rank"]
-        sampler = state.get("sampler", "uniform")
-        if sampler == "optimal":
-            V, T = _optimal_factor(X, gamma, kernel, k, floor, workers)
+        k = state.rank
+        P = state.conditioned(X, kernel)
+        threads = team(workers)
+        if state.sampler == "optimal":
+            V, T = _optimal_factor(P, gamma, k, floor, threads)
             return V, X.shape[0], LandmarkMap(X, np.arange(X.shape[0]), T)
-        idx, pts = self.landmarks_for(X, gamma, kernel=kernel, state=state, workers=workers)
-        Z = X[idx] if pts is None else pts
+        idx, pts = self.landmarks_for(P, gamma, kernel=kernel, state=state, workers=threads)
+        if pts is None:
+            assert idx is not None                   # rows of X, or points: one is given
+            Z, Zc = X[idx], P.take(idx)              # Z in X's units, for predictions
+        else:
+            Z, Zc = pts, P.place(pts)
         _check_memory(X.shape[0], Z.shape[0], k)
-        if sampler == "modified":
-            V, T = _modified_factor(X, Z, gamma, kernel, k, floor, workers)
+        if state.sampler == "modified":
+            V, T = _modified_factor(P, Zc, gamma, k, floor, threads)
             return V, Z.shape[0], LandmarkMap(Z, idx, T)
-        C = np.asarray(lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers),
-                       dtype=np.float64)
-        W = C[idx] if pts is None else lowlevel.kernel_block(pts, pts, gamma, kernel=kernel,
-                                                             workers=workers)
+        g = P.gamma(gamma)
+        C = np.asarray(block_unchecked(P.data, Zc, g, kernel, threads), dtype=np.float64)
+        W = C[idx] if pts is None else np.asarray(block_unchecked(Zc, Zc, g, kernel, threads),
+                                                  dtype=np.float64)
         T = nystroem_transform(W, k, floor)
         V = C @ T if T.shape[1] else np.zeros((C.shape[0], 0))
         return V, Z.shape[0], LandmarkMap(Z, idx, T)
 
-    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
-                  kernel: str, state: dict[str, Any]) -> list[StreamingLowRankOperator] | None:
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Gammas, *,
+                  kernel: str, state: NystroemState
+                  ) -> list[StreamingLowRankOperator] | None:
         """Operators for every γ of a grid from one pass over ``rows`` (an
         :class:`~kernelselect.operators.streaming_lowrank.ArrayRows` or a Dask row
         source), or None when the landmarks depend on γ or the sampler needs K itself
         ("column_norm", "leverage", "modified", "optimal")."""
-        if state.get("sampler", "uniform") not in STREAMING_SAMPLERS:
+        if state.sampler not in STREAMING_SAMPLERS:
             return None
-        idx: Any = state.get("landmarks")
-        pts: Any = state.get("points")
-        c = len(idx) if pts is None else pts.shape[0]
+        family = Kernel.of(kernel)
+        idx, pts = state.landmarks, state.points
+        c = pts.shape[0] if pts is not None else len(idx) if idx is not None else 0
         check_streaming_memory(rows, y, c, len(gammas), f"Nyström with n_landmarks={c}",
                                "use fewer landmarks (a few hundred to a few thousand "
                                "usually suffice)")
         Z = rows.gather(idx) if pts is None else pts
-        floor, k = float(self.eigen_floor), state["rank"]
+        Zc = Points(Z, family, name="the landmarks")       # checked once for the grid
+        floor, k = float(self.eigen_floor), state.rank
         transforms, details = [], []
         for gamma in gammas:
-            W = _landmark_gram(Z, float(gamma), kernel)
+            W = _landmark_gram(Zc, float(gamma))
             U, scale = nystroem_transform(W, k, floor, split=True)
             T = U * scale
             if scale.size and scale.max() > ROTATE_ABOVE * scale.min():
@@ -364,27 +423,29 @@ class Nystroem(Approximation):
             else:
                 transforms.append(Transform(post=T, T=T))
             details.append({"n_landmarks": int(Z.shape[0]), "rank": int(k),
-                            "sampler": state.get("sampler", "uniform")})
-        return build_operators(rows, LandmarkFeatures(Z, gammas, kernel), y, transforms,
+                            "sampler": state.sampler})
+        return build_operators(rows, LandmarkFeatures(Z, gammas, family), y, transforms,
                                "nystrom", details)
 
     def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
-              state: PreparedState, workers: int | None) -> KernelOperator:
+              state: NystroemState | None, workers: int | None) -> KernelOperator:
+        family = Kernel.of(kernel)
+        gamma = check_positive(gamma, "gamma")
         if state is None:
-            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
-        V, c, landmarks = self._factor(X, gamma, kernel, state, workers)
+            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        V, c, landmarks = self._factor(X, gamma, family, state, workers)
         op = LowRankOperator(V, landmarks=landmarks)
         op.name = "nystrom"
-        op.details = {"n_landmarks": int(c), "rank": int(state["rank"]),
-                      "effective_rank": int(V.shape[1]),
-                      "sampler": state.get("sampler", "uniform")}
+        op.details = {"n_landmarks": int(c), "rank": int(state.rank),
+                      "effective_rank": int(V.shape[1]), "sampler": state.sampler}
         return op
 
 
-def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, rank: int,
-                     eigen_floor: float, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_floor: float,
+                     threads: int) -> tuple[np.ndarray, np.ndarray]:
     """(V, T) with VVᵀ = C (C⁺ K (C⁺)ᵀ)_k Cᵀ = Q (QᵀKQ)_k Qᵀ for C = K(X, Z) = QSRᵀ, and
-    V = C T (Q = C M below, so T = M U_k Σ_k^{1/2}).
+    V = C T (Q = C M below, so T = M U_k Σ_k^{1/2}); X conditioned in ``P``, the
+    landmarks ``Z`` under the same conditioning.
 
     Q comes from the c×c Gram matrix CᵀC = RS²Rᵀ (Q = CRS⁻¹, directions with
     s < √eigen_floor·s_max dropped) and one re-orthonormalisation Q ← Q(QᵀQ)^{−1/2},
@@ -393,8 +454,8 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
     n = 2·10⁴, d = 8, c = 200: the peak traced memory of one build fell from 131 MB
     with a thin SVD of C to 98 MB).
     """
-    C = np.asarray(lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers),
-                   dtype=np.float64)
+    g = P.gamma(gamma)
+    C = np.asarray(block_unchecked(P.data, Z, g, P.kernel, threads), dtype=np.float64)
     c = C.shape[1]
     with small_blas(float(C.shape[0]) * c * c):
         s2, R = scipy.linalg.eigh(C.T @ C, driver="evd")
@@ -406,12 +467,12 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
         Q = C @ M
     del C
     with small_blas(float(Q.shape[0]) * keep.size ** 2):
-        d, P = scipy.linalg.eigh(Q.T @ Q, driver="evd")
-        again = (P / np.sqrt(d)) @ P.T
+        d, Pq = scipy.linalg.eigh(Q.T @ Q, driver="evd")
+        again = (Pq / np.sqrt(d)) @ Pq.T
         Q = Q @ again
     M = M @ again
-    KQ = np.asarray(lowlevel.kernel_matvec(X, Q, gamma, kernel=kernel, workers=workers),
-                    dtype=np.float64)
+    Qd = np.ascontiguousarray(Q, dtype=P.data.dtype)
+    KQ = np.asarray(matvec_unchecked(P.data, Qd, g, P.kernel, threads), dtype=np.float64)
     core = Q.T @ KQ
     del KQ
     core = 0.5 * (core + core.T)
@@ -424,11 +485,11 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
     return Q @ core_map, M @ core_map
 
 
-def _optimal_factor(X: np.ndarray, gamma: float, kernel: str, rank: int, eigen_floor: float,
-                    workers: int | None) -> tuple[np.ndarray, np.ndarray]:
+def _optimal_factor(P: Points, gamma: float, rank: int, eigen_floor: float, threads: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """(V, T): V = U_k Λ_k^{1/2}, the best rank-k approximation of K (dense eigh), and
     T = U_k Λ_k^{−1/2}, with V = K T (the Nyström extension of the eigenvectors)."""
-    K = np.asarray(lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers),
+    K = np.asarray(block_unchecked(P.data, P.data, P.gamma(gamma), P.kernel, threads),
                    dtype=np.float64)
     n = K.shape[0]
     lam, U = scipy.linalg.eigh(0.5 * (K + K.T), subset_by_index=[max(n - rank, 0), n - 1],

@@ -19,49 +19,72 @@ In terms of the random Fourier features z̃_ik = √(2/D) cos(x_iᵀw_k + b_k)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import fft as _fft
-from .._columns import rff_column_unchecked
+from .._columns import rff_unchecked
 from .._dask import is_dask_array
+from .._kernel_family import Kernel
 from .._labels import numeric_labels
 from .._resources import check_allocation
+from .._threads import team
 from ..kernels import sample_frequencies
 from .._validation import (
-    check_kernel,
     check_matrix,
     check_positive,
     check_positive_int,
     check_random_state,
 )
-from .._typing import PreparedState, RandomState
-from ._base import Approximation, KernelOperator
+from .._typing import Gammas, RandomState
+from ._base import Approximation, Capabilities, KernelOperator
 from .streaming_random_mcm import build_random_mcm
 
-__all__ = ["RandomMCM", "RandomMCMOperator"]
+__all__ = ["RandomMCM", "RandomMCMOperator", "RandomMCMState"]
 
 
-def scaled_frequencies(W0: np.ndarray, gamma: float, kernel: str) -> np.ndarray:
+@dataclass(frozen=True)
+class RandomMCMState:
+    """What :meth:`RandomMCM.prepare` draws once and every γ scales.
+
+    Attributes
+    ----------
+    W0 : ndarray of shape (d, D)
+        Standard draws of the kernel's spectral density.
+    b : ndarray of shape (D,)
+        Phases on [0, 2π).
+    kernel : Kernel
+        The kernel the draws are for.
+    given, checked : ndarray or None
+        The X ``prepare`` was given and its checked float64 copy (None on Dask input):
+        ``build`` handed that same array uses the copy without checking X again.
+    """
+
+    W0: np.ndarray
+    b: np.ndarray
+    kernel: Kernel
+    given: Any = None
+    checked: np.ndarray | None = None
+
+
+def scaled_frequencies(W0: np.ndarray, gamma: float, kernel: str | Kernel) -> np.ndarray:
     """Frequencies of the kernel with parameter γ from standard samples W0.
 
     Gaussian exp(−γ‖δ‖²): w ~ N(0, 2γ I), so W = √(2γ) W0 with W0 standard
     normal. Laplacian exp(−γ‖δ‖₁): w_j ~ Cauchy(0, γ), so W = γ W0 with W0
     standard Cauchy.
     """
-    if kernel == "gaussian":
-        return np.sqrt(2.0 * gamma) * W0
-    return gamma * W0
+    return Kernel.of(kernel).frequency_scale(gamma) * W0
 
 
-def _checked_X(X: Any, state: dict[str, Any]) -> np.ndarray:
+def _checked_X(X: Any, state: RandomMCMState) -> np.ndarray:
     """X as checked by ``prepare`` when it is the array ``prepare`` was given (the
     driver's grid: one check per grid, not per γ); any other X is checked here."""
-    given, checked = state.get("X", (None, None))
-    if checked is not None and X is given:
-        return np.asarray(checked)
+    if state.checked is not None and X is state.given:
+        return state.checked
     return check_matrix(X, "X", dtype=np.float64)
 
 
@@ -89,7 +112,7 @@ class RandomMCMOperator(KernelOperator):
 
     def __init__(self, unlabeled: npt.ArrayLike, *, X: np.ndarray | None = None,
                  W0: np.ndarray | None = None, b: np.ndarray | None = None,
-                 gamma: float | None = None, kernel: str = "gaussian",
+                 gamma: float | None = None, kernel: str | Kernel = "gaussian",
                  workers: int | None = None) -> None:
         unlabeled = np.asarray(unlabeled, dtype=np.float64)
         super().__init__(unlabeled.shape[0])
@@ -97,7 +120,7 @@ class RandomMCMOperator(KernelOperator):
         self.n_features = unlabeled.shape[1]
         self.size = unlabeled.size
         self._X, self._W0, self._b = X, W0, b
-        self.gamma, self.kernel = gamma, kernel
+        self.gamma, self.kernel = gamma, Kernel.of(kernel)
         self._workers = workers
         self._cache: dict[bytes | str | None, Any] = {}
 
@@ -186,10 +209,10 @@ class RandomMCMOperator(KernelOperator):
         if "doubled" not in self._cache:
             if self._X is None or self._W0 is None or self._b is None or self.gamma is None:
                 raise ValueError("this operator was built without X; the doubled-γ features are unavailable.")
-            W = scaled_frequencies(self._W0, 2.0 * self.gamma, self.kernel)
+            W = np.ascontiguousarray(scaled_frequencies(self._W0, 2.0 * self.gamma,
+                                                        self.kernel), dtype=self._X.dtype)
             # self._X was checked when the operator was built
-            self._cache["doubled"] = rff_column_unchecked(self._X, W, self._b,
-                                                          workers=self._workers)
+            self._cache["doubled"] = _column(self._X, W, self._b, self._workers)
         return self._cache["doubled"]
 
     # -- protocol ----------------------------------------------------------------
@@ -242,23 +265,32 @@ class RandomMCM(Approximation):
                          "their 2-D FFT)", "use fewer random features")
         return D
 
+    @property
+    def capabilities(self) -> Capabilities:
+        """Its own criteria tag; a whole grid from shared row statistics, in memory (see
+        :meth:`prefers_per_gamma`) or on Dask input; no machine."""
+        return Capabilities(frozenset(self.provides), grid=True, dask=True, fit=False)
+
+    def refusal(self) -> str:
+        return ("approximation='random_mcm' has no solver: its circulant lives on the nD "
+                "lifted points, not on the training points; use 'exact', 'nystrom' or 'rff'.")
+
     def prepare(self, X: Any, y: npt.ArrayLike | None = None, *,
                 kernel: str = "gaussian", random_state: RandomState = None,
-                workers: int | None = None) -> dict[str, Any]:
+                workers: int | None = None) -> RandomMCMState:
         given = X
         if not is_dask_array(X):            # Dask input is checked by select_kernel
             X = check_matrix(X, "X", dtype=np.float64)
-        kernel = check_kernel(kernel)
+        family = Kernel.of(kernel)
         D = check_positive_int(self.n_features, "n_features")   # the columns: in build
         d = X.shape[1]
         rng = check_random_state(self.random_state if random_state is None else random_state)
-        W0, b = sample_frequencies(kernel, d, D, rng)    # checked by the memory guard
-        state: dict[str, Any] = {"W0": W0, "b": b, "kernel": kernel}
-        if not is_dask_array(X):
-            # X checked (and cast) once for the whole grid: build() takes this array
-            # when it is handed the same X again, instead of checking it per γ
-            state["X"] = (given, X)
-        return state
+        W0, b = sample_frequencies(family, d, D, rng)    # checked by the memory guard
+        if is_dask_array(X):
+            return RandomMCMState(W0, b, family)
+        # X checked (and cast) once for the whole grid: build() takes this array when it
+        # is handed the same X again, instead of checking it per γ
+        return RandomMCMState(W0, b, family, given, X)
 
     #: in-memory data whose per-γ columns (see :meth:`check_resources`) fit in this many
     #: bytes is evaluated one γ at a time, which is faster there (compiled column
@@ -272,29 +304,36 @@ class RandomMCM(Approximation):
         D = int(self.n_features)
         return 8.0 * (3.0 * n * D + 3.0 * n * (D // 2 + 1)) <= self.in_memory_max_bytes
 
-    def build_all(self, rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *,
-                  kernel: str, state: dict[str, Any]) -> Sequence[KernelOperator]:
+    def build_all(self, rows: Any, y: npt.ArrayLike | None, gammas: Gammas, *,
+                  kernel: str, state: RandomMCMState) -> Sequence[KernelOperator]:
         """Operators for every γ of a grid whose statistics come from one shared pass
         over ``rows`` (:mod:`~kernelselect.operators.streaming_random_mcm`)."""
         return build_random_mcm(rows, y, gammas, kernel=kernel, state=state, approx=self)
 
     def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
-              kernel: str = "gaussian", state: PreparedState = None,
+              kernel: str = "gaussian", state: RandomMCMState | None = None,
               workers: int | None = None) -> RandomMCMOperator:
-        kernel = check_kernel(kernel)
+        family = Kernel.of(kernel)
         gamma = check_positive(gamma, "gamma")
         if state is None:
-            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
+            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
         X = _checked_X(X, state)
         self.check_resources(*X.shape)
-        if state["kernel"] != kernel:
+        if state.kernel is not family:
             raise ValueError(
-                f"the frequencies were drawn for kernel={state['kernel']!r}, not {kernel!r}; "
-                f"call prepare again with kernel={kernel!r}."
+                f"the frequencies were drawn for kernel={state.kernel.value!r}, not "
+                f"{family.value!r}; call prepare again with kernel={family.value!r}."
             )
-        W = scaled_frequencies(state["W0"], gamma, kernel)
-        u_hat = rff_column_unchecked(X, W, state["b"], workers=workers)
-        op = RandomMCMOperator(u_hat, X=X, W0=state["W0"], b=state["b"], gamma=gamma,
-                               kernel=kernel, workers=workers)
+        W = np.ascontiguousarray(scaled_frequencies(state.W0, gamma, family), dtype=X.dtype)
+        u_hat = _column(X, W, state.b, workers)
+        op = RandomMCMOperator(u_hat, X=X, W0=state.W0, b=state.b, gamma=gamma,
+                               kernel=family, workers=workers)
         op.details = {"n_features": op.n_features, "size": op.size}
         return op
+
+
+def _column(X: np.ndarray, W: np.ndarray, b: np.ndarray, workers: int | None) -> np.ndarray:
+    """û = (√2/D) cos(XW + b) for a checked X and the frequencies of one γ (the memory
+    for it checked by :meth:`RandomMCM.check_resources`)."""
+    return rff_unchecked(X, W, np.ascontiguousarray(b, dtype=X.dtype),
+                         float(np.sqrt(2.0) / W.shape[1]), team(workers))

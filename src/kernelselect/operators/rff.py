@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from .. import lowlevel
+from .._columns import rff_unchecked
+from .._kernel_family import Kernel
 from .._resources import check_allocation
-from .._validation import check_positive_int, check_random_state
-from ..kernels import sample_frequencies, scale_frequencies
-from .._typing import PreparedState, RandomState
-from ._base import Approximation, KernelOperator
+from .._threads import team
+from .._validation import check_matrix, check_positive, check_positive_int, check_random_state
+from ..kernels import sample_frequencies
+from .._typing import Gammas, RandomState
+from ._base import Approximation, Capabilities, KernelOperator
 from ._feature_maps import FourierFeatures
 from ._lowrank import LowRankOperator
 from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
                                 check_streaming_memory)
 
-__all__ = ["RFF"]
+__all__ = ["RFF", "RFFState"]
+
+
+@dataclass(frozen=True)
+class RFFState:
+    """The standard draws :meth:`RFF.prepare` makes once and every γ scales: W0 (d, D)
+    (standard normal or Cauchy by the kernel) and the phases b (D,) on [0, 2π)."""
+
+    W0: np.ndarray
+    b: np.ndarray
 
 
 class RFF(Approximation):
@@ -45,11 +57,16 @@ class RFF(Approximation):
     """
 
     name = "rff"
-    label = "rff"
 
     def __init__(self, n_features: int = 200, random_state: RandomState = None) -> None:
         self.n_features = n_features
         self.random_state = random_state
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Every γ of a grid from shared passes (:meth:`build_all`), in memory or on
+        Dask input; machines on the random features."""
+        return Capabilities(frozenset(self.provides), grid=True, dask=True, fit=True)
 
     def check_resources(self, n: int, d: int) -> int:
         D = check_positive_int(self.n_features, "n_features")
@@ -61,35 +78,46 @@ class RFF(Approximation):
         return D
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
-                random_state: RandomState, workers: int | None) -> dict[str, Any]:
+                random_state: RandomState, workers: int | None) -> RFFState:
         D = check_positive_int(self.n_features, "n_features")   # Z is checked in build
         rs = self.random_state if self.random_state is not None else random_state
         rng = check_random_state(rs)
         W0, b = sample_frequencies(kernel, X.shape[1], D, rng)
-        return {"W0": W0, "b": b}
+        return RFFState(W0, b)
 
-    def features(self, X: np.ndarray, gamma: float, *, kernel: str, state: dict[str, Any],
+    def features(self, X: np.ndarray, gamma: float, *, kernel: str | Kernel, state: RFFState,
                  workers: int | None = None) -> np.ndarray:
-        """Z (n, D) for kernel parameter γ."""
-        W = scale_frequencies(state["W0"], gamma, kernel)
-        W = np.ascontiguousarray(W, dtype=X.dtype)
-        b = np.ascontiguousarray(state["b"], dtype=X.dtype)
-        return np.asarray(lowlevel.rff_features(X, W, b, workers=workers), dtype=np.float64)
+        """Z (n, D) for kernel parameter γ (X as checked by the caller, or any array,
+        checked here)."""
+        if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.flags.c_contiguous
+                and X.dtype in (np.float32, np.float64)):
+            X = check_matrix(X, "X")
+        scale = Kernel.of(kernel).frequency_scale(gamma)
+        W = np.ascontiguousarray(scale * state.W0, dtype=X.dtype)
+        b = np.ascontiguousarray(state.b, dtype=X.dtype)
+        D = W.shape[1]
+        check_allocation(float(X.shape[0]) * D * X.dtype.itemsize,
+                         f"the random features of {X.shape[0]} points × {D} frequencies "
+                         f"({X.dtype})", "use fewer random features (n_features) or fewer "
+                         "points")
+        return np.asarray(rff_unchecked(X, W, b, float(np.sqrt(2.0 / D)), team(workers)),
+                          dtype=np.float64)
 
-    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
-                  kernel: str, state: dict[str, Any]) -> list[StreamingLowRankOperator]:
+    def build_all(self, rows: Any, y: np.ndarray | None, gammas: Gammas, *,
+                  kernel: str, state: RFFState) -> list[StreamingLowRankOperator]:
         """Operators for every γ of a grid from one pass over ``rows`` (the projections
         X W₀ are formed once per row block and scaled per γ)."""
-        D = state["W0"].shape[1]
+        D = state.W0.shape[1]
         check_streaming_memory(rows, y, D, len(gammas), f"RFF with n_features={D}",
                                "use fewer random features")
-        fmap = FourierFeatures(state["W0"], state["b"], gammas, kernel)
+        fmap = FourierFeatures(state.W0, state.b, gammas, kernel)
         details = [{"n_features": int(fmap.width)} for _ in gammas]
         return build_operators(rows, fmap, y, [Transform() for _ in details], "rff",
                                details)
 
     def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
-              state: PreparedState, workers: int | None) -> KernelOperator:
+              state: RFFState | None, workers: int | None) -> KernelOperator:
+        gamma = check_positive(gamma, "gamma")
         self.check_resources(*X.shape)
         if state is None:
             state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)

@@ -7,8 +7,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import lowlevel
-from ..kernels import kernel_diagonal
+from .._kernel_family import Kernel
+from .._kernel_ops import Points, matvec_unchecked, sums_unchecked
+from .._threads import team
 from ._base import KernelOperator, _centred
 
 __all__ = ["StreamingOperator"]
@@ -25,18 +26,22 @@ class StreamingOperator(KernelOperator):
     so far with the products K^j B, and a new probe lying in span(B) (e.g. ȳ, y − ȳ1
     or the class indicators once 1 and y were seen) costs no further pass. So the five
     moment criteria together need about two passes over K per γ.
+
+    ``X`` may be given as :class:`~kernelselect._kernel_ops.Points` (X conditioned
+    once for a whole grid, as :class:`~kernelselect.operators.dense.Exact` does);
+    an array is conditioned here.
     """
 
     name = "streaming"
     spectral = False
 
-    def __init__(self, X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
-                 workers: int | None = None) -> None:
-        super().__init__(np.asarray(X).shape[0])
-        self._X = X
+    def __init__(self, X: npt.ArrayLike | Points, gamma: float,
+                 kernel: str | Kernel = "gaussian", workers: int | None = None) -> None:
+        self._kernel = Kernel.of(kernel)
+        self._points = X if isinstance(X, Points) else Points(X, self._kernel)
+        super().__init__(self._points.n)
         self._gamma = float(gamma)
-        self._kernel = kernel
-        self._workers = workers
+        self._threads = team(workers)
         self._sums: dict[str, Any] | None = None
         self._basis = np.zeros((self.n, 0))
         self._powers: list[np.ndarray] = []             # _powers[j] = K^(j+1) @ _basis
@@ -46,15 +51,17 @@ class StreamingOperator(KernelOperator):
     # -- internals -------------------------------------------------------------
     def _matvec(self, V: np.ndarray) -> np.ndarray:
         self.passes += 1
-        out = lowlevel.kernel_matvec(self._X, V, self._gamma, kernel=self._kernel,
-                                     workers=self._workers)
-        return np.asarray(out, dtype=np.float64).reshape(self.n, -1)
+        P = self._points
+        V = np.ascontiguousarray(V.reshape(self.n, -1), dtype=P.data.dtype)
+        out = matvec_unchecked(P.data, V, P.gamma(self._gamma), self._kernel, self._threads)
+        return np.asarray(out, dtype=np.float64)
 
     def _sums_once(self) -> dict[str, Any]:
         if self._sums is None:
             self.passes += 1
-            self._sums = lowlevel.kernel_sums(self._X, self._gamma, kernel=self._kernel,
-                                              workers=self._workers)
+            P = self._points
+            self._sums = sums_unchecked(P.data, P.gamma(self._gamma), self._kernel,
+                                        self._threads)
         return self._sums
 
     def _extend(self, P: np.ndarray) -> None:
@@ -143,19 +150,18 @@ class StreamingOperator(KernelOperator):
         fro_sq = self.power_trace(2)
         if np.isfinite(kc_sq) and kc_sq > self.MOMENT_FLOOR * fro_sq:
             return ycky, kc_sq
-        if self._kernel != "gaussian":
+        if self._kernel is not Kernel.GAUSSIAN:
             return ycky, np.nan
-        X = np.asarray(self._X, dtype=np.float64)
+        # the conditioned points: γ‖x − x′‖² is the same on them with their γ
+        X = np.asarray(self._points.data, dtype=np.float64)
+        g = self._points.gamma(self._gamma)
         Xc = X - X.mean(axis=0)
         spread = float(np.max(np.sum(Xc * Xc, axis=1)))
-        if not 4.0 * self._gamma * spread <= 1e-3:       # the expansion would be off
+        if not 4.0 * g * spread <= 1e-3:                 # the expansion would be off
             return ycky, np.nan
         v = Xc.T @ _centred(y)
         G = Xc.T @ Xc
-        g = self._gamma
         return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(G * G))
 
     def diagonal(self) -> np.ndarray:
-        if self._sums is not None:
-            return np.asarray(self._sums["diagonal"], dtype=np.float64)
-        return kernel_diagonal(self._X, self._gamma, self._kernel)
+        return np.ones(self.n)                  # κ(x, x) = 1 for both families

@@ -36,6 +36,8 @@ import numpy.typing as npt
 from scipy.spatial.distance import cdist
 
 from .. import _dask
+from .._kernel_family import Kernel
+from .._typing import Gammas
 from .._resources import check_allocation
 from .._threads import one_blas_thread
 from ._base import KernelOperator
@@ -56,7 +58,7 @@ Basis = tuple[Union[np.ndarray, None], np.ndarray, np.ndarray]
 class _TileKernel:
     """Kernel tiles for every γ of a grid from one distance tile."""
 
-    def __init__(self, gammas: npt.ArrayLike, kernel: str) -> None:
+    def __init__(self, gammas: npt.ArrayLike, kernel: Kernel) -> None:
         self.gammas = np.asarray(gammas, dtype=np.float64)
         self.kernel = kernel
 
@@ -67,7 +69,7 @@ class _TileKernel:
 
     def distances(self, A: np.ndarray, a_sq: np.ndarray, B: np.ndarray,
                   b_sq: np.ndarray) -> np.ndarray:
-        if self.kernel == "gaussian":
+        if self.kernel.power == 2:                  # squared distances, by one GEMM
             S = A @ B.T
             S *= -2.0
             S += a_sq[:, None]
@@ -144,7 +146,7 @@ class _ExactFamily(_Family):
     """The operators of one grid: centred X, the probe basis, the products V_k of the
     passes done so far and the moments they give."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, gammas: npt.ArrayLike, kernel: str,
+    def __init__(self, X: np.ndarray, y: np.ndarray, gammas: npt.ArrayLike, kernel: Kernel,
                  threads: int, workers: int | None) -> None:
         self._probe_basis(y)
         X = np.asarray(X, dtype=np.float64)
@@ -286,7 +288,7 @@ class _DaskExactFamily(_ExactFamily):
     chunks per row chunk, then a tree of the small moments. V_k stays on the workers
     (persisted) for the next pass; X is never gathered."""
 
-    def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, kernel: str) -> None:
+    def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, kernel: Kernel) -> None:
         self._probe_basis(y)
         self.rows = rows
         self.gammas = np.asarray(gammas, dtype=np.float64)
@@ -422,7 +424,7 @@ class StreamingExactGridOperator(KernelOperator):
         fro_sq = self.power_trace(2)
         if np.isfinite(kc_sq) and kc_sq > self.MOMENT_FLOOR * fro_sq:
             return ycky, kc_sq
-        if self.kernel != "gaussian":
+        if self.kernel is not Kernel.GAUSSIAN:
             return ycky, np.nan
         fam = self._family
         if not 4.0 * self.gamma * fam.spread <= 1e-3:
@@ -433,13 +435,14 @@ class StreamingExactGridOperator(KernelOperator):
         return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(fam.XtX * fam.XtX))
 
 
-def build_exact_grid(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *,
-                     kernel: str) -> list[StreamingExactGridOperator]:
+def build_exact_grid(rows: Any, y: npt.ArrayLike | None, gammas: Gammas, *,
+                     kernel: str | Kernel) -> list[StreamingExactGridOperator]:
     """One operator per γ sharing the passes of one family over ``rows`` (in memory:
     an :class:`~kernelselect.operators.streaming_lowrank.ArrayRows`; or Dask rows)."""
+    family_kind = Kernel.of(kernel)
     if isinstance(rows, ArrayRows):
-        return _grid_ops(rows.X, y, gammas, kernel=kernel, threads=rows.threads)
-    family = _DaskExactFamily(rows, np.asarray(y, dtype=np.float64), gammas, kernel)
+        return _grid_ops(rows.X, y, gammas, kernel=family_kind, threads=rows.threads)
+    family = _DaskExactFamily(rows, np.asarray(y, dtype=np.float64), gammas, family_kind)
     return [_operator(family, i) for i in range(len(gammas))]
 
 
@@ -449,8 +452,8 @@ def _operator(family: _ExactFamily, i: int) -> StreamingExactGridOperator:
     return op
 
 
-def _grid_ops(X: np.ndarray, y: npt.ArrayLike | None, gammas: Sequence[float], *,
-              kernel: str, threads: int, workers: int | None = None
+def _grid_ops(X: np.ndarray, y: npt.ArrayLike | None, gammas: Gammas, *,
+              kernel: Kernel, threads: int, workers: int | None = None
               ) -> list[StreamingExactGridOperator]:
     n, d = X.shape
     values = probe_values(np.asarray(y))

@@ -335,8 +335,8 @@ def build_operators(rows: Any, fmap: FeatureMap, y: npt.ArrayLike | None,
     return ops
 
 
-def evaluate_grid(ops: Sequence[StreamingLowRankOperator], tasks: Sequence[Any],
-                  evaluate: Callable[[int, StreamingLowRankOperator, Any], object]) -> None:
+def evaluate_grid(ops: Sequence[Any], tasks: Sequence[Any],
+                  evaluate: Callable[[int, Any, Any], object]) -> None:
     """Call ``evaluate(i, op, task)`` for every operator and task; row reductions
     requested by any call are collected and served by one shared pass over the rows,
     then those calls are repeated (criteria are deterministic and cheap once the

@@ -32,19 +32,19 @@ they are refused with a message naming them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
+from .._kernel_family import Kernel
+from .._typing import Gammas
 from .._labels import numeric_labels
-from ._base import KernelOperator
+from ._base import Approximation, KernelOperator
 from ._feature_maps import FeatureMap, FourierFeatures, block_rows
 from ._row_passes import ArrayRows, _sub_blocks, probe_basis
 from .streaming_lowrank import RowsPending, _Family, check_streaming_memory
 
-if TYPE_CHECKING:                    # random_mcm imports this module (build_all)
-    from .random_mcm import RandomMCM
 
 __all__ = ["StreamingRandomMCMOperator", "build_random_mcm", "mcm_pass"]
 
@@ -85,7 +85,7 @@ class _MCMFamily(_Family):
     "doubled" = H at 2γ)."""
 
     def __init__(self, rows: Any, y: np.ndarray, gammas: npt.ArrayLike, W0: np.ndarray,
-                 b: np.ndarray, kernel: str, approx: RandomMCM, state: dict[str, Any]
+                 b: np.ndarray, kernel: Kernel, approx: Approximation, state: Any
                  ) -> None:
         super().__init__(rows, None, y)
         self.gammas = np.asarray(gammas, dtype=np.float64)
@@ -253,26 +253,26 @@ class StreamingRandomMCMOperator(KernelOperator):
     quadratic = trace = diagonal_function = apply_function = reduce_rows = _refuse
 
 
-def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Sequence[float], *, kernel: str,
-                     state: dict[str, Any], approx: RandomMCM
+def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Gammas, *,
+                     kernel: str | Kernel, state: Any, approx: Approximation
                      ) -> list[StreamingRandomMCMOperator]:
     """Operators for every γ of a grid; their statistics come from one shared pass
     over ``rows`` when the criteria first ask for them. ``approx`` and ``state`` (its
     ``prepare``) build the in-memory column of a γ when a criterion needs its full
     spectrum."""
-    W0, b = state["W0"], state["b"]
+    W0, b, family = state.W0, state.b, Kernel.of(kernel)
     D = W0.shape[1]
-    if state["kernel"] != kernel:
+    if state.kernel is not family:
         raise ValueError(
-            f"the frequencies were drawn for kernel={state['kernel']!r}, not {kernel!r}; "
-            f"call prepare again with kernel={kernel!r}.")
+            f"the frequencies were drawn for kernel={state.kernel.value!r}, not "
+            f"{family.value!r}; call prepare again with kernel={family.value!r}.")
     check_streaming_memory(rows, y, D, 2 * len(gammas), f"RandomMCM with n_features={D}",
                            "use fewer random features")
-    family = _MCMFamily(rows, np.asarray(y, dtype=np.float64), gammas, W0, b, kernel,
-                        approx, state)
+    grid = _MCMFamily(rows, np.asarray(y, dtype=np.float64), gammas, W0, b, family,
+                      approx, state)
     ops = []
     for i in range(len(gammas)):
-        op = StreamingRandomMCMOperator(family, i, D)
+        op = StreamingRandomMCMOperator(grid, i, D)
         op.details = {"n_features": D, "size": op.size, "method": "streaming"}
         ops.append(op)
     return ops
