@@ -167,6 +167,16 @@ def test_svmlight_malformed(tmp_path, text, message):
         datasets.load_svmlight(path)
 
 
+def test_svmlight_bytes_outside_utf8_only_in_comments(tmp_path):
+    ok = tmp_path / "latin1_comment.svm"
+    ok.write_bytes(b"1 1:0.5 2:1 # caf\xe9\n-1 1:0.1 2:2\n")
+    np.testing.assert_array_equal(datasets.load_svmlight(ok).X, [[0.5, 1.0], [0.1, 2.0]])
+    bad = tmp_path / "latin1_value.svm"
+    bad.write_bytes(b"1 1:0.5 2:1\n-1 1:0.1 2:\xe92\n")
+    with pytest.raises(ValueError, match=":2: cannot read"):
+        datasets.load_svmlight(bad)
+
+
 def test_svmlight_size_guard(tmp_path):
     path = _write(tmp_path, "big.svm", "1 1:1 100000:1\n-1 5:1\n")
     with pytest.raises(ValueError, match="max_dense_bytes"):

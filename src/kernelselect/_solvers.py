@@ -252,7 +252,10 @@ class KernelMachine:
             assert self._features is not None    # a primal model keeps its feature map
             approx, state = self._features
             D = self.weights.shape[0]
-            Z = approx.features(X, self.gamma, kernel=self.kernel, state=state,
+            gamma, kernel = self.gamma, self.kernel
+            if is_ard(kernel):        # the Gaussian map (γ = 1) of X·diag(√γ)
+                (X,), gamma, kernel = ard_as_gaussian([X], gamma)
+            Z = approx.features(X, gamma, kernel=kernel, state=state,
                                 workers=block_workers(X.shape[0] * D, workers))
             t, L = self.weights.shape[1:]
             with small_blas(float(X.shape[0]) * D * t * L):

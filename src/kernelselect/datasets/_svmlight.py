@@ -21,7 +21,9 @@ def load_svmlight(path: str | os.PathLike[str], *, n_features: int | None = None
     1-based (the LIBSVM convention) unless an index 0 occurs, which marks a 0-based file
     such as scikit-learn's ``dump_svmlight_file`` writes by default; ``qid`` fields are
     ignored; empty lines and ``#`` comments are skipped; features not mentioned on a
-    line are 0.
+    line are 0. Every field that is read is a number, so the file's encoding matters
+    only in comments: bytes that are not UTF-8 are accepted there, and anywhere else
+    they make the line's field unreadable (a ``ValueError`` naming the line).
 
     Parameters
     ----------
