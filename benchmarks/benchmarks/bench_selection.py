@@ -73,3 +73,19 @@ class SelectApproximate:
         self.func(self.X, self.y, gammas=gammas(10), alphas=(n * 1e-3,),
                   criterion=self.criterion, approximation=approximation, random_state=0,
                   workers=1)
+
+
+class SelectDefaults:
+    """``select_kernel(X, y)`` with every default (criterion, grid, the Nyström levels)
+    on one thread and on the default threads: the front door's time, level by level
+    the cost studied in studies/speed_profile.py."""
+    params = ([1_000, 3_000, 10_000], [1, None])
+    param_names = ["n", "workers"]
+    timeout = 600
+
+    def setup(self, n, workers):
+        self.func = require(select_kernel())
+        self.X, self.y = data(n, d=8)
+
+    def time_select(self, n, workers):
+        self.func(self.X, self.y, random_state=0, workers=workers)
