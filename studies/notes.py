@@ -70,7 +70,7 @@ criteria and the best compared criterion on any set. Here C1(v) and C3(v̂) are
 significantly worse than the best on mushrooms (98.6 %) and penbased (96–97 %), and on
 penbased C2(v) is too (98.5 %, against 99.8 % for CV): C1(v) and C3(v̂) choose the widest kernel
 of the grid on most repeats (selection column), the failure modes measured for these
-estimators in `kernelselect.random_criteria` ([C1V], [C3]); C3(v̂) also fell to the
+estimators in `kernelselect.criteria.random_mcm` ([C1V], [C3]); C3(v̂) also fell to the
 majority-class rate on two of adult's repeats (75.8 and 76.5 %). The estimators that use a
 whole row of the MCM spectrum (KTA(Z), the MMD row estimator, C1 on Z̃Z̃ᵀ) select like the
 exact criteria at the same cost, though on penbased they too are slightly but significantly
@@ -117,7 +117,7 @@ features need a much larger D. Here KTA(Z) is at least as accurate as KTA(v) at 
 mushrooms, coil2000, penbased and adult, and clearly better on penbased, where KTA(v) is the
 only criterion of the table below 99.5 %; on w8a both sit at or near the majority-class rate
 ([W8A]). This matches what the
-library measured for the two estimators (`kernelselect.random_criteria`: median Spearman
+library measured for the two estimators (`kernelselect.criteria.random_mcm`: median Spearman
 correlation with the exact KTA curve 0.93 for KTA(Z), 0.26 for KTA(v), whose s₀ is a single
 χ²₁-like coefficient). The paper's 5-CV-RFF accuracies (90.4–90.9 % on mushrooms) are far
 below the exact LSSVM at any γ the CV here selects, and below the random-feature ridge model
@@ -214,12 +214,12 @@ _T2M = ("paper 000 reports KTA(Z) and 5-CV-RFF far below KTA(v) on mushrooms (92
         "not borne out: that model, fitted at the γ each criterion selected (the table under "
         "Table 2), is also far above 90 % on mushrooms. Unexplained")
 _C3 = ("C3(v̂) is only partly specified in the paper (eq. 6 gives an ingredient); the library's "
-       "completion (kernelselect.random_criteria.random_eloo) depends on the arbitrary order of "
+       "completion (kernelselect.criteria.random_mcm.random_eloo) depends on the arbitrary order of "
        "the points along the circulant's data axis and does not follow the exact ELOO (median "
        "Spearman 0.06), so its choices are erratic")
 _C1 = ("C1(v) as printed (eq. 4) has no α² or σ² weights and rests on the single coefficient s₀, "
        "a χ²₁-like variable; its curve is anti-correlated with C1(K) (median Spearman −0.71, "
-       "kernelselect.random_criteria); here it picks the widest kernel of the grid (log₂ γ = −8) "
+       "kernelselect.criteria.random_mcm); here it picks the widest kernel of the grid (log₂ γ = −8) "
        "on 112 of 113 repeats over the five sets, where the LSSVM with α = 1 underfits")
 
 _CAP = ("the final LSSVM is trained here on a 3000-row subsample of the 16280-row training half "

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import spearmanr
 
-from kernelselect import random_criteria as RC
+from kernelselect.criteria import random_mcm as RC
 from kernelselect.operators.mcm import MCM
 from kernelselect.operators.random_mcm import RandomMCM
 

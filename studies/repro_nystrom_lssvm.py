@@ -116,7 +116,7 @@ def run_speed(n=2000, seed=0):
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.model_selection import GridSearchCV
 
-    from kernelselect._cv import PAPER_004_ALPHAS, PAPER_004_GAMMAS, make_folds
+    from kernelselect._cv import CV_ALPHAS, CV_GAMMAS, make_folds
 
     out = {"n": n}
     # classification: ringnorm subset, LSSVM, exact vs approximate CV
@@ -158,7 +158,7 @@ def run_speed(n=2000, seed=0):
     import warnings
 
     gs = GridSearchCV(KernelRidge(kernel="rbf"),
-                      {"gamma": list(PAPER_004_GAMMAS), "alpha": list(PAPER_004_ALPHAS)},
+                      {"gamma": list(CV_GAMMAS), "alpha": list(CV_ALPHAS)},
                       cv=folds, scoring="neg_mean_squared_error", n_jobs=1, refit=False)
     t0, c0 = time.perf_counter(), time.process_time()
     with warnings.catch_warnings():

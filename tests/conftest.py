@@ -1,9 +1,10 @@
-"""Shared test configuration: hypothesis profiles."""
+"""Shared test configuration: hypothesis profiles, fixtures used by several files."""
 
 import os
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -22,3 +23,14 @@ settings.load_profile(os.environ.get("KERNELSELECT_HYPOTHESIS_PROFILE", _profile
 # tests/reference.py (the dense references) is imported as a plain module; only
 # tests/ goes on sys.path, never src/ (the package is imported installed).
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+@pytest.fixture
+def no_selection(monkeypatch):
+    """select_kernel must not run: the error comes before any computation."""
+    import kernelselect
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("select_kernel ran although the command was invalid")
+
+    monkeypatch.setattr(kernelselect, "select_kernel", forbidden, raising=False)

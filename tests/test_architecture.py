@@ -132,7 +132,7 @@ LAYERS = [
     {"operators"},
     {"criteria", "_ard_stream"},
     # the selection: its result and plots, the search machinery, the policy, the driver
-    {"_plotting", "random_criteria", "_ard_search"},
+    {"_plotting", "_ard_search"},
     {"_result"},
     {"_search", "_ard_select"},
     {"_policy"},
@@ -171,8 +171,6 @@ SUBLAYERS = {
 KNOWN_UPWARD = {
     # the result's plots annotate with SelectionResult, imported from the driver
     ("kernelselect._plotting", "kernelselect.selection"),
-    # the thread counts' former place still serves them (to the command line)
-    ("kernelselect._validation", "kernelselect._threads"),
 }
 
 
@@ -251,21 +249,6 @@ APPROXIMATIONS = {"Exact", "Nystroem", "RFF", "MCM", "RandomMCM", "ProportionalN
 #: the protocol's optional parts, asked for by name instead of through the protocol
 PROTOCOL_NAMES = {"build_all", "prefers_per_gamma", "label", "provides", "rescaled",
                   "capabilities", "machine"}
-#: type switches on approximations that remain outside operators/ for now
-KNOWN_SWITCHES = {
-    ("kernelselect._cv", "getattr label"),
-    ("kernelselect._solvers", "isinstance Exact"),
-    ("kernelselect._solvers", "isinstance Nystroem"),
-    ("kernelselect._solvers", "isinstance RFF"),
-    ("kernelselect.models._selection_cv", "getattr rescaled"),
-    ("kernelselect.selection", "getattr label"),
-    ("kernelselect.selection", "isinstance Exact"),
-    ("kernelselect.selection", "isinstance Nystroem"),
-    ("kernelselect.selection", "isinstance RFF"),
-    ("kernelselect.selection", "isinstance RandomMCM"),
-}
-
-
 def _type_switches(src=SRC):
     """(module, what) for every ``isinstance`` against an approximation class and
     every ``getattr``/``hasattr`` of a protocol name outside ``operators/``."""
@@ -289,9 +272,7 @@ def _type_switches(src=SRC):
 
 
 def test_no_type_switch_on_approximations_outside_operators():
-    found = _type_switches()
-    assert found - KNOWN_SWITCHES == set(), "use the Approximation protocol instead"
-    assert KNOWN_SWITCHES - found == set(), "KNOWN_SWITCHES lists switches that are gone"
+    assert _type_switches() == set(), "use the Approximation protocol instead"
 
 
 def test_registry_complete_at_import():

@@ -47,14 +47,6 @@ def calls(monkeypatch):
 
 
 @pytest.fixture
-def no_selection(monkeypatch):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("select_kernel ran although the command was invalid")
-
-    monkeypatch.setattr(kernelselect, "select_kernel", forbidden, raising=False)
-
-
-@pytest.fixture
 def heart_files(tmp_path):
     data = datasets.load("heart")
     np.save(tmp_path / "h.npy", np.column_stack([data.X, data.y]))

@@ -25,15 +25,6 @@ def good(tmp_path):
     return path
 
 
-@pytest.fixture
-def no_selection(monkeypatch):
-    """select_kernel must not run: the error comes before any computation."""
-    def forbidden(*args, **kwargs):
-        raise AssertionError("select_kernel ran although the outputs were invalid")
-
-    monkeypatch.setattr(kernelselect, "select_kernel", forbidden, raising=False)
-
-
 def run(argv, capsys):
     code = cli.main([str(a) for a in argv])
     out, err = capsys.readouterr()

@@ -145,8 +145,8 @@ def test_cv_accepts_splitters_and_pairs_and_is_reproducible():
     np.testing.assert_array_equal(c.curves["cv"], d.curves["cv"])
 
 
-def test_paper004_preset():
-    p = kernelselect.paper004_grid()
+def test_nystrom_cv_setting():
+    p = kernelselect.nystrom_cv_setting()
     np.testing.assert_array_equal(np.log2(p["gammas"]), np.arange(-15, 10, 2))
     np.testing.assert_array_equal(np.log2(p["alphas"]), np.arange(-15, 6, 2))
     assert p["gammas"].size == 13 and p["alphas"].size == 11
@@ -206,3 +206,20 @@ def test_cached_distance_predictions_equal_streaming():
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
     np.testing.assert_array_equal(got, _distance_predict(D, 0.3, coef, 2))
     assert _held_out_distances(A, B, "laplacian") is None
+
+
+@pytest.mark.parametrize("where, old, new", [
+    ("kernelselect", "paper004_grid", "nystrom_cv_setting"),
+    ("kernelselect.models", "paper004_grid", "nystrom_cv_setting"),
+    ("kernelselect.models", "PAPER_004_GAMMAS", "CV_GAMMAS"),
+    ("kernelselect.models", "PAPER_004_ALPHAS", "CV_ALPHAS"),
+    ("kernelselect._cv", "PAPER_004_GAMMAS", "CV_GAMMAS"),
+])
+def test_former_names_warn_and_give_the_new_object(where, old, new):
+    import importlib
+    module = importlib.import_module(where)
+    with pytest.warns(FutureWarning, match=f"{old} is deprecated.*use {where}.{new}"):
+        value = getattr(module, old)
+    assert value is getattr(module, new)
+    with pytest.raises(AttributeError, match="no attribute 'paper005_grid'"):
+        getattr(module, "paper005_grid")

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernelselect import datasets, di
-from kernelselect._cv import encode_targets, make_folds
+from kernelselect._cv import machine_targets, make_folds
 from kernelselect._labels import (check_labels, codes_for, column_codes, decide, encode_as,
                                   encode_labels, one_vs_rest)
 from kernelselect._targets import prepare_targets
@@ -69,7 +69,7 @@ def test_encoder_matches_reference(labels):
 def test_callers_agree_with_encoder(labels):
     enc = encode_labels(labels)
     arr = np.asarray(labels)
-    Y, classes = encode_targets(arr, classification=True)
+    Y, classes = machine_targets(arr, classification=True)
     np.testing.assert_array_equal(classes, enc.classes)
     np.testing.assert_array_equal(Y, enc.columns())
     np.testing.assert_array_equal(one_vs_rest(arr), enc.one_vs_rest())

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelselect import random_criteria as RC
+from kernelselect.criteria import random_mcm as RC
 from kernelselect.criteria import get_criterion
 from kernelselect.operators.random_mcm import RandomMCM, RandomMCMOperator, scaled_frequencies
 

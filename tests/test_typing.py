@@ -62,7 +62,7 @@ def test_approximations_estimators_and_lowlevel_are_annotated():
             assert "return" in getattr(cls, method).__annotations__, (cls.__name__, method)
     assert kernelselect.fit_lssvm.__annotations__["return"] == "KernelMachine"
     for func in (kernelselect.set_config, kernelselect.get_config, kernelselect.config_context,
-                 kernelselect.cross_validate_grid, kernelselect.paper004_grid,
+                 kernelselect.cross_validate_grid, kernelselect.nystrom_cv_setting,
                  kernelselect.ProportionalNystroem.__init__):
         assert "return" in func.__annotations__, func.__name__
     for name in lowlevel.__all__:

@@ -13,9 +13,9 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from . import criteria, datasets, di, fft, kernels, lowlevel, models, operators
-    from . import random_criteria, selection
+    from . import selection
     from ._show_config import show_config
-    from ._cv import ProportionalNystroem, cross_validate_grid, paper004_grid
+    from ._cv import ProportionalNystroem, cross_validate_grid, nystrom_cv_setting
     from .di.transformers import DINystroem, DIRandomFourierFeatures
     from ._policy import GridEdgeWarning
     from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
@@ -49,7 +49,7 @@ _LAZY = {
     "get_criterion": "criteria",
     "register_criterion": "criteria",
     "cross_validate_grid": "_cv",
-    "paper004_grid": "_cv",
+    "nystrom_cv_setting": "_cv",
     "ProportionalNystroem": "_cv",
     "KernelRidgeRegressor": "models",
     "KernelSelectionCV": "models",
@@ -64,9 +64,12 @@ _LAZY = {
 }
 
 # Public submodules, imported on first access as attributes (`kernelselect.criteria`).
+#: former public names → their replacements (resolved with a FutureWarning)
+_RENAMED = {"paper004_grid": "nystrom_cv_setting"}
+
 _SUBMODULES = frozenset({
     "criteria", "datasets", "di", "fft", "kernels", "lowlevel", "models", "operators",
-    "random_criteria", "selection",
+    "selection",
 })
 
 __all__ = [
@@ -98,7 +101,7 @@ __all__ = [
     "fit_lssvm",
     "fit_krr",
     "cross_validate_grid",
-    "paper004_grid",
+    "nystrom_cv_setting",
     "ProportionalNystroem",
     "LSSVMClassifier",
     "KernelRidgeRegressor",
@@ -120,6 +123,10 @@ if not TYPE_CHECKING:
             return value
         if name in _SUBMODULES:
             return importlib.import_module(f".{name}", __name__)
+        if name in _RENAMED:
+            from ._warnings import renamed_attribute
+            return renamed_attribute(__name__, name, _RENAMED,
+                                     {_RENAMED[name]: __getattr__(_RENAMED[name])})
         raise AttributeError(f"module 'kernelselect' has no attribute {name!r}")
 
 

@@ -1,6 +1,6 @@
 """``select_kernel(X, y, kernel="ard")``: one Gaussian bandwidth per feature.
 
-The rules, each with its reason (numbers from ``studies/results/ard_quality.md``: every
+The rules, each with its reason (numbers from the quality study of docs/user_guide/per_feature.rst: every
 regression and binary set of the shared data, training halves of at most 1000 rows,
 against isotropic 5-fold cross-validation):
 
@@ -372,7 +372,7 @@ def auto_kernel(y: Any, task: Any) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"``: the per-feature kernel for a real target
     (one column), the isotropic Gaussian kernel for class labels.
 
-    Evidence (``studies/results/ard_quality.md``, the data sets split in two halves by
+    Evidence (the quality study of docs/user_guide/per_feature.rst, the data sets split in two halves by
     name): on real targets the guarded per-feature search lowered the test error of the
     isotropic defaults on both halves (geometric-mean NMSE ratio 0.89 on half A, 0.50 on
     half B); on class labels it changed the accuracy by +0.05 and −0.02 points, for 7–11

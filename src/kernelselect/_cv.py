@@ -2,7 +2,7 @@
 
 For every γ and fold the training kernel is factorised once — a tridiagonal
 reduction K = QTQᵀ of the fold's exact kernel matrix, or the thin SVD of the fold's
-Nyström factor (paper 004, Tian, Liu et al., PAKDD 2012, Alg. 2 with Alg. 1 inside) —
+Nyström factor (Ding & Liao, PAKDD 2012, Alg. 2 with Alg. 1 inside) —
 and every α of the grid is solved from that factorisation. Held-out points are
 predicted by the fold's model: the true kernel against the fold's training points
 (exact), or the Nyström feature map, i.e. the kernel against the fold's landmarks
@@ -33,6 +33,7 @@ from ._validation import (
     check_vector,
 )
 from ._typing import RandomState
+from ._warnings import renamed_attribute
 from .operators.nystrom import Nystroem
 
 if TYPE_CHECKING:
@@ -42,23 +43,29 @@ if TYPE_CHECKING:
 __all__ = [
     "cross_validate_grid",
     "make_folds",
-    "paper004_grid",
+    "nystrom_cv_setting",
     "ProportionalNystroem",
-    "PAPER_004_GAMMAS",
-    "PAPER_004_ALPHAS",
+    "CV_GAMMAS",
+    "CV_ALPHAS",
 ]
 
-#: paper 004, Sect. 6.2: γ ∈ 2^{−15, −13, …, 9} (13 values)
-PAPER_004_GAMMAS = 2.0 ** np.arange(-15, 10, 2)
-#: paper 004, Sect. 6.2: μ ∈ 2^{−15, −13, …, 5} (11 values); α = μ for the LSSVM
-PAPER_004_ALPHAS = 2.0 ** np.arange(-15, 6, 2)
+#: former names, importable with a FutureWarning: old name → its replacement
+RENAMED = {"paper004_grid": "nystrom_cv_setting", "PAPER_004_GAMMAS": "CV_GAMMAS",
+           "PAPER_004_ALPHAS": "CV_ALPHAS"}
+
+#: the default γ grid of cross_validate_grid, γ ∈ 2^{−15, −13, …, 9} (13 values; Ding &
+#: Liao, PAKDD 2012, Sect. 6.2)
+CV_GAMMAS = 2.0 ** np.arange(-15, 10, 2)
+#: the default α grid of cross_validate_grid, α ∈ 2^{−15, −13, …, 5} (11 values; the
+#: LSSVM ridge μ = α of Ding & Liao, PAKDD 2012, Sect. 6.2)
+CV_ALPHAS = 2.0 ** np.arange(-15, 6, 2)
 
 
 class ProportionalNystroem(Nystroem):
     """Nyström approximation whose sizes scale with the number of points it sees.
 
     c = round(landmark_fraction · n) landmarks and rank k = round(rank_fraction · c)
-    (both at least 1): paper 004 uses c = 0.1n, k = 0.5c, with n the size of each
+    (both at least 1): Ding & Liao (PAKDD 2012) uses c = 0.1n, k = 0.5c, with n the size of each
     cross-validation training fold.
     """
 
@@ -86,8 +93,11 @@ class ProportionalNystroem(Nystroem):
         return c, k
 
 
-def paper004_grid() -> dict[str, Any]:
-    """Paper 004's model-selection setting (its Section 6.2) as keyword arguments.
+def nystrom_cv_setting() -> dict[str, Any]:
+    """Keyword arguments of :func:`cross_validate_grid` for approximate cross-validation.
+
+    The model-selection setting of Ding & Liao (PAKDD 2012, Section 6.2): Nyström
+    factors that grow with each training fold, on a grid of odd powers of two.
 
     Returns
     -------
@@ -96,7 +106,7 @@ def paper004_grid() -> dict[str, Any]:
         α = μ for the LSSVM) and ``approximation`` = ProportionalNystroem(0.1, 0.5)
         (c = 0.1n, k = 0.5c per training fold).
     """
-    return {"gammas": PAPER_004_GAMMAS.copy(), "alphas": PAPER_004_ALPHAS.copy(),
+    return {"gammas": CV_GAMMAS.copy(), "alphas": CV_ALPHAS.copy(),
             "approximation": ProportionalNystroem(0.1, 0.5)}
 
 
@@ -166,7 +176,7 @@ def make_folds(y: np.ndarray, cv: Any = 5, stratify: bool = True,
     return [(idx[fold_of != f], idx[fold_of == f]) for f in range(k)]
 
 
-def encode_targets(y: np.ndarray, classification: bool) -> tuple[np.ndarray, np.ndarray | None]:
+def machine_targets(y: np.ndarray, classification: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """(Y (n, t), classes or None): ±1 columns (one for binary, one per class for
     one-vs-rest; :meth:`kernelselect._labels.LabelCodes.columns`) or the real targets."""
     if not classification:
@@ -225,10 +235,10 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     y : array-like of shape (n_samples,)
         Class labels (``loss="error"``) or real targets (``loss="mse"``).
     gammas, alphas : array-like of positive floats or None
-        The grid; None → paper 004's grid (γ ∈ 2^{−15,−13,…,9}, α ∈ 2^{−15,−13,…,5}).
+        The grid; None → Ding & Liao (PAKDD 2012)'s grid (γ ∈ 2^{−15,−13,…,9}, α ∈ 2^{−15,−13,…,5}).
     kernel : {"gaussian", "laplacian"}
     machine : {"lssvm", "krr"}
-        LSSVM with bias (paper 004) or kernel ridge regression without bias.
+        LSSVM with bias (Ding & Liao, PAKDD 2012) or kernel ridge regression without bias.
     loss : {"error", "mse"} or None
         Misclassification rate (binary by sign, multi-class by one-vs-rest argmax)
         or mean squared error; None → "error" for the LSSVM, "mse" for KRR.
@@ -236,7 +246,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
         "exact" (one tridiagonal reduction of each fold's kernel matrix, every α from
         it by an O(n) tridiagonal solve),
         "nystrom" (ridge regression on each fold's Nyström features) or an instance
-        such as ``ProportionalNystroem(0.1, 0.5)`` (paper 004's c = 0.1n, k = 0.5c); "rff"
+        such as ``ProportionalNystroem(0.1, 0.5)`` (Ding & Liao (PAKDD 2012): c = 0.1n, k = 0.5c); "rff"
         works too ("mcm" is refused: it does not train a model, see
         :func:`kernelselect._solvers.check_machine`).
     cv : int, splitter or (train, test) pairs
@@ -275,9 +285,9 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     if center and classification:
         raise ValueError("center=True centres a real target; it does not apply to "
                          "loss='error' (class labels). Pass center=False.")
-    gammas = check_grid(PAPER_004_GAMMAS if gammas is None else gammas, "gammas")
-    alphas = check_alphas(PAPER_004_ALPHAS if alphas is None else alphas, "alphas")
-    Y, classes = encode_targets(y, classification)
+    gammas = check_grid(CV_GAMMAS if gammas is None else gammas, "gammas")
+    alphas = check_alphas(CV_ALPHAS if alphas is None else alphas, "alphas")
+    Y, classes = machine_targets(y, classification)
     if not classification and np.ptp(y) == 0:
         raise ValueError("y is constant; there is nothing to regress.")
     approx = check_machine(approximation, *X.shape)
@@ -311,14 +321,19 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
                 F = model.decision_function(X[va], workers=workers)   # (n_va, t, L)
             F += offset[None, :, None]
             if classification:
-                assert classes is not None      # encode_targets gives them
+                assert classes is not None      # machine_targets gives them
                 losses[f, i] = np.mean(decide(F, classes) != y[va][:, None], axis=0)
             else:
                 losses[f, i] = np.mean((F - Y[va][:, :, None]) ** 2, axis=(0, 1))
             timings[i] += time.perf_counter() - t0 + setup / gammas.size
     details = {"kernel": kernel, "n": X.shape[0], "d": X.shape[1], "machine": machine,
-               "center": bool(center), "loss": loss, "approximation": getattr(approx, "label", approx.name),
+               "center": bool(center), "loss": loss, "approximation": approx.label,
                "approximation_params": approx.get_params(), "n_folds": len(folds),
                "fold_losses": losses, "folds": folds}
     return SelectionResult(gammas, alphas, {"cv": losses.mean(axis=0)}, {"cv": "min"},
                            timings, details)
+
+
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> Any:
+        return renamed_attribute(__name__, name, RENAMED, globals())

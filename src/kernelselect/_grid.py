@@ -216,7 +216,7 @@ def grid_index_differences(a: npt.ArrayLike, b: npt.ArrayLike, m: Sequence[int],
                            periodic: bool = False) -> np.ndarray:
     """Per-level index differences δ_s between flat C-order grid cells a and b.
 
-    ``periodic=False`` gives ``|i_s − j_s|`` (the grid geometry, paper 002 H4);
+    ``periodic=False`` gives ``|i_s − j_s|`` (the grid geometry, Ding et al. (TNNLS 2020) H4);
     ``periodic=True`` gives min(k_s, m_s − k_s), k_s = (i_s − j_s) mod m_s, the
     distance on the torus that the circulant U uses when the far image is
     negligible (D_{i,s} = {k_s, m_s − k_s}).
@@ -239,7 +239,7 @@ def fit_spacing(X_grid: npt.ArrayLike, m: Sequence[int], n_pairs: int = 4096,
         Σ_pairs ( ‖x_a − x_b‖ − ‖δ(a, b) ∘ h‖ )²,   h ≥ 0,
 
     where δ_s is the per-level index difference of :func:`grid_index_differences`
-    (``|i_s − j_s|`` by default, the relation H4 of paper 002 assumes and its
+    (``|i_s − j_s|`` by default, the relation H4 of Ding et al. (TNNLS 2020) assumes and its
     experiment tunes; ``periodic=True`` uses the torus distance instead). The
     start is the exact solution of the linear problem on squared distances,
     ‖x_a − x_b‖² ≈ Σ_s δ_s² h_s² (non-negative least squares in h_s²); a

@@ -135,7 +135,7 @@ class GridEdgeWarning(UserWarning):
 #: leave-one-out error (capability tag → criterion): of the randomised circulant's
 #: criteria, the one whose γ-curve follows its exact counterpart (KTA) best, median
 #: Spearman ρ 0.98 over 10 binary sets, where its leave-one-out form random_eloo
-#: scores 0.06 (studies/results/random_mcm_spearman.md)
+#: scores 0.06 (docs/criteria.md, docs/reproductions.md)
 FALLBACK_CRITERIA = {"random_mcm": "random_kta_row_2g"}
 
 

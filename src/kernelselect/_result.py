@@ -307,14 +307,14 @@ def _check_grid_values(gammas: Any, alphas: Any, curves: Any, timings: Any, who:
     return grids[0], grids[1], checked, t
 
 
-def _finite_selection(result: SelectionResult) -> SelectionResult:
-    """The result, or ``ValueError`` when a criterion has no finite value on the grid."""
-    for name in result.criteria:
-        if result.best[name]["index"] is not None:
+def check_selects(gammas: np.ndarray, alphas: np.ndarray, curves: Mapping[str, np.ndarray]
+                  ) -> None:
+    """``ValueError`` when a criterion has no finite value on the (γ, α) grid."""
+    for name, values in curves.items():
+        if np.isfinite(values).any():
             continue
-        values = result.curves[name]
         kind = "NaN" if np.isnan(values).all() else "not finite"
-        g, a = result.gammas, result.alphas
+        g, a = gammas, alphas
         raise ValueError(
             f"criterion {name!r} is {kind} at every grid point (γ in [{g.min():.3g}, "
             f"{g.max():.3g}], α in [{a.min():.3g}, {a.max():.3g}]), so it selects nothing. "
@@ -323,4 +323,3 @@ def _finite_selection(result: SelectionResult) -> SelectionResult:
             "criterion undefined for these data (e.g. both classes with the same mean); "
             "change the grid or the criterion."
         )
-    return result

@@ -1,13 +1,13 @@
 """Solvers for least-squares SVM (with bias) and kernel ridge regression (no bias).
 
 Both machines need solutions of K_α u = z with K_α = K + αI (the ridge α is added to
-the kernel matrix; docs/references.md, "Conventions"). The LSSVM of paper 004 (Ding &
+the kernel matrix; docs/references.md, "Conventions"). The LSSVM of Ding &
 Liao, "Nyström approximate model selection for LSSVM", PAKDD 2012, eqs. 4–9) solves
 K_α ρ = 1 and K_α ν = y and sets
 
     b = 1ᵀν / 1ᵀρ,   a = ν − ρ b,   f(x) = Σ_i a_i κ(x, x_i) + b.
 
-(Paper 004's Algorithm 1 prints b = 1ᵀy/1ᵀρ in step 5; eq. 9 and the bordered
+(Ding & Liao (PAKDD 2012)'s Algorithm 1 prints b = 1ᵀy/1ᵀρ in step 5; eq. 9 and the bordered
 system give 1ᵀν/1ᵀρ, which is what is used here.) Kernel ridge regression is the
 same without the bias row: a = K_α⁻¹ y, f(x) = Σ_i a_i κ(x, x_i), as scikit-learn's
 KernelRidge.
@@ -30,10 +30,10 @@ Fitting builds the operator of the approximation for one γ, as the selection do
   new points by the feature map: random features z(x), or the Nyström map
   φ(x) = Tᵀk(landmarks, x) (V = K(X, landmarks)·T), so a Nyström model predicts
   from its c landmarks and the c coefficients β = Tw alone. (The dual a = K̃_α⁻¹y
-  of the same fit, evaluated with the true kernel κ(x, X)a as paper 004 and earlier
+  of the same fit, evaluated with the true kernel κ(x, X)a as Ding & Liao (PAKDD 2012) and earlier
   versions did, is a different model: the part of y outside range(V) enters a
   divided by α and is amplified by κ, so at small α its test error grows like 1/α.)
-- the Song–Xu multilevel circulant (paper 002, Ding, Liao et al., TNNLS 2020) is a
+- the Song–Xu multilevel circulant (Ding et al., TNNLS 2020) is a
   stand-in for grid cells, not for the training points, so the machines do not train
   on it (:func:`check_machine` says why).
 
@@ -45,7 +45,6 @@ random-feature models predict in their primal form z(x)ᵀw + b.
 
 from __future__ import annotations
 
-import copy
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -58,9 +57,8 @@ from ._validation import KERNEL_CODES, check_random_state
 from .operators import KernelOperator, RidgeFunction, get_approximation
 from .operators._base import check_function_output
 from .operators._lowrank import LowRankOperator
-from .operators.dense import DenseOperator, Exact
-from .operators.nystrom import Nystroem
-from .operators.rff import RFF
+from .operators.dense import MACHINE_SOLVERS, DenseOperator
+from .operators.mcm import MCM_MACHINE_REFUSAL  # noqa: F401  (its home; named here too)
 from ._validation import check_grid, check_kernel, check_matrix, check_positive
 from ._threads import SMALL_BLOCK, block_threads, block_workers, one_blas_thread  # noqa: F401
 from ._threads import blas_for_flops as small_blas
@@ -81,7 +79,7 @@ __all__ = [
 ]
 
 #: the strategies of the exact operator that fitting accepts as ``exact_solver``
-EXACT_SOLVERS = ("cholesky", "eigh", "tridiagonal")
+EXACT_SOLVERS = MACHINE_SOLVERS
 
 
 def check_alphas(alphas: Any, name: str = "alpha") -> np.ndarray:
@@ -102,7 +100,7 @@ def dual_solution(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, b
         Targets (t outputs; ±1 columns for classification), in the operator's order.
     alphas : ndarray of shape (L,)
     bias : bool
-        LSSVM with bias (paper 004, eqs. 8–9) or kernel ridge regression.
+        LSSVM with bias (Ding & Liao, PAKDD 2012, eqs. 8–9) or kernel ridge regression.
 
     Returns
     -------
@@ -268,52 +266,25 @@ class KernelMachine:
         return out + self.intercept[None, :, :]
 
 
-#: Why a kernel machine is not trained on the Song–Xu circulant stand-in.
-MCM_MACHINE_REFUSAL = (
-    "approximation='mcm' cannot train a kernel machine: the Song–Xu circulant U is a "
-    "stand-in for the kernel matrix of grid cells, not of the training points (its "
-    "entries add periodic images, reach 2^p > 1, and U is indefinite when the kernel has "
-    "not decayed within half the grid), so coefficients solved with U do not fit the data "
-    "under the true kernel the model predicts with (training R² far below 0 for ridge "
-    "regression, decision values growing like 1/alpha). Use 'mcm' to select (gamma, alpha) "
-    "with select_kernel, and train with approximation='exact', 'nystrom' or 'rff'."
-)
-
-
 def check_machine(approximation: str | Approximation, n: int, d: int) -> Approximation:
     """The :class:`Approximation` a machine on n points of d features would use,
-    after refusing (``ValueError``) one that cannot train a machine (the Song–Xu MCM)
-    or would exceed the memory limit. Cheap: nothing is drawn or allocated, so a
-    caller can check a final refit before a long selection."""
+    after refusing (``ValueError``) one that cannot train a machine (the Song–Xu MCM,
+    :meth:`Approximation.refusal` says why) or would exceed the memory limit. Cheap:
+    nothing is drawn or allocated, so a caller can check a final refit before a long
+    selection."""
     approx = get_approximation(approximation)
-    if getattr(approx, "name", None) == "mcm":
-        raise ValueError(MCM_MACHINE_REFUSAL)
-    if not isinstance(approx, (Exact, Nystroem, RFF)):
-        raise ValueError(
-            f"approximation {approx!r} has no solver; use 'exact', 'nystrom' or 'rff'."
-        )
-    if isinstance(approx, Exact):
-        approx.check_resources(n, d, method="dense")   # machines always hold K
-    else:
-        approx.check_resources(n, d)
+    recipe, _ = approx.machine()        # the exact recipe of a machine always holds K
+    recipe.check_resources(n, d)
     return approx
 
 
 def _machine_recipe(approx: Approximation, alphas: np.ndarray, exact_solver: str | None
                     ) -> tuple[Approximation, str | None]:
-    """The recipe a machine is built with, and the exact strategy (None otherwise): the
-    exact recipe always holds K (``method="dense"``) and solves by ``exact_solver``
-    (None → one Cholesky for a single α, the tridiagonal reduction for a path)."""
-    if not isinstance(approx, Exact):
-        return approx, None
-    method = exact_solver or ("cholesky" if alphas.size == 1 else "tridiagonal")
-    if method not in EXACT_SOLVERS:
-        raise ValueError(
-            f"exact_solver must be 'cholesky', 'eigh' or 'tridiagonal', got {method!r}."
-        )
-    dense = copy.copy(approx)
-    dense.set_params(method="dense", dense_solver=method)
-    return dense, method
+    """The recipe a machine is built with, and the exact strategy (None otherwise):
+    :meth:`Approximation.machine` (the exact recipe holds K and solves by
+    ``exact_solver``; None → one Cholesky for a single α, the tridiagonal reduction
+    for a path)."""
+    return approx.machine(exact_solver, alphas.size)
 
 
 def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exception) -> str:
@@ -345,7 +316,7 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
         Targets (±1 columns for classification).
     gamma : float
     alphas : float or array-like of shape (L,)
-        Ridge values; K + αI (α = μ of paper 004).
+        Ridge values; K + αI (α = μ of Ding & Liao (PAKDD 2012)).
     kernel : {"gaussian", "laplacian"}
     bias : bool
     approximation : str or Approximation

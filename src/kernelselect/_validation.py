@@ -319,12 +319,3 @@ def check_random_state(random_state: Any) -> np.random.Generator:
     raise TypeError(
         f"random_state must be None, an int or a numpy Generator, got {random_state!r}."
     )
-
-
-def __getattr__(name: str) -> Any:
-    # The thread counts moved to kernelselect._threads (their home, beside the thread
-    # policy); these names stay importable from here for the modules not yet moved.
-    if name in ("check_workers", "max_workers", "available_cores", "WORKERS_PER_CORE"):
-        from . import _threads
-        return getattr(_threads, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["warn_user"]
+__all__ = ["warn_user", "renamed_attribute"]
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -22,3 +24,16 @@ def warn_user(message: str, category: type[Warning]) -> None:
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+def renamed_attribute(module: str, name: str, renamed: Mapping[str, str],
+                      namespace: Mapping[str, Any]) -> Any:
+    """A module's ``__getattr__`` for names it no longer uses: the value of the new
+    name from ``namespace``, with a ``FutureWarning`` naming the replacement, or the
+    usual ``AttributeError`` for a name that never existed."""
+    new = renamed.get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warn_user(f"{module}.{name} is deprecated and will be removed in a future release; "
+              f"use {module}.{new} (the same object).", FutureWarning)
+    return namespace[new]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from dataclasses import dataclass, replace
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -23,18 +24,15 @@ from . import _dask, _policy, _search
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
                           select_ard)
 from ._progress import check_progress
-from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
+from ._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
+                       target_matrix)
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
 from ._threads import selection_workers as _selection_workers
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
 from .kernels import is_ard, median_heuristic_gamma
 from .operators import Approximation, get_approximation
-from .operators.dense import Exact
-from .operators.nystrom import Nystroem
-from .operators.random_mcm import RandomMCM
-from .operators.rff import RFF
-from ._result import SearchLevel, SelectionResult, _finite_selection
+from ._result import SearchLevel, SelectionResult, check_selects
 from ._scaling import ColumnScaling
 
 __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
@@ -79,19 +77,6 @@ def _split_params(criteria: Sequence[Criterion], params: Mapping[str, Any]
     return per
 
 
-def _streams_on_dask(approx: Approximation) -> bool:
-    """Whether ``approx`` streams on Dask input (γ-independent landmarks drawn by index,
-    random features, the randomised MCM's row statistics, or the exact kernel's moments
-    by pairs of chunks)."""
-    if isinstance(approx, (RFF, RandomMCM)):
-        return True
-    if isinstance(approx, Exact):         # the dense method is refused by its build_all
-        return approx.method in ("auto", "streaming")
-    if isinstance(approx, Nystroem):
-        return approx.sampler == "uniform"
-    return False
-
-
 def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian",
                   gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                   criterion: str | Sequence[str] = "auto",
@@ -100,34 +85,6 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                   progress: bool | float = False, standardize: bool = True,
                   task: Literal["auto", "binary", "multiclass", "regression"] = "auto",
                   refine: bool = False, **criterion_params: Any) -> SelectionResult:
-    # The typed signature users see; the body (below) validates and converts every
-    # argument, reusing the names with their checked types.
-    if is_auto_kernel(kernel):
-        kernel, rule = auto_kernel(y, task)
-        result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
-                               criterion=criterion, approximation=approximation,
-                               random_state=random_state, workers=workers, progress=progress,
-                               standardize=standardize, task=task, refine=refine,
-                               **criterion_params)
-        result.details["kernel_rule"] = rule
-        return result
-    if is_ard(kernel):
-        return _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
-                           approximation=approximation, random_state=random_state,
-                           workers=workers, progress=progress, standardize=standardize,
-                           task=task, refine=refine, **criterion_params)
-    return _select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
-                          criterion=criterion, approximation=approximation,
-                          random_state=random_state, workers=workers, progress=progress,
-                          standardize=standardize, task=task, refine=refine,
-                          **criterion_params)
-
-
-def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = None,
-                   alphas: Any = None, criterion: Any = "auto", approximation: Any = "auto",
-                   random_state: Any = None, workers: Any = None, progress: Any = False,
-                   standardize: Any = True, task: Any = "auto", refine: Any = False,
-                   **criterion_params: Any) -> SelectionResult:
     """Select the kernel (γ, α) of a kernel machine by a selection criterion.
 
     With nothing but X and y it selects as well as 5-fold cross-validation at a small
@@ -257,25 +214,152 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
-    auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
-    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
-    distributed = _is_dask(X) or _is_dask(y)
-    input_note = None
+    if is_auto_kernel(kernel):
+        kernel, rule = auto_kernel(y, task)
+        result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
+                               criterion=criterion, approximation=approximation,
+                               random_state=random_state, workers=workers, progress=progress,
+                               standardize=standardize, task=task, refine=refine,
+                               **criterion_params)
+        result.details["kernel_rule"] = rule
+        return result
+    if is_ard(kernel):
+        return _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
+                           approximation=approximation, random_state=random_state,
+                           workers=workers, progress=progress, standardize=standardize,
+                           task=task, refine=refine, **criterion_params)
+    plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
+                 approximation=approximation, random_state=random_state, workers=workers,
+                 progress=progress, standardize=standardize, task=task, refine=refine,
+                 criterion_params=criterion_params)
+    return _report(plan, _run(plan))
+
+
+# --------------------------------------------------------------------------- plan
+
+
+@dataclass(frozen=True)
+class _Data:
+    """X and y as checked at the boundary, and where they live."""
+
+    X: Any                         # checked (numpy, or a row-chunked Dask array)
+    y: np.ndarray                  # the labels or targets, one entry (or row) per row of X
+    y_dask: Any                    # y as given when it is a Dask array, else None
+    distributed: bool              # X stays in its Dask chunks
+    multi_output: bool             # y holds several target columns
+    note: str | None               # how Dask input is treated, for the details
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything one selection on an isotropic kernel runs on, decided before any
+    kernel is built: the targets, the criteria, the approximation and the grids."""
+
+    X: Any                                   # checked and standardised
+    targets: Targets                         # y encoded (divided by target_scale)
+    targets_for: Mapping[str, np.ndarray]    # criterion name → the target it receives
+    crits: tuple[Criterion, ...]             # the first decides the selection
+    params: Mapping[str, dict[str, Any]]     # criterion name → its parameters
+    kernel: str
+    approx: Approximation | None             # None: the nested Nyström levels of "auto"
+    needs: frozenset[str]                    # what the criteria require of an operator
+    auto_reason: str | None                  # why "auto" starts as it does (None: given)
+    gammas: np.ndarray
+    alphas: np.ndarray
+    auto_gammas: bool                        # grids chosen here may grow at their edges
+    auto_alphas: bool
+    rows: Any                                # the Dask row source, or None
+    workers: int | None
+    rng: np.random.Generator
+    progress: bool | float
+    refine: bool
+    details: Mapping[str, Any]               # what the plan decided, for the result
+
+
+def _is_auto(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower() == "auto"
+
+
+def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: Any,
+          approximation: Any, random_state: Any, workers: Any, progress: Any,
+          standardize: Any, task: Any, refine: Any,
+          criterion_params: Mapping[str, Any]) -> _Plan:
+    """Check every argument once and decide what the selection evaluates."""
+    data = _check_data(X, y, criterion, _is_auto(approximation))
+    n = data.X.shape[0]
+    targets = (multi_output_targets(data.y, task) if data.multi_output
+               else prepare_targets(data.y, task))
+    kernel = check_kernel(kernel)
+    standardize = check_bool(standardize, "standardize")
+    refine = check_bool(refine, "refine")
+    workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores
+    progress = check_progress(progress)
+    crits, params, approx, auto_reason = _criteria_and_approximation(
+        criterion, approximation, targets.task, n, criterion_params)
+    _check_targets(crits, targets, data)
+    if data.distributed and approx is not None and not approx.capabilities.dask:
+        raise ValueError(
+            f"approximation={approx.label!r} does not run on Dask arrays; use 'nystrom' "
+            "(uniform landmarks) or 'rff', or pass numpy arrays.")
+    for c in crits:
+        if approx is not None:
+            check_compatible(c, approx, params[c.name])
+    needs = frozenset(c.requirement(params[c.name]) for c in crits)
+    approx = approx.configured(needs) if approx is not None else None
+    X = data.X
+    if standardize:     # user landmark points go through the same map as X
+        scaling = ColumnScaling.fit(X, _dask.compute if data.distributed else None)
+        if scaling is not None:
+            X = scaling.transform(X)
+            approx = approx.rescaled(scaling.transform) if approx is not None else None
+    target_scale = 1.0
+    if targets.task == "regression":
+        y_scaled, params, target_scale = rescale_target(targets.y, params)
+        targets = replace(targets, y=y_scaled)
+    rng = check_random_state(random_state)
+    details: dict[str, Any] = {
+        "kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
+        "task_reason": targets.reason, "standardize": bool(standardize),
+        "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
+    if data.note is not None:
+        details["input"] = data.note
+    if target_scale != 1.0:
+        details["target_scale"] = target_scale
+    if targets.classes is not None:
+        details["classes"] = targets.classes.tolist()
+    auto_gammas = gammas is None
+    auto_alphas = alphas is None and crits[0].name in _policy.ALPHA_SELECTING
+    gammas, alphas = _grids(X, kernel, gammas, alphas, crits[0], rng, random_state,
+                            data.distributed, details)
+    rows = None
+    if data.distributed:
+        rows = _dask.DaskRows(X, _dask.encoded_target(data.y_dask, targets.classes,
+                                                      targets.task, target_scale))
+    return _Plan(X, targets, {c.name: _target_for(c, targets) for c in crits}, tuple(crits),
+                 params, kernel, approx, needs, auto_reason, gammas, alphas, auto_gammas,
+                 auto_alphas, rows, workers_n, rng, progress, refine, details)
+
+
+def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool) -> _Data:
+    """X and y checked: their shapes agree, y varies; Dask input below
+    ``_policy.GATHER_BELOW`` rows is gathered for ``approximation="auto"``."""
+    distributed = _dask.is_dask_array(X) or _dask.is_dask_array(y)
+    note = y_dask = None
     if distributed:
         X, y, y_dask = _dask.check_dask_data(X, y)
         if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
-            input_note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
-                          "where approximation='auto' may use the exact kernel matrix)")
+            note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
+                    "where approximation='auto' may use the exact kernel matrix)")
             X, distributed = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), False
         else:
-            input_note = "Dask array, streamed by chunks"
+            note = "Dask array, streamed by chunks"
     if not distributed:
         X = check_matrix(X, "X", min_rows=3)      # float32 stays float32, else float64
     n = X.shape[0]
     y_arr = as_array(refuse_sparse_or_masked(y, "y"), "y")   # masked entries, pd.NA refused
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
-    # several target columns: only for criteria that take a target matrix (checked below)
+    # several target columns: only for criteria that take a target matrix (checked later)
     multi_output = not distributed and y_arr.ndim == 2 and y_arr.shape[0] == n
     if (y_arr.ndim != 1 and not multi_output) or y_arr.shape[0] != n:
         raise ValueError(f"y has {y_arr.shape[0] if y_arr.ndim else 0} entries (shape "
@@ -285,98 +369,73 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         raise ValueError(
             f"y has a single value ({y_arr.flat[0].item()!r}) for all {n} samples; criterion "
             f"{getattr(first, 'name', first)!r} needs two classes or a varying target.")
-    targets = (multi_output_targets(y_arr, task) if multi_output
-               else prepare_targets(y_arr, task))
-    kernel = check_kernel(kernel)
-    standardize = check_bool(standardize, "standardize")
-    refine = check_bool(refine, "refine")
-    workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores
-    progress = check_progress(progress)
+    return _Data(X, y_arr, y_dask, distributed, multi_output, note)
 
-    if auto_criterion:
+
+def _criteria_and_approximation(criterion: Any, approximation: Any, task: str, n: int,
+                                criterion_params: Mapping[str, Any]
+                                ) -> tuple[list[Criterion], dict[str, dict[str, Any]],
+                                           Approximation | None, str | None]:
+    """(criteria, their parameters, the approximation, why "auto" chose it): the
+    policy and the registry are asked once each. An approximation of None is the
+    nested Nyström levels of ``approximation="auto"``."""
+    auto_approx = _is_auto(approximation)
+    if not _is_auto(criterion):
+        names = ([criterion] if isinstance(criterion, str) else list(criterion)
+                 if isinstance(criterion, (list, tuple)) else [criterion])
+        if not names:
+            raise ValueError("criterion must name at least one criterion.")
+        crits: list[Criterion] = []
+        for name in names:
+            c = get_criterion(name)
+            if c.name not in [k.name for k in crits]:
+                crits.append(c)
+        params = _split_params(crits, criterion_params)
         if auto_approx:
-            start = _policy.auto_start(n, True)[0]
-            blocks = start is not None and "blocks" in start.provides
-        else:
-            provides = get_approximation(approximation).provides
-            blocks = "blocks" in provides
-        name, defaults = _policy.default_criterion(targets.task, n, blocks,
-                                                   None if auto_approx else provides)
-        names = [name]
-        criterion_params = {**defaults, **criterion_params}
-    else:
-        names = [criterion] if isinstance(criterion, str) else list(criterion) \
-            if isinstance(criterion, (list, tuple)) else [criterion]
-    if not names:
-        raise ValueError("criterion must name at least one criterion.")
-    crits: list[Criterion] = []
-    for name in names:
-        c = get_criterion(name)
-        if c.name not in [k.name for k in crits]:
-            crits.append(c)
-    params = _split_params(crits, criterion_params)
-    if multi_output and any(c.labels != "matrix" for c in crits):
+            spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
+            return crits, params, *_policy.auto_start(n, spectral)
+        return crits, params, get_approximation(approximation), None
+    # the default criteria (leave-one-out or k-fold errors) need more than moments
+    approx, reason = (_policy.auto_start(n, True) if auto_approx
+                      else (get_approximation(approximation), None))
+    blocks = approx is not None and "blocks" in approx.provides
+    name, defaults = _policy.default_criterion(
+        task, n, blocks, None if auto_approx or approx is None else approx.provides)
+    crits = [get_criterion(name)]
+    return crits, _split_params(crits, {**defaults, **criterion_params}), approx, reason
+
+
+def _check_targets(crits: Sequence[Criterion], targets: Targets, data: _Data) -> None:
+    """Refuse a target that a requested criterion cannot take, naming both."""
+    if data.multi_output and any(c.labels != "matrix" for c in crits):
         names_1d = ", ".join(repr(c.name) for c in crits if c.labels != "matrix")
-        raise ValueError(f"y has shape {y_arr.shape}: one target per row is needed for "
+        raise ValueError(f"y has shape {data.y.shape}: one target per row is needed for "
                          f"criterion {names_1d} (several target columns are taken only by "
                          "criteria of a target matrix, such as 'di' and 'kdi').")
-    targets_for = {}
     for c in crits:
-        if c.labels == "matrix":
-            targets_for[c.name] = target_matrix(targets)
-        elif c.labels == "binary":
+        if c.labels == "binary":
             encode_binary(targets.y, c.name)          # raises naming y and the criterion
-            targets_for[c.name] = targets.y
-        elif c.labels == "multiclass":
-            if targets.task == "regression":
-                raise ValueError(f"criterion {c.name!r} needs class labels; y is a real target "
-                                 f"({targets.reason}). Pass task='multiclass' if y holds codes.")
-            targets_for[c.name] = targets.Y if targets.Y is not None else np.stack(
-                [-targets.y, targets.y], axis=1)
-        else:
-            targets_for[c.name] = targets.y
+        elif c.labels == "multiclass" and targets.task == "regression":
+            raise ValueError(f"criterion {c.name!r} needs class labels; y is a real target "
+                             f"({targets.reason}). Pass task='multiclass' if y holds codes.")
 
-    spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
-    approx: Approximation | None
-    if auto_approx:
-        approx, auto_reason = _policy.auto_start(n, spectral)
-    else:
-        approx, auto_reason = get_approximation(approximation), None
-    if distributed and approx is not None and not _streams_on_dask(approx):
-        raise ValueError(
-            f"approximation={getattr(approx, 'label', approx.name)!r} does not run on Dask "
-            "arrays; use 'nystrom' (uniform landmarks) or 'rff', or pass numpy arrays.")
-    for c in crits:
-        if approx is not None:
-            check_compatible(c, approx, params[c.name])
-    needs = {c.requirement(params[c.name]) for c in crits}
-    if approx is not None:
-        approx = approx.configured(needs)
 
-    if standardize:     # user landmark points go through the same map as X
-        scaling = ColumnScaling.fit(X, _dask.compute if distributed else None)
-        if scaling is not None:
-            X = scaling.transform(X)
-            approx = approx.rescaled(scaling.transform) if approx is not None else None
-    target_scale = 1.0
-    if targets.task == "regression":
-        targets.y, params, target_scale = rescale_target(targets.y, params)
-        matrix = {c.name for c in crits if c.labels == "matrix"}
-        targets_for = {name: (target_matrix(targets) if name in matrix else targets.y)
-                       for name in targets_for}
+def _target_for(crit: Criterion, targets: Targets) -> np.ndarray:
+    """What ``crit`` receives: a target matrix, ±1 or one-vs-rest columns, or y."""
+    if crit.labels == "matrix":
+        return target_matrix(targets)
+    if crit.labels == "multiclass":
+        return targets.Y if targets.Y is not None else np.stack([-targets.y, targets.y],
+                                                                axis=1)
+    return targets.y
 
-    rng = check_random_state(random_state)
-    details = {"kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
-               "task_reason": targets.reason, "standardize": bool(standardize),
-               "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
-    if input_note is not None:
-        details["input"] = input_note
-    if target_scale != 1.0:
-        details["target_scale"] = target_scale
-    if targets.classes is not None:
-        details["classes"] = targets.classes.tolist()
-    auto_gammas = gammas is None
-    if auto_gammas:
+
+def _grids(X: Any, kernel: str, gammas: Any, alphas: Any, first: Criterion,
+           rng: np.random.Generator, random_state: Any, distributed: bool,
+           details: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The γ and α grids, given or by the policy's rules (written into ``details``)."""
+    n = X.shape[0]
+    if gammas is None:
         with _dask.cluster_guard() if distributed else contextlib.nullcontext():
             # reads only the sampled rows; random_state=None: a fixed pair sample (the
             # grid depends on X alone, as with the command line's default seed 0)
@@ -384,76 +443,123 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
-    auto_alphas = alphas is None and crits[0].name in _policy.ALPHA_SELECTING
-    if auto_alphas:
+    if alphas is None and first.name in _policy.ALPHA_SELECTING:
         alphas = _policy.alpha_path(n)
         details["alpha_rule"] = "n * 10**k, k = -6, -5.5, ..., 0 (relative to tr K = n)"
     elif alphas is None:
         alphas = (1.0,)
-        details["alpha_rule"] = (f"alpha = 1: {crits[0].name} does not estimate the test error, "
+        details["alpha_rule"] = (f"alpha = 1: {first.name} does not estimate the test error, "
                                  "so it cannot choose alpha")
-    gammas = check_grid(gammas, "gammas")
-    alphas = _check_alpha_range(check_grid(alphas, "alphas"), n)
+    return check_grid(gammas, "gammas"), _check_alpha_range(check_grid(alphas, "alphas"), n)
 
-    rows = None
-    if distributed:
-        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task,
-                                                      target_scale))
-    search = _search.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
-                            progress, rows=rows)
-    with _blas_threads(workers_n), contextlib.closing(search.bar):
-        perm = None
+
+# --------------------------------------------------------------------------- run
+
+
+@dataclass
+class _Outcome:
+    """What the search found: the last surface searched and how it got there."""
+
+    surface: _search.Surface
+    label: str                               # the approximation that scored the surface
+    approximation_params: dict[str, Any]
+    searched: list[SearchLevel]
+    extensions: list[dict[str, Any]]
+    edges: list[str]
+    n_builds: int
+    auto: dict[str, Any] | None = None       # the levels of approximation="auto"
+    refined: dict[str, Any] | None = None    # the refinement's record, with its point
+
+
+def _run(plan: _Plan) -> _Outcome:
+    """The grid search, the edge extensions, the Nyström levels of "auto" and the
+    refinement, with one progress bar and BLAS limited to the selection's threads."""
+    search = _search.Search(plan.X, plan.targets.y, plan.targets_for, list(plan.crits),
+                            plan.params, plan.kernel, plan.workers, plan.rng, plan.progress,
+                            rows=plan.rows)
+    with _blas_threads(plan.workers), contextlib.closing(search.bar):
+        approx, perm = plan.approx, None
         if approx is None:                       # auto beyond the exact range: Nyström levels
-            perm = rng.permutation(n)
-            approx = _policy.nested_nystroem(perm, _policy.START_LANDMARKS).configured(needs)
+            perm = plan.rng.permutation(plan.X.shape[0])
+            approx = _policy.nested_nystroem(perm, _policy.START_LANDMARKS).configured(
+                plan.needs)
         state = search.prepare(approx)
-        curves, timings, ops = search.evaluate(approx, state, gammas, alphas)
-        surface = _search.Surface(gammas, alphas, curves, timings, ops)
-        details["extensions"] = _policy.extend_edges(search, approx, state, surface,
-                                                     auto_gammas, auto_alphas)
-        label = getattr(approx, "label", approx.name)
-        if perm is not None:
-            label = f"nystrom(m={_policy.START_LANDMARKS})"
-        details["approximation"] = label
-        details["approximation_params"] = approx.get_params()
-        searched = [surface.level(label)]
-        if auto_approx:
-            auto: dict[str, Any] = {"reason": auto_reason, "levels": [{
+        curves, timings, ops = search.evaluate(approx, state, plan.gammas, plan.alphas)
+        surface = _search.Surface(plan.gammas, plan.alphas, curves, timings, ops)
+        extensions = _policy.extend_edges(search, approx, state, surface, plan.auto_gammas,
+                                          plan.auto_alphas)
+        label = approx.label if perm is None else f"nystrom(m={_policy.START_LANDMARKS})"
+        out = _Outcome(surface, label, approx.get_params(), [surface.level(label)],
+                       extensions, [], 0)
+        if plan.auto_reason is not None:
+            out.auto = {"reason": plan.auto_reason, "levels": [{
                 "approximation": label, "gammas": surface.gammas.tolist(),
                 "seconds": float(surface.timings.sum())}]}
             if perm is not None:
-                final, f_approx, f_state, levels, windows = _policy.auto_levels(
-                    search, surface, perm, _policy.START_LANDMARKS)
-                auto["levels"] += levels
-                searched += windows
-                if f_approx is not None:
-                    surface, approx, state = final, f_approx, f_state
-                    last = [lv for lv in levels if "approximation" in lv][-1]
-                    details["approximation"] = last["approximation"]
-                    details["approximation_params"] = {
-                        k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                        for k, v in approx.get_params().items()}
-            details["auto"] = auto
-        details["edges"] = _policy.warn_edges(search, surface, auto_gammas, auto_alphas)
-        details["operators"] = surface.ops
-        directions = {c.name: c.direction for c in crits}
-        result = _finite_selection(SelectionResult(surface.gammas, surface.alphas,
-                                                   surface.curves, directions,
-                                                   surface.timings, details, searched))
-        if refine:
-            first = result.best[result.criteria[0]]
-            if first["index"] is not None:
-                t0 = time.perf_counter()
-                g, a, v, info = _policy.refine_best(search, approx, state, first["gamma"],
-                                                    first["alpha"], first["value"])
-                info["seconds"] = time.perf_counter() - t0
-                result.best_gamma, result.best_alpha = float(g), float(a)
-                result.details["refine"] = dict(info, gamma=float(g), alpha=float(a))
-    result.details["n_operator_builds"] = search.n_builds
+                approx, state = _levels(search, out, perm, approx, state)
+        out.edges = _policy.warn_edges(search, out.surface, plan.auto_gammas, plan.auto_alphas)
+        check_selects(out.surface.gammas, out.surface.alphas, out.surface.curves)
+        if plan.refine:
+            out.refined = _refine(search, approx, state, out.surface)
+    out.n_builds = search.n_builds
+    return out
+
+
+def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: Approximation,
+            state: Any) -> tuple[Approximation, Any]:
+    """Nested Nyström levels from the first surface until the choice settles
+    (:func:`kernelselect._policy.auto_levels`); ``out`` then holds the last level."""
+    assert out.auto is not None
+    final, f_approx, f_state, levels, windows = _policy.auto_levels(
+        search, out.surface, perm, _policy.START_LANDMARKS)
+    out.auto["levels"] += levels
+    out.searched += windows
+    if f_approx is None:
+        return approx, state
+    out.surface = final
+    out.label = [lv for lv in levels if "approximation" in lv][-1]["approximation"]
+    out.approximation_params = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                                for k, v in f_approx.get_params().items()}
+    return f_approx, f_state
+
+
+def _refine(search: _search.Search, approx: Approximation, state: Any,
+            surface: _search.Surface) -> dict[str, Any]:
+    """The refinement around the first criterion's best grid point
+    (:func:`kernelselect._policy.refine_best`): its record, with the point kept."""
+    first = search.crits[0]
+    idx = _search.best_index(surface.curves[first.name], first.direction)
+    assert idx is not None                    # check_selects found a finite value
+    t0 = time.perf_counter()
+    g, a, _, info = _policy.refine_best(search, approx, state, float(surface.gammas[idx[0]]),
+                                        float(surface.alphas[idx[1]]),
+                                        float(surface.curves[first.name][idx]))
+    info["seconds"] = time.perf_counter() - t0
+    return dict(info, gamma=float(g), alpha=float(a))
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
+    """The :class:`SelectionResult` of a plan and what its run found."""
+    details = dict(plan.details)
+    details["extensions"] = out.extensions
+    details["approximation"] = out.label
+    details["approximation_params"] = out.approximation_params
+    if out.auto is not None:
+        details["auto"] = out.auto
+    details["edges"] = out.edges
+    details["operators"] = out.surface.ops
+    surface = out.surface
+    result = SelectionResult(surface.gammas, surface.alphas, surface.curves,
+                             {c.name: c.direction for c in plan.crits}, surface.timings,
+                             details, out.searched)
+    if out.refined is not None:
+        result.best_gamma, result.best_alpha = out.refined["gamma"], out.refined["alpha"]
+        result.details["refine"] = out.refined
+    result.details["n_operator_builds"] = out.n_builds
     return result
-
-
-select_kernel.__doc__ = _select_kernel.__doc__
 
 
 def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
@@ -462,10 +568,10 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     search of one γ per feature from its choice (:mod:`kernelselect._ard_select`)."""
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
-    iso = _select_kernel(X, y, kernel="gaussian", criterion=criterion,
-                         approximation=approximation, random_state=rng, workers=workers,
-                         standardize=standardize, task=task, **settings)
-    if _is_dask(X) or _is_dask(y):           # standardised lazily by the search itself
+    iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+                        approximation=approximation, random_state=rng, workers=workers,
+                        standardize=standardize, task=task, **settings)
+    if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
                           objective=objective, engine=engine, standardize=standardize)
     X = check_matrix(X, "X", dtype=np.float64, min_rows=3)
@@ -490,7 +596,7 @@ def standardize_columns(X: Any) -> Any:
     data beyond 2^±500); with a non-finite entry it comes back unscaled, for the row
     passes to name the row.
     """
-    scaling = ColumnScaling.fit(X, _dask.compute if _is_dask(X) else None)
+    scaling = ColumnScaling.fit(X, _dask.compute if _dask.is_dask_array(X) else None)
     return X if scaling is None else scaling.transform(X)
 
 
@@ -511,6 +617,3 @@ def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:
         )
     return alphas
 
-
-def _is_dask(obj: Any) -> bool:
-    return type(obj).__module__.split(".")[0] == "dask"

@@ -140,11 +140,53 @@ def _cmd_select(args: argparse.Namespace, out: SafeText) -> int:
         return _run_select(args, out, criteria, gammas, alphas, approximation, plot_format)
 
 
+def _print_data(args: argparse.Namespace, out: SafeText, data: Any, criteria: list[str]
+                ) -> None:
+    """What was read and what will be selected, before the selection starts."""
+    n, d = data.X.shape
+    scaled = "standardised" if args.standardize else "raw features"
+    print(f"data       {data.label}: n={n}, d={d}, {data.task}, {scaled}", file=out)
+    print(f"target     {data.target}", file=out)
+    if data.header is not None:
+        print(f"header     {data.header}", file=out)
+    if data.read is not None:
+        print(f"read       {data.read}", file=out)
+    print(f"kernel     {args.kernel}; approximation {args.approximation}; "
+          f"criteria {', '.join(criteria)}", file=out)
+    out.flush()
+
+
+def _print_report(out: SafeText, result: Any, first: str, summary: str, elapsed: float,
+                  t_load: float) -> None:
+    """The selection's details, its table, the choice of every criterion and the times."""
+    details = _details_line(getattr(result, "details", None))
+    if details:
+        print(f"details    {details}", file=out)
+    for line in _policy_lines(getattr(result, "details", None) or {}):
+        print(f"policy     {line}", file=out)
+    print("", file=out)
+    print(format_table(result, selected_by=first), file=out)
+    print("", file=out)
+    print(f"selected   {summary}", file=out)
+    for name in list(result.curves)[1:]:
+        b = result.best[name]
+        if not _finite(b.get("value")):
+            print(f"           {name} is undefined (NaN at every grid point)", file=out)
+            continue
+        print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
+              f"({name}={b['value']:.6g})", file=out)
+    builds = (getattr(result, "details", None) or {}).get("n_operator_builds")
+    shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
+             if builds in (None, len(result.gammas)) else
+             f"{builds} kernels built, {len(result.alphas)} alphas each")
+    print(f"time       {elapsed:.3f} s selection ({shown}), {t_load:.3f} s loading",
+          file=out)
+
+
 def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], gammas: Any,
                 alphas: Any, approximation: Any, plot_format: str | None) -> int:
     t0 = time.perf_counter()
     data = _load_data(args)
-    label = data.label
     t_load = time.perf_counter() - t0
     n, d = data.X.shape
 
@@ -156,16 +198,7 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
         progress = QUIET_PROGRESS_DELAY if args.quiet else PROGRESS_DELAY
 
     if not args.quiet:
-        scaled = "standardised" if args.standardize else "raw features"
-        print(f"data       {label}: n={n}, d={d}, {data.task}, {scaled}", file=out)
-        print(f"target     {data.target}", file=out)
-        if data.header is not None:
-            print(f"header     {data.header}", file=out)
-        if data.read is not None:
-            print(f"read       {data.read}", file=out)
-        print(f"kernel     {args.kernel}; approximation {args.approximation}; "
-              f"criteria {', '.join(criteria)}", file=out)
-        out.flush()
+        _print_data(args, out, data, criteria)
 
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
@@ -196,28 +229,7 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
     if args.quiet:
         print(f"selected {summary}; {elapsed:.3f} s", file=out)
     else:
-        details = _details_line(getattr(result, "details", None))
-        if details:
-            print(f"details    {details}", file=out)
-        for line in _policy_lines(getattr(result, "details", None) or {}):
-            print(f"policy     {line}", file=out)
-        print("", file=out)
-        print(format_table(result, selected_by=first), file=out)
-        print("", file=out)
-        print(f"selected   {summary}", file=out)
-        for name in list(result.curves)[1:]:
-            b = result.best[name]
-            if not _finite(b.get("value")):
-                print(f"           {name} is undefined (NaN at every grid point)", file=out)
-                continue
-            print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
-                  f"({name}={b['value']:.6g})", file=out)
-        builds = (getattr(result, "details", None) or {}).get("n_operator_builds")
-        shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
-                 if builds in (None, len(result.gammas)) else
-                 f"{builds} kernels built, {len(result.alphas)} alphas each")
-        print(f"time       {elapsed:.3f} s selection ({shown}), {t_load:.3f} s loading",
-              file=out)
+        _print_report(out, result, first, summary, elapsed, t_load)
 
     # everything is rendered in memory first: a failure here writes nothing
     payload = None

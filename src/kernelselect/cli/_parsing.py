@@ -110,6 +110,8 @@ def parse_gamma_grid(text: str) -> list[float]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of the ``kernelselect`` command."""
+    # Over 80 lines: one declaration per option, in the order --help lists them; split,
+    # the options of one command would be read across several functions.
     parser = argparse.ArgumentParser(
         prog="kernelselect",
         description="Select the kernel (Gaussian/Laplacian width gamma and ridge alpha) "

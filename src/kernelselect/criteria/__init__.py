@@ -3,7 +3,7 @@
 A criterion is evaluated on a :class:`~kernelselect.operators._base.KernelOperator`
 ``A`` (the kernel matrix K, or a stand-in for it) and a target vector ``y``, for a
 whole path of ridge values α at once. The ridge is added to the kernel matrix:
-K_α = K + αI; paper 002 writes μl, paper 004 writes μ (docs/references.md names the
+K_α = K + αI; Ding et al. (TNNLS 2020) write μl, Ding & Liao (PAKDD 2012) write μ (docs/references.md names the
 papers and maps their parameters).
 
 Criteria that need only *power moments* (Pᵀ Aʳ P, tr Aʳ, diag A) run on every

@@ -89,6 +89,6 @@ def fsm(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | 
 
 def mmd(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
     """Biased maximum mean discrepancy ȳᵀKȳ = ‖m₊ − m₋‖², ȳ_i = 1/n₊ or −1/n₋
-    (Gretton et al. 2007; paper 003 shows it is a special case of SM). Maximise."""
+    (Gretton et al. 2007; Li et al. (IJCAI 2018) shows it is a special case of SM). Maximise."""
     ybar = _ybar_signed(operator.restrict(y), 1.0)
     return operator.power_quadratic(1, ybar[:, None])[0, 0]

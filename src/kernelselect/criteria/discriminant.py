@@ -1,6 +1,6 @@
 """Discriminant information (DI) of a kernel operator's stand-in: the ``"di"`` and
 ``"kdi"`` selection criteria (Al et al., "Discriminant information based kernel
-learning", paper 001 of docs/references.md, eq. 6/7 and 9).
+learning", docs/references.md, eq. 6/7 and 9).
 
 The objectives on fixed features and landmarks (DI, KDI, RFDI, NysDI), their
 gradients and the training of DI feature maps are in :mod:`kernelselect.di`; this

@@ -16,7 +16,7 @@ from ._base import _comp, _hat, _quad, _sigma, _unit_complement, resolve_label_l
 
 
 def ree(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """C_ree = (α/n) yᵀ K_α⁻¹ y: the regularised training error (paper 002, eq. 1).
+    """C_ree = (α/n) yᵀ K_α⁻¹ y: the regularised training error (Ding et al., TNNLS 2020, eq. 1).
 
     Evaluated as (1/n) yᵀ(αK_α⁻¹)y, a quadratic form of g(λ) = α/(λ + α) ∈ (0, 1];
     minimise.
@@ -27,7 +27,7 @@ def ree(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | 
 
 def ipe(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: float | None = None
         ) -> float | np.ndarray:
-    """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (paper 002, eq. 2).
+    """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (Ding et al., TNNLS 2020, eq. 2).
 
     σ defaults to 0.01·std(y), as in the paper's experiments; a given σ must be a
     finite number ≥ 0 in the units of y. Minimise.
@@ -43,7 +43,7 @@ def ipe(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: floa
 def c1(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: float | None = None
        ) -> float | np.ndarray:
     """C1 = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹): effective-dimension criterion
-    (paper 000, eq. 4, exact form). σ defaults to 0.01·std(y). Minimise."""
+    (Ding et al., AAAI 2018, eq. 4, exact form). σ defaults to 0.01·std(y). Minimise."""
     yv = operator.restrict(y)
     s = _sigma(yv, sigma)
     n = operator.n

@@ -1,4 +1,4 @@
-"""Criteria on the randomised labelled multilevel circulant matrix (paper 000).
+"""Criteria on the randomised labelled multilevel circulant matrix (Ding et al., AAAI 2018).
 
 Paper: Ding, Liao et al., "Randomized kernel selection with spectra of
 multilevel circulant matrices" (AAAI 2018). Notation: û_ik = (√2/D) cos(x_iᵀw_k + b_k) (n × D), u = y ∘ û (rows scaled by the
@@ -108,9 +108,9 @@ def class_weighted_labels(y: npt.ArrayLike) -> np.ndarray:
 
 
 def random_c1(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """C1(v) of paper 000 (equation 4): Π/(s₀ + α)² + Σ_j s_j/(s_j + α). Minimise.
+    """C1(v) = Π/(s₀ + α)² + Σ_j s_j/(s_j + α), the randomised C1. Minimise.
 
-    Eq. 4 reads (1/Π) 1ᵀ Φᴴ diag(1/(s_j + α)²) Φ 1 + Σ_j s_j/(s_j + α) with
+    Equation 4 of Ding et al. (AAAI 2018) reads (1/Π) 1ᵀ Φᴴ diag(1/(s_j + α)²) Φ 1 + Σ_j s_j/(s_j + α) with
     α = μl; since Φ1 = Π e₀ the first term is Π/(s₀ + α)². In matrix form it is
     1ᵀ(A + αI)⁻²1 + tr(A(A + αI)⁻¹) for A = UUᴴ on the Π grid points, the
     labelled analogue of C1(K) = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹) with
@@ -132,9 +132,9 @@ def random_c1(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | 
 
 
 def random_kta(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """C2(v) = KTA(v) of paper 000 (equation 5): s₀ / (Π Σ_j s_j). Maximise.
+    """C2(v) = KTA(v) = s₀ / (Π Σ_j s_j), the randomised alignment. Maximise.
 
-    Eq. 5 is (Φ1)ᴴ diag(s) Φ1 / (Π³ Σ_j s_j) = Π² s₀ / (Π³ Σ_j s_j), and
+    Equation 5 of Ding et al. (AAAI 2018) is (Φ1)ᴴ diag(s) Φ1 / (Π³ Σ_j s_j) = Π² s₀ / (Π³ Σ_j s_j), and
     Σ_j s_j = Π‖u‖² by Parseval, so no FFT is needed: one pass over u.
     Independent of α (the value is repeated over ``alphas``).
 
@@ -150,9 +150,9 @@ def random_kta(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float |
 
 
 def random_mmd(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """MMD(v̄) of paper 000 (after equation 5): s̄₀ with ȳ in place of y. Maximise.
+    """MMD(v̄) = s̄₀: the coefficient s₀ computed with ȳ in place of y. Maximise.
 
-    ȳ_i = 1/n₊ or −1/n₋; the paper's (1/Π²)(Φ1)ᴴ diag(s̄)(Φ1) = s̄₀ =
+    As defined after equation 5 of Ding et al. (AAAI 2018): ȳ_i = 1/n₊ or −1/n₋; the paper's (1/Π²)(Φ1)ᴴ diag(s̄)(Φ1) = s̄₀ =
     (Σ_ik ȳ_i û_ik)². Binary labels only. Independent of α.
 
     Notes
@@ -189,7 +189,7 @@ def random_eloo(op: RandomOperator, y: np.ndarray, alphas: np.ndarray,
                 loss: str = "auto") -> float | np.ndarray:
     """C3(v̂), approximate efficient leave-one-out error on the unlabelled MCM. Minimise.
 
-    Paper 000 gives only the ingredient (eq. 6): with the unlabelled Û (y_i := 1,
+    Ding et al. (AAAI 2018) gives only the ingredient (eq. 6): with the unlabelled Û (y_i := 1,
     column û) and Â = ÛÛᴴ, (Â + αI)⁻¹1 = (1/Π)Φᴴ diag(1/(ŝ_j + α)) Φ1. The
     criterion is defined here as the exact ELOO of the LSSVM with bias
     (Cawley & Talbot 2010; :func:`kernelselect.criteria.eloo`) with Â as the
@@ -254,7 +254,7 @@ def random_kta_row(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> flo
     Σ_j s[0, j] = D ‖uᵀ1‖² = ‖Z̃ᵀy‖² (Parseval over the feature axis, with
     u = y ∘ Z̃/√D), which is yᵀK̃y for K̃ = Z̃Z̃ᵀ; the denominator is ‖K̃‖_F =
     ‖Z̃ᵀZ̃‖_F from the D × D Gram matrix. This is KTA of the random-feature
-    Gram matrix, the "KTA(Z)" of paper 000's second experiment (scaled by the
+    Gram matrix, the "KTA(Z)" of Ding et al. (AAAI 2018)'s second experiment (scaled by the
     constant 2/D there). Cost O(nD²). Independent of α.
 
     ‖K̃‖_F² is biased upwards: E(z̃_iᵀz̃_j)² = κ_ij² + O(1/D), which

@@ -98,11 +98,7 @@ def check_compatible(criterion: str | Criterion, approximation: Approximation,
                      params: Mapping[str, Any] | None = None) -> None:
     """Raise ``ValueError`` when ``approximation`` cannot compute ``criterion``."""
     crit = get_criterion(criterion)
-    if isinstance(approximation, str):
-        approximation = get_approximation(approximation)
-    if not isinstance(approximation, Approximation):
-        raise TypeError(f"approximation must be a name or an Approximation instance, got "
-                        f"{approximation!r}.")
+    approximation = get_approximation(approximation)   # a name, or TypeError naming it
     tag = crit.requirement(params)
     if tag not in approximation.provides:
         can = approximations_for(crit, params)
@@ -137,12 +133,12 @@ def evaluate_criterion(criterion: str | Criterion, operator: KernelOperator, y: 
 
 _REGISTRY = {c.name: c for c in (
     Criterion("ree", "min", "spectral", "any", True, ree, {},
-              "regularised training error (α/n) yᵀK_α⁻¹y (paper 002)"),
+              "regularised training error (α/n) yᵀK_α⁻¹y (Ding et al., TNNLS 2020)"),
     Criterion("ipe", "min", "spectral", "any", True, ipe, {"sigma": None},
-              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (paper 002)",
+              "in-sample prediction error (α²/n)yᵀK_α⁻²y + (σ²/n)tr(K²K_α⁻²) (Ding et al., TNNLS 2020)",
               check_params=_check_sigma),
     Criterion("c1", "min", "spectral", "any", True, c1, {"sigma": None},
-              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (paper 000)",
+              "effective dimension (α²/n)yᵀK_α⁻²y + (σ²/n)tr(KK_α⁻¹) (Ding et al., AAAI 2018)",
               check_params=_check_sigma),
     Criterion("kta", "max", "moments", "any", False, kta, {},
               "kernel-target alignment yᵀKy/(‖y‖²‖K‖_F) (Cristianini et al.)"),
@@ -153,7 +149,7 @@ _REGISTRY = {c.name: c for c in (
     Criterion("mmd", "max", "moments", "binary", False, mmd, {},
               "biased MMD ȳᵀKȳ, ȳ = ±1/n_± (Gretton et al.)"),
     Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
-              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs,
+              "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (Li et al., IJCAI 2018)", _sm_needs,
               check_params=_check_sm),
     # the leave-one-out and k-fold errors of the LSSVM: each name has one loss
     Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "squared"},

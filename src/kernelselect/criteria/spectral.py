@@ -15,7 +15,7 @@ from ._base import _inv, _quad, _real_param, _ybar_signed
 
 def sm(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, r: int = 3,
        h: float | None = None) -> float | np.ndarray:
-    """Spectral measure (paper 003): (1/n) ȳᵀ φ(N) ȳ, N = K/(1ᵀK1), ȳ_i = n/n₊ or −n/n₋.
+    """Spectral measure (Li et al., IJCAI 2018): (1/n) ȳᵀ φ(N) ȳ, N = K/(1ᵀK1), ȳ_i = n/n₊ or −n/n₋.
 
     High-degree form φ(t) = tʳ (default r = 3, an integer in [1, 16]):
     (1/n) ȳᵀKʳȳ / (1ᵀK1)ʳ, power moments only. Hinge form (``h`` given, in [0, 1)): φ(t) = t for t > h, 0 otherwise, i.e.
@@ -104,7 +104,7 @@ def er(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, t: int | Non
     minimising a bound built on it; the exact form of their bound and their choice of
     t could not be consulted here, so this is the closest defined form, documented as
     such in docs/criteria.md. Needs the eigenvalues (O(n³) on the dense operator, as
-    paper 003's Table 1 states for ER); on a low-rank stand-in the eigenvalues past
+    Li et al. (IJCAI 2018)'s Table 1 states for ER); on a low-rank stand-in the eigenvalues past
     its rank are 0.
     """
     yv = operator.restrict(y)

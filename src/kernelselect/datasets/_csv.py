@@ -33,7 +33,7 @@ import itertools
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -241,6 +241,70 @@ def _target_index(target: int | str, names: list[str] | None, width: int, path: 
 # --------------------------------------------------------------------------- reader
 
 
+def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
+                names: list[str] | None, delimiter: str | None, path: Path,
+                max_dense_bytes: float) -> tuple[np.ndarray, list[str], list[int]]:
+    """(the features as one float64 array, the target fields, their line numbers) of
+    the split rows, converted in blocks of ``_BLOCK_ROWS`` rows under the memory guard;
+    a field that is not a number is an error naming its line and column."""
+    feature_cols = [j for j in range(width) if j != t]
+    blocks: list[np.ndarray] = []
+    pending: list[list[str]] = []     # feature fields of rows not yet converted
+    y_raw: list[str] = []
+    linenos: list[int] = []
+
+    def convert() -> None:
+        """Turn the pending rows into one float64 block (numpy parses the strings);
+        on failure, find the field and say where it is."""
+        try:
+            blocks.append(np.array(pending, dtype=np.float64).reshape(len(pending), width - 1))
+        except ValueError:
+            first = len(y_raw) - len(pending)
+            for r, values in enumerate(pending):
+                for k, text_ in enumerate(values):
+                    try:
+                        float(text_)
+                    except ValueError:
+                        j = feature_cols[k]
+                        what = ("a missing value" if text_.lower() in _MISSING_TOKENS
+                                else f"{text_!r}")
+                        col = names[j] if names is not None else f"column {j}"
+                        raise ValueError(
+                            f"{path}:{linenos[first + r]}: {what} in {col}; features must be "
+                            "numbers (impute or drop such rows first)."
+                        ) from None
+            # every field reads with float() though numpy's parser refused one
+            blocks.append(np.array([[float(v) for v in values] for values in pending],
+                                   dtype=np.float64).reshape(len(pending), width - 1))
+        pending.clear()
+        _dense_guard(len(y_raw), width - 1, max_dense_bytes, path)
+
+    def parse(lineno: int, fields: list[str]) -> None:
+        if len(fields) != width:
+            raise ValueError(
+                f"{path}:{lineno}: expected {width} fields, found {len(fields)} (delimiter "
+                f"{'whitespace' if delimiter is None else repr(delimiter)}; pass "
+                "delimiter=... if it is another)."
+            )
+        if not fields[t]:
+            raise ValueError(f"{path}:{lineno}: the target (column {t}) is empty; drop or fill "
+                             "such rows first.")
+        y_raw.append(fields.pop(t))
+        pending.append(fields)
+        linenos.append(lineno)
+        if len(pending) == _BLOCK_ROWS:
+            convert()
+
+    try:
+        for lineno, fields in rows:
+            parse(lineno, fields)
+    except csv.Error as exc:
+        raise ValueError(f"{path}: cannot split the lines into fields ({exc}).") from None
+    if pending:
+        convert()
+    return (np.concatenate(blocks) if len(blocks) > 1 else blocks[0]), y_raw, linenos
+
+
 def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter: str | None = None,
              header: bool | str = "auto", task: str = "auto", comment: str | None = "#",
              encoding: str = "utf-8", max_dense_bytes: float = MAX_DENSE_BYTES) -> Dataset:
@@ -338,63 +402,8 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
             " (is the delimiter right? pass delimiter=...)."
         )
     t = _target_index(target, names, width, path, header_rule)
-    feature_cols = [j for j in range(width) if j != t]
-    blocks: list[np.ndarray] = []
-    pending: list[list[str]] = []     # feature fields of rows not yet converted
-    y_raw: list[str] = []
-    linenos: list[int] = []
-
-    def convert() -> None:
-        """Turn the pending rows into one float64 block (numpy parses the strings);
-        on failure, find the field and say where it is."""
-        try:
-            blocks.append(np.array(pending, dtype=np.float64).reshape(len(pending), width - 1))
-        except ValueError:
-            first = len(y_raw) - len(pending)
-            for r, values in enumerate(pending):
-                for k, text_ in enumerate(values):
-                    try:
-                        float(text_)
-                    except ValueError:
-                        j = feature_cols[k]
-                        what = ("a missing value" if text_.lower() in _MISSING_TOKENS
-                                else f"{text_!r}")
-                        col = names[j] if names is not None else f"column {j}"
-                        raise ValueError(
-                            f"{path}:{linenos[first + r]}: {what} in {col}; features must be "
-                            "numbers (impute or drop such rows first)."
-                        ) from None
-            # every field reads with float() though numpy's parser refused one
-            blocks.append(np.array([[float(v) for v in values] for values in pending],
-                                   dtype=np.float64).reshape(len(pending), width - 1))
-        pending.clear()
-        _dense_guard(len(y_raw), width - 1, max_dense_bytes, path)
-
-    def parse(lineno: int, fields: list[str]) -> None:
-        if len(fields) != width:
-            raise ValueError(
-                f"{path}:{lineno}: expected {width} fields, found {len(fields)} (delimiter "
-                f"{'whitespace' if delimiter is None else repr(delimiter)}; pass "
-                "delimiter=... if it is another)."
-            )
-        if not fields[t]:
-            raise ValueError(f"{path}:{lineno}: the target (column {t}) is empty; drop or fill "
-                             "such rows first.")
-        y_raw.append(fields.pop(t))
-        pending.append(fields)
-        linenos.append(lineno)
-        if len(pending) == _BLOCK_ROWS:
-            convert()
-
-    try:
-        for lineno, fields in itertools.chain(head, rows):
-            parse(lineno, fields)
-    except csv.Error as exc:
-        raise ValueError(f"{path}: cannot split the lines into fields ({exc}).") from None
-    if pending:
-        convert()
-    X = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    del blocks
+    X, y_raw, linenos = _parse_rows(itertools.chain(head, rows), width, t, names, delimiter,
+                                    path, max_dense_bytes)
     try:
         y_arr = np.asarray([float(v) for v in y_raw])
     except ValueError:
@@ -414,6 +423,6 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
     y, task, _ = _finish_target(y_arr, task, meta, source=path)
     data = Dataset(X=X, y=y, task=task, name=path.stem, meta=meta)
     if names is not None:
-        data["feature_names"] = [names[j] for j in feature_cols]
+        data["feature_names"] = [names[j] for j in range(width) if j != t]
         meta["target_name"] = names[t]
     return data

@@ -1,6 +1,6 @@
 """Discriminant-information (DI) criteria and DI-trained kernel feature maps.
 
-Source: Al et al., "Discriminant information based kernel learning" (paper 001 of
+Source: Al et al., "Discriminant information based kernel learning" (listed in
 docs/references.md): eq. (6) DI, eq. (7) RFDI,
 eq. (9) KDI, eq. (10) NysDI, Algorithms 1 and 2, Sect. 5.1 (training schedule).
 

@@ -138,7 +138,7 @@ def _di_core(Fc: np.ndarray, Yc: np.ndarray, rho: float, B: np.ndarray | None = 
 
 
 def di_criterion(F: npt.ArrayLike, Y: npt.ArrayLike, rho: float = 1e-4) -> float:
-    """Discriminant information of a fixed feature map (paper 001, equation 6).
+    """Discriminant information of a fixed feature map (Al et al., equation 6).
 
     DI = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF), C = I − 11ᵀ/n, maximised.
 
@@ -172,7 +172,7 @@ def di_criterion(F: npt.ArrayLike, Y: npt.ArrayLike, rho: float = 1e-4) -> float
 
 def kdi_criterion(G: npt.ArrayLike, B: npt.ArrayLike, Y: npt.ArrayLike,
                   rho: float = 1e-4) -> float:
-    """Kernel discriminant information of Nyström landmarks (paper 001, equation 9).
+    """Kernel discriminant information of Nyström landmarks (Al et al., equation 9).
 
     KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), maximised.
 
@@ -232,7 +232,7 @@ def _check_params_rff(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: n
 def rfdi(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
          rho: float = 1e-4, *, workers: int | None = None
          ) -> tuple[float, np.ndarray, np.ndarray]:
-    """RFDI objective of random Fourier features and its gradient (paper 001, equation 7).
+    """RFDI objective of random Fourier features and its gradient (Al et al., equation 7).
 
     With Z = s cos(XW + 1bᵀ), s = √(2/J), S = ZᵀCZ + ρI and M = ZᵀCY::
 
@@ -307,7 +307,7 @@ def _check_params_nys(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLi
 
 def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: float,
           rho: float = 1e-4, *, workers: int | None = None) -> tuple[float, np.ndarray]:
-    """NysDI objective of Nyström landmarks and its gradient (paper 001, equation 10).
+    """NysDI objective of Nyström landmarks and its gradient (Al et al., equation 10).
 
     Gaussian kernel k(x, r) = exp(−γ‖x − r‖²). With G = K(X, X_r) (n×J),
     B = K(X_r, X_r) (J×J), S = GᵀCG + ρB, M = GᵀCY::

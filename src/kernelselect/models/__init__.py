@@ -6,8 +6,8 @@ optional dependency: it is needed only here, for the estimator base classes and
 input validation; the solvers (:func:`fit_lssvm`, :func:`fit_krr`) and
 cross-validation (:func:`cross_validate_grid`) work without it.
 
-The ridge α is added to the kernel matrix, K + αI (α = μ of paper 004; α = μ·n for
-the risk (1/n)Σ(f − y)² + μ‖f‖² of papers 000/002).
+The ridge α is added to the kernel matrix, K + αI (α = μ of Ding & Liao, PAKDD 2012; α = μ·n for
+the risk (1/n)Σ(f − y)² + μ‖f‖² of Ding et al., AAAI 2018 and TNNLS 2020).
 
 The code lives in ``_machines`` (the solvers and the two machines),
 ``_selection_cv`` (:class:`KernelSelectionCV`, :class:`KernelSelectionClassifier`,
@@ -18,15 +18,19 @@ pickled and documented as ``kernelselect.models.<name>``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .._cv import (
-    PAPER_004_ALPHAS,
-    PAPER_004_GAMMAS,
+    CV_ALPHAS,
+    CV_GAMMAS,
+    RENAMED,
     ProportionalNystroem,
     cross_validate_grid,
     make_folds,
-    paper004_grid,
+    nystrom_cv_setting,
 )
 from .._solvers import KernelMachine
+from .._warnings import renamed_attribute
 from ._machines import KernelRidgeRegressor, LSSVMClassifier, fit_krr, fit_lssvm
 from ._scaling import Standardizer
 from ._selection_cv import KernelSelectionClassifier, KernelSelectionCV, KernelSelectionRegressor
@@ -42,11 +46,11 @@ __all__ = [
     "fit_krr",
     "cross_validate_grid",
     "make_folds",
-    "paper004_grid",
+    "nystrom_cv_setting",
     "ProportionalNystroem",
     "KernelMachine",
-    "PAPER_004_GAMMAS",
-    "PAPER_004_ALPHAS",
+    "CV_GAMMAS",
+    "CV_ALPHAS",
 ]
 
 # the public home of the names defined in this package (pickles, reprs, the API docs)
@@ -54,3 +58,8 @@ for _obj in (LSSVMClassifier, KernelRidgeRegressor, KernelSelectionCV, KernelSel
              KernelSelectionRegressor, Standardizer, fit_lssvm, fit_krr):
     _obj.__module__ = __name__
 del _obj
+
+if not TYPE_CHECKING:
+    def __getattr__(name: str) -> Any:
+        # the former names, with a FutureWarning naming the replacement
+        return renamed_attribute(__name__, name, RENAMED, globals())

@@ -2,8 +2,8 @@
 :func:`fit_krr` and their scikit-learn estimators (:class:`LSSVMClassifier`,
 :class:`KernelRidgeRegressor`).
 
-The ridge α is added to the kernel matrix, K + αI (α = μ of paper 004; α = μ·n for
-the risk (1/n)Σ(f − y)² + μ‖f‖² of papers 000/002).
+The ridge α is added to the kernel matrix, K + αI (α = μ of Ding & Liao (PAKDD 2012); α = μ·n for
+the risk (1/n)Σ(f − y)² + μ‖f‖² of Ding et al., AAAI 2018 and TNNLS 2020).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
               alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
               approximation: str | Approximation = "exact",
               random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
-    """Train a least-squares SVM with bias (paper 004, equations 4–9) for one or more α.
+    """Train a least-squares SVM with bias (Ding & Liao, PAKDD 2012, equations 4–9) for one or more α.
 
     Solves K_α ρ = 1, K_α ν = y; b = 1ᵀν/1ᵀρ, a = ν − ρb; f(x) = Σ a_i κ(x, x_i) + b.
 
@@ -52,7 +52,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
         nystrom, rff: ridge regression on the feature map of the stand-in K̃ = VVᵀ
         (the Nyström map or the random features), O(c³ + nck + nk²), solved stably in k
-        dimensions; on the training points it is the machine on K̃ (paper 004 Alg. 1).
+        dimensions; on the training points it is the machine on K̃ (Ding & Liao, PAKDD 2012, Alg. 1).
         "mcm" is refused with the reason: the Song–Xu circulant stand-in selects
         kernels but its coefficients do not fit the data under the true kernel.
     random_state : int, Generator or None
@@ -179,7 +179,7 @@ class _KernelMachineEstimator(BaseEstimator):
 
 
 class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
-    """Least-squares SVM classifier with bias (paper 004), binary or one-vs-rest.
+    """Least-squares SVM classifier with bias (Ding & Liao, PAKDD 2012), binary or one-vs-rest.
 
     Parameters
     ----------
@@ -189,7 +189,7 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
         Kernel parameter; None → 1/n_features (as scikit-learn's rbf kernels); one
         value per feature (or a scalar for all) with ``kernel="ard"``.
     alpha : float, default=1.0
-        Ridge added to K (α = μ of paper 004).
+        Ridge added to K (α = μ of Ding & Liao (PAKDD 2012)).
     approximation : {"exact", "nystrom", "rff"} or Approximation, default="exact"
         The kernel matrix the machine is solved on (see :func:`fit_lssvm`). Exact
         models predict with the kernel against every training point; Nyström and RFF
@@ -253,7 +253,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     * ``False``: b = 0, a = (K + αI)⁻¹y. With ``approximation="exact"`` it predicts as
       scikit-learn's ``KernelRidge(kernel="rbf", gamma=gamma, alpha=alpha)`` (same α,
       same γ).
-    * ``True``: an unpenalised bias — the LSSVM regression of paper 004,
+    * ``True``: an unpenalised bias — the LSSVM regression of Ding & Liao (PAKDD 2012),
       [K + αI, 1; 1ᵀ, 0][a; b] = [y; 0], the model whose leave-one-out error ``eloo``
       and k-fold error ``ekfold`` compute.
     * ``"mean"``: b = ȳ, the training mean of y, and a = (K + αI)⁻¹(y − ȳ1) —

@@ -259,7 +259,7 @@ _SHARED_PARAMETERS = """\
     approximation : str or Approximation, default="auto"
         The kernel-matrix stand-in used during selection ("auto", "exact",
         "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
-        paper 004's approximate CV). The final refit uses the estimator's own
+        Ding & Liao (PAKDD 2012)'s approximate CV). The final refit uses the estimator's own
         ``approximation``.
     gammas : array-like or None
         Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
@@ -468,5 +468,4 @@ del _cls
 def _rescaled(approximation: Any, transform: Any) -> Any:
     """``approximation`` with any points it holds in X's units mapped by ``transform``
     (:meth:`kernelselect.operators.Approximation.rescaled`); names pass unchanged."""
-    rescaled = getattr(approximation, "rescaled", None)
-    return rescaled(transform) if rescaled is not None else approximation
+    return approximation if isinstance(approximation, str) else approximation.rescaled(transform)

@@ -200,7 +200,7 @@ class MCMOperator(KernelOperator):
 
 
 class MCM(Approximation):
-    """Song–Xu multilevel circulant approximation on real data (paper 002, Algorithm 1).
+    """Song–Xu multilevel circulant approximation on real data (Ding et al., TNNLS 2020, Algorithm 1).
 
     ``prepare`` (once per data set) chooses the grid, drops points if n does not
     factor well, orders the points along principal directions and fits the
@@ -220,7 +220,7 @@ class MCM(Approximation):
         Fit h against the torus distance min(k_s, m_s − k_s), k_s = (i_s − j_s)
         mod m_s, the distance at which U (whose column sums the images
         {k_s, m_s − k_s}) places two cells (True); or against the plain grid
-        difference ``|i_s − j_s|``, the relation H4 of paper 002 assumes (False;
+        difference ``|i_s − j_s|``, the relation H4 of Ding et al. (TNNLS 2020) assumes (False;
         exact for points that are a grid). Measured with clipping, the torus
         fit tracks the exact C_ree better (median Spearman over 6 sets, p = 3:
         0.54 vs 0.30; p = 2: 0.11 vs −0.13).

@@ -144,7 +144,7 @@ class Nystroem(Approximation):
 
     C = K(X, Z) (n×c) for c landmarks Z, W = K(Z, Z), V = C U_k Σ_k^{−1/2} (W = UΣUᵀ);
     the thin SVD V = QSRᵀ gives the eigenpairs (s_i², q_i) of K̃ and zero on the
-    complement (paper 002, Ding et al., IEEE TNNLS 2020, Sec. V; docs/references.md).
+    complement (Ding et al., TNNLS 2020, Sec. V; docs/references.md).
 
     Parameters
     ----------
@@ -173,7 +173,7 @@ class Nystroem(Approximation):
           singular values below √eigen_floor·s_max dropped) it is Q (QᵀKQ) Qᵀ; KQ is
           one streamed ``kernel_matvec``: O(n²c) time, O(nc) memory. The c×c core is
           truncated to its top k eigenpairs.
-        - "optimal": the best rank-k approximation of K (dense eigh; paper 002's
+        - "optimal": the best rank-k approximation of K (dense eigh; Ding et al. (TNNLS 2020)'s
           OptApp reference). O(n³) time, O(n²) memory; refused above 5000 points.
     landmarks : array or None, default=None
         User landmarks, overriding the sampler's choice: an integer array (c,) of row
@@ -182,7 +182,7 @@ class Nystroem(Approximation):
     pilot_size : int or None, default=None
         c′, the uniform pilot of the "leverage" sampler; None → c.
     ridge : float or None, default=None
-        λ of the ridge leverage scores; None → 0.005·n (paper 002's α = μn, μ = 0.005).
+        λ of the ridge leverage scores; None → 0.005·n (Ding et al. (TNNLS 2020): α = μn, μ = 0.005).
     eigen_floor : float, default=1e-8
         Eigenvalues of W at or below ``eigen_floor``·σ_max(W) are dropped: through
         W_k⁺ they amplify the rounding error of K̃ by about σ_max/σ, so keeping
@@ -201,7 +201,7 @@ class Nystroem(Approximation):
     Cost per γ: O(ncd) for C, O(c³) for eigh(W), O(nk²) for the SVD of V, plus the
     sampler's cost above; memory O(nc). ``select_kernel`` streams the γ-independent
     samplers instead (:meth:`build_all`, docs/streaming.md): per γ n·c² flops and
-    c × c statistics, no n × c array, and Dask arrays as input. Paper 004 (Nyström approximate model selection
+    c × c statistics, no n × c array, and Dask arrays as input. Ding & Liao (PAKDD 2012) (Nyström approximate model selection
     for LSSVM) bounds the criterion error in terms of ‖K − K̃‖.
     """
 

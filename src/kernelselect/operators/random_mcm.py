@@ -1,4 +1,4 @@
-"""Randomised labelled multilevel circulant matrix (paper 000).
+"""Randomised labelled multilevel circulant matrix (Ding et al., AAAI 2018).
 
 Paper: Ding, Liao et al., "Randomized kernel selection with spectra of
 multilevel circulant matrices" (AAAI 2018). With D random frequencies w_k drawn
@@ -11,7 +11,7 @@ the circulant C(x_i) = (√2/D) circ[cos(x_iᵀw_k + b_k)]_k, and the labelled
 U = (1/Π) Φᴴ diag(v) Φ with v = FFT₂(u) complex (U is normal, not symmetric),
 Π = nD, and UUᴴ has the eigenvalues s = |v|². The criteria of the paper and the
 better estimators built from the same arrays live in
-:mod:`kernelselect.random_criteria`.
+:mod:`kernelselect.criteria.random_mcm`.
 
 In terms of the random Fourier features z̃_ik = √(2/D) cos(x_iᵀw_k + b_k)
 (E[z̃_iᵀz̃_j] = κ(x_i, x_j)), û = Z̃/√D.
@@ -228,7 +228,7 @@ class RandomMCMOperator(KernelOperator):
 
 
 class RandomMCM(Approximation):
-    """Randomised labelled multilevel circulant approximation (paper 000).
+    """Randomised labelled multilevel circulant approximation (Ding et al., AAAI 2018).
 
     ``prepare`` draws the standard frequencies W0 (d × D: standard normal for
     the Gaussian kernel, standard Cauchy for the Laplacian) and phases

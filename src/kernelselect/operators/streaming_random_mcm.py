@@ -2,7 +2,7 @@
 
 :class:`~kernelselect.operators.random_mcm.RandomMCMOperator` holds the column
 û_ik = (√2/D) cos(x_iᵀw_k + b_k) (n × D) for one γ. Most of the criteria of
-:mod:`kernelselect.random_criteria` use only small sums over its rows. With the
+:mod:`kernelselect.criteria.random_mcm` use only small sums over its rows. With the
 random features Z̃ = √D û (rows z_i, w_k = s_γ w⁰_k as in
 :func:`~kernelselect.operators.random_mcm.scaled_frequencies`) and a label vector ℓ
 in the span of a probe basis Y (ℓ = Y a; Y = [y 1], or the class indicators when y
