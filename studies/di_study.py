@@ -112,30 +112,27 @@ def evaluate(Xtr, Xte, ytr, yte, J, gamma, seed, max_epochs):
     def fit_score(Ftr, Fte):
         return classifier().fit(Ftr, ytr).score(Fte, yte)
 
+    def di_row(transformer):
+        """Train a DI transformer, then score the classifier on its features."""
+        t = time.perf_counter()
+        m = transformer(J, gamma=gamma, max_epochs=max_epochs, random_state=seed).fit(Xtr, ytr)
+        fit_t = time.perf_counter() - t
+        return dict(acc=fit_score(m.transform(Xtr), m.transform(Xte)), train=fit_t,
+                    epochs=m.history_.n_epochs, stop=m.history_.stop_reason,
+                    total=time.perf_counter() - t)
+
     t = time.perf_counter()
     acc = fit_score(di._rff_map(Xtr, W, b), di._rff_map(Xte, W, b))
     rows["Std RFF"] = dict(acc=acc, train=0.0, epochs=0, total=time.perf_counter() - t)
 
-    t = time.perf_counter()
-    m = kernelselect.DIRandomFourierFeatures(J, gamma=gamma, max_epochs=max_epochs,
-                                             random_state=seed).fit(Xtr, ytr)
-    fit_t = time.perf_counter() - t
-    rows["DI RFF"] = dict(acc=fit_score(m.transform(Xtr), m.transform(Xte)), train=fit_t,
-                          epochs=m.history_.n_epochs, stop=m.history_.stop_reason,
-                          total=time.perf_counter() - t)
+    rows["DI RFF"] = di_row(kernelselect.DIRandomFourierFeatures)
 
     t = time.perf_counter()
     s = StdNystroem(J, gamma, seed).fit(Xtr)
     rows["Std Nys"] = dict(acc=fit_score(s.transform(Xtr), s.transform(Xte)), train=0.0,
                            epochs=0, total=time.perf_counter() - t)
 
-    t = time.perf_counter()
-    m = kernelselect.DINystroem(J, gamma=gamma, max_epochs=max_epochs,
-                                random_state=seed).fit(Xtr, ytr)
-    fit_t = time.perf_counter() - t
-    rows["DI Nys"] = dict(acc=fit_score(m.transform(Xtr), m.transform(Xte)), train=fit_t,
-                          epochs=m.history_.n_epochs, stop=m.history_.stop_reason,
-                          total=time.perf_counter() - t)
+    rows["DI Nys"] = di_row(kernelselect.DINystroem)
     return rows
 
 

@@ -322,10 +322,7 @@ def table003(data, lines, flagged):
     lines.append("|---|---|---|" + "---|" * (len(cols) + 1))
     wins = {c: [0, 0] for c in cols if c != "sm"}
     paper_rows = {}
-    for ds in DS003:
-        recs = data.get(ds)
-        if not recs:
-            continue
+    for ds, recs in _sets003(data):
         errs = {c: errors003(recs, c) for c in cols}
         means = {c: np.nanmean(e) for c, e in errs.items()}
         best = min(cols, key=lambda c: means[c])
@@ -375,16 +372,25 @@ def table003(data, lines, flagged):
     return paper_rows
 
 
+def _sets003(data):
+    """(data set, its records) of the sets of Li et al.'s tables that have records."""
+    for ds in DS003:
+        recs = data.get(ds)
+        if recs:
+            yield ds, recs
+
+
+def _head003(lines, cols, last):
+    lines.append("| data set | " + " | ".join(LABEL003[c] for c in cols) + f" | {last} |")
+    lines.append("|---|" + "---|" * (len(cols) + 1))
+
+
 def chosen003(data, lines):
     cols = P.P003_COLS
     lines.append("Median log₂ γ selected by each criterion, and the median log₂ γ of the lowest "
                  "test error on the grid (oracle):\n")
-    lines.append("| data set | " + " | ".join(LABEL003[c] for c in cols) + " | oracle |")
-    lines.append("|---|" + "---|" * (len(cols) + 1))
-    for ds in DS003:
-        recs = data.get(ds)
-        if not recs:
-            continue
+    _head003(lines, cols, "oracle")
+    for ds, recs in _sets003(data):
         cells = [f"{np.median([np.log2(GAMMAS003[r['methods'][c]['index']]) for r in recs]):g}"
                  for c in cols]
         orc = np.median([np.log2(GAMMAS003[int(np.argmax(r["test_accuracy"]))]) for r in recs])
@@ -396,12 +402,8 @@ def table3(data, lines):
     cols = P.P003_COLS
     lines.append("Median seconds per partition (the whole 31-kernel selection); paper's time in "
                  "brackets (the paper does not say whether its times are per partition or totals).\n")
-    lines.append("| data set | " + " | ".join(LABEL003[c] for c in cols) + " | load |")
-    lines.append("|---|" + "---|" * (len(cols) + 1))
-    for ds in DS003:
-        recs = data.get(ds)
-        if not recs:
-            continue
+    _head003(lines, cols, "load")
+    for ds, recs in _sets003(data):
         cells = []
         for c in cols:
             s = np.median([r["methods"][c]["seconds"] for r in recs])

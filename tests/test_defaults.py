@@ -101,13 +101,18 @@ def _multiclass_blobs(n, classes, seed):
     return X, labels
 
 
+def _multiclass_case(n, classes, seed, log_gamma, log_alpha):
+    """(X, labels, γ, α, the exact operator at γ) of a drawn multi-class case."""
+    X, labels = _multiclass_blobs(n, classes, seed)
+    gamma = 2.0 ** log_gamma
+    return X, labels, gamma, 2.0 ** log_alpha, _exact_operator(X, labels, gamma)
+
+
 @settings(deadline=None, max_examples=15)
 @given(n=st.integers(8, 24), classes=st.integers(2, 4), seed=st.integers(0, 2**31),
        log_gamma=st.floats(-2, 1), log_alpha=st.floats(-2, 1))
 def test_eloo_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, log_alpha):
-    X, labels = _multiclass_blobs(n, classes, seed)
-    gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
-    op = _exact_operator(X, labels, gamma)
+    X, labels, gamma, alpha, op = _multiclass_case(n, classes, seed, log_gamma, log_alpha)
     A = ref.kernel_matrix(X, X, gamma)
     rate, E = ref.loo_ovr_bruteforce(A, labels, alpha)
     got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha],
@@ -464,9 +469,7 @@ def test_ekfold_equals_refitting_every_fold(n, folds, seed, log_gamma, log_alpha
 def test_ekfold_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, log_alpha):
     from kernelselect.criteria import fold_labels, one_vs_rest
 
-    X, labels = _multiclass_blobs(n, classes, seed)
-    gamma, alpha = 2.0 ** log_gamma, 2.0 ** log_alpha
-    op = _exact_operator(X, labels, gamma)
+    X, labels, gamma, alpha, op = _multiclass_case(n, classes, seed, log_gamma, log_alpha)
     Y = one_vs_rest(labels)
     fold_of = fold_labels(n, 5, 0, np.argmax(Y, axis=1) * 2 + (Y[:, 0] > 0))
     E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), Y, alpha, fold_of)

@@ -25,6 +25,18 @@ def ree(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | 
     return _quad(operator, _comp(alphas), yv) / operator.n
 
 
+def _bias_and_variance(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray,
+                       sigma: float | None, power: int) -> float | np.ndarray:
+    """(α²/n) yᵀK_α⁻²y + (σ²/n) tr((K K_α⁻¹)^power): the squared bias of the ridge
+    smoother on y and σ² times its variance (power 2, C_ipe) or its degrees of freedom
+    (power 1, C1)."""
+    yv = operator.restrict(y)
+    s = _sigma(yv, sigma)
+    n = operator.n
+    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
+    return bias + s ** 2 / n * operator.trace(_hat(alphas, power))
+
+
 def ipe(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: float | None = None
         ) -> float | np.ndarray:
     """C_ipe = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K² K_α⁻²) (Ding et al., TNNLS 2020, eq. 2).
@@ -32,24 +44,14 @@ def ipe(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: floa
     σ defaults to 0.01·std(y), as in the paper's experiments; a given σ must be a
     finite number ≥ 0 in the units of y. Minimise.
     """
-    yv = operator.restrict(y)
-    s = _sigma(yv, sigma)
-    n = operator.n
-    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
-    var = operator.trace(_hat(alphas, 2))
-    return bias + s ** 2 / n * var
+    return _bias_and_variance(operator, y, alphas, sigma, 2)
 
 
 def c1(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, sigma: float | None = None
        ) -> float | np.ndarray:
     """C1 = (α²/n) yᵀK_α⁻²y + (σ²/n) tr(K K_α⁻¹): effective-dimension criterion
     (Ding et al., AAAI 2018, eq. 4, exact form). σ defaults to 0.01·std(y). Minimise."""
-    yv = operator.restrict(y)
-    s = _sigma(yv, sigma)
-    n = operator.n
-    bias = _quad(operator, _comp(alphas, 2), yv) / n          # (α²/n) yᵀK_α⁻²y
-    dof = operator.trace(_hat(alphas, 1))
-    return bias + s ** 2 / n * dof
+    return _bias_and_variance(operator, y, alphas, sigma, 1)
 
 
 def gcv(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
