@@ -167,13 +167,13 @@ def report():
     recs = C.read_jsonl(RAW)
     latest = {}
     for r in recs:
-        latest[(r["dataset"], r["n"])] = r
-    recs = sorted(latest.values(), key=lambda r: (r["n"], r["dataset"]))
+        latest[(r.get("run", ""), r["dataset"], r["n"])] = r
+    recs = sorted(latest.values(), key=lambda r: (r.get("run", ""), r["n"], r["dataset"]))
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs)
     with open(str(RAW) + ".gz", "wb") as raw:   # mtime 0: the same records, the same bytes
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
             fh.write(text.encode())
-    sizes = sorted({r["n"] for r in recs})
+    runs = sorted({(r.get("run", ""), r["n"]) for r in recs})
     lines = ["# Speed of the defaults against GridSearchCV(KernelRidge)", "",
              "`studies/defaults_speed.py` (raw records: `defaults_speed_raw.jsonl.gz`). "
              "Training half of split 0 of each shared set, capped at n_train rows; "
@@ -183,20 +183,21 @@ def report():
              "the defaults of the package before the streamed-pass change, same run, fresh "
              "interpreter. Ratio = GridSearchCV seconds / defaults seconds; the load is the "
              "1-minute load average of the shared 2-core machine around the timings.", "",
-             "| n_train | sets | before (s, median) | defaults (s, median) | "
+             "| run | n_train | sets | before (s, median) | defaults (s, median) | "
              "median ratio before | median ratio | load |",
-             "|---:|---:|---:|---:|---:|---|---|"]
-    for n in sizes:
-        lines.append(_median_row(str(n), [r for r in recs if r["n"] == n]))
-    lines += ["", "| dataset | n_train | d | before (s) | defaults (s) | approximation | "
+             "|---|---:|---:|---:|---:|---:|---|---|"]
+    for run_label, n in runs:
+        lines.append(_median_row(f"{run_label or '–'} | {n}", [
+            r for r in recs if r["n"] == n and r.get("run", "") == run_label]))
+    lines += ["", "| run | dataset | n_train | d | before (s) | defaults (s) | approximation | "
               "GridSearchCV (s) | measured | ratio | load |",
-              "|---|---:|---:|---:|---:|---|---:|---|---:|---|"]
+              "|---|---|---:|---:|---:|---:|---|---:|---|---:|---|"]
     for r in recs:
         meas = ("75 of 75" if r["gridsearch_measured_candidates"] == r["gridsearch_candidates"]
                 else f"{r['gridsearch_measured_candidates']} of 75 "
                      f"({r['gridsearch_measured_seconds']:.0f} s), scaled")
         b = f"{r['before_seconds']:.2f}" if "before_seconds" in r else "–"
-        lines.append(f"| {r['dataset']} | {r['n']} | {r['d']} | {b} | "
+        lines.append(f"| {r.get('run', '') or '–'} | {r['dataset']} | {r['n']} | {r['d']} | {b} | "
                      f"{r['defaults_seconds']:.2f} | {r['approximation']} | "
                      f"{r['gridsearch_seconds']:.1f} | {meas} | {r['ratio']:.0f}× | "
                      f"{r['load_before'][0]:.1f}–{r['load_after'][0]:.1f} |")
@@ -216,6 +217,8 @@ def main():
                    help="comma-separated n_train values on cadata (or --datasets), the "
                         "earlier form of this study; with --out, the records as one JSON list")
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--label", default=None,
+                   help="name of this run in the report (runs at different loads side by side)")
     p.add_argument("--before", default=None, help="directory holding an older kernelselect")
     p.add_argument("--report", action="store_true")
     p.add_argument("--child", nargs=4, default=None, help=argparse.SUPPRESS)
@@ -239,6 +242,8 @@ def main():
     for n_train, candidates in runs:
         for name, task in sets:
             rec = run(name, task, n_train, candidates, a.before)
+            if a.label:
+                rec["run"] = a.label
             C.log(name, rec["n"], f"defaults {rec['defaults_seconds']:.2f} s",
                   f"before {rec.get('before_seconds', float('nan')):.2f} s",
                   f"cv {rec['gridsearch_seconds']:.1f} s", f"ratio {rec['ratio']:.0f}")
