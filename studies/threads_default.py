@@ -18,11 +18,13 @@ Conditions:
   busy        one extra process spinning on a core for the whole measurement
 
 The machine's 1-minute load average is recorded before and after every run: on a
-shared machine it is part of the result. Raw records go to
+shared machine it is part of the result; so is the process's CPU time (all its threads),
+whose ratio to the wall time shows how many threads did work. Raw records go to
 results/threads_default_raw.jsonl; the report (results/threads_default.md) is
 rebuilt from them with --report.
 
 Usage: python studies/threads_default.py [--sizes 200,2000,20000] [--repeats 3]
+                                        [--settings one,default]
        python studies/threads_default.py --report
 """
 
@@ -69,10 +71,10 @@ import kernelselect
 load_before = os.getloadavg()[0]
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     res = kernelselect.select_kernel(X, y, random_state=0, workers=workers)
-    seconds = time.perf_counter() - t0
-print(json.dumps(dict(seconds=seconds, data=data, n=int(X.shape[0]),
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps(dict(seconds=seconds, cpu_seconds=cpu, data=data, n=int(X.shape[0]),
                       best_gamma=res.best_gamma, best_alpha=res.best_alpha,
                       builds=res.details.get("n_operator_builds"),
                       load_before=load_before, load_after=os.getloadavg()[0])))
@@ -111,12 +113,12 @@ def measure(n, setting, condition):
     return rec
 
 
-def run(sizes, repeats, conditions):
+def run(sizes, repeats, conditions, settings=tuple(SETTINGS)):
     with open(RAW, "a") as f:
         for n in sizes:
             for condition in conditions:
                 for rep in range(repeats):
-                    for setting in SETTINGS:
+                    for setting in settings:
                         rec = measure(n, setting, condition)
                         rec["repeat"] = rep
                         C.log(f"n={n} {condition} {setting}: {rec['seconds']:.2f} s "
@@ -145,7 +147,7 @@ def report():
         one = med.get("one")
         ratio = {s: (med[s] / one if one else float("nan")) for s in med}
         rows.append((n, condition, med, ratio, min(load), max(load),
-                     len([r for r in sel if r["setting"] == "one"])))
+                     len([r for r in sel if r["setting"] == "one"]), sel))
     lines = [
         "# Default threads against one thread",
         "",
@@ -158,9 +160,14 @@ def report():
         "| n | condition | repeats | one (s) | default | passive | all cores | load |",
         "|---:|---|---:|---:|---:|---:|---:|---|",
     ]
-    for n, condition, med, ratio, lo, hi, reps in rows:
+    for n, condition, med, ratio, lo, hi, reps, sel in rows:
         def cell(s):
-            return f"{med[s]:.2f} s ({ratio[s]:.2f}×)" if s in med else "—"
+            if s not in med:
+                return "—"
+            busy = [r["cpu_seconds"] / r["seconds"] for r in sel
+                    if r["setting"] == s and "cpu_seconds" in r]
+            cpu = f", CPU/wall {np.median(busy):.2f}" if busy else ""
+            return f"{med[s]:.2f} s ({ratio[s]:.2f}×{cpu})"
         lines.append(f"| {n} | {condition} | {reps} | {med.get('one', float('nan')):.2f} | "
                      f"{cell('default')} | {cell('passive')} | {cell('all_cores')} | "
                      f"{lo:.1f}–{hi:.1f} |")
@@ -173,11 +180,13 @@ def main():
     p.add_argument("--sizes", default="200,2000,20000")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--conditions", default="alone,busy")
+    p.add_argument("--settings", default=",".join(SETTINGS),
+                   help="thread settings to time, comma-separated (default: all)")
     p.add_argument("--report", action="store_true", help="only rebuild the report")
     args = p.parse_args()
     if not args.report:
         run([int(v) for v in args.sizes.split(",")], args.repeats,
-            args.conditions.split(","))
+            args.conditions.split(","), args.settings.split(","))
         with open(RAW, "rb") as f, gzip.open(RAW.with_suffix(".jsonl.gz"), "wb") as g:
             g.write(f.read())
     report()

@@ -223,6 +223,31 @@ def _levels_problem():
         return X, y, select_kernel(X, y, random_state=3)
 
 
+def test_last_level_half_replaces_the_exact_window_by_nystroem_of_n_over_2(monkeypatch):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((500, 4))
+    y = np.sin(3 * X[:, 0]) * X[:, 1] + np.cos(2 * X[:, 2]) + 0.1 * rng.standard_normal(500)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        exact = select_kernel(X, y, random_state=3)
+        monkeypatch.setattr(_policy, "LAST_LEVEL", "half")
+        half = select_kernel(X, y, random_state=3)
+    labels = [lv["approximation"] for lv in exact.details["auto"]["levels"]]
+    assert labels[-1] == "exact", "the problem must reach the exact window by default"
+    got = [lv["approximation"] for lv in half.details["auto"]["levels"]]
+    # the same levels up to the window, then Nyström on the first n/2 of the permutation
+    assert got == labels[:-1] + ["nystrom(m=250)"]
+    for a, b in zip(exact.levels[:-1], half.levels[:-1]):
+        np.testing.assert_array_equal(a.curves["eloo"], b.curves["eloo"])
+    landmarks = np.asarray(half.details["approximation_params"]["landmarks"])
+    assert landmarks.size == 250 and np.unique(landmarks).size == 250
+    explicit = select_kernel(X, y, gammas=half.gammas, alphas=half.alphas, criterion="eloo",
+                             loss="squared",
+                             approximation=kernelselect.Nystroem(landmarks=landmarks))
+    np.testing.assert_allclose(half.curves["eloo"], explicit.curves["eloo"], rtol=1e-8)
+    assert (half.best_gamma, half.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
+
+
 def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
     X, y, res = _levels_problem()
     auto = res.details["auto"]

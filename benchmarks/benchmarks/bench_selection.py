@@ -89,3 +89,34 @@ class SelectDefaults:
 
     def time_select(self, n, workers):
         self.func(self.X, self.y, random_state=0, workers=workers)
+
+
+class SelectExactWindow:
+    """``select_kernel(X, y)`` on a smooth, low-noise regression whose Nyström levels do
+    not settle below n/2 landmarks, so the defaults end in the exact window; ``"half"``
+    runs a last Nyström level of min(n/2, 800) landmarks there instead
+    (studies/speed_exact_region.py weighs the two)."""
+    params = ([1_000, 2_000], ["exact", "half"])
+    param_names = ["n", "last_level"]
+    timeout = 600
+
+    def setup(self, n, last_level):
+        self.func = require(select_kernel())
+        try:
+            from kernelselect import _policy
+        except ImportError:
+            raise NotImplementedError("no _policy module in this version") from None
+        if not hasattr(_policy, "LAST_LEVEL"):
+            raise NotImplementedError("no LAST_LEVEL rule in this version")
+        self.policy = _policy
+        rng = np.random.default_rng(0)
+        self.X = rng.standard_normal((n, 4))
+        self.y = (np.sin(3 * self.X[:, 0]) * self.X[:, 1] + np.cos(2 * self.X[:, 2])
+                  + 0.1 * rng.standard_normal(n))
+
+    def time_select(self, n, last_level):
+        self.policy.LAST_LEVEL = last_level
+        try:
+            self.func(self.X, self.y, random_state=0, workers=1)
+        finally:
+            self.policy.LAST_LEVEL = "exact"

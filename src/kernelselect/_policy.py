@@ -55,8 +55,15 @@ The rules, each with its reason:
 
   A level that would exceed n/2 landmarks is replaced by the exact window (at that
   size a Nyström level costs as much as the exact matrix: 1.46 s per γ with 800
-  landmarks against 1.19 s exact at n = 1000), and the levels stop at
-  ``MAX_LANDMARKS`` whether settled or not: a level costs about 2nm² per γ, and on
+  landmarks against 1.19 s exact at n = 1000). A last Nyström level of min(n/2,
+  ``MAX_LANDMARKS``) landmarks in its place (``LAST_LEVEL = "half"``) takes 1.1–6×
+  less time on the sets that reach the window but chooses larger ridges (the bias the
+  effective-dimension check guards against): on the defaults study's training sets
+  with 400 < n ≤ 1000 (split 0), +0.0084 NMSE on the four regression sets that reach
+  the window (parkinsons +0.027); with n up to 2000, −0.74 pp (multi-class) and
+  +0.010 NMSE on those that reach it (studies/results/speed_exact_region.md). The
+  exact window stays. The levels stop at ``MAX_LANDMARKS`` whether settled or not:
+  a level costs about 2nm² per γ, and on
   cadata at n = 10⁴ a level of 1600 landmarks took 33 s per γ against 6.7 s at 800
   (load 6, one thread), four times the whole search below it, for a choice that
   the 800-level had already made.
@@ -115,6 +122,10 @@ STABLE_STEPS = 1
 DEFF_FRACTION: float | None = 0.5
 #: largest Nyström level
 MAX_LANDMARKS = 800
+#: the level after one whose double would exceed n/2 landmarks: "exact" (the exact
+#: kernel matrix on the window) or "half" (a last Nyström level of min(n/2,
+#: MAX_LANDMARKS) landmarks, none when that is not larger than the level before)
+LAST_LEVEL = "exact"
 #: Dask input with fewer rows than this is gathered into memory by
 #: ``approximation="auto"``: below it the levels may reach the exact kernel matrix
 GATHER_BELOW = 4 * MAX_LANDMARKS
@@ -286,9 +297,17 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
     current = surface
     approx: Approximation | None = None
     state: Any = None
+    last = False
     while True:
         m_next = 2 * m
-        if 2 * m_next > n:
+        if 2 * m_next > n and LAST_LEVEL == "half":
+            m_next, last = min(n // 2, MAX_LANDMARKS), True
+            if m_next <= m:
+                levels.append({"stopped": f"next level {2 * m} > n/2 and m = {m} ≥ "
+                                          f"min(n/2, MAX_LANDMARKS)"})
+                return current, approx, state, levels, searched
+            approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
+        elif 2 * m_next > n:
             approx, label = Exact(), "exact"
         elif m_next > MAX_LANDMARKS:
             levels.append({"stopped": f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}"})
@@ -318,7 +337,7 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
             stable = stable and d_eff <= DEFF_FRACTION * m_next
         info.update(stable=bool(stable), seconds=time.perf_counter() - t0)
         levels.append(info)
-        if stable or label == "exact":
+        if stable or last or label == "exact":
             return current, approx, state, levels, searched
         prev_point = point
         m = m_next
