@@ -5,7 +5,7 @@ equal."""
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
@@ -209,6 +209,8 @@ def test_exact_gradients_match_central_differences(seed, n, d, t, kind, log_alph
 
 @settings(max_examples=20)
 @given(floor=st.sampled_from([1e-8, 1e-3]), **_gradient_cases)
+@example(floor=1e-8, seed=157, n=19, d=1, t=1, kind="regression", log_alpha=0.0)
+@example(floor=1e-8, seed=9441, n=8, d=1, t=1, kind="regression", log_alpha=0.0)
 def test_nystrom_gradients_match_central_differences(seed, n, d, t, kind, log_alpha, floor):
     """Including the eigenvalues of W the floor drops (the divided differences of the
     truncated inverse), away from a change of the kept set."""
