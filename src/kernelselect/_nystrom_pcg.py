@@ -1,0 +1,505 @@
+"""Nyström kernel ridge regression and the LSSVM with bias, solved by preconditioned
+conjugate gradients over streamed passes (the FALKON form).
+
+The model
+---------
+m centres z_1, …, z_m (rows of X), K_mm = K(Z, Z), K_nm = K(X, Z). With T the upper
+Cholesky factor of K_mm + δI (δ a small jitter, below), the feature map
+φ(x) = T⁻ᵀk(Z, x) ∈ Rᵐ has φ(x)ᵀφ(x′) = k(x, Z)(K_mm + δI)⁻¹k(Z, x′), the Nyström
+kernel. The machine is ridge regression on these features,
+
+    minimise over w, b   ‖Φw + b1 − y‖² + α‖w‖²,     Φ = K_nm T⁻¹ (n × m),
+
+with b = 0 (kernel ridge regression) or an unpenalised b (the LSSVM), and it predicts
+f(x) = k(x, Z)β + b with β = T⁻¹w. For δ = 0 this is Nyström kernel ridge regression
+(Rudi, Camoriano & Rosasco, NeurIPS 2015): β solves (K_nmᵀK_nm + αK_mm)β = K_nmᵀy,
+the exact KRR with K replaced by K_nm K_mm⁺ K_mn. Several outputs (one-vs-rest
+columns, several targets) are columns of y, solved together.
+
+The normal equations, in w, are (ΦᵀCΦ + αI)w = ΦᵀCy with C = I without bias and
+C = I − 11ᵀ/n with it (then b = ȳ − 1ᵀΦw/n).
+
+The preconditioner (Rudi, Carratino & Rosasco, NeurIPS 2017; Meanti, Carratino,
+Rosasco & Rudi, NeurIPS 2020)
+-----------------------------
+On the centres' own rows Φ is K_mm T⁻¹ ≈ Tᵀ, so when the centres are a uniform sample
+of the rows, ΦᵀΦ ≈ (n/m)TTᵀ and ΦᵀΦ + αI ≈ n(TTᵀ/m + λI), λ = α/n. With A the upper
+Cholesky factor of TTᵀ/m + λI, the substitution w = A⁻¹u/√n gives
+
+    A⁻ᵀ(ΦᵀCΦ/n + λI)A⁻¹ u = A⁻ᵀΦᵀCy/√n,
+
+whose matrix is close to the identity once the centres represent the data, solved by
+conjugate gradients. Each iteration is one streamed pass K_nmᵀ(K_nm v)
+(:mod:`kernelselect._nystrom_rows`; the bias adds a rank-one correction from
+s = K_nmᵀ1) and four triangular solves with m × m factors.
+
+Stopping rule
+-------------
+Per output column, the relative residual of the normal equations in w,
+
+    ‖ΦᵀCy − (ΦᵀCΦ + αI)w_k‖ / ‖ΦᵀCy‖ ≤ tol,
+
+read at every iteration from the conjugate-gradient residual r_k (the residual in w
+is √n·Aᵀr_k) and confirmed on exit by an explicit product (one more pass): if rounding
+made the recursive residual drift from the explicit one, the iteration restarts from
+the current point with the explicit residual, as long as each restart at least halves
+it (otherwise the attainable accuracy is reached). At most ``max_iter`` iterations.
+The iterations used and the residual reached are returned, whether or not ``tol`` was
+met. A residual ε bounds the change of the fitted values by ε‖ΦᵀCy‖/(2√α) (the largest
+σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
+
+Jitter
+------
+δ = m·max(2⁻⁵², 10⁻⁴λ), multiplied by 100 until the Cholesky factorisation of
+K_mm + δI succeeds (duplicate centres or a kernel much wider than the data make K_mm
+singular to working precision); likewise a shift of TTᵀ/m + λI if λ is below its
+rounding. The δ used is reported and is part of the model (φ is defined with
+K_mm + δI), so the solve and any reference agree. Why this size: rounding in φ is
+amplified by the condition number of T, √cond(K_mm + δI) ≤ √(m/δ), so m·2⁻⁵² alone
+(the usual floor, 2⁻⁵² times the trace of K_mm, whose diagonal is κ(0) = 1) leaves
+the fitted values accurate to only about 2⁻²⁶ ≈ 1.5e-8 when K_mm is numerically
+singular. The ridge already shrinks every direction of K_mm with eigenvalue μ by
+μ/(μ + λm) (the data's Gram is about n/m times the centres'), so a δ 10⁴ times below
+λm changes the fit only where the ridge has removed all but 10⁻⁴ of it, and the
+attainable accuracy becomes about 2⁻⁵²·√(10⁴/λ) (7e-10 at λ = 10⁻⁹).
+
+Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
+part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
+in for each solve), plus the passes' buffers (:func:`kernelselect._nystrom_rows.pass_bytes`);
+K_nm is never held.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Protocol
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+from . import lowlevel
+from ._nystrom_rows import Conditioning, NystromRows, pass_bytes
+from ._progress import progress_iter
+from ._resources import check_allocation, format_bytes, max_bytes
+from ._solvers import KernelMachine
+from ._threads import blas_for_flops, block_threads
+
+__all__ = [
+    "DEFAULT_TOL",
+    "DEFAULT_MAX_ITER",
+    "NystromPreconditioner",
+    "NystromSolution",
+    "nystrom_pcg",
+    "nystrom_pcg_bytes",
+    "largest_centres",
+    "check_solver_memory",
+    "choose_centres",
+    "fit_nystrom_pcg",
+]
+
+#: default relative residual of the normal equations at which the iteration stops
+DEFAULT_TOL = 1e-6
+#: default largest number of conjugate-gradient iterations
+DEFAULT_MAX_ITER = 100
+
+_EPS = 2.0 ** -52
+_JITTER_RIDGE = 1e-4       # δ ≥ 10⁻⁴·λm (module notes)
+_JITTER_STEPS = 8          # δ grows by 100 per failed factorisation: up to 1e14·δ₀
+_MIRROR_BLOCK = 512
+
+
+class RowPasses(Protocol):
+    """What the solver needs of the data: the streamed products of
+    :class:`kernelselect._nystrom_rows.NystromRows` (in memory) or its Dask form."""
+
+    n: int
+    cond: Conditioning
+    passes: int
+
+    def normal(self, V: np.ndarray) -> np.ndarray: ...
+
+    def cross_targets(self, Y: Any) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
+    """Bytes a solve with m centres and t outputs allocates: the m × m factors, the
+    passes' buffers (for t + 1 columns), the iteration's (m, t) vectors and the n × (t + 1)
+    right-hand side of the first pass."""
+    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * n * (t + 1)
+            + pass_bytes(n, m, d, t + 1, threads))
+
+
+def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = None) -> int:
+    """The largest number of centres whose solve fits ``limit`` bytes (default: the
+    memory guard's limit), at least 0."""
+    limit = float(max_bytes() if limit is None else limit)
+    lo, hi = 0, max(1, n)
+    while lo < hi:                    # the estimate grows with m: bisect
+        mid = (lo + hi + 1) // 2
+        if nystrom_pcg_bytes(n, mid, d, t, threads) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _mirror(F: np.ndarray, upper_to_lower: bool) -> None:
+    """Copy one strict triangle of the square F onto the other, in column blocks."""
+    m = F.shape[0]
+    for j0 in range(0, m, _MIRROR_BLOCK):
+        j1 = min(m, j0 + _MIRROR_BLOCK)
+        block = F[j0:j1, j0:j1]
+        if upper_to_lower:
+            F[j0:j1, :j0] = F[:j0, j0:j1].T
+            idx = np.tril_indices(j1 - j0, -1)
+        else:
+            F[:j0, j0:j1] = F[j0:j1, :j0].T
+            idx = np.triu_indices(j1 - j0, 1)
+        block[idx] = block.T[idx]
+
+
+def _potrf(F: np.ndarray, lower: bool) -> int:
+    """Cholesky factorisation of one triangle of F in place (the other untouched)."""
+    c, info = lapack.dpotrf(F, lower=int(lower), clean=0, overwrite_a=1)
+    if not np.shares_memory(c, F):         # pragma: no cover - F is Fortran-ordered
+        F[...] = c
+    return int(info)
+
+
+class NystromPreconditioner:
+    """The factors T (K_mm + δI = TᵀT) and A (AᵀA = TTᵀ/m + λI), in one m × m array.
+
+    Parameters
+    ----------
+    cond : Conditioning
+        The centres (shifted and scaled) and γ.
+    n : int
+        Rows of the data.
+    alpha : float
+        The ridge α; λ = α/n.
+
+    Attributes
+    ----------
+    jitter : float
+        δ added to K_mm's diagonal.
+    shift : float
+        The shift added to TTᵀ/m + λI beyond λ (0 unless λ is below its rounding).
+    """
+
+    def __init__(self, cond: Conditioning, n: int, alpha: float) -> None:
+        m = cond.centres.shape[0]
+        self.m, self.n, self.alpha = m, n, alpha
+        lam = alpha / n
+        with blas_for_flops(float(m) ** 3):
+            K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma,
+                                      kernel=cond.kernel)
+            F = K.T                               # symmetric: a Fortran-ordered view
+            self._F = F
+            self._diag = F.reshape(-1, order="F")[:: m + 1]   # a view of the diagonal
+            self.jitter = self._factor_T(m * max(_EPS, _JITTER_RIDGE * lam))
+            self._diag_T = self._diag.copy()
+            self.shift = self._factor_A(lam)
+            self._diag_A = self._diag.copy()
+            self._diag[:] = self._diag_T
+
+    def _factor_T(self, delta: float) -> float:
+        F = self._F
+        for _ in range(_JITTER_STEPS):
+            self._diag[:] = 1.0 + delta           # κ(z, z) = 1
+            if _potrf(F, lower=False) == 0:
+                return delta
+            _mirror(F, upper_to_lower=False)      # the lower triangle still holds K_mm
+            delta *= 100.0
+        raise np.linalg.LinAlgError(
+            f"K(centres, centres) + δI is not positive definite even with δ = {delta:.3g}; "
+            "the centres or gamma are degenerate (check X for non-finite or huge values).")
+
+    def _factor_A(self, lam: float) -> float:
+        F, m = self._F, self.m
+        extra = 0.0
+        for _ in range(_JITTER_STEPS):
+            self._diag[:] = self._diag_T
+            _mirror(F, upper_to_lower=True)       # lower triangle := Tᵀ
+            _, info = lapack.dlauum(F, lower=1, overwrite_c=1)   # lower := T Tᵀ
+            if info != 0:                         # pragma: no cover - LAPACK argument error
+                raise np.linalg.LinAlgError(f"dlauum failed with info={info}")
+            self._diag += m * (lam + extra)       # factor TTᵀ + mλI = m(TTᵀ/m + λI)
+            if _potrf(F, lower=True) == 0:
+                return extra
+            extra = max(100.0 * extra, m * _EPS)
+        raise np.linalg.LinAlgError(
+            f"TTᵀ/m + λI is not positive definite even with a shift of {extra:.3g}.")
+
+    # The factor of A is stored as L with LLᵀ = TTᵀ + mλI, so A = Lᵀ/√m.
+    def _trsm(self, B: np.ndarray, lower: bool, trans: bool, scale: float) -> np.ndarray:
+        if lower:
+            self._diag[:] = self._diag_A
+        try:
+            return blas.dtrsm(scale, self._F, B, lower=int(lower), trans_a=int(trans),
+                              overwrite_b=1)
+        finally:
+            if lower:
+                self._diag[:] = self._diag_T
+
+    def solve_T(self, B: np.ndarray) -> np.ndarray:
+        """T⁻¹B (B Fortran-ordered (m, t), overwritten)."""
+        return self._trsm(B, lower=False, trans=False, scale=1.0)
+
+    def solve_Tt(self, B: np.ndarray) -> np.ndarray:
+        """T⁻ᵀB."""
+        return self._trsm(B, lower=False, trans=True, scale=1.0)
+
+    def solve_A(self, B: np.ndarray) -> np.ndarray:
+        """A⁻¹B = √m L⁻ᵀB."""
+        return self._trsm(B, lower=True, trans=True, scale=math.sqrt(self.m))
+
+    def solve_At(self, B: np.ndarray) -> np.ndarray:
+        """A⁻ᵀB = √m L⁻¹B."""
+        return self._trsm(B, lower=True, trans=False, scale=math.sqrt(self.m))
+
+    def times_At(self, B: np.ndarray) -> np.ndarray:
+        """AᵀB = LB/√m."""
+        self._diag[:] = self._diag_A
+        try:
+            return blas.dtrmm(1.0 / math.sqrt(self.m), self._F, B, lower=1, trans_a=0,
+                              overwrite_b=1)
+        finally:
+            self._diag[:] = self._diag_T
+
+
+@dataclass
+class NystromSolution:
+    """What :func:`nystrom_pcg` returns.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (m, t)
+        β, with f(x) = k(x, Z)β + b.
+    intercept : ndarray of shape (t,)
+        b (zeros without bias).
+    iterations : int
+        Conjugate-gradient iterations used (every output column iterates together).
+    residual : ndarray of shape (t,)
+        The relative residual of the normal equations reached, per output (explicit).
+    converged : bool
+        Whether every residual is ≤ tol.
+    passes : int
+        Streamed passes over the data (iterations + the right-hand side + checks).
+    jitter, shift : float
+        The preconditioner's δ and extra shift.
+    tol, max_iter : the stopping rule.
+    seconds : dict
+        Time of the preconditioner, the right-hand side and the iterations.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    iterations: int
+    residual: np.ndarray
+    converged: bool
+    passes: int
+    jitter: float
+    shift: float
+    tol: float
+    max_iter: int
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _fortran(B: np.ndarray) -> np.ndarray:
+    return np.asfortranarray(B, dtype=np.float64)
+
+
+def _norms(B: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("ij,ij->j", B, B))
+
+
+def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
+                         relative: Callable[[np.ndarray], np.ndarray], tol: float,
+                         max_iter: int, steps: Iterator[int]
+                         ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Conjugate gradients on M u = c, every column independently (its own step sizes)
+    but sharing each product M·P; a column stops moving once ``relative`` of its residual
+    is ≤ tol. On exit the residual is recomputed explicitly as c − Mu; while it is above
+    tol, the iteration restarts from u with it, as long as each restart at least halves
+    it. ``steps`` yields once per iteration allowed. Returns (u, residual, iterations)."""
+    U = np.zeros_like(c)
+    R = c.copy(order="F")
+    residual = checked = relative(R)
+    iterations = 0
+    while True:
+        active = residual > tol
+        direction = R.copy(order="F")
+        rr = np.einsum("ij,ij->j", R, R)
+        if active.any() and iterations < max_iter:
+            for _ in steps:
+                MP = matvec(direction)
+                pMp = np.einsum("ij,ij->j", direction, MP)
+                step = np.where(active & (pMp > 0), rr / np.where(pMp > 0, pMp, 1.0), 0.0)
+                U += step * direction
+                R -= step * MP
+                iterations += 1
+                residual = relative(R)
+                active = residual > tol
+                if not active.any():
+                    break
+                rr_new = np.einsum("ij,ij->j", R, R)
+                ratio = np.where(rr > 0, rr_new / np.where(rr > 0, rr, 1.0), 0.0)
+                direction = R + ratio * direction
+                rr = rr_new
+        R = c - matvec(U)                              # the explicit residual
+        previous, residual = checked, relative(R)
+        checked = residual
+        open_ = residual > tol
+        if (not open_.any() or iterations >= max_iter
+                or not np.any(residual[open_] < 0.5 * previous[open_])):
+            return U, residual, iterations             # met, out of iterations, or stalled
+
+
+def nystrom_pcg(rows: RowPasses, Y: Any, alpha: float, *, bias: bool,
+                tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
+                progress: bool | float = False) -> NystromSolution:
+    """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
+
+    Parameters
+    ----------
+    rows : NystromRows or its Dask form
+        The data X and the conditioned centres; its passes stream K(X, Z).
+    Y : ndarray (or Dask array) of shape (n, t)
+    alpha : float
+        The ridge α > 0.
+    bias : bool
+        An unpenalised intercept (the LSSVM) or none (kernel ridge regression).
+    tol, max_iter
+        The stopping rule (module notes).
+    progress : bool or float
+        As ``select_kernel``'s ``progress``: a line per iteration count on long fits.
+
+    Returns
+    -------
+    NystromSolution
+    """
+    n, m = rows.n, rows.cond.centres.shape[0]
+    lam, sqrt_n = alpha / n, math.sqrt(n)
+    clock = time.perf_counter()
+    P = NystromPreconditioner(rows.cond, n, alpha)
+    seconds = {"preconditioner": time.perf_counter() - clock}
+    clock = time.perf_counter()
+    KtY, sums = rows.cross_targets(Y)                 # K_nmᵀ[1, Y], 1ᵀY
+    s, rhs = KtY[:, 0], KtY[:, 1:]
+    ybar = np.asarray(sums, dtype=np.float64) / n
+    if bias:
+        rhs = rhs - np.outer(s, ybar)                 # K_nmᵀ C y
+    with blas_for_flops(4.0 * m * m * rhs.shape[1]):
+        c = P.solve_At(P.solve_Tt(_fortran(rhs))) / sqrt_n
+        c_norm = _norms(P.times_At(c.copy(order="F")))
+    seconds["right-hand side"] = time.perf_counter() - clock
+
+    def matvec(U: np.ndarray) -> np.ndarray:
+        """A⁻ᵀ(ΦᵀCΦ/n + λI)A⁻¹U."""
+        with blas_for_flops(4.0 * m * m * U.shape[1]):
+            V = P.solve_A(U.copy(order="F"))
+            beta = P.solve_T(V.copy(order="F")) / sqrt_n
+        q = rows.normal(beta)
+        if bias:
+            q -= np.outer(s, s @ beta) / n
+        with blas_for_flops(4.0 * m * m * U.shape[1]):
+            W = P.solve_Tt(_fortran(q)) / sqrt_n + lam * V
+            return P.solve_At(_fortran(W))
+
+    def relative(R: np.ndarray) -> np.ndarray:
+        """The relative residual in w of the CG residual R (‖AᵀR‖/‖Aᵀc‖ per column)."""
+        with blas_for_flops(m * m * R.shape[1]):
+            norms = _norms(P.times_At(R.copy(order="F")))
+        return np.where(c_norm > 0, norms / np.where(c_norm > 0, c_norm, 1.0), 0.0)
+
+    clock = time.perf_counter()
+    steps = progress_iter(range(max_iter), max_iter, progress,
+                          desc="Nyström conjugate gradients", unit="iterations")
+    try:
+        U, residual, iterations = _conjugate_gradients(matvec, c, relative, tol, max_iter,
+                                                       steps)
+    finally:
+        close = getattr(steps, "close", None)
+        if close is not None:
+            close()
+    seconds["iterations"] = time.perf_counter() - clock
+    with blas_for_flops(2.0 * m * m * U.shape[1]):
+        beta = P.solve_T(P.solve_A(U.copy(order="F"))) / sqrt_n
+    intercept = ybar - (s @ beta) / n if bias else np.zeros(beta.shape[1])
+    return NystromSolution(
+        coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
+        residual=residual, converged=bool(np.all(residual <= tol)), passes=rows.passes,
+        jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds)
+
+
+def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
+    """How to fit within the memory limit: the largest m that does."""
+    fits = largest_centres(n, d, t, threads)
+    if fits >= 1:
+        return (f"use at most {fits} centres (the m × m preconditioner, {format_bytes(8.0 * m * m)} "
+                f"at m = {m}, is most of it)")
+    return "use fewer rows or outputs at a time"
+
+
+def check_solver_memory(n: int, m: int, d: int, t: int, threads: int) -> int:
+    """The memory guard on a solve with m centres: refuses with the estimate and the
+    largest m that fits."""
+    return check_allocation(
+        nystrom_pcg_bytes(n, m, d, t, threads),
+        f"a Nyström conjugate-gradient solve with {m} centres ({n} rows, {t} outputs)",
+        refusal_hint(n, m, d, t, threads))
+
+
+def choose_centres(n: int, n_centres: int, random_state: np.random.Generator) -> np.ndarray:
+    """n_centres distinct rows drawn uniformly (sorted, so the passes read X in order)."""
+    if n_centres >= n:
+        return np.arange(n)
+    return np.sort(random_state.choice(n, size=n_centres, replace=False))
+
+
+def fit_nystrom_pcg(X: np.ndarray, Y: np.ndarray, gamma: float, alpha: float, *,
+                    centres: np.ndarray, kernel: str = "gaussian", bias: bool = True,
+                    tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
+                    workers: int | None = None, progress: bool | float = False
+                    ) -> KernelMachine:
+    """Fit Nyström KRR (``bias=False``) or the LSSVM on the given centres by PCG.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, C-contiguous (validated by the caller)
+    Y : ndarray of shape (n, t)
+    gamma, alpha : float
+    centres : ndarray of int of shape (m,)
+        Rows of X used as centres.
+    kernel, bias, tol, max_iter, workers, progress
+        As :func:`nystrom_pcg` (``workers``: threads of the passes).
+
+    Returns
+    -------
+    KernelMachine
+        ``support`` = the centres, ``coef`` = β of shape (m, t, 1), ``method``
+        "nystrom-pcg"; ``details`` holds the iterations, residual reached, jitter.
+    """
+    n, d = X.shape
+    m, t = int(centres.size), Y.shape[1]
+    threads = block_threads(float(n) * m, workers)
+    check_solver_memory(n, m, d, t, threads)
+    Z = np.ascontiguousarray(X[centres])
+    cond = Conditioning(Z, gamma, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
+    rows = NystromRows(X, cond, workers)
+    sol = nystrom_pcg(rows, Y, alpha, bias=bias, tol=tol, max_iter=max_iter,
+                      progress=progress)
+    return KernelMachine(
+        support=Z, support_indices=centres, coef=sol.coef[:, :, None],
+        intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
+        kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m))
+
+
+def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
+    """What a fitted machine reports of its solve."""
+    return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
+            "residual": sol.residual.copy(), "converged": sol.converged, "tol": sol.tol,
+            "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
+            "seconds": dict(sol.seconds)}

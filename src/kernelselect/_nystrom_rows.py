@@ -1,0 +1,160 @@
+"""Streamed products with the Nyström block K_nm = K(X, Z) of n rows and m centres.
+
+The conjugate-gradient solver of :mod:`kernelselect._nystrom_pcg` needs three
+products, each one pass over the rows of X that never holds K_nm (n × m):
+
+- ``normal(V)`` = K_nmᵀ(K_nm V) for V of shape (m, t), one fused pass (each block of
+  rows is formed once and used for both products);
+- ``cross(Y)`` = K_nmᵀ Y for Y of shape (n, t);
+- ``apply(V)`` = K_nm V (predictions k(x, Z)ᵀV of the rows).
+
+:class:`NystromRows` runs them on an in-memory X through the compiled passes of
+``kernelselect._nystrom_passes`` (fixed blocks of 64 rows, partial sums added in a
+fixed order, so the result does not depend on the number of threads).
+
+Accuracy: the Gaussian kernel is evaluated from ‖x‖² + ‖z‖² − 2x·z, so every point is
+first translated by the centres' mean (K is unchanged by a common translation) and,
+when the centres' magnitudes lie outside [2⁻²⁰⁰, 2²⁰⁰], scaled by a power of two with
+γ rescaled to match (exact in floating point); the passes do this block by block, so X
+itself is never copied.
+"""
+
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from . import _nystrom_passes
+from ._kernel_ops import _SAFE_EXPONENT
+from ._resources import check_allocation
+from ._threads import block_threads, one_blas_thread
+from ._validation import KERNEL_CODES
+
+__all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "pass_bytes"]
+
+NORMAL, CROSS, APPLY = 0, 1, 2
+
+
+class Conditioning:
+    """The translation, power-of-two scale and rescaled γ shared by every pass.
+
+    Parameters
+    ----------
+    centres : ndarray of shape (m, d)
+    gamma : float
+    kernel : {"gaussian", "laplacian"}
+    bounds : (ndarray of shape (d,), ndarray of shape (d,)) or None
+        The data's column minima and maxima; the scale is chosen so that every
+        translated point, not only the centres, lies within [2⁻²⁰⁰, 2²⁰⁰].
+
+    Attributes
+    ----------
+    shift : ndarray of shape (d,)
+        The centres' mean; points are used as (x − shift)·scale.
+    scale : float
+        A power of two (1.0 unless the magnitudes are extreme).
+    centres : ndarray of shape (m, d)
+        The centres, shifted and scaled, C-contiguous.
+    gamma : float
+        γ for the scaled points: γ/scale² (Gaussian) or γ/scale (Laplacian).
+    kernel : str
+    kernel_code : int
+    """
+
+    def __init__(self, centres: np.ndarray, gamma: float, kernel: str,
+                 bounds: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        self.shift = np.ascontiguousarray(centres.mean(axis=0), dtype=np.float64)
+        moved = centres - self.shift
+        peak = float(np.max(np.abs(moved))) if moved.size else 0.0
+        if bounds is not None:
+            low, high = (np.asarray(b, dtype=np.float64) - self.shift for b in bounds)
+            peak = max(peak, float(np.max(np.abs(low), initial=0.0)),
+                       float(np.max(np.abs(high), initial=0.0)))
+        exponent = math.frexp(peak)[1] if peak > 0 else 0
+        if abs(exponent) <= _SAFE_EXPONENT[np.dtype(np.float64)]:
+            exponent = 0
+        self.scale = math.ldexp(1.0, -exponent)
+        self.centres = np.ascontiguousarray(moved * self.scale)
+        power = 2 * exponent if kernel == "gaussian" else exponent
+        try:
+            self.gamma = min(math.ldexp(gamma, power), float(np.finfo(np.float64).max))
+        except OverflowError:
+            self.gamma = float(np.finfo(np.float64).max)
+        self.kernel = kernel
+        self.kernel_code = KERNEL_CODES[kernel]
+
+
+def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
+    """Bytes one pass over n rows allocates for t columns: the per-thread blocks of
+    kernel rows (64 × m each) and the (m, t) partial sums of the fixed row groups."""
+    groups = _nystrom_passes.pass_groups(n)
+    per_thread = _nystrom_passes.pass_buffer_entries(d, m, t)
+    return 8.0 * (float(threads) * per_thread + float(groups) * m * t)
+
+
+def run_pass(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
+             workers: int | None) -> np.ndarray:
+    """One compiled pass over the rows of X (float64, C-contiguous, validated):
+    ``NORMAL`` K_nmᵀ(K_nm V), ``CROSS`` K_nmᵀ V (V has n rows), ``APPLY`` K_nm V."""
+    n, m = X.shape[0], cond.centres.shape[0]
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    t = V.shape[1]
+    threads = block_threads(float(n) * m, workers)
+    if mode == APPLY:
+        out = np.empty((n, t))
+        partials = np.empty((0, m, t))
+    else:
+        out = np.empty((m, t))
+        partials = np.empty((_nystrom_passes.pass_groups(n), m, t))
+    with one_blas_thread():
+        _nystrom_passes.nystrom_pass_into(mode, X, cond.shift, cond.scale, cond.centres, V,
+                                          cond.gamma, cond.kernel_code, out, partials,
+                                          threads)
+    return out
+
+
+class NystromRows:
+    """The products with K(X, centres) over an in-memory X, one compiled pass each.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, C-contiguous (validated by the caller)
+    cond : Conditioning
+    workers : int or None
+        Threads of the passes (None: OpenMP default; one thread for small blocks).
+    """
+
+    def __init__(self, X: np.ndarray, cond: Conditioning, workers: int | None = None) -> None:
+        self.X = X
+        self.cond = cond
+        self.workers = workers
+        self.n = int(X.shape[0])
+        self.passes = 0
+
+    def check_memory(self, t: int, what: str, hint: str) -> float:
+        m, d = self.cond.centres.shape
+        nbytes = pass_bytes(self.n, m, d, t, block_threads(float(self.n) * m, self.workers))
+        return check_allocation(nbytes, what, hint)
+
+    def normal(self, V: np.ndarray) -> np.ndarray:
+        """K_nmᵀ(K_nm V), shape (m, t)."""
+        self.passes += 1
+        return run_pass(NORMAL, self.X, self.cond, V, self.workers)
+
+    def cross(self, Y: np.ndarray) -> np.ndarray:
+        """K_nmᵀ Y for Y of shape (n, t), shape (m, t)."""
+        self.passes += 1
+        return run_pass(CROSS, self.X, self.cond, Y, self.workers)
+
+    def cross_targets(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(K_nmᵀ[1, Y] of shape (m, t + 1), the column sums 1ᵀY of shape (t,)) for Y
+        of shape (n, t), in one pass."""
+        ones_Y = np.empty((self.n, Y.shape[1] + 1))
+        ones_Y[:, 0] = 1.0
+        ones_Y[:, 1:] = Y
+        return self.cross(ones_Y), Y.sum(axis=0)
+
+    def apply(self, V: np.ndarray) -> np.ndarray:
+        """K_nm V, shape (n, t)."""
+        self.passes += 1
+        return run_pass(APPLY, self.X, self.cond, V, self.workers)
