@@ -80,7 +80,9 @@ import numpy as np
 from scipy.linalg import blas, lapack
 
 from . import lowlevel
-from ._nystrom_rows import Conditioning, NystromRows, pass_bytes
+from ._dask import DaskRows, is_dask_array
+from ._dask import _compute as dask_compute
+from ._nystrom_rows import Conditioning, DaskNystromRows, NystromRows, pass_bytes
 from ._progress import progress_iter
 from ._resources import check_allocation, format_bytes, max_bytes
 from ._solvers import KernelMachine
@@ -116,11 +118,13 @@ class RowPasses(Protocol):
 
     n: int
     cond: Conditioning
-    passes: int
+
+    @property
+    def passes(self) -> int: ...
 
     def normal(self, V: np.ndarray) -> np.ndarray: ...
 
-    def cross_targets(self, Y: Any) -> tuple[np.ndarray, np.ndarray]: ...
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
@@ -292,6 +296,8 @@ class NystromSolution:
     tol, max_iter : the stopping rule.
     seconds : dict
         Time of the preconditioner, the right-hand side and the iterations.
+    history : ndarray of shape (iterations, t)
+        The (recursive) relative residual after each iteration.
     """
 
     coef: np.ndarray
@@ -305,6 +311,7 @@ class NystromSolution:
     tol: float
     max_iter: int
     seconds: dict[str, float] = field(default_factory=dict)
+    history: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -317,13 +324,14 @@ def _norms(B: np.ndarray) -> np.ndarray:
 
 def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
                          relative: Callable[[np.ndarray], np.ndarray], tol: float,
-                         max_iter: int, steps: Iterator[int]
+                         max_iter: int, steps: Iterator[int], history: list[np.ndarray]
                          ) -> tuple[np.ndarray, np.ndarray, int]:
     """Conjugate gradients on M u = c, every column independently (its own step sizes)
     but sharing each product M·P; a column stops moving once ``relative`` of its residual
     is ≤ tol. On exit the residual is recomputed explicitly as c − Mu; while it is above
     tol, the iteration restarts from u with it, as long as each restart at least halves
-    it. ``steps`` yields once per iteration allowed. Returns (u, residual, iterations)."""
+    it. ``steps`` yields once per iteration allowed; ``history`` receives the residual
+    after every iteration. Returns (u, residual, iterations)."""
     U = np.zeros_like(c)
     R = c.copy(order="F")
     residual = checked = relative(R)
@@ -341,6 +349,7 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
                 R -= step * MP
                 iterations += 1
                 residual = relative(R)
+                history.append(residual)
                 active = residual > tol
                 if not active.any():
                     break
@@ -357,16 +366,16 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
             return U, residual, iterations             # met, out of iterations, or stalled
 
 
-def nystrom_pcg(rows: RowPasses, Y: Any, alpha: float, *, bias: bool,
+def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
                 tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                 progress: bool | float = False) -> NystromSolution:
     """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
 
     Parameters
     ----------
-    rows : NystromRows or its Dask form
-        The data X and the conditioned centres; its passes stream K(X, Z).
-    Y : ndarray (or Dask array) of shape (n, t)
+    rows : NystromRows or DaskNystromRows
+        The data X, the targets Y (n, t) and the conditioned centres; its passes
+        stream K(X, Z).
     alpha : float
         The ridge α > 0.
     bias : bool
@@ -386,7 +395,7 @@ def nystrom_pcg(rows: RowPasses, Y: Any, alpha: float, *, bias: bool,
     P = NystromPreconditioner(rows.cond, n, alpha)
     seconds = {"preconditioner": time.perf_counter() - clock}
     clock = time.perf_counter()
-    KtY, sums = rows.cross_targets(Y)                 # K_nmᵀ[1, Y], 1ᵀY
+    KtY, sums = rows.cross_targets()                  # K_nmᵀ[1, Y], 1ᵀY
     s, rhs = KtY[:, 0], KtY[:, 1:]
     ybar = np.asarray(sums, dtype=np.float64) / n
     if bias:
@@ -418,8 +427,9 @@ def nystrom_pcg(rows: RowPasses, Y: Any, alpha: float, *, bias: bool,
     steps = progress_iter(range(max_iter), max_iter, progress,
                           desc="Nyström conjugate gradients", unit="iterations")
     try:
+        history: list[np.ndarray] = []
         U, residual, iterations = _conjugate_gradients(matvec, c, relative, tol, max_iter,
-                                                       steps)
+                                                       steps, history)
     finally:
         close = getattr(steps, "close", None)
         if close is not None:
@@ -431,7 +441,8 @@ def nystrom_pcg(rows: RowPasses, Y: Any, alpha: float, *, bias: bool,
     return NystromSolution(
         coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
         residual=residual, converged=bool(np.all(residual <= tol)), passes=rows.passes,
-        jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds)
+        jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
+        history=np.array(history).reshape(len(history), -1))
 
 
 def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
@@ -459,7 +470,7 @@ def choose_centres(n: int, n_centres: int, random_state: np.random.Generator) ->
     return np.sort(random_state.choice(n, size=n_centres, replace=False))
 
 
-def fit_nystrom_pcg(X: np.ndarray, Y: np.ndarray, gamma: float, alpha: float, *,
+def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
                     centres: np.ndarray, kernel: str = "gaussian", bias: bool = True,
                     tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                     workers: int | None = None, progress: bool | float = False
@@ -468,13 +479,15 @@ def fit_nystrom_pcg(X: np.ndarray, Y: np.ndarray, gamma: float, alpha: float, *,
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64, C-contiguous (validated by the caller)
-    Y : ndarray of shape (n, t)
+    X : ndarray of shape (n, d), float64, C-contiguous, or a row-chunked Dask array
+        (validated by the caller; a Dask X is never gathered, only its centres are)
+    Y : ndarray of shape (n, t), or a Dask array chunked like the rows of X
     gamma, alpha : float
     centres : ndarray of int of shape (m,)
         Rows of X used as centres.
     kernel, bias, tol, max_iter, workers, progress
-        As :func:`nystrom_pcg` (``workers``: threads of the passes).
+        As :func:`nystrom_pcg` (``workers``: threads of the in-memory passes; a Dask
+        pass runs one single-threaded task per chunk).
 
     Returns
     -------
@@ -484,13 +497,19 @@ def fit_nystrom_pcg(X: np.ndarray, Y: np.ndarray, gamma: float, alpha: float, *,
     """
     n, d = X.shape
     m, t = int(centres.size), Y.shape[1]
-    threads = block_threads(float(n) * m, workers)
-    check_solver_memory(n, m, d, t, threads)
-    Z = np.ascontiguousarray(X[centres])
-    cond = Conditioning(Z, gamma, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
-    rows = NystromRows(X, cond, workers)
-    sol = nystrom_pcg(rows, Y, alpha, bias=bias, tol=tol, max_iter=max_iter,
-                      progress=progress)
+    rows: RowPasses
+    if is_dask_array(X):
+        check_solver_memory(max(X.chunks[0]), m, d, t, 1)
+        Z = DaskRows(X, Y).gather(centres)
+        low, high = dask_compute(X.min(axis=0), X.max(axis=0))
+        cond = Conditioning(Z, gamma, kernel, bounds=(low, high))
+        rows = DaskNystromRows(X, Y, cond)
+    else:
+        check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
+        Z = np.ascontiguousarray(X[centres])
+        cond = Conditioning(Z, gamma, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
+        rows = NystromRows(X, Y, cond, workers)
+    sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, progress=progress)
     return KernelMachine(
         support=Z, support_indices=centres, coef=sol.coef[:, :, None],
         intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
@@ -502,4 +521,4 @@ def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
     return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
             "residual": sol.residual.copy(), "converged": sol.converged, "tol": sol.tol,
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
-            "seconds": dict(sol.seconds)}
+            "seconds": dict(sol.seconds), "history": sol.history.copy()}

@@ -10,7 +10,10 @@ products, each one pass over the rows of X that never holds K_nm (n × m):
 
 :class:`NystromRows` runs them on an in-memory X through the compiled passes of
 ``kernelselect._nystrom_passes`` (fixed blocks of 64 rows, partial sums added in a
-fixed order, so the result does not depend on the number of threads).
+fixed order, so the result does not depend on the number of threads);
+:class:`DaskNystromRows` runs the same pass once per chunk of a row-chunked Dask array
+and adds the chunks' (m, t) results, and :func:`dask_predict` maps the prediction pass
+over the chunks.
 
 Accuracy: the Gaussian kernel is evaluated from ‖x‖² + ‖z‖² − 2x·z, so every point is
 first translated by the centres' mean (K is unchanged by a common translation) and,
@@ -22,15 +25,16 @@ itself is never copied.
 from __future__ import annotations
 
 import math
+from typing import Any
 import numpy as np
 
 from . import _nystrom_passes
 from ._kernel_ops import _SAFE_EXPONENT
-from ._resources import check_allocation
 from ._threads import block_threads, one_blas_thread
 from ._validation import KERNEL_CODES
 
-__all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "pass_bytes"]
+__all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystromRows",
+           "dask_predict", "pass_bytes", "run_pass"]
 
 NORMAL, CROSS, APPLY = 0, 1, 2
 
@@ -119,42 +123,91 @@ class NystromRows:
     Parameters
     ----------
     X : ndarray of shape (n, d), float64, C-contiguous (validated by the caller)
+    Y : ndarray of shape (n, t)
+        The targets (used by :meth:`cross_targets`).
     cond : Conditioning
     workers : int or None
         Threads of the passes (None: OpenMP default; one thread for small blocks).
     """
 
-    def __init__(self, X: np.ndarray, cond: Conditioning, workers: int | None = None) -> None:
-        self.X = X
+    def __init__(self, X: np.ndarray, Y: np.ndarray, cond: Conditioning,
+                 workers: int | None = None) -> None:
+        self.X, self.Y = X, Y
         self.cond = cond
         self.workers = workers
         self.n = int(X.shape[0])
         self.passes = 0
-
-    def check_memory(self, t: int, what: str, hint: str) -> float:
-        m, d = self.cond.centres.shape
-        nbytes = pass_bytes(self.n, m, d, t, block_threads(float(self.n) * m, self.workers))
-        return check_allocation(nbytes, what, hint)
 
     def normal(self, V: np.ndarray) -> np.ndarray:
         """K_nmᵀ(K_nm V), shape (m, t)."""
         self.passes += 1
         return run_pass(NORMAL, self.X, self.cond, V, self.workers)
 
-    def cross(self, Y: np.ndarray) -> np.ndarray:
-        """K_nmᵀ Y for Y of shape (n, t), shape (m, t)."""
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray]:
+        """(K_nmᵀ[1, Y] of shape (m, t + 1), the column sums 1ᵀY of shape (t,)), in one
+        pass."""
         self.passes += 1
-        return run_pass(CROSS, self.X, self.cond, Y, self.workers)
-
-    def cross_targets(self, Y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(K_nmᵀ[1, Y] of shape (m, t + 1), the column sums 1ᵀY of shape (t,)) for Y
-        of shape (n, t), in one pass."""
-        ones_Y = np.empty((self.n, Y.shape[1] + 1))
+        ones_Y = np.empty((self.n, self.Y.shape[1] + 1))
         ones_Y[:, 0] = 1.0
-        ones_Y[:, 1:] = Y
-        return self.cross(ones_Y), Y.sum(axis=0)
+        ones_Y[:, 1:] = self.Y
+        return run_pass(CROSS, self.X, self.cond, ones_Y, self.workers), self.Y.sum(axis=0)
 
-    def apply(self, V: np.ndarray) -> np.ndarray:
-        """K_nm V, shape (n, t)."""
-        self.passes += 1
-        return run_pass(APPLY, self.X, self.cond, V, self.workers)
+
+def _normal_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray, V: np.ndarray
+                  ) -> list[np.ndarray]:
+    return [run_pass(NORMAL, np.ascontiguousarray(x), cond, V, workers=1)]
+
+
+def _cross_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
+    y = y.reshape(x.shape[0], -1)
+    ones_y = np.empty((x.shape[0], y.shape[1] + 1))
+    ones_y[:, 0] = 1.0
+    ones_y[:, 1:] = y
+    return [run_pass(CROSS, np.ascontiguousarray(x), cond, ones_y, workers=1), y.sum(axis=0)]
+
+
+class DaskNystromRows:
+    """The same products over row-chunked Dask arrays: each pass is one task per chunk
+    of rows (the compiled pass on one thread over that chunk) and a tree of additions of
+    the (m, t) results, computed on the active scheduler; X is never gathered.
+
+    Parameters
+    ----------
+    X : dask array of shape (n, d), one chunk of columns
+    Y : dask array of shape (n, t), chunked like the rows of X
+    cond : Conditioning
+    """
+
+    def __init__(self, X: Any, Y: Any, cond: Conditioning) -> None:
+        from ._dask import DaskRows
+
+        self.rows = DaskRows(X, Y)
+        self.cond = cond
+        self.n = int(X.shape[0])
+
+    @property
+    def passes(self) -> int:
+        return int(self.rows.passes)
+
+    def normal(self, V: np.ndarray) -> np.ndarray:
+        return np.asarray(self.rows.reduce(_normal_chunk, self.cond,
+                                           np.ascontiguousarray(V, dtype=np.float64))[0])
+
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray]:
+        KtY, sums = self.rows.reduce(_cross_chunk, self.cond)
+        return np.asarray(KtY), np.asarray(sums)
+
+
+def _apply_chunk(x: np.ndarray, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray
+                 ) -> np.ndarray:
+    out = run_pass(APPLY, np.ascontiguousarray(x, dtype=np.float64), cond, coef, workers=1)
+    return out + intercept
+
+
+def dask_predict(X: Any, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray) -> Any:
+    """k(x, Z)β + b for the rows of the Dask array X, as a Dask array of shape (n, t)
+    chunked like X's rows (one task per chunk, nothing computed here)."""
+    t = coef.shape[1]
+    return X.map_blocks(_apply_chunk, cond, np.ascontiguousarray(coef, dtype=np.float64),
+                        np.asarray(intercept, dtype=np.float64), dtype=np.float64,
+                        chunks=(X.chunks[0], (t,)))
