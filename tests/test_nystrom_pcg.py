@@ -11,8 +11,8 @@ from threadpoolctl import threadpool_limits
 
 import kernelselect
 from kernelselect._nystrom_pcg import (NystromPreconditioner, check_solver_memory,
-                                       choose_centres, fit_nystrom_pcg, largest_centres,
-                                       nystrom_pcg, nystrom_pcg_bytes)
+                                       choose_centres, choose_sample, fit_nystrom_pcg,
+                                       largest_centres, nystrom_pcg, nystrom_pcg_bytes)
 from kernelselect._nystrom_rows import APPLY, CROSS, NORMAL, Conditioning, NystromRows, run_pass
 
 from reference import kernel_matrix, nystrom_ridge
@@ -209,20 +209,45 @@ def test_singular_centre_gram_gets_a_stated_jitter():
     np.testing.assert_allclose(model.decision_function(X)[:, :, 0], reference(X), atol=1e-8)
 
 
-def test_preconditioner_factors():
+@pytest.mark.parametrize("q", [0, 30])
+def test_preconditioner_factors(q):
     X, _, rng = data(4, 80, 3, 1)
     Z = X[:25]
+    sample = X[40:40 + q] if q else None
     cond = Conditioning(Z, 0.4, "gaussian")
-    P = NystromPreconditioner(cond, n=80, alpha=0.08)
+    P = NystromPreconditioner(cond, n=80, alpha=0.08, sample=sample)
+    assert P.rows == 25 + q
     Kmm = kernel_matrix(Z, Z, 0.4) + P.jitter * np.eye(25)
     T = np.linalg.cholesky(Kmm).T
     B = rng.standard_normal((25, 2))
     np.testing.assert_allclose(P.solve_T(np.asfortranarray(B)), np.linalg.solve(T, B), rtol=1e-9)
     np.testing.assert_allclose(P.solve_Tt(np.asfortranarray(B)), np.linalg.solve(T.T, B), rtol=1e-9)
-    A = np.linalg.cholesky(T @ T.T / 25 + (0.08 / 80) * np.eye(25)).T
+    G = T @ T.T
+    if q:
+        Phi_S = np.linalg.solve(T.T, kernel_matrix(sample, Z, 0.4).T).T
+        G = G + Phi_S.T @ Phi_S
+    A = np.linalg.cholesky(G / (25 + q) + (0.08 / 80) * np.eye(25)).T
     np.testing.assert_allclose(P.solve_A(np.asfortranarray(B)), np.linalg.solve(A, B), rtol=1e-9)
     np.testing.assert_allclose(P.solve_At(np.asfortranarray(B)), np.linalg.solve(A.T, B), rtol=1e-9)
     np.testing.assert_allclose(P.times_At(np.asfortranarray(B)), A.T @ B, rtol=1e-12)
+
+
+def test_sampled_rows_in_the_preconditioner_change_only_the_path():
+    """Extra sampled rows in the preconditioner's Gram: the same solution, no more
+    iterations; with every row sampled, a few iterations."""
+    X, Y, rng = data(9, 600, 3, 1)
+    centres = choose_centres(600, 60, rng)
+    kw = dict(centres=centres, bias=True, tol=1e-10, max_iter=500)
+    plain = fit_nystrom_pcg(X, Y, 0.5, 1e-5 * 600, **kw)
+    pooled = fit_nystrom_pcg(X, Y, 0.5, 1e-5 * 600,
+                             sample=choose_sample(600, centres, 60, rng), **kw)
+    every = fit_nystrom_pcg(X, Y, 0.5, 1e-5 * 600,
+                            sample=choose_sample(600, centres, 600, rng), **kw)
+    assert every.details["iterations"] <= 5
+    assert pooled.details["iterations"] <= plain.details["iterations"]
+    for other in (pooled, every):
+        np.testing.assert_allclose(other.decision_function(X), plain.decision_function(X),
+                                   atol=1e-8)
 
 
 def test_progress_lines_on_long_fits(monkeypatch):
