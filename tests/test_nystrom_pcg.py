@@ -288,3 +288,25 @@ def test_dask_fit_and_predictions_equal_the_in_memory_ones():
                                atol=1e-9)
     np.testing.assert_allclose(pred, mem.decision_function(X_new)[:, :, 0], rtol=0, atol=1e-9)
     assert dist.details["passes"] == mem.details["passes"]
+
+
+@pytest.mark.parametrize("bias", [False, True])
+def test_fit_statistics_rss_effective_dimension_and_gcv(bias):
+    """The fit reports its residual sum of squares (without another pass), the effective
+    dimension of the preconditioner's Gram estimate and their GCV score."""
+    X, Y, rng = data(21, 500, 3, 2)
+    centres = choose_centres(500, 40, rng)
+    sample = choose_sample(500, centres, 40, rng)
+    model = fit_nystrom_pcg(X, Y, 0.5, 0.05, centres=centres, sample=sample, bias=bias,
+                            tol=1e-12, max_iter=500)
+    det = model.details
+    fitted = model.decision_function(X)[:, :, 0]
+    rss = np.sum((Y - fitted) ** 2, axis=0)
+    np.testing.assert_allclose(det["rss"], rss, rtol=1e-8)
+    Z = X[centres]
+    T = np.linalg.cholesky(kernel_matrix(Z, Z, 0.5) + det["jitter"] * np.eye(40)).T
+    Phi_S = np.linalg.solve(T.T, kernel_matrix(X[sample], Z, 0.5).T).T
+    g = np.linalg.eigvalsh((T @ T.T + Phi_S.T @ Phi_S) / 80)
+    d_eff = np.sum(g / (g + 0.05 / 500)) + bias
+    assert det["effective_dimension"] == pytest.approx(d_eff, rel=1e-9)
+    np.testing.assert_allclose(det["gcv"], (rss / 500) / (1 - d_eff / 500) ** 2, rtol=1e-8)

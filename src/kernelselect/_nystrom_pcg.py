@@ -139,7 +139,7 @@ class RowPasses(Protocol):
 
     def normal(self, V: np.ndarray) -> np.ndarray: ...
 
-    def cross_targets(self) -> tuple[np.ndarray, np.ndarray]: ...
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
 def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
@@ -288,6 +288,25 @@ class NystromPreconditioner:
         raise np.linalg.LinAlgError(
             f"G/r + λI is not positive definite even with a shift of {extra:.3g}.")
 
+    def effective_dimension(self) -> float:
+        """Σ g/(g + λ) over the eigenvalues g of G/r, as m − λ‖A⁻¹‖_F² (AᵀA = G/r + λI).
+
+        Inverts A's factor in place (m³/3 flops): the solves with A end here."""
+        F, m, lam = self._F, self.m, self.alpha / self.n
+        self._diag[:] = self._diag_A
+        with blas_for_flops(m ** 3 / 3.0):
+            _, info = lapack.dtrtri(F, lower=1, overwrite_c=1)
+        if info != 0:                             # pragma: no cover - A is nonsingular
+            raise np.linalg.LinAlgError(f"dtrtri failed with info={info}")
+        total = 0.0                               # ‖L⁻¹‖_F², lower triangle by column blocks
+        for j0 in range(0, m, _MIRROR_BLOCK):
+            j1 = min(m, j0 + _MIRROR_BLOCK)
+            total += float(np.sum(np.tril(F[j0:j1, j0:j1]) ** 2))
+            total += float(np.sum(F[j1:, j0:j1] ** 2))
+        self._diag[:] = self._diag_T
+        self._diag_A = np.full(m, np.nan)         # A is gone: a later solve gives NaN
+        return float(m - lam * self.rows * total)
+
     # The factor of A is stored as L with LLᵀ = G + rλI, so A = Lᵀ/√r.
     def _trsm(self, B: np.ndarray, lower: bool, trans: bool, scale: float) -> np.ndarray:
         if lower:
@@ -350,6 +369,16 @@ class NystromSolution:
         Time of the preconditioner, the right-hand side and the iterations.
     history : ndarray of shape (iterations, t)
         The (recursive) relative residual after each iteration.
+    rss : ndarray of shape (t,)
+        The residual sum of squares of the fit on the training rows.
+    effective_dimension : float
+        tr S, S the fit's smoother (the hat matrix) with Φ's Gram estimated as the
+        preconditioner's (from the r sampled rows): Σ g/(g + λ) over the eigenvalues
+        g of G/r, plus 1 for the bias.
+    gcv : ndarray of shape (t,)
+        The generalised cross-validation score (RSS/n)/(1 − tr S/n)² of the fit (Golub,
+        Heath & Wahba, Technometrics 1979): the rotation-invariant form of the
+        leave-one-out mean squared residual that ``eloo`` computes.
     """
 
     coef: np.ndarray
@@ -364,6 +393,9 @@ class NystromSolution:
     max_iter: int
     seconds: dict[str, float] = field(default_factory=dict)
     history: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    rss: np.ndarray = field(default_factory=lambda: np.empty(0))
+    effective_dimension: float = float("nan")
+    gcv: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -377,13 +409,14 @@ def _norms(B: np.ndarray) -> np.ndarray:
 def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
                          relative: Callable[[np.ndarray], np.ndarray], tol: float,
                          max_iter: int, steps: Iterator[int], history: list[np.ndarray]
-                         ) -> tuple[np.ndarray, np.ndarray, int]:
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Conjugate gradients on M u = c, every column independently (its own step sizes)
     but sharing each product M·P; a column stops moving once ``relative`` of its residual
     is ≤ tol. On exit the residual is recomputed explicitly as c − Mu; while it is above
     tol, the iteration restarts from u with it, as long as each restart at least halves
     it. ``steps`` yields once per iteration allowed; ``history`` receives the residual
-    after every iteration. Returns (u, residual, iterations)."""
+    after every iteration. Returns (u, the explicit residual c − Mu, its relative size,
+    iterations)."""
     U = np.zeros_like(c)
     R = c.copy(order="F")
     residual = checked = relative(R)
@@ -415,7 +448,7 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
         open_ = residual > tol
         if (not open_.any() or iterations >= max_iter
                 or not np.any(residual[open_] < 0.5 * previous[open_])):
-            return U, residual, iterations             # met, out of iterations, or stalled
+            return U, R, residual, iterations          # met, out of iterations, or stalled
 
 
 def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
@@ -450,9 +483,11 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     P = NystromPreconditioner(rows.cond, n, alpha, sample)
     seconds = {"preconditioner": time.perf_counter() - clock}
     clock = time.perf_counter()
-    KtY, sums = rows.cross_targets()                  # K_nmᵀ[1, Y], 1ᵀY
+    KtY, sums, squares = rows.cross_targets()         # K_nmᵀ[1, Y], 1ᵀY, ‖Y‖²
     s, rhs = KtY[:, 0], KtY[:, 1:]
     ybar = np.asarray(sums, dtype=np.float64) / n
+    # ‖Cy‖²: the spread the fit explains a part of
+    spread = np.asarray(squares, dtype=np.float64) - (n * ybar * ybar if bias else 0.0)
     if bias:
         rhs = rhs - np.outer(s, ybar)                 # K_nmᵀ C y
     with blas_for_flops(4.0 * m * m * rhs.shape[1]):
@@ -483,21 +518,29 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
                           desc="Nyström conjugate gradients", unit="iterations")
     try:
         history: list[np.ndarray] = []
-        U, residual, iterations = _conjugate_gradients(matvec, c, relative, tol, max_iter,
-                                                       steps, history)
+        U, R, residual, iterations = _conjugate_gradients(matvec, c, relative, tol, max_iter,
+                                                          steps, history)
     finally:
         close = getattr(steps, "close", None)
         if close is not None:
             close()
     seconds["iterations"] = time.perf_counter() - clock
     with blas_for_flops(2.0 * m * m * U.shape[1]):
-        beta = P.solve_T(P.solve_A(U.copy(order="F"))) / sqrt_n
+        V = P.solve_A(U.copy(order="F"))                  # √n·w
+        beta = P.solve_T(V.copy(order="F")) / sqrt_n
+    # The fit's residual sum of squares without another pass: with w = A⁻¹u/√n,
+    # wᵀΦᵀCy = uᵀc and the explicit residual ρ_w = √n·AᵀR gives wᵀρ_w = uᵀR, so
+    # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
+    rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
+        - lam * np.einsum("ij,ij->j", V, V)
+    d_eff = P.effective_dimension() + (1.0 if bias else 0.0)
     intercept = ybar - (s @ beta) / n if bias else np.zeros(beta.shape[1])
     return NystromSolution(
         coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
         residual=residual, converged=bool(np.all(residual <= tol)), passes=rows.passes,
         jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
-        history=np.array(history).reshape(len(history), -1))
+        history=np.array(history).reshape(len(history), -1), rss=rss,
+        effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2)
 
 
 def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
@@ -601,4 +644,6 @@ def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
     return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
             "residual": sol.residual.copy(), "converged": sol.converged, "tol": sol.tol,
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
-            "seconds": dict(sol.seconds), "history": sol.history.copy()}
+            "seconds": dict(sol.seconds), "history": sol.history.copy(),
+            "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,
+            "gcv": sol.gcv.copy()}

@@ -143,14 +143,15 @@ class NystromRows:
         self.passes += 1
         return run_pass(NORMAL, self.X, self.cond, V, self.workers)
 
-    def cross_targets(self) -> tuple[np.ndarray, np.ndarray]:
-        """(K_nmᵀ[1, Y] of shape (m, t + 1), the column sums 1ᵀY of shape (t,)), in one
-        pass."""
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(K_nmᵀ[1, Y] of shape (m, t + 1), the column sums 1ᵀY and the sums of squares
+        of shape (t,)), in one pass."""
         self.passes += 1
         ones_Y = np.empty((self.n, self.Y.shape[1] + 1))
         ones_Y[:, 0] = 1.0
         ones_Y[:, 1:] = self.Y
-        return run_pass(CROSS, self.X, self.cond, ones_Y, self.workers), self.Y.sum(axis=0)
+        return (run_pass(CROSS, self.X, self.cond, ones_Y, self.workers), self.Y.sum(axis=0),
+                np.einsum("ij,ij->j", self.Y, self.Y))
 
 
 def _normal_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray, V: np.ndarray
@@ -163,7 +164,8 @@ def _cross_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray) -> list[np.nd
     ones_y = np.empty((x.shape[0], y.shape[1] + 1))
     ones_y[:, 0] = 1.0
     ones_y[:, 1:] = y
-    return [run_pass(CROSS, np.ascontiguousarray(x), cond, ones_y, workers=1), y.sum(axis=0)]
+    return [run_pass(CROSS, np.ascontiguousarray(x), cond, ones_y, workers=1), y.sum(axis=0),
+            np.einsum("ij,ij->j", y, y)]
 
 
 class DaskNystromRows:
@@ -193,9 +195,9 @@ class DaskNystromRows:
         return np.asarray(self.rows.reduce(_normal_chunk, self.cond,
                                            np.ascontiguousarray(V, dtype=np.float64))[0])
 
-    def cross_targets(self) -> tuple[np.ndarray, np.ndarray]:
-        KtY, sums = self.rows.reduce(_cross_chunk, self.cond)
-        return np.asarray(KtY), np.asarray(sums)
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        KtY, sums, squares = self.rows.reduce(_cross_chunk, self.cond)
+        return np.asarray(KtY), np.asarray(sums), np.asarray(squares)
 
 
 def _apply_chunk(x: np.ndarray, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray
