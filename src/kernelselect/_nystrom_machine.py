@@ -15,11 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE,
+from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
                            check_solver_memory, choose_centres, choose_sample,
                            fit_nystrom_pcg)
 from ._progress import check_progress
-from ._solvers import KernelMachine
 from ._threads import block_threads
 from ._typing import RandomState
 from ._validation import check_positive, check_positive_int, check_random_state
@@ -96,7 +95,7 @@ class NystroemPCG(Approximation):
 
 def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: NystroemPCG, *,
                     kernel: str, bias: bool, random_state: RandomState = None,
-                    workers: int | None = None, d_eff: float | None = None) -> KernelMachine:
+                    workers: int | None = None, d_eff: float | None = None) -> NystromMachine:
     """Fit the machine of ``recipe`` for every α of ``alphas`` (validated by the caller).
 
     X : ndarray of shape (n, d) (float64, C-contiguous) or a row-chunked Dask array;
@@ -127,6 +126,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "seconds": [d["seconds"] for d in per_alpha],
         "centres_rule": "n_centres" if m_param is not None else "auto"}
     first = fits[0]
-    return KernelMachine(support=first.support, support_indices=centres, coef=coef,
-                         intercept=intercept, alphas=np.asarray(alphas, dtype=np.float64),
-                         gamma=gamma, kernel=kernel, method="nystrom-pcg", details=details)
+    return NystromMachine(support=first.support, support_indices=centres, coef=coef,
+                          intercept=intercept, alphas=np.asarray(alphas, dtype=np.float64),
+                          gamma=gamma, kernel=kernel, method="nystrom-pcg", details=details,
+                          conditioning=first.conditioning)

@@ -92,7 +92,8 @@ from scipy.linalg import blas, lapack
 from . import lowlevel
 from ._dask import DaskRows, is_dask_array
 from ._dask import _compute as dask_compute
-from ._nystrom_rows import Conditioning, DaskNystromRows, NystromRows, pass_bytes
+from ._nystrom_rows import (APPLY, Conditioning, DaskNystromRows, NystromRows, dask_predict,
+                            pass_bytes, run_pass)
 from ._progress import progress_iter
 from ._resources import check_allocation, format_bytes, max_bytes
 from ._solvers import KernelMachine
@@ -111,6 +112,7 @@ __all__ = [
     "choose_centres",
     "choose_sample",
     "fit_nystrom_pcg",
+    "NystromMachine",
 ]
 
 #: default relative residual of the normal equations at which the iteration stops
@@ -591,7 +593,7 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
                     kernel: str = "gaussian", bias: bool = True,
                     tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                     workers: int | None = None, progress: bool | float = False
-                    ) -> KernelMachine:
+                    ) -> NystromMachine:
     """Fit Nyström KRR (``bias=False``) or the LSSVM on the given centres by PCG.
 
     Parameters
@@ -611,7 +613,7 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
 
     Returns
     -------
-    KernelMachine
+    NystromMachine
         ``support`` = the centres, ``coef`` = β of shape (m, t, 1), ``method``
         "nystrom-pcg"; ``details`` holds the iterations, residual reached, jitter.
     """
@@ -633,10 +635,34 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
         rows = NystromRows(X, Y, cond, workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
                       progress=progress)
-    return KernelMachine(
+    return NystromMachine(
         support=Z, support_indices=centres, coef=sol.coef[:, :, None],
         intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
-        kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m))
+        kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m),
+        conditioning=cond)
+
+
+class NystromMachine(KernelMachine):
+    """A fitted Nyström machine, f(x) = k(x, centres)β + b: a :class:`KernelMachine`
+    whose predictions run the compiled pass over blocks of rows (the one the fit
+    streamed with), on in-memory or row-chunked Dask input."""
+
+    def __init__(self, *, conditioning: Conditioning, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.conditioning = conditioning
+
+    def decision_function(self, X: Any, workers: int | None = None) -> Any:
+        """f(X) of shape (n_new, t, L); a Dask array (rows chunked like X) for Dask X."""
+        assert self.coef is not None
+        m, t, L = self.coef.shape
+        coef = self.coef.reshape(m, t * L)
+        intercept = self.intercept.reshape(t * L)
+        if is_dask_array(X):
+            out = dask_predict(X, self.conditioning, coef, intercept)
+            return out.reshape(X.shape[0], t, L)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        F = run_pass(APPLY, X, self.conditioning, coef, workers) + intercept
+        return F.reshape(X.shape[0], t, L)
 
 
 def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:

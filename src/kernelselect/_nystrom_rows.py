@@ -37,6 +37,8 @@ __all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystr
            "dask_predict", "pass_bytes", "run_pass"]
 
 NORMAL, CROSS, APPLY = 0, 1, 2
+#: rows of a part, the fixed unit of summation of the passes (module notes)
+PART_ROWS = 2**16
 
 
 class Conditioning:
@@ -96,12 +98,9 @@ def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
     return 8.0 * (float(threads) * per_thread + float(groups) * m * t)
 
 
-def run_pass(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
-             workers: int | None) -> np.ndarray:
-    """One compiled pass over the rows of X (float64, C-contiguous, validated):
-    ``NORMAL`` K_nmᵀ(K_nm V), ``CROSS`` K_nmᵀ V (V has n rows), ``APPLY`` K_nm V."""
+def _compiled(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
+              workers: int | None) -> np.ndarray:
     n, m = X.shape[0], cond.centres.shape[0]
-    V = np.ascontiguousarray(V, dtype=np.float64)
     t = V.shape[1]
     threads = block_threads(float(n) * m, workers)
     if mode == APPLY:
@@ -115,6 +114,48 @@ def run_pass(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
                                           cond.gamma, cond.kernel_code, out, partials,
                                           threads)
     return out
+
+
+def part_results(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
+                 workers: int | None, squares: bool = False) -> list[list[np.ndarray]]:
+    """The results of a ``NORMAL`` or ``CROSS`` pass over each part of X's rows (parts of
+    :data:`PART_ROWS` rows from X's first row): [K_partᵀ(K_part V)] or, for ``CROSS``,
+    [K_partᵀV_part, 1ᵀV_part, and with ``squares`` the column sums of squares]."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    out = []
+    for a in range(0, X.shape[0], PART_ROWS):
+        b = min(X.shape[0], a + PART_ROWS)
+        if mode == CROSS:
+            Vp = V[a:b]
+            item = [_compiled(mode, X[a:b], cond, Vp, workers), Vp.sum(axis=0)]
+            if squares:
+                item.append(np.einsum("ij,ij->j", Vp, Vp))
+            out.append(item)
+        else:
+            out.append([_compiled(mode, X[a:b], cond, V, workers)])
+    return out
+
+
+def fold(parts: list[list[np.ndarray]]) -> list[np.ndarray]:
+    """Σ over parts, added one after the other in order (the fixed association that makes
+    every door give the same bits)."""
+    total = [np.array(x, dtype=np.float64, copy=True) for x in parts[0]]
+    for item in parts[1:]:
+        for acc, x in zip(total, item):
+            acc += x
+    return total
+
+
+def run_pass(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
+             workers: int | None) -> np.ndarray:
+    """One pass over the rows of X (float64, C-contiguous, validated): ``NORMAL``
+    K_nmᵀ(K_nm V), ``CROSS`` K_nmᵀ V (V has n rows), both summed over the parts of
+    :data:`PART_ROWS` rows in order, or ``APPLY`` K_nm V."""
+    V = np.ascontiguousarray(V, dtype=np.float64)
+    if mode == APPLY:
+        return _compiled(mode, X, cond, V, workers)
+    return fold(part_results(mode, X, cond, V, workers))[0]
 
 
 class NystromRows:
@@ -147,31 +188,46 @@ class NystromRows:
         """(K_nmᵀ[1, Y] of shape (m, t + 1), the column sums 1ᵀY and the sums of squares
         of shape (t,)), in one pass."""
         self.passes += 1
-        ones_Y = np.empty((self.n, self.Y.shape[1] + 1))
-        ones_Y[:, 0] = 1.0
-        ones_Y[:, 1:] = self.Y
-        return (run_pass(CROSS, self.X, self.cond, ones_Y, self.workers), self.Y.sum(axis=0),
-                np.einsum("ij,ij->j", self.Y, self.Y))
+        KtY, sums, squares = fold(part_results(CROSS, self.X, self.cond, _ones_and(self.Y),
+                                               self.workers, squares=True))
+        return KtY, sums[1:], squares[1:]
+
+
+def _ones_and(Y: np.ndarray) -> np.ndarray:
+    """[1, Y]."""
+    Y = Y.reshape(Y.shape[0], -1)
+    out = np.empty((Y.shape[0], Y.shape[1] + 1))
+    out[:, 0] = 1.0
+    out[:, 1:] = Y
+    return out
 
 
 def _normal_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray, V: np.ndarray
-                  ) -> list[np.ndarray]:
-    return [run_pass(NORMAL, np.ascontiguousarray(x), cond, V, workers=1)]
+                  ) -> list[list[np.ndarray]]:
+    return part_results(NORMAL, x, cond, V, workers=1)
 
 
-def _cross_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
-    y = y.reshape(x.shape[0], -1)
-    ones_y = np.empty((x.shape[0], y.shape[1] + 1))
-    ones_y[:, 0] = 1.0
-    ones_y[:, 1:] = y
-    return [run_pass(CROSS, np.ascontiguousarray(x), cond, ones_y, workers=1), y.sum(axis=0),
-            np.einsum("ij,ij->j", y, y)]
+def _cross_chunk(cond: Conditioning, x: np.ndarray, y: np.ndarray) -> list[list[np.ndarray]]:
+    return part_results(CROSS, x, cond, _ones_and(y), workers=1, squares=True)
+
+
+def aligned_chunks(chunks: tuple[int, ...]) -> tuple[int, ...]:
+    """Row chunks of about the sizes of ``chunks`` that are multiples of
+    :data:`PART_ROWS` (all but the last), so that every chunk holds whole parts."""
+    n = int(sum(chunks))
+    if all(c % PART_ROWS == 0 for c in chunks[:-1]):
+        return tuple(chunks)
+    size = PART_ROWS * max(1, round(max(chunks) / PART_ROWS))
+    return (size,) * (n // size) + ((n % size,) if n % size else ())
 
 
 class DaskNystromRows:
     """The same products over row-chunked Dask arrays: each pass is one task per chunk
-    of rows (the compiled pass on one thread over that chunk) and a tree of additions of
-    the (m, t) results, computed on the active scheduler; X is never gathered.
+    of rows (the compiled pass on one thread over each of the chunk's parts), and the
+    parts' results, gathered in row order, are added one after the other exactly as in
+    memory, so a fit on Dask input gives the bits of the same fit in memory. X and Y are
+    rechunked, when needed, so that each chunk holds whole parts of :data:`PART_ROWS`
+    rows; X is never gathered.
 
     Parameters
     ----------
@@ -181,23 +237,42 @@ class DaskNystromRows:
     """
 
     def __init__(self, X: Any, Y: Any, cond: Conditioning) -> None:
-        from ._dask import DaskRows
-
-        self.rows = DaskRows(X, Y)
+        rows = aligned_chunks(tuple(int(c) for c in X.chunks[0]))
+        if rows != tuple(X.chunks[0]):
+            X = X.rechunk({0: rows})
+        if tuple(Y.chunks[0]) != rows or len(Y.chunks[1]) > 1:
+            Y = Y.rechunk({0: rows, 1: -1})
+        self.X, self.Y = X, Y
         self.cond = cond
         self.n = int(X.shape[0])
+        self.starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(int)
+        self._passes = 0
 
     @property
     def passes(self) -> int:
-        return int(self.rows.passes)
+        return self._passes
+
+    def _parts(self, fn: Any, *args: Any) -> list[list[np.ndarray]]:
+        import dask
+
+        from ._dask import _chunk_task
+        from ._dask import _compute as compute
+
+        self._passes += 1
+        payload = dask.delayed((self.cond, args), traverse=False)
+        task = dask.delayed(_chunk_task, pure=True)
+        xs, ys = self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()
+        chunks = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]
+        with one_blas_thread():          # tasks in this process (local schedulers)
+            results = compute(chunks)
+        return [part for chunk in results for part in chunk]
 
     def normal(self, V: np.ndarray) -> np.ndarray:
-        return np.asarray(self.rows.reduce(_normal_chunk, self.cond,
-                                           np.ascontiguousarray(V, dtype=np.float64))[0])
+        return fold(self._parts(_normal_chunk, np.ascontiguousarray(V, dtype=np.float64)))[0]
 
     def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        KtY, sums, squares = self.rows.reduce(_cross_chunk, self.cond)
-        return np.asarray(KtY), np.asarray(sums), np.asarray(squares)
+        KtY, sums, squares = fold(self._parts(_cross_chunk))
+        return KtY, sums[1:], squares[1:]
 
 
 def _apply_chunk(x: np.ndarray, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray
