@@ -204,7 +204,7 @@ def variants(task, n, args):
         # the defaults use k-fold CV here; the same call with leave-one-out instead
         out.append(("v_loo", loo))
     if task == "binary":
-        out += [("v_error_rate", dict(criterion="eloo", loss="error_rate")),
+        out += [("v_error_rate", dict(criterion="eloo_error_rate")),
                 ("v_gcv", dict(criterion="gcv"))]
     elif multi:
         out += [("v_error_rate", dict(criterion="eloo_multiclass", loss="error_rate"))]
@@ -230,7 +230,7 @@ DESCRIBE = {
     "v_exact": "`approximation=\"exact\"` with the default criterion (n > 400: eloo)",
     "v_exact_kfold": "`approximation=\"exact\"` with ekfold (n > 400)",
     "v_refine": "defaults with `refine=True`",
-    "v_error_rate": "eloo, 0-1 LOO error",
+    "v_error_rate": "`eloo_error_rate` (the 0-1 LOO error; multi-class: the plain error rate)",
     "v_gcv": "gcv",
 }
 

@@ -80,7 +80,9 @@ def part_random(Xtr, ytr, acc, seed):
                                    kernelselect.RandomMCM(n_features=D), seed)
         methods[crit] = _method(ch[crit], cu[crit], s, acc)
     for crit in ("eloo", "gcv"):
-        ch, cu, s = C.timed_select(Xtr, ytr, GAMMAS, ALPHA, crit, "nystrom", seed)
+        # the paper's ELOO is the leave-one-out error rate: the 0-1 loss
+        ch, cu, s = C.timed_select(Xtr, ytr, GAMMAS, ALPHA, crit, "nystrom", seed,
+                                   **({"loss": "error_rate"} if crit == "eloo" else {}))
         methods[f"nystrom_{crit}"] = _method(ch[crit], cu[crit], s, acc)
     return methods
 
@@ -142,7 +144,8 @@ def part_exact(Xtr, ytr, acc, seed, dense_cap):
         methods[crit] = _method(ch[crit], cu[crit], s, acc, note="streaming")
     if Xtr.shape[0] <= dense_cap:
         ch, cu, s = C.timed_select(Xtr, ytr, GAMMAS, ALPHA, ["c1", "eloo"],
-                                   kernelselect.Exact(method="dense", max_dense=dense_cap), seed)
+                                   kernelselect.Exact(method="dense", max_dense=dense_cap), seed,
+                                   loss="error_rate")      # ELOO: the error rate, as the paper
         for crit in ("c1", "eloo"):
             methods[crit] = _method(ch[crit], cu[crit], s, acc, note="dense; one call for c1+eloo")
     return methods

@@ -75,6 +75,11 @@ def _write_data(folder, suffix, X, y):
     y = np.asarray(y)
     if suffix == ".npz":
         np.savez(path, X=X, y=y)
+    elif suffix == ".npy":   # one array, the target as its last column when it fits
+        rows = _rows(X)
+        if y.size == rows.shape[0] and rows.dtype.kind == y.dtype.kind:
+            rows = np.column_stack([rows, y.ravel()])
+        np.save(path, rows)
     elif suffix == ".csv":
         with open(path, "w") as fh:
             rows = _rows(X)

@@ -528,6 +528,71 @@ def nystroem_points_matrix(X, Z, gamma, kernel="gaussian"):
 
 
 # ---------------------------------------------------------------------------
+# high-precision references for the machines (mpmath, from the float64 inputs,
+# which convert exactly): the answer of the formula itself at any conditioning
+# ---------------------------------------------------------------------------
+
+
+def nystroem_map(X, Z, gamma, kernel="gaussian", eigen_floor=1e-8):
+    """(V, T) with T = U_k Σ_k^{-1/2} from W = K(Z, Z) (eigenvalues above
+    eigen_floor·σ_max) and V = K(X, Z) T: the Nyström features of X."""
+    W = kernel_matrix(Z, Z, gamma, kernel)
+    sig, U = np.linalg.eigh(0.5 * (W + W.T))
+    keep = sig > eigen_floor * sig.max()
+    T = U[:, keep] / np.sqrt(sig[keep])
+    return kernel_matrix(X, Z, gamma, kernel) @ T, T
+
+
+def mp_machine(K, y, alpha, bias, dps=50):
+    """(a, b) of [K + αI, 1; 1ᵀ, 0][a; b] = [y; 0] (bias) or (K + αI)a = y, solved in
+    ``dps``-digit arithmetic."""
+    import mpmath
+
+    K = np.asarray(K, dtype=float)
+    n = K.shape[0]
+    with mpmath.workdps(dps):
+        m = n + int(bias)
+        P = mpmath.matrix(m, m)
+        for i in range(n):
+            for j in range(n):
+                P[i, j] = mpmath.mpf(float(K[i, j]))
+            P[i, i] += mpmath.mpf(float(alpha))
+            if bias:
+                P[i, n] = P[n, i] = 1
+        rhs = mpmath.matrix([mpmath.mpf(float(v)) for v in y] + [0] * int(bias))
+        sol = mpmath.lu_solve(P, rhs)
+        return np.array([float(sol[i]) for i in range(n)]), (float(sol[n]) if bias else 0.0)
+
+
+def mp_ridge(V, y, alpha, bias, dps=50):
+    """(w, b) minimising ‖Vw + b1 − y‖² + α‖w‖² (b = 0 without ``bias``): the normal
+    equations of the centred problem, (V_cᵀV_c + αI)w = V_cᵀy_c, b = ȳ − μᵀw, solved
+    in ``dps``-digit arithmetic (their squared condition number costs nothing there)."""
+    import mpmath
+
+    V = np.asarray(V, dtype=float)
+    n, k = V.shape
+    with mpmath.workdps(dps):
+        Vm = mpmath.matrix(V.tolist())
+        ym = mpmath.matrix([mpmath.mpf(float(v)) for v in y])
+        mu = [mpmath.mpf(0)] * k
+        ybar = mpmath.mpf(0)
+        if bias:
+            mu = [mpmath.fsum(Vm[i, j] for i in range(n)) / n for j in range(k)]
+            ybar = mpmath.fsum(ym) / n
+            for i in range(n):
+                for j in range(k):
+                    Vm[i, j] -= mu[j]
+                ym[i] -= ybar
+        G = Vm.T * Vm
+        for j in range(k):
+            G[j, j] += mpmath.mpf(float(alpha))
+        w = mpmath.lu_solve(G, Vm.T * ym)
+        b = ybar - mpmath.fsum(mu[j] * w[j] for j in range(k))
+        return np.array([float(v) for v in w]), float(b)
+
+
+# ---------------------------------------------------------------------------
 # Nyström ridge regression on a feature map (the large-m solver's model)
 # ---------------------------------------------------------------------------
 

@@ -154,7 +154,8 @@ def test_select_gamma_grid_json_plot_quiet(fake_select, capsys, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("selected gamma=0.5")
     payload = json.loads(js.read_text())
     assert payload["data"] == {"source": "heart (shipped)", "n": 270, "d": 13,
-                               "task": "binary", "standardize": True}
+                               "task": "binary", "standardize": True, "read": "memory",
+                               "target": {"array": "y", "from": "the shipped set"}}
     assert payload["result"]["best"]["auto"]["gamma"] == 0.5
     assert len(payload["result"]["curves"]["auto"]) == 7
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -270,7 +271,8 @@ def test_python_dash_m_runs():
 
 
 def test_config_command_prints_show_config(monkeypatch, capsys):
-    monkeypatch.setattr(kernelselect, "show_config", lambda: "openmp : True\nfft    : pyfftw")
+    monkeypatch.setattr(kernelselect, "show_config",
+                        lambda mode="stdout": "openmp : True\nfft    : pyfftw")
     code, out, _ = run(["config"], capsys)
     assert code == 0 and out == "openmp : True\nfft    : pyfftw\n"
 

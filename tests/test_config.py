@@ -1,4 +1,6 @@
 
+import pytest
+
 import kernelselect
 
 
@@ -23,3 +25,20 @@ def test_show_config_prints_a_table():
 def test_built_with_openmp():
     # The wheel is built with OpenMP on every platform we ship; prange must not be serial.
     assert kernelselect.show_config()["openmp"] is True
+
+
+def test_show_config_as_a_statement_prints_the_report(capsys):
+    cfg = kernelselect.show_config()
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("version")
+    assert "openmp" in out and "fft_backend" in out and out == str(cfg) + "\n"
+    assert isinstance(cfg, dict) and cfg["version"] == kernelselect.__version__
+    assert repr(cfg).startswith("{")            # the data, as a dict shows itself
+
+
+def test_show_config_dicts_mode_returns_without_printing(capsys):
+    cfg = kernelselect.show_config(mode="dicts")
+    assert capsys.readouterr().out == ""
+    assert isinstance(cfg["openmp"], bool)
+    with pytest.raises(ValueError, match="mode='json'"):
+        kernelselect.show_config(mode="json")

@@ -16,6 +16,7 @@ import reference as ref
 
 SPECTRAL = ["ree", "ipe", "c1", "gcv", "eloo"]
 MOMENTS = ["kta", "ckta", "fsm", "mmd", "sm"]
+BINARY_SPECTRAL = ["eloo_error_rate"]
 ALPHAS = np.array([0.01, 0.3, 2.0])
 
 
@@ -30,10 +31,9 @@ def reference_value(name, A, y, alpha, **params):
     if name == "gcv":
         return ref.crit_gcv(A, y, alpha)
     if name == "eloo":
-        loss = params.get("loss", "auto")
-        if loss == "auto":
-            loss = "error_rate" if np.all(np.abs(y) == 1) else "squared"
-        return ref.crit_eloo(A, y, alpha, loss)
+        return ref.crit_eloo(A, y, alpha, params.get("loss", "squared"))
+    if name == "eloo_error_rate":
+        return ref.crit_eloo(A, y, alpha, "error_rate")
     if name == "kta":
         return ref.crit_kta(A, y)
     if name == "ckta":
@@ -82,7 +82,7 @@ APPROXIMATIONS = {
 
 
 def _can(approx_key, name):
-    return not (approx_key == "streaming" and name in SPECTRAL)
+    return not (approx_key == "streaming" and name in SPECTRAL + BINARY_SPECTRAL)
 
 
 @pytest.mark.parametrize("approx_key", list(APPROXIMATIONS))
@@ -92,7 +92,7 @@ def test_every_criterion_matches_dense_reference(approx_key, kernel, binary):
     X, y = problem(binary=binary)
     gamma = 0.4 if kernel == "gaussian" else 0.3
     op, A = build(APPROXIMATIONS[approx_key](), X, y, gamma, kernel)
-    names = SPECTRAL + (MOMENTS if binary else ["kta", "ckta"])
+    names = SPECTRAL + (BINARY_SPECTRAL + MOMENTS if binary else ["kta", "ckta"])
     for name in names:
         if not _can(approx_key, name):
             continue
@@ -121,11 +121,11 @@ def test_dense_matches_reference_random(n, d, seed, log_gamma, log_alpha, binary
         y[0] = -y[0]
     op, A = build(kernelselect.Exact(method="dense"), X, y, 2.0 ** log_gamma)
     alphas = np.array([2.0 ** log_alpha])
-    names = SPECTRAL + (MOMENTS if binary else ["kta", "ckta"])
+    names = SPECTRAL + (BINARY_SPECTRAL + MOMENTS if binary else ["kta", "ckta"])
     for name in names:
         got = evaluate_criterion(name, op, y, alphas)
         want = reference_value(name, A, y, alphas[0])
-        if name == "eloo" and binary:
+        if name == "eloo_error_rate":
             # a LOO prediction exactly at the decision boundary may round either way
             assert abs(got[0] - want) <= 1.0 / n + 1e-12
             continue
@@ -181,11 +181,13 @@ def test_eloo_equals_bruteforce_leave_one_out(approx_key, binary):
     op, A = build(APPROXIMATIONS[approx_key](), X, y, 0.6)
     for alpha in (0.05, 1.0):
         e = ref.loo_lssvm_bruteforce(A, y, alpha)
-        got = evaluate_criterion("eloo", op, y, [alpha], loss="squared")[0]
+        got = evaluate_criterion("eloo", op, y, [alpha])[0]
         assert np.isclose(got, np.mean(e ** 2), rtol=1e-8)
         if binary:
             rate = np.mean(np.sign(y - e) != y)
-            assert np.isclose(evaluate_criterion("eloo", op, y, [alpha])[0], rate)
+            assert np.isclose(evaluate_criterion("eloo_error_rate", op, y, [alpha])[0], rate)
+            assert np.isclose(evaluate_criterion("eloo", op, y, [alpha], loss="error_rate")[0],
+                              rate)
 
 
 @pytest.mark.parametrize("kernel", ["gaussian", "laplacian"])

@@ -239,7 +239,7 @@ def test_csv_no_header_delimiters(tmp_path):
         ("a,b,y\n1,2,3\n4,zz,6\n", {}, r"t.csv:3: 'zz' in b"),
         ("1,2,3\n4,5\n", {}, r"t.csv:2: expected 3 fields, found 2"),
         ("a,b,y\n1,2,3\n", {"target": "q"}, r"target='q' is not a column.*a, b, y"),
-        ("1,2,3\n", {"target": "y"}, r"has no header"),
+        ("1,2,3\n", {"target": "y"}, r"read without a header row"),
         ("1,2,3\n", {"target": 5}, r"target=5 is out of range"),
         ("1\n2\n", {}, r"one column per line"),
         ("a,b,y\n", {}, r"only a header"),

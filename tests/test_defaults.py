@@ -109,12 +109,13 @@ def test_eloo_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma, 
     op = _exact_operator(X, labels, gamma)
     A = ref.kernel_matrix(X, X, gamma)
     rate, E = ref.loo_ovr_bruteforce(A, labels, alpha)
-    got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha])
+    got = evaluate_criterion("eloo_multiclass", op, labels, [alpha, 2 * alpha],
+                             loss="error_rate")
     # argmax ties between classes are measure-zero for continuous data
     assert got[0] == pytest.approx(rate, abs=1e-12)
     press = evaluate_criterion("eloo_multiclass", op, labels, [alpha], loss="squared")[0]
     assert press == pytest.approx(np.mean(E ** 2), rel=1e-7)
-    hybrid = evaluate_criterion("eloo_multiclass", op, labels, [alpha], loss="hybrid")[0]
+    hybrid = evaluate_criterion("eloo_multiclass", op, labels, [alpha])[0]   # its own loss
     assert rate <= hybrid < rate + 1.0 / n
 
 
@@ -123,8 +124,13 @@ def test_eloo_multiclass_on_two_classes_is_binary_eloo():
     op = get_approximation("exact").build(X, labels, 0.7, kernel="gaussian",
                                           state={"method": "dense"}, workers=None)
     ypm = np.where(labels == 1, 1.0, -1.0)
-    np.testing.assert_allclose(evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0]),
-                               evaluate_criterion("eloo", op, ypm, [0.1, 1.0]))
+    for loss in ("hybrid", "error_rate", "squared"):
+        np.testing.assert_allclose(
+            evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0], loss=loss),
+            evaluate_criterion("eloo", op, ypm, [0.1, 1.0], loss=loss))
+    np.testing.assert_allclose(evaluate_criterion("eloo_multiclass", op, labels, [0.1, 1.0],
+                                                  loss="error_rate"),
+                               evaluate_criterion("eloo_error_rate", op, ypm, [0.1, 1.0]))
 
 
 def test_hybrid_loss_orders_by_error_rate_first():
@@ -214,7 +220,7 @@ def _levels_problem():
 def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
     X, y, res = _levels_problem()
     auto = res.details["auto"]
-    grid = np.asarray(auto["coarse"]["gammas"])
+    grid = res.levels[0].gammas
     assert auto["levels"][0]["approximation"] == f"nystrom(m={_policy.START_LANDMARKS})"
     later = [lv for lv in auto["levels"][1:] if "approximation" in lv]
     assert later, "the first level is never the last"
@@ -231,6 +237,29 @@ def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
         assert last["stable"] and last["agrees"]
         assert last["effective_dimension"] <= _policy.DEFF_FRACTION * m
     assert (res.best_gamma, res.best_alpha) == (last["best_gamma"], last["best_alpha"])
+    # the result keeps every level searched: the coarse grid, then each window
+    assert [lv.approximation for lv in res.levels] == [
+        lv["approximation"] for lv in auto["levels"] if "approximation" in lv]
+    for lv, info in zip(res.levels[1:], later):
+        np.testing.assert_array_equal(lv.gammas, info["gammas"])
+        assert lv.n_landmarks == (None if info["approximation"] == "exact"
+                                  else int(info["approximation"][10:-1]))
+    assert res.levels[-1].gammas is res.gammas and res.levels[-1].curves["eloo"] is \
+        res.curves["eloo"]
+    frame = res.to_frame()
+    assert len(frame) == sum(lv.gammas.size * lv.alphas.size for lv in res.levels)
+    coarse = frame[frame["level"] == 0]
+    np.testing.assert_array_equal(coarse["eloo"].to_numpy(),
+                                  res.levels[0].curves["eloo"].ravel())
+    assert (coarse["n_landmarks"] == _policy.START_LANDMARKS).all()
+    # and the command line's table has one row per γ of every level, the choice marked
+    from kernelselect.cli import format_table
+
+    rows = [line for line in format_table(res).splitlines()
+            if line[2:].startswith(("nystrom", "exact"))]
+    assert len(rows) == sum(lv.gammas.size for lv in res.levels)
+    (chosen,) = [line for line in rows if line.startswith(">")]
+    assert chosen[2:].startswith(res.levels[-1].approximation + " ")
 
 
 @settings(max_examples=15, deadline=None)
@@ -287,7 +316,7 @@ def test_edge_warning_when_still_on_the_edge():
     # two well-separated blobs: every wide kernel separates them, so the 0-1 LOO error
     # ties on all of them and ties go to the first (widest) γ, beyond any grid
     with pytest.warns(GridEdgeWarning, match="gamma_low"):
-        res = select_kernel(X, labels, criterion="eloo", random_state=0)
+        res = select_kernel(X, labels, criterion="eloo_error_rate", random_state=0)
     assert [e["edge"] for e in res.details["extensions"]][:2] == ["gamma_low", "gamma_low"]
     assert res.gammas.size == 15 + 8 and "gamma_low" in res.details["edges"]
     assert res.best_gamma == res.gammas[0]
@@ -421,10 +450,10 @@ def test_ekfold_equals_refitting_every_fold(n, folds, seed, log_gamma, log_alpha
     E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), y[:, None], alpha, fold_of)
     # four α, so the eigendecomposition path; one α, the Cholesky path
     for alphas in ([alpha, 2 * alpha, 5 * alpha, 10 * alpha], [alpha]):
-        got = evaluate_criterion("ekfold", op, y, alphas, folds=folds, seed=7, loss="squared")
+        got = evaluate_criterion("ekfold", op, y, alphas, folds=folds, seed=7)
         assert got[0] == pytest.approx(np.mean(E ** 2), rel=1e-6)
     if not regression:
-        rate = evaluate_criterion("ekfold", op, y, [alpha], folds=folds, seed=7)[0]
+        rate = evaluate_criterion("ekfold_error_rate", op, y, [alpha], folds=folds, seed=7)[0]
         assert rate == pytest.approx(np.mean(y * (y - E[:, 0]) <= 0), abs=1e-12)
 
 
@@ -442,8 +471,10 @@ def test_ekfold_multiclass_equals_one_vs_rest_refits(n, classes, seed, log_gamma
     E = ref.kfold_lssvm_bruteforce(ref.kernel_matrix(X, X, gamma), Y, alpha, fold_of)
     wrong = np.argmax(Y - E, axis=1) != np.argmax(Y, axis=1)
     got = evaluate_criterion("ekfold_multiclass", op, labels, [alpha, 3 * alpha, 9 * alpha,
-                                                                 27 * alpha])
+                                                                 27 * alpha], loss="error_rate")
     assert got[0] == pytest.approx(np.mean(wrong), abs=1e-12)
+    hybrid = evaluate_criterion("ekfold_multiclass", op, labels, [alpha])[0]  # its own loss
+    assert np.mean(wrong) <= hybrid < np.mean(wrong) + 1.0 / n
     press = evaluate_criterion("ekfold_multiclass", op, labels, [alpha], loss="squared")[0]
     assert press == pytest.approx(np.mean(E ** 2), rel=1e-6)
 

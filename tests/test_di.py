@@ -408,6 +408,37 @@ def test_transformer_in_a_pipeline(cls):
     assert step.history_.n_epochs >= 1
 
 
+@pytest.mark.parametrize("cls", [kernelselect.DIRandomFourierFeatures, kernelselect.DINystroem])
+def test_transformer_feature_names_pandas_output_and_column_transformer(cls):
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import RidgeClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    _, X, labels = _problem(13, n=60)
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    prefix = cls.__name__.lower()
+    est = cls(n_components=5, max_epochs=2, random_state=0).fit(frame, labels)
+    names = [f"{prefix}{j}" for j in range(5)]
+    assert est.get_feature_names_out().tolist() == names
+    out = est.set_output(transform="pandas").transform(frame)
+    assert isinstance(out, pd.DataFrame) and out.columns.tolist() == names
+    np.testing.assert_array_equal(out.to_numpy(), est.set_output(transform="default")
+                                  .transform(frame))
+    # in a Pipeline with pandas output, and beside another block of columns
+    pipe = make_pipeline(cls(n_components=4, max_epochs=2, random_state=0),
+                         RidgeClassifier()).set_output(transform="pandas").fit(frame, labels)
+    assert pipe[:-1].get_feature_names_out().tolist() == names[:4]
+    ct = ColumnTransformer([("di", cls(n_components=4, max_epochs=2, random_state=0),
+                             ["x0", "x1"]),
+                            ("scaled", StandardScaler(), ["x2"])])
+    table = ct.set_output(transform="pandas").fit(frame, labels).transform(frame)
+    assert table.columns.tolist() == [f"di__{n}" for n in names[:4]] + ["scaled__x2"]
+    with pytest.raises(TypeError, match="verbose must be True or False"):
+        cls(verbose="no").fit(frame, labels)
+
+
 def test_transformer_maps_agree_with_the_trained_parameters():
     _, X, labels = _problem(12, n=80)
     Y = di.encode_targets(labels)

@@ -16,10 +16,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 import kernelselect  # noqa: E402
 from kernelselect import (  # noqa: E402
     KernelRidgeRegressor,
+    KernelSelectionClassifier,
     KernelSelectionCV,
+    KernelSelectionRegressor,
     LSSVMClassifier,
     Nystroem,
     SelectionResult,
+    Standardizer,
 )
 from reference import kernel_matrix, krr_mean_solve, lssvm_solve  # noqa: E402
 
@@ -38,6 +41,13 @@ from reference import kernel_matrix, krr_mean_solve, lssvm_solve  # noqa: E402
         KernelSelectionCV(KernelRidgeRegressor(), criterion="gcv", approximation="exact"),
         KernelSelectionCV(KernelRidgeRegressor(), criterion="cv", approximation="nystrom",
                           cv=3, gammas=[0.1, 1.0], alphas=[0.1, 1.0], random_state=0),
+        KernelSelectionClassifier(random_state=0),
+        KernelSelectionClassifier(criterion="cv", approximation="exact", cv=3,
+                                  gammas=[0.1, 1.0], alphas=[0.1, 1.0], random_state=0),
+        KernelSelectionRegressor(random_state=0),
+        KernelSelectionRegressor(KernelRidgeRegressor(fit_intercept=True), criterion="gcv",
+                                 approximation="exact"),
+        Standardizer(),
     ],
 )
 @pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
@@ -214,12 +224,12 @@ def test_selection_cv_with_criterion():
                                      approximation="exact", alphas=(0.1, 1.0), random_state=0,
                                      standardize=False)
     assert sel.best_params_ == {"gamma": ref.best_gamma, "alpha": ref.best_alpha}
-    assert sel.best_score_ == ref.best["ree"]["value"]
+    assert sel.best_score_ == -ref.best["ree"]["value"]        # greater is better
     assert sel.best_estimator_.gamma == ref.best_gamma
     r = sel.cv_results_
     assert r["param_gamma"].size == 30 and r["rank_criterion"].min() == 1
     best = np.argmin(r["criterion_value"])
-    assert r["rank_criterion"][best] == 1
+    assert r["rank_criterion"][best] == 1 and best == sel.best_index_
     assert sel.score(X, y) == sel.best_estimator_.score(X, y)
 
 
@@ -308,3 +318,216 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
+
+
+# ---------------------------------------------------------------------------
+# KernelSelectionClassifier / KernelSelectionRegressor: scikit-learn's conventions
+# ---------------------------------------------------------------------------
+
+def regression(seed=0, n=100):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    return X, np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.05 * rng.standard_normal(n)
+
+
+@pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
+def test_task_estimators_are_classifier_and_regressor():
+    from sklearn.base import is_classifier, is_regressor
+    from sklearn.model_selection import StratifiedKFold, check_cv, cross_val_score
+
+    X, y = binary(10, 90)
+    y = np.sort(y)                  # ordered labels: unstratified folds hold one class
+    clf = KernelSelectionClassifier(random_state=0)
+    assert is_classifier(clf) and not is_regressor(clf)
+    assert isinstance(check_cv(3, y, classifier=is_classifier(clf)), StratifiedKFold)
+    scores = cross_val_score(clf, X, y, cv=3)
+    assert scores.shape == (3,) and np.all(np.isfinite(scores))
+    reg = KernelSelectionRegressor(random_state=0)
+    assert is_regressor(reg) and not is_classifier(reg)
+    Xr, yr = regression(1)
+    assert np.all(np.isfinite(cross_val_score(reg, Xr, yr, cv=3)))
+
+
+def test_classifier_has_classes_and_decision_values_and_no_probabilities():
+    X, y = binary(11)
+    clf = KernelSelectionClassifier(random_state=0).fit(X, y)
+    assert clf.classes_.tolist() == ["no", "yes"] and clf.task_ == "binary"
+    f = clf.decision_function(X)
+    assert f.shape == (120,)
+    np.testing.assert_array_equal(clf.predict(X), np.where(f > 0, "yes", "no"))
+    assert clf.score(X, y) == np.mean(clf.predict(X) == y)
+    # an LSSVM has no probabilities: none are invented
+    assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
+    # the same selection as the task-detecting form
+    ref = KernelSelectionCV(random_state=0).fit(X, y)
+    assert clf.best_params_ == ref.best_params_
+    np.testing.assert_array_equal(clf.decision_function(X), ref.decision_function(X))
+    # whole-number labels are classes for the classifier, whatever the task rule says
+    codes = np.select([X[:, 0] < -0.4, X[:, 0] < 0.4], [2, 5], 9)
+    multi = KernelSelectionClassifier(random_state=0).fit(X, codes)
+    assert multi.task_ == "multiclass" and multi.decision_function(X).shape == (120, 3)
+
+
+def test_regressor_equals_the_task_detecting_form_and_refuses_labels():
+    X, y = regression(2)
+    reg = KernelSelectionRegressor(random_state=0).fit(X, y)
+    ref = KernelSelectionCV(random_state=0).fit(X, y)
+    assert reg.task_ == "regression" and reg.best_params_ == ref.best_params_
+    np.testing.assert_array_equal(reg.predict(X), ref.predict(X))
+    assert not hasattr(reg, "decision_function") and not hasattr(reg, "classes_")
+    # whole numbers are a measured quantity for the regressor
+    counts = np.repeat([0.0, 1.0, 2.0], [30, 30, 40])
+    assert KernelSelectionRegressor(random_state=0).fit(X, counts).task_ == "regression"
+    with pytest.raises(TypeError, match="y must hold real numbers for KernelSelectionRegressor"):
+        KernelSelectionRegressor().fit(X, np.where(y > 0, "a", "b"))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        KernelSelectionClassifier().fit(X, y)
+    with pytest.raises(TypeError, match="KernelSelectionRegressor: estimator must be "
+                                        "KernelRidgeRegressor"):
+        KernelSelectionRegressor(LSSVMClassifier()).fit(X, y)
+    with pytest.raises(TypeError, match="estimator must be LSSVMClassifier"):
+        KernelSelectionClassifier(KernelRidgeRegressor()).fit(X, np.sign(y))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (KernelSelectionClassifier(random_state=0), *binary(12)),
+    lambda: (KernelSelectionRegressor(criterion="gcv", random_state=0), *regression(3)),
+    lambda: (KernelSelectionCV(criterion="kta", approximation="exact", random_state=0),
+             *binary(13)),
+    lambda: (KernelSelectionClassifier(criterion="cv", cv=3, gammas=[0.1, 1.0, 10.0],
+                                       alphas=[1e-2, 1.0], random_state=0), *binary(14)),
+])
+def test_cv_results_are_those_of_grid_search(make):
+    import pandas as pd
+
+    est, X, y = make()
+    est.fit(X, y)
+    r = est.cv_results_
+    name = est.selection_.criteria[0]
+    sign = 1.0 if est.selection_.directions[name] == "max" else -1.0
+    n = len(r["params"])
+    assert n == est.selection_.gammas.size * est.selection_.alphas.size
+    for key in ("param_gamma", "param_alpha", "mean_test_score", "rank_test_score",
+                "criterion_value"):
+        assert len(r[key]) == n, key
+    # greater is better: the criterion, negated when it is minimised
+    np.testing.assert_array_equal(r["mean_test_score"], sign * r["criterion_value"])
+    assert r["params"][est.best_index_] == est.best_params_
+    assert est.best_score_ == r["mean_test_score"][est.best_index_]
+    assert r["rank_test_score"][est.best_index_] == 1
+    assert est.best_score_ == np.nanmax(r["mean_test_score"])
+    assert r["rank_test_score"].min() == 1 and r["rank_test_score"].dtype.kind == "i"
+    # ranks as GridSearchCV gives them: ties share the smallest rank
+    scores = r["mean_test_score"]
+    for i in range(n):
+        assert r["rank_test_score"][i] == 1 + np.sum(scores > scores[i])
+    frame = pd.DataFrame(r)
+    assert len(frame) == n
+    if name == "cv":
+        folds = [r[f"split{k}_test_score"] for k in range(3)]
+        np.testing.assert_allclose(np.mean(folds, axis=0), r["mean_test_score"], rtol=1e-12)
+
+
+def test_refined_choice_is_an_entry_of_cv_results():
+    X, y = regression(4, 80)
+    est = KernelSelectionRegressor(criterion="gcv", approximation="exact", refine=True,
+                                   random_state=0).fit(X, y)
+    info = est.selection_.details["refine"]
+    r = est.cv_results_
+    assert r["params"][est.best_index_] == est.best_params_
+    assert est.best_params_ == {"gamma": est.selection_.best_gamma,
+                                "alpha": est.selection_.best_alpha}
+    assert r["rank_test_score"][est.best_index_] == 1
+    if info["improved"]:
+        assert est.best_index_ == len(r["params"]) - 1
+        assert r["criterion_value"][est.best_index_] == info["value"]
+
+
+@pytest.mark.parametrize("cls", [KernelSelectionCV, KernelSelectionClassifier,
+                                 KernelSelectionRegressor])
+def test_grid_edge_warning_points_at_the_caller(cls):
+    # a linear target (the widest kernel is best), or labels that are noise (the
+    # widest kernel and the largest ridge): best on the edge of the extended grid
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, (150, 1))
+    y = X[:, 0] if cls is not KernelSelectionClassifier else np.where(
+        rng.random(150) > 0.5, 1, -1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(random_state=0).fit(X, y)
+    edge = [w for w in caught if issubclass(w.category, kernelselect.GridEdgeWarning)]
+    assert edge, [str(w.message) for w in caught]
+    assert {w.filename for w in edge} == {__file__}
+
+
+@pytest.mark.parametrize("cls, make", [(KernelSelectionCV, binary),
+                                       (KernelSelectionClassifier, binary),
+                                       (KernelSelectionRegressor, regression)])
+def test_wrong_feature_count_names_the_estimator(cls, make):
+    X, y = make(15)
+    est = cls(random_state=0).fit(X, y)
+    for method in ("predict", "score") + (("decision_function",) if cls is not
+                                          KernelSelectionRegressor else ()):
+        args = (X[:, :2],) if method != "score" else (X[:, :2], y)
+        with pytest.raises(ValueError, match=f"X has 2 features, but {cls.__name__} is "
+                                             "expecting 3 features"):
+            getattr(est, method)(*args)
+
+
+@pytest.mark.parametrize("cls", [KernelSelectionCV, KernelSelectionClassifier,
+                                 KernelSelectionRegressor])
+@pytest.mark.parametrize("flag", ["standardize", "refine"])
+def test_flags_take_bools_only(cls, flag):
+    X, y = binary(16, 40) if cls is not KernelSelectionRegressor else regression(16, 40)
+    for value in ("no", 0, None):
+        with pytest.raises(TypeError, match=f"{flag} must be True or False"):
+            cls(**{flag: value}).fit(X, y)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-170, 1e170, 1e300])
+@pytest.mark.parametrize("cls, make", [(KernelSelectionCV, binary),
+                                       (KernelSelectionRegressor, regression)])
+def test_selection_estimators_fit_and_predict_at_any_magnitude(cls, make, scale):
+    # formerly scikit-learn's StandardScaler under- or overflowed (|X| ≲ 1e-165, ≳ 1e160)
+    X, y = make(17, 60)
+    ref = cls(random_state=0).fit(X, y)
+    est = cls(random_state=0).fit(X * scale, y)
+    # X·scale rounds differently from X, so γ may move in its last bits
+    assert est.best_params_ == pytest.approx(ref.best_params_, rel=1e-12)
+    if cls is KernelSelectionRegressor:
+        np.testing.assert_allclose(est.predict(X[:10] * scale), ref.predict(X[:10]),
+                                   rtol=1e-9, atol=1e-12)
+    else:
+        np.testing.assert_array_equal(est.predict(X * scale), ref.predict(X))
+        np.testing.assert_allclose(est.decision_function(X * scale), ref.decision_function(X),
+                                   rtol=1e-9, atol=1e-12)
+    assert isinstance(est.best_estimator_[0], Standardizer)
+    unscaled = kernelselect.select_kernel(X * scale, y, random_state=0)
+    assert unscaled.best_gamma == pytest.approx(est.selection_.best_gamma, rel=1e-12)
+
+
+def test_standardizer_is_standardize_columns_with_training_statistics():
+    from sklearn.preprocessing import StandardScaler
+
+    from kernelselect.selection import standardize_columns
+
+    rng = np.random.default_rng(18)
+    X = rng.standard_normal((50, 4)) * [1.0, 1e-3, 1e5, 0.0] + [0.0, 5.0, -1e6, 2.0]
+    Xt = rng.standard_normal((7, 4))
+    unit = Standardizer().fit(X)
+    for scale in (1.0, 1e-200, 1e200):
+        s = Standardizer().fit(X * scale)
+        np.testing.assert_array_equal(s.transform(X * scale), standardize_columns(X * scale))
+        # new data with the training statistics: StandardScaler's map where it works
+        # (the constant column is centred and kept in units of its magnitude instead)
+        np.testing.assert_allclose(s.transform(Xt * scale)[:, :3],
+                                   StandardScaler().fit(X).transform(Xt)[:, :3],
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(s.transform(Xt * scale)[:, :3], unit.transform(Xt)[:, :3],
+                                   rtol=1e-9, atol=1e-12)
+        back = s.inverse_transform(s.transform(Xt * scale))
+        # exact up to the rounding of the columns' magnitudes (1e6 for the third)
+        assert np.all(np.abs(back - Xt * scale) <= 1e-14 * scale * (1 + np.abs(X).max(axis=0)))
+    assert unit.transform(X)[:, 3].tolist() == [0.0] * 50               # constant column
+    with pytest.raises(ValueError, match="Standardizer is expecting 4 features"):
+        Standardizer().fit(X).transform(Xt[:, :3])

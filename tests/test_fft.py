@@ -282,3 +282,28 @@ def test_multithreaded_plans_large_enough_to_use_them(backend, shape):
     np.testing.assert_allclose(two, np.fft.rfftn(a), rtol=1e-10, atol=1e-9)
     np.testing.assert_allclose(two, one, rtol=1e-12, atol=1e-10)
     np.testing.assert_allclose(fft.irfftn(two, shape, workers=2, backend=backend), a, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("value", ["999999", "4096"])
+def test_huge_omp_num_threads_is_capped_for_fftw(value):
+    """FFTW's OpenMP loops take the runtime's default team: an OMP_NUM_THREADS far
+    above the cores must be capped (it used to crash the process), in the main thread
+    and in another Python thread."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import threading, numpy as np\n"
+        "from kernelselect import fft\n"
+        "a = np.random.default_rng(0).random((512, 512))\n"
+        "ok = [np.allclose(fft.rfftn(a, backend='pyfftw'), np.fft.rfftn(a))]\n"
+        "t = threading.Thread(target=lambda: ok.append(np.allclose(\n"
+        "    fft.irfftn(fft.rfftn(a, backend='pyfftw'), a.shape, backend='pyfftw'), a)))\n"
+        "t.start(); t.join()\n"
+        "print(all(ok) and len(ok) == 2)\n")
+    env = dict(os.environ, OMP_NUM_THREADS=value)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "True"

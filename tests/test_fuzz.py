@@ -111,7 +111,7 @@ def judge_cli(case, record):
     assert lines and "error:" in lines[-1], f"{err!r}\n{where}"
     if lines[0].startswith("kernelselect: error:"):
         assert len(lines) == 1, f"more than one line: {err!r}\n{where}"
-    assert record["written"] in ([], ["data.npz"], ["data.csv"], ["data.svm"]), (
+    assert record["written"] in ([], ["data.npz"], ["data.csv"], ["data.svm"], ["data.npy"]), (
         f"files written on error: {record['written']}\n{where}")
 
 
@@ -352,7 +352,7 @@ def cli_cases(draw):
     """``kernelselect select`` on a written data file: mostly valid, odd options mixed in."""
     odd = draw(st.booleans())
     n = draw(st.sampled_from([0, 1, 3, 12, 40] if odd else [12, 40]))
-    suffix = draw(st.sampled_from([".csv", ".npz", ".svm"]))
+    suffix = draw(st.sampled_from([".csv", ".npz", ".svm", ".npy"]))
     X = draw(matrices(rows=n, plain=not odd or draw(st.booleans())))
     y = draw(targets(n)) if odd else make_y(n, draw(st.sampled_from(["pm1", "real"])),
                                              draw(st.integers(0, 2**31)))
@@ -377,13 +377,18 @@ def cli_cases(draw):
                ("--json", ["{out}.json", "-"], ["{out}", "/dev/full"]),
                ("--plot", ["{out}.png", "{out}.svg"], ["{out}.unknownext", "-"]),
                ("--landmarks", ["5"] if approximation == "nystrom" else [], ["0", "100000"]),
-               ("--features", ["5"] if approximation in ("rff", "random_mcm") else [], ["0"])]
+               ("--features", ["5"] if approximation in ("rff", "random_mcm") else [], ["0"]),
+               ("--target", ["-1"] if suffix in (".csv", ".npy") else [], ["0", "name", "99"]),
+               ("--encoding", ["utf-8", "latin-1"] if suffix == ".csv" else [],
+                ["klingon", "utf-16"])]
     for flag, good, bad in options:
         choices = good + (bad if odd else [])
         if choices and draw(st.integers(0, 3)) == 0:
             argv += [flag, draw(st.sampled_from(choices))]
     if draw(st.booleans()):
         argv += ["--no-standardize"]
+    if (suffix == ".csv" or odd) and draw(st.integers(0, 3)) == 0:
+        argv += [draw(st.sampled_from(["--header", "--no-header"]))]
     return {"kind": "cli", "argv": argv, "data": (suffix, X, y)}
 
 

@@ -210,3 +210,27 @@ def test_krr_on_mcm_is_refused_with_the_reason():
     # selecting with the circulant stand-in stays available
     res = kernelselect.select_kernel(X, y, approximation="mcm", random_state=0)
     assert np.isfinite(res.best_gamma)
+
+
+def test_choose_grid_refuses_sizes_beyond_the_memory_guard():
+    """A grid for 2^62 points searched for ~10 minutes; its column alone would exceed
+    any memory limit, so the size is refused before the search."""
+    with pytest.raises(ValueError, match=r"2-level grid for n=4611686018427387904 points"):
+        lowlevel.choose_grid(2**62, 2)
+    with kernelselect.config_context(max_bytes="64G"):
+        m, used = lowlevel.choose_grid(10**9 + 7, 2)        # a prime-adjacent size: fast
+    assert used <= 10**9 + 7 and m[0] * m[1] == used and m[0] <= 2 * m[1]
+
+
+@pytest.mark.parametrize("approx, criterion", [
+    (kernelselect.RFF(n_features=10**9), "kta"),
+    (kernelselect.RandomMCM(n_features=10**9), "random_kta"),
+])
+def test_random_frequencies_are_guarded_before_they_are_drawn(approx, criterion):
+    """The d × D frequency draws of a huge n_features: refused by the memory guard at
+    any n (they allocated 22 GiB on 300 points)."""
+    X = np.random.default_rng(0).random((300, 3))
+    y = np.sign(X[:, 0] - 0.5)
+    with pytest.raises(ValueError, match=r"random frequencies W0 \(3 × 1000000000\)"):
+        kernelselect.select_kernel(X, y, approximation=approx, criterion=criterion,
+                                   gammas=[1.0])

@@ -109,3 +109,33 @@ def test_every_public_name_resolves():
 
 def test_version_matches_metadata():
     assert kernelselect.__version__ == metadata.version("kernelselect")
+
+
+COMPILED = ("_openmp_info", "_mcm", "_rff", "_kernels", "_predict")
+CIMPORT_API = ("_mcm", "_rff", "_kernels", "_predict")
+
+
+def test_each_compiled_module_ships_with_its_stub_and_cimport_declarations():
+    files = resources.files("kernelselect")
+    assert files.joinpath("py.typed").is_file()
+    for module in COMPILED:
+        assert files.joinpath(f"{module}.pyi").is_file(), module
+    for module in CIMPORT_API:
+        assert files.joinpath(f"{module}.pxd").is_file(), module
+    # the Status every .pxd function returns ships too; the kernels' inline building
+    # blocks do not
+    assert files.joinpath("_status.pxd").is_file()
+    assert not files.joinpath("_common.pxd").is_file()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(not (ROOT / "ext" / "kernelselect").is_dir(), reason="needs the source tree")
+def test_a_compiled_modules_sources_sit_together():
+    ext = ROOT / "ext" / "kernelselect"
+    for module in COMPILED:
+        assert (ext / f"{module}.pyx").is_file() and (ext / f"{module}.pyi").is_file(), module
+    for module in CIMPORT_API:
+        assert (ext / f"{module}.pxd").is_file(), module
+    assert not list((ROOT / "src" / "kernelselect").glob("*.pyi"))

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import kernelselect
+from kernelselect import _plotting
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
@@ -35,14 +36,22 @@ def _marker_lines(ax, marker):
 def test_curves_axes_labels_and_markers(result):
     fig = result.plot(data_name="toy")
     axes = fig.axes
-    assert len(axes) == 3
-    for ax, name in zip(axes, result.criteria):
-        assert ax.get_xlabel() == "log₂ γ"
+    assert len(axes) == 4                      # three panels and the α colour bar
+    panels = [ax for ax in axes if ax.get_xlabel() == "log₂ γ"]
+    assert len(panels) == 3
+    for ax, name in zip(panels, result.criteria):
         better = "lower" if result.directions[name] == "min" else "higher"
-        assert ax.get_ylabel() == f"{name} ({better} is better)"
-        assert ax.get_title() == name
-        # one line per α, then the selected point (diamond) and the panel's own best (ring)
-        assert len([ln for ln in ax.get_lines() if ln.get_label().startswith("α = ")]) == 3
+        label = "eloo, squared loss" if name == "eloo" else name
+        assert ax.get_ylabel() == f"{label} ({better} is better)"
+        assert ax.get_title() == label
+        # one line per α in the colour of its log10 α (one black line for a criterion
+        # that does not depend on α), then the selected point and the panel's own best
+        lines = [ln for ln in ax.get_lines() if ln.get_linestyle() == "-"]
+        colours = {matplotlib.colors.to_hex(ln.get_color()) for ln in lines}
+        assert len(lines) == (1 if name == "kta" else 3)
+        if name != "kta":
+            cmap = matplotlib.colormaps[_plotting.ALPHA_CMAP]
+            assert colours == {matplotlib.colors.to_hex(cmap(v)) for v in (0.0, 0.5, 1.0)}
         (selected,) = _marker_lines(ax, "D")
         (own,) = _marker_lines(ax, "o")
         gi, ai = result.best["ree"]["index"]
@@ -53,8 +62,9 @@ def test_curves_axes_labels_and_markers(result):
         assert own.get_ydata()[0] == pytest.approx(result.curves[name][oi, oj])
         assert own.get_markerfacecolor() == "none"      # drawn differently from the choice
         assert selected.get_markerfacecolor() != "none"
-    alpha_labels = [t.get_text() for t in axes[0].get_legend().get_texts()]
-    assert alpha_labels == ["α = 0.01", "α = 0.1", "α = 1"]
+    (bar,) = [ax for ax in axes if ax not in panels]
+    assert bar.get_ylabel() == "log₁₀ α (one line per α)"
+    assert all(ax.get_legend() is None for ax in panels)        # the legend is off the data
     labels = [t.get_text() for t in fig.legends[0].get_texts()]
     b = result.best["ree"]
     assert labels == [f"selected by ree: γ = {b['gamma']:.4g}, α = {b['alpha']:.4g}",
@@ -74,7 +84,8 @@ def test_heatmap_has_a_mesh_a_labelled_colorbar_and_markers(result):
         values = meshes[0].get_array()
         assert values.size == result.gammas.size * result.alphas.size
         assert ax.get_ylabel() == "log₁₀ α"
-        assert ax.get_title() == f"{name} over (γ, α)"
+        label = "eloo, squared loss" if name == "eloo" else name
+        assert ax.get_title() == f"{label} over (γ, α)"
         (own,) = _marker_lines(ax, "o")
         oi, oj = result.best[name]["index"]
         assert own.get_xdata()[0] == pytest.approx(np.log2(result.gammas[oi]))
@@ -82,7 +93,7 @@ def test_heatmap_has_a_mesh_a_labelled_colorbar_and_markers(result):
         assert len(_marker_lines(ax, "D")) == 1
     bar_labels = {ax.get_ylabel() for ax in fig.axes if ax not in panels}
     assert bar_labels == {"ree (lower is better)", "kta (higher is better)",
-                          "eloo (lower is better)"}
+                          "eloo, squared loss (lower is better)"}
 
 
 def test_both_kinds_and_given_axes(result):
@@ -104,3 +115,38 @@ def test_bad_kinds_are_refused(result):
     one_alpha = kernelselect.select_kernel(X, X[:, 0], criterion="ree", approximation="exact")
     with pytest.raises(ValueError, match="needs an α path"):
         one_alpha.plot(kind="heatmap")
+
+
+@pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
+def test_a_search_in_levels_is_drawn_whole():
+    """The coarse grid dashed under the last level's curves; in the heat map the coarse
+    grid with each later window drawn over it and outlined."""
+    from matplotlib.patches import Rectangle
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((900, 3))
+    y = np.sin(3 * X[:, 0]) + 0.1 * rng.standard_normal(900)
+    res = kernelselect.select_kernel(X, y, random_state=3)
+    assert len(res.levels) >= 2
+    coarse, last = res.levels[0], res.levels[-1]
+    fig = res.plot(kind="both")
+    curves, heat = fig.axes[0], [ax for ax in fig.axes if ax.get_ylabel() == "log₁₀ α"][0]
+    dashed = [ln for ln in curves.get_lines() if ln.get_linestyle() == "--"]
+    solid = [ln for ln in curves.get_lines() if ln.get_linestyle() == "-"]
+    assert len(dashed) == coarse.alphas.size and len(solid) == last.alphas.size
+    np.testing.assert_allclose(np.sort(dashed[0].get_xdata()), np.sort(np.log2(coarse.gammas)))
+    np.testing.assert_allclose(np.sort(solid[0].get_xdata()), np.sort(np.log2(last.gammas)))
+    (mesh,) = [c for c in heat.collections if isinstance(c, QuadMesh)]
+    shown = np.ma.filled(mesh.get_array(), np.nan).reshape(coarse.alphas.size,
+                                                           coarse.gammas.size).T
+    gi = [int(np.flatnonzero(np.isclose(coarse.gammas, g))[0]) for g in last.gammas]
+    np.testing.assert_allclose(shown[gi], last.curves["eloo"], equal_nan=True)
+    outside = np.setdiff1d(np.arange(coarse.gammas.size),
+                           [int(np.flatnonzero(np.isclose(coarse.gammas, g))[0])
+                            for lv in res.levels[1:] for g in lv.gammas])
+    np.testing.assert_allclose(shown[outside], coarse.curves["eloo"][outside], equal_nan=True)
+    boxes = [p for p in heat.patches if isinstance(p, Rectangle) and not p.get_fill()]
+    assert len(boxes) == len(res.levels) - 1
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert f"{coarse.approximation}: the coarse grid" in labels
+

@@ -87,17 +87,58 @@ def test_select_kernel_reports_on_stderr_and_checks_the_argument(capsys):
     select_kernel(X, y, gammas=[0.5, 1.0], criterion="gcv", approximation="exact",
                   progress=True)
     out, err = capsys.readouterr()
-    assert out == "" and "kernel selection: 2/2 γ done in" in err
+    assert out == "" and "kernel selection: 2/2 operators done in" in err
     select_kernel(X, y, gammas=[0.5, 1.0], criterion="gcv", approximation="exact",
                   progress=60)
     assert capsys.readouterr() == ("", "")
     with pytest.raises(ValueError, match="progress must be"):
         select_kernel(X, y, progress="always")
-    # kta on "exact": every γ from shared passes, reported as one grid that completes
+    # kta on "exact": every γ from shared passes, counted when the passes end
     select_kernel(X, y, gammas=[0.5, 1.0], criterion="kta", approximation="exact",
                   progress=True)
     out, err = capsys.readouterr()
-    assert out == "" and "(all γ at once): 1/1 grid done in" in err
+    assert out == "" and "kernel selection: 2/2 operators done in" in err
+
+
+def test_one_bar_over_the_whole_selection(capsys):
+    """The default selection (Nyström levels, grid extensions): one series of lines
+    whose total grows as levels are planned, ending with every build done."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((900, 3))
+    y = np.sign(X[:, 0] + 0.3 * rng.standard_normal(900))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = select_kernel(X, y, progress=True, random_state=0)
+    _, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    builds = res.details["n_operator_builds"]
+    assert lines[0].startswith("kernel selection: 0/15 operators done")
+    assert lines[-1].startswith(f"kernel selection: {builds}/{builds} operators done in")
+    assert len(lines) == 2 and builds > 15                   # levels were added to one bar
+
+
+def test_progress_bar_total_grows_and_reports_time_left(monkeypatch):
+    monkeypatch.setattr(_progress, "LINE_INTERVAL", 0.01)
+    stream = Stream(tty=False)
+    bar = _progress.ProgressBar(True, desc="d", unit="operators", stream=stream)
+    bar.extend(2)
+    bar.update(1)
+    bar.extend(3)
+    assert bar.total == 5 and bar.done == 1
+    end = time.monotonic() + 60.0
+    while "left" not in stream.getvalue() and time.monotonic() < end:
+        time.sleep(0.01)
+    text = stream.getvalue()
+    assert "1/5 operators done" in text and "left" in text
+    bar.update(4)
+    bar.close()
+    assert stream.getvalue().splitlines()[-1].startswith("d: 5/5 operators done in ")
+    hidden = _progress.ProgressBar(False, desc="d", unit="x", stream=Stream(tty=False))
+    hidden.extend(3)
+    hidden.update(3)
+    hidden.close()
 
 
 def test_cli_progress_policy(monkeypatch, capsys):

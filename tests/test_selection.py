@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kernelselect
-from kernelselect import select_kernel
+from kernelselect import _policy, select_kernel
 from kernelselect.kernels import median_heuristic_gamma
 from kernelselect.operators import Approximation, get_approximation
 from kernelselect.selection import default_gammas
@@ -138,15 +138,21 @@ def test_result_exports():
     d = res.to_dict()
     assert json.loads(json.dumps(d))["best"]["ree"]["gamma"] == res.best["ree"]["gamma"]
     frame = res.to_frame()
-    assert list(frame.columns) == ["gamma", "alpha", "ree", "kta"] and len(frame) == 6
+    assert list(frame.columns) == ["level", "approximation", "n_landmarks", "gamma", "alpha",
+                                   "ree", "kta"] and len(frame) == 6
+    assert set(frame["level"]) == {0} and set(frame["approximation"]) == {"nystrom"}
+    assert set(frame["n_landmarks"]) == {30}
     np.testing.assert_allclose(frame["ree"].to_numpy().reshape(3, 2), res.curves["ree"])
+    assert len(res.levels) == 1 and res.levels[0].n_landmarks == 30
+    np.testing.assert_array_equal(res.levels[0].curves["kta"], res.curves["kta"])
+    assert json.loads(json.dumps(d))["levels"][0]["curves"]["kta"] == res.curves["kta"].tolist()
     text = repr(res)
     assert "ree" in text and "kta" in text and "nystrom" in text
     import matplotlib
 
     matplotlib.use("Agg")
     fig = res.plot()
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 3                  # two panels and the α colour bar
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -229,3 +235,79 @@ def test_workers_do_not_change_the_result():
     b = select_kernel(X, y, workers=-1, **kw)
     for name in a.curves:
         np.testing.assert_allclose(a.curves[name], b.curves[name], rtol=1e-10)
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(gammas=[-1.0, 1.0]), "gammas must be a non-empty 1-D array of finite values > 0"),
+    (dict(alphas=[0.0, 1.0]), "alphas must be"),
+    (dict(gammas=[[1.0, 2.0]]), "gammas must be"),
+    (dict(curves={"ree": np.zeros((3, 2))}), r"curves\['ree'\] has shape \(3, 2\); it must be"),
+    (dict(curves={}), "curves must be a non-empty dict"),
+    (dict(directions={"ree": "down"}), "directions\\['ree'\\] must be 'min' or 'max'"),
+    (dict(timings=[0.1]), "timings must hold one time"),
+    (dict(details=[1]), "details must be a dict"),
+])
+def test_result_constructor_refuses_inconsistent_fields(change, message):
+    args = dict(gammas=[0.5, 1.0], alphas=[0.1, 1.0, 10.0], curves={"ree": np.ones((2, 3))},
+                directions={"ree": "min"}, timings=[0.1, 0.2], details={})
+    args.update(change)
+    with pytest.raises((ValueError, TypeError), match=message):
+        kernelselect.SelectionResult(**args)
+    good = dict(gammas=[0.5, 1.0], alphas=[0.1, 1.0, 10.0], curves={"ree": np.ones((2, 3))},
+                directions={"ree": "min"}, timings=[0.1, 0.2], details={})
+    assert kernelselect.SelectionResult(**good).best["ree"]["index"] == (0, 0)
+
+
+def test_a_criterion_name_means_one_loss():
+    """eloo and ekfold are the squared loss (PRESS) for every target, the defaults'
+    loss; the 0-1 loss has its own names; the multi-class forms break ties by PRESS."""
+    X, y = data(60)
+    common = dict(approximation="exact", gammas=[0.3, 1.0], alphas=[0.1, 1.0])
+    res = select_kernel(X, y, criterion=["eloo", "eloo_error_rate", "ekfold",
+                                         "ekfold_error_rate"], **common)
+    squared = select_kernel(X, y, criterion=["eloo", "ekfold"], loss="squared", **common)
+    rate = select_kernel(X, y, criterion=["eloo", "ekfold"], loss="error_rate", **common)
+    for name in ("eloo", "ekfold"):
+        np.testing.assert_array_equal(res.curves[name], squared.curves[name])
+        np.testing.assert_array_equal(res.curves[f"{name}_error_rate"], rate.curves[name])
+        assert res.details["criterion_params"][name]["loss"] == "squared"
+    assert "loss" not in res.details["criterion_params"]["eloo_error_rate"]
+    with pytest.raises(TypeError, match="no parameter .loss.*eloo_error_rate"):
+        select_kernel(X, y, criterion="eloo_error_rate", loss="squared", **common)
+    for name in ("eloo_multiclass", "ekfold_multiclass"):
+        assert kernelselect.get_criterion(name).params["loss"] == "hybrid"
+    # what the defaults run is what the name runs
+    assert _policy.default_criterion("binary", 5000)[1] == {"loss": "squared"}
+    assert kernelselect.get_criterion("eloo").params["loss"] == "squared"
+    assert _policy.default_criterion("multiclass", 5000)[1] == {
+        "loss": kernelselect.get_criterion("eloo_multiclass").params["loss"]}
+
+
+def test_the_old_automatic_loss_still_works_and_says_it_is_deprecated():
+    X, y = data(60)
+    common = dict(approximation="exact", gammas=[0.3, 1.0], alphas=[0.1, 1.0])
+    rate = select_kernel(X, y, criterion="eloo_error_rate", **common)
+    with pytest.warns(DeprecationWarning, match="loss='auto' is deprecated.*eloo_error_rate"):
+        old = select_kernel(X, y, criterion="eloo", loss="auto", **common)
+    np.testing.assert_array_equal(old.curves["eloo"], rate.curves["eloo_error_rate"])
+
+
+def test_unknown_criterion_names_every_accepted_name():
+    with pytest.raises(ValueError, match="use one of .*eloo_error_rate.*'auto' .*'cv'"):
+        kernelselect.get_criterion("elo")
+    with pytest.raises(ValueError, match="'auto' stands alone"):
+        select_kernel(*data(20), criterion=["auto", "kta"])
+
+
+def test_reports_carry_the_loss():
+    X, y = data(60)
+    res = select_kernel(X, y, criterion=["eloo", "eloo_error_rate", "kta"],
+                        approximation="exact", gammas=[0.3, 1.0], alphas=[0.1, 1.0])
+    text = repr(res)
+    assert "eloo (squared loss)" in text and "eloo_error_rate " in text
+    frame = res.to_frame()
+    assert frame.attrs["criterion_params"]["eloo"]["loss"] == "squared"
+    from kernelselect._plotting import criterion_label
+
+    assert criterion_label(res, "eloo") == "eloo, squared loss"
+    assert criterion_label(res, "eloo_error_rate") == "eloo_error_rate"

@@ -51,7 +51,8 @@ def test_exact_strategies_match_dense_solves(p):
 
 @settings(max_examples=30)
 @given(problems, st.integers(1, 6))
-def test_woodbury_matches_dense_low_rank_solve(p, k):
+def test_low_rank_dual_solution_matches_dense_low_rank_solve(p, k):
+    # the dual (a, b) on K̃ = VVᵀ through the operator's eigenpairs
     seed, n, d, gamma, alpha = p
     rng = np.random.default_rng(seed + 1)
     V = rng.standard_normal((n, min(k, n)))
@@ -59,15 +60,13 @@ def test_woodbury_matches_dense_low_rank_solve(p, k):
     y = rng.standard_normal(n)
     a_ref, b_ref = dense_lssvm(Kt, y, alpha)
     scale = np.abs(a_ref).max()
-    op = LowRankOperator(V)
-    a, b = dual_solution(op, y[:, None], np.array([alpha]), bias=True)   # Woodbury (Gram)
+    a, b = dual_solution(LowRankOperator(V), y[:, None], np.array([alpha]), bias=True)
     np.testing.assert_allclose(a[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + scale))
     np.testing.assert_allclose(b[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
-    assert op._spectrum is None              # the solves did not need the eigenpairs
-    op.eigenvalues                           # from now on: the eigenbasis forms
-    a2, b2 = dual_solution(op, y[:, None], np.array([alpha]), bias=True)
-    np.testing.assert_allclose(a2[:, 0, 0], a_ref, rtol=1e-7, atol=1e-8 * (1 + scale))
-    np.testing.assert_allclose(b2[0, 0], b_ref, rtol=1e-7, atol=1e-8 * (1 + abs(b_ref)))
+    # the primal ridge on V's columns fits the same values: Vw + b = K̃a + b
+    W, bw = LowRankOperator(V).ridge(y[:, None], [alpha], bias=True)
+    np.testing.assert_allclose(V @ W[:, 0, 0] + bw[0, 0], Kt @ a_ref + b_ref, rtol=1e-7,
+                               atol=1e-8 * (1 + np.abs(y).max()))
 
 
 @settings(max_examples=20)
@@ -121,18 +120,27 @@ def test_nystroem_machine_uses_paper_factor():
     state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(0),
                            workers=None)
     m = fit_kernel_machine(X, y, 0.3, [0.2], approximation=approx, state=state)
-    C = kernel_matrix(X, X[state["landmarks"]], 0.3)
-    W = C[state["landmarks"]]
+    lm = state["landmarks"]
+    C = kernel_matrix(X, X[lm], 0.3)
+    W = C[lm]
     s, U = np.linalg.eigh(W)
     top = np.argsort(s)[::-1][:6]
-    V = C @ U[:, top] / np.sqrt(s[top])
+    T = U[:, top] / np.sqrt(s[top])
+    V = C @ T
     a_ref, b_ref = dense_lssvm(V @ V.T, y, 0.2)
-    np.testing.assert_allclose(m.coef[:, 0, 0], a_ref, rtol=1e-6, atol=1e-8 * (1 + np.abs(a_ref).max()))
+    # on the training points: the LSSVM on K̃ = VVᵀ (paper 004), which the criteria score
+    np.testing.assert_allclose(m.decision_function(X)[:, 0, 0], V @ V.T @ a_ref + b_ref,
+                               rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(m.intercept[0, 0], b_ref, rtol=1e-6, atol=1e-9)
-    # predictions use the true kernel on new points (paper 004's setting)
+    # the model keeps the landmarks and β = Tw, w = Vᵀa: new points go through the
+    # Nyström map φ(x) = Tᵀk(landmarks, x)
+    np.testing.assert_array_equal(m.support, X[lm])
+    np.testing.assert_array_equal(m.support_indices, lm)
+    np.testing.assert_allclose(m.coef[:, 0, 0], T @ (V.T @ a_ref), rtol=1e-6, atol=1e-8)
     Xn = np.random.default_rng(1).standard_normal((7, 3))
     f = m.decision_function(Xn)[:, 0, 0]
-    np.testing.assert_allclose(f, kernel_matrix(Xn, X, 0.3) @ a_ref + b_ref, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(f, kernel_matrix(Xn, X[lm], 0.3) @ T @ (V.T @ a_ref) + b_ref,
+                               rtol=1e-6, atol=1e-8)
 
 
 def test_rff_machine_is_primal_ridge():
@@ -319,8 +327,16 @@ def test_low_rank_fit_equals_bordered_reference(p, which, exact_solver):
                            exact_solver=exact_solver)
     A = _stand_in(approx, X, gamma, state)
     if which == "nystrom":
-        assert m.method == "woodbury" and m.coef.shape == (n, 1, len(alphas))
-        _assert_fit_matches_reference(m, A, y, alphas, bias)
+        c = state["landmarks"].size
+        assert m.method == "nystrom" and m.coef.shape == (c, 1, len(alphas))
+        # the fit on the training points is that of the machine on K̃
+        for j, a in enumerate(alphas):
+            a_ref, b_ref = dense_lssvm(A, y, a) if bias else (dense_krr(A, y, a), 0.0)
+            want = A @ a_ref + b_ref
+            np.testing.assert_allclose(m.decision_function(X)[:, 0, j], want, rtol=1e-7,
+                                       atol=1e-8 * (1 + np.abs(want).max()))
+            np.testing.assert_allclose(m.intercept[0, j], b_ref, rtol=1e-7,
+                                       atol=1e-8 * (1 + np.abs(a_ref).max()))
     else:
         from kernelselect.kernels import scale_frequencies
         from reference import rff_features
@@ -443,3 +459,29 @@ def test_explicit_strategy_on_a_singular_system_falls_back_or_raises():
         DenseOperator(K, solver="cholesky", on_singular="raise").apply_function(g, B)
     with pytest.raises(ValueError, match="on_singular"):
         DenseOperator(K, on_singular="ignore")
+
+
+@pytest.mark.parametrize("sampler", ["uniform", "column_norm", "leverage", "kmeans",
+                                     "modified", "optimal"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_nystroem_machine_extends_its_factor_for_every_sampler(sampler, bias):
+    # V = K(X, support) T for the map the model predicts with, so that on the training
+    # points the model is the machine on K̃ = VVᵀ, whatever chose the landmarks
+    X, y = problem(21, 45, 3)
+    approx = Nystroem(n_landmarks=12, rank=8, sampler=sampler)
+    state = approx.prepare(X, y, kernel="gaussian", random_state=np.random.default_rng(3),
+                           workers=None)
+    op = approx.build(X, y, 0.4, kernel="gaussian", state=state, workers=None)
+    Z, idx, T = op.landmarks
+    np.testing.assert_allclose(kernel_matrix(X, Z, 0.4) @ T, op.factor, rtol=1e-9,
+                               atol=1e-9 * np.abs(op.factor).max())
+    if idx is not None:
+        np.testing.assert_array_equal(Z, X[idx])
+    m = fit_kernel_machine(X, y, 0.4, [1e-3, 0.5], bias=bias, approximation=approx,
+                           state=state)
+    assert m.method == "nystrom" and m.coef.shape[0] == Z.shape[0]
+    A = op.factor @ op.factor.T
+    for j, a in enumerate([1e-3, 0.5]):
+        a_ref, b_ref = dense_lssvm(A, y, a) if bias else (dense_krr(A, y, a), 0.0)
+        np.testing.assert_allclose(m.decision_function(X)[:, 0, j], A @ a_ref + b_ref,
+                                   rtol=1e-7, atol=1e-8)

@@ -69,3 +69,181 @@ def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.setattr("kernelselect._validation.check_workers", lambda w: 3)
     assert sl.default_threads() == 3                       # the user's choice, whatever the load
+
+
+def test_blas_limits_nest_and_interleave():
+    """Limits from several callers: the smallest registered one is in force, and the
+    original counts come back only when the last caller leaves, whatever the order of
+    the exits."""
+    before = _blas_threads()
+    if not before or max(before.values()) < 2:
+        pytest.skip("needs a BLAS threadpoolctl sees, with at least 2 threads")
+    two = _threads.blas_threads(2)
+    one = _threads.one_blas_thread()
+    two.__enter__()
+    assert _blas_threads() == {k: min(v, 2) for k, v in before.items()}
+    one.__enter__()
+    assert set(_blas_threads().values()) == {1}
+    two.__exit__(None, None, None)                     # the first in leaves first
+    assert set(_blas_threads().values()) == {1}
+    one.__exit__(None, None, None)
+    assert _blas_threads() == before
+    assert _threads._blas_limiter.active == 0
+
+
+def test_concurrent_selections_restore_blas_threads():
+    """Eight selections from Python threads at once (each limiting BLAS) leave the
+    process's BLAS thread counts as they found them."""
+    import threading
+
+    import numpy as np
+
+    import kernelselect
+
+    before = _blas_threads()
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 3))
+    y = np.sign(X[:, 0] + 0.1)
+    errors = []
+
+    def run(seed):
+        try:
+            kernelselect.select_kernel(X, y, workers=1 + seed % 2, random_state=seed,
+                                       gammas=[0.5, 1.0], alphas=[0.1, 1.0])
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert _blas_threads() == before
+    assert _threads._blas_limiter.active == 0
+
+
+def test_blas_limit_rejects_absurd_counts():
+    with pytest.raises(ValueError, match="workers"):
+        with _threads.blas_threads(10**6):
+            pass
+
+
+def test_interruptible_runs_large_calls_in_a_helper_thread():
+    import threading
+
+    names = []
+
+    def where(x, scale=1.0):
+        names.append(threading.current_thread().name)
+        return x * scale
+
+    assert _threads.interruptible(1.0, where, 2.0) == 2.0                 # small: direct
+    assert _threads.interruptible(1e12, where, 2.0, scale=3.0) == 6.0      # large: helper
+    assert names == [threading.main_thread().name, "kernelselect-factorisation"]
+
+    import numpy as np
+
+    def fail():
+        raise np.linalg.LinAlgError("singular")
+
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        _threads.interruptible(1e12, fail)
+
+
+def test_ctrl_c_reaches_the_caller_while_a_factorisation_runs():
+    """SIGINT during a long eigendecomposition: KeyboardInterrupt is raised in the main
+    thread while the factorisation is still running (it finishes in the background)."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os, signal, threading, time
+        import numpy as np
+        from kernelselect import _threads
+        A = np.random.default_rng(0).standard_normal((400, 400)); A = A @ A.T
+        started, release = threading.Event(), threading.Event()
+        def factor():
+            # compiled LAPACK calls without the GIL until the caller has been
+            # interrupted (one long factorisation, without a race on its length)
+            started.set()
+            while not release.is_set():
+                np.linalg.eigh(A)
+        def interrupt():
+            started.wait()
+            time.sleep(0.2)
+            os.kill(os.getpid(), signal.SIGINT)
+        threading.Thread(target=interrupt, daemon=True).start()
+        try:
+            _threads.interruptible(1e12, factor)
+            print("finished")
+        except KeyboardInterrupt:
+            alive = [t.name for t in threading.enumerate()
+                     if t.name == "kernelselect-factorisation" and t.is_alive()]
+            print("interrupted", "running" if alive else "done")
+            release.set()
+        """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["interrupted", "running"]
+
+
+def test_interrupted_passes_end_their_queued_blocks():
+    """Ctrl-C during a pass over row blocks (Dask chunks or the in-memory threads):
+    the blocks still queued end at once instead of running the pass to its end."""
+    import numpy as np
+
+    from types import SimpleNamespace
+
+    from kernelselect import _dask
+    from kernelselect.operators._row_passes import first_pass
+
+    fmap = SimpleNamespace(gammas=np.ones(1), width=2)
+
+    with pytest.raises(KeyboardInterrupt):
+        with _dask.cluster_guard():
+            raise KeyboardInterrupt
+    with pytest.raises(_threads.PassCancelled):
+        first_pass(fmap, np.zeros((4, 2)), np.zeros(4), None, [None])
+    with _dask.cluster_guard():                # a new pass clears the mark
+        _threads.check_cancelled()
+
+
+def test_selection_threads_follow_size_and_load(monkeypatch):
+    """workers=None: one thread for small problems or when other processes keep all
+    but one core busy; the default rules otherwise; an explicit count is kept."""
+    import os
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("kernelselect._validation.check_workers",
+                        lambda w: 2 if w is None else w)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    small, large = _threads.SERIAL_MAX_N, _threads.SERIAL_MAX_N + 1
+    assert _threads.selection_workers(None, small) == 1
+    assert _threads.selection_workers(None, large) is None          # idle: all cores
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 2.5, 2.5))
+    assert _threads.selection_workers(None, large) == 1             # the other core is busy
+    assert _threads.selection_workers(2, small) == 2
+
+
+def test_small_selection_runs_blas_on_one_thread(monkeypatch):
+    """Every BLAS call of a small default selection runs on one thread."""
+    import numpy as np
+
+    import kernelselect
+
+    seen = []
+    real = _threads._BlasLimiter._apply
+
+    def spy(self, limit):
+        seen.append(limit)
+        return real(self, limit)
+
+    monkeypatch.setattr(_threads._BlasLimiter, "_apply", spy)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((150, 3))
+    kernelselect.select_kernel(X, np.sign(X[:, 0]), gammas=[0.5, 1.0])
+    assert seen and seen[0] == 1 and set(seen[:-1]) == {1} and seen[-1] is None

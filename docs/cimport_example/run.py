@@ -61,6 +61,8 @@ def load(path):
 
 def build_and_run(build_dir):
     """Build, import, call each function, compare with kernelselect; returns a report."""
+    from threadpoolctl import threadpool_limits
+
     from kernelselect import lowlevel
 
     ext = load(build(build_dir))
@@ -69,24 +71,41 @@ def build_and_run(build_dir):
     Z = rng.standard_normal((3, 4))
     lines = [f"built {os.path.basename(ext.__file__)}"]
 
-    K = ext.gaussian_block(X, Z, 0.5, threads=2)
+    # The kernels call BLAS from inside their OpenMP loops: one BLAS thread around them.
+    with threadpool_limits(1):
+        K = ext.gaussian_block(X, Z, 0.5, threads=2)
+        sums = ext.kernel_row_sums(X, 0.5, threads=2)
+        best = ext.nearest_similarity(X, X[:300], 0.5, threads=2)
+        W = rng.standard_normal((4, 64))
+        b = rng.uniform(0, 2 * np.pi, 64)
+        F = ext.random_features(X, W, b, threads=2)
+
     err = np.max(np.abs(K - lowlevel.kernel_block(X, Z, 0.5)))
     lines.append(f"gaussian_block: K has shape {K.shape}, max |K - kernel_block| = {err:.1e}")
     assert err < 1e-12
 
-    sums = ext.kernel_row_sums(X, 0.5, threads=2)
     ref = lowlevel.kernel_matvec(X, np.ones(len(X)), 0.5)
     err = np.max(np.abs(sums - ref) / np.abs(ref))
     lines.append(f"kernel_row_sums: {len(sums)} sums, max relative difference to "
                  f"kernel_matvec = {err:.1e}")
     assert err < 1e-12
 
-    W = rng.standard_normal((4, 64))
-    b = rng.uniform(0, 2 * np.pi, 64)
-    F = ext.random_features(X, W, b, threads=2)
+    ref = lowlevel.kernel_block(X, X[:300], 0.5).max(axis=1)
+    err = np.max(np.abs(best - ref))
+    lines.append(f"nearest_similarity: {len(best)} maxima, max difference to "
+                 f"kernel_block(...).max(axis=1) = {err:.1e}")
+    assert err < 1e-12
+
     err = np.max(np.abs(F - lowlevel.rff_features(X, W, b)))
     lines.append(f"random_features: Z has shape {F.shape}, max |Z - rff_features| = {err:.1e}")
     assert err < 1e-12
+
+    try:  # no features: the kernel returns BAD_ARGUMENT
+        ext.gaussian_block(np.empty((2, 0)), np.empty((3, 0)), 0.5)
+    except ValueError as exc:
+        lines.append(f"a status other than OK raises: ValueError: {exc}")
+    else:
+        raise AssertionError("gaussian_block accepted points with no features")
     return "\n".join(lines)
 
 

@@ -16,7 +16,6 @@ result = kernelselect.select_kernel(
     data.X, data.y,
     criterion=["eloo", "kta", "ree"],          # eloo selects; kta and ree are shown beside it
     approximation=kernelselect.Nystroem(n_landmarks=200),
-    standardize=True,
     random_state=0,
 )
 print(result)

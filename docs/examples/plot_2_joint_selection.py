@@ -21,7 +21,6 @@ result = kernelselect.select_kernel(
     criterion=["gcv", "eloo"],
     alphas=alphas,
     approximation="exact",
-    standardize=True,
     random_state=0,
 )
 print(result)

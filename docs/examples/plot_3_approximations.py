@@ -30,7 +30,7 @@ for label, approximation in stand_ins.items():
     t0 = time.perf_counter()
     res = kernelselect.select_kernel(data.X, data.y, criterion="eloo", gammas=gammas,
                                      alphas=[0.1], approximation=approximation,
-                                     standardize=True, random_state=0)
+                                     random_state=0)
     seconds = time.perf_counter() - t0
     line, = ax.plot(np.log2(res.gammas), res.curves["eloo"][:, 0], marker="o", ms=3,
                     label=f"{label} ({seconds:.2f} s)")

@@ -6,7 +6,7 @@ dot products by BLAS (scipy.linalg.cython_blas), then one pass that clamps at 0
 (recomputing near-duplicate pairs directly), and the vectorised exp(-gamma * .)
 loop of _vecmath.h. Laplacian entries sum |x_k - z_k| directly.
 
-The streaming kernels (ks_kernel_matvec, ks_kernel_sums) never hold K: the rows of
+The streaming kernels (kernel_matvec_into, kernel_sums_into) never hold K: the rows of
 K(X, X) are cut into blocks of ROW_BLOCK rows, handed out to the OpenMP threads,
 and each row block walks the columns in tiles of COL_BLOCK columns held in a
 per-thread buffer. Every output row belongs to exactly one row block and is
@@ -18,10 +18,14 @@ core does not leave the others waiting at the end.
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport fabs, fabsf, INFINITY
+from libc.math cimport fabs, fabsf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
+                                   ks_omp_thread_num)
+from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
+                                   status_no_memory, status_ok, status_overflow)
 
 cdef extern from *:
     """
@@ -35,75 +39,17 @@ cdef extern from *:
     """
     void *ks_kernels_aligned_alloc(size_t size) noexcept nogil
 
-cdef extern from "_openmp_helpers.h":
-    int ks_omp_thread_num() noexcept nogil
-
-cdef extern from "_vecmath.h" nogil:
-    void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
-    void ks_exp_neg_scaled_f32(float *x, Py_ssize_t n, float gamma)
-
 
 # Rows per block (unit of parallel work and of determinism) and columns per tile.
 cdef enum:
     ROW_BLOCK = 128
     COL_BLOCK = 512
-    BLOCK_ENTRIES = 16384     # entries of K per chunk of kernel_block (128 KiB in float64)
+    BLOCK_ENTRIES = 16384     # entries of K per chunk of kernel_block_into (128 KiB in float64)
 
 
 # ---------------------------------------------------------------------------
 # small building blocks
 # ---------------------------------------------------------------------------
-
-cdef inline void _gemm_nt(const floating* A, Py_ssize_t na,
-                          const floating* B, Py_ssize_t nb, Py_ssize_t d,
-                          floating alpha, floating* C, Py_ssize_t ldc) noexcept nogil:
-    """C[i, j] = alpha * A[i] . B[j] (row-major A (na, d), B (nb, d), C (na, ldc))."""
-    # Row-major C is column-major C^T = B A^T: op(B-as-stored) = T, op(A-as-stored) = N.
-    cdef char transa = b'T'
-    cdef char transb = b'N'
-    cdef int m = <int>nb
-    cdef int n = <int>na
-    cdef int k = <int>d
-    cdef int lda = <int>d
-    cdef int ldb = <int>d
-    cdef int ldc_ = <int>ldc
-    cdef floating beta = 0
-    if floating is double:
-        dgemm(&transa, &transb, &m, &n, &k, &alpha, <double*>B, &lda,
-              <double*>A, &ldb, &beta, C, &ldc_)
-    else:
-        sgemm(&transa, &transb, &m, &n, &k, &alpha, <float*>B, &lda,
-              <float*>A, &ldb, &beta, C, &ldc_)
-
-
-cdef inline void _gemm_acc(const floating* T, Py_ssize_t bi, Py_ssize_t bj,
-                           const floating* V, Py_ssize_t m,
-                           floating* Y) noexcept nogil:
-    """Y (bi, m) += T (bi, bj) @ V (bj, m), all row-major and contiguous."""
-    # Column-major view: Y^T (m, bi) += V^T (m, bj) T^T (bj, bi).
-    cdef char trans = b'N'
-    cdef int mm = <int>m
-    cdef int nn = <int>bi
-    cdef int kk = <int>bj
-    cdef int ldv = <int>m
-    cdef int ldt = <int>bj
-    cdef floating one = 1
-    if floating is double:
-        dgemm(&trans, &trans, &mm, &nn, &kk, &one, <double*>V, &ldv,
-              <double*>T, &ldt, &one, Y, &ldv)
-    else:
-        sgemm(&trans, &trans, &mm, &nn, &kk, &one, <float*>V, &ldv,
-              <float*>T, &ldt, &one, Y, &ldv)
-
-
-cdef inline void _exp_neg_scaled(floating* a, Py_ssize_t size,
-                                 floating gamma) noexcept nogil:
-    """a[k] <- exp(-gamma * a[k]) for the distances a; exp(-gamma * 0) is exactly 1."""
-    if floating is double:
-        ks_exp_neg_scaled_f64(a, size, gamma)
-    else:
-        ks_exp_neg_scaled_f32(a, size, gamma)
-
 
 cdef inline floating _gamma(double gamma, const floating* like) noexcept nogil:
     """gamma in the working precision, kept finite so that gamma * 0 is 0."""
@@ -200,7 +146,7 @@ cdef void _tile(const floating* X, const floating* XT, const floating* sq,
     """
     cdef Py_ssize_t ii, i
     if kernel == 0:
-        _gemm_nt(X + i0 * d, bi, X + j0 * d, bj, d, <floating>-2, T, bj)
+        gemm(False, True, bi, bj, d, -2, X + i0 * d, d, X + j0 * d, d, 0, T, bj)
         for ii in range(bi):
             _finish_sq_row(T + ii * bj, X + (i0 + ii) * d, sq[i0 + ii],
                            X + j0 * d, sq + j0, bj, d)
@@ -212,7 +158,7 @@ cdef void _tile(const floating* X, const floating* XT, const floating* sq,
         i = i0 + ii
         if j0 <= i < j0 + bj:
             T[ii * bj + (i - j0)] = 0
-    _exp_neg_scaled(T, bi * bj, gamma)
+    exp_neg_scaled(T, bi * bj, gamma)
 
 
 cdef inline void _sum_and_sq(const floating* row, Py_ssize_t size,
@@ -305,33 +251,65 @@ cdef inline void _class_sums_and_sq(const floating* row, Py_ssize_t size,
     total_sq[0] = (q0 + q1) + (q2 + q3)
 
 
+cdef Status _check_args(Py_ssize_t rows, Py_ssize_t cols, const char* cols_name,
+                        Py_ssize_t d, int kernel) noexcept nogil:
+    """The arguments every kernel shares: sizes >= 0, d >= 1 and within BLAS, a known kernel."""
+    if rows < 0 or cols < 0:
+        return status_bad_argument(b"the number of rows", b">= 0")
+    if d < 1:
+        return status_bad_argument(b"d", b">= 1")
+    if kernel != 0 and kernel != 1:
+        return status_bad_argument(b"kernel", b"0 (Gaussian) or 1 (Laplacian)")
+    if d > BLAS_INT_MAX:
+        return status_overflow(b"d")
+    if cols > BLAS_INT_MAX:
+        return status_overflow(cols_name)
+    return status_ok()
+
+
+cdef Status _tile_workspace(const floating* X, Py_ssize_t n, Py_ssize_t d, int kernel,
+                            int threads, floating** sq, floating** XT,
+                            floating** tiles) noexcept nogil:
+    """The squared norms of X's rows (filled), X transposed (Laplacian only, filled) and
+    one ROW_BLOCK x COL_BLOCK tile per thread; nothing is left allocated on failure."""
+    cdef size_t sq_bytes = n * sizeof(floating)
+    cdef size_t xt_bytes = n * d * sizeof(floating) if kernel == 1 else 0
+    cdef size_t tile_bytes = <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating)
+    sq[0] = <floating*>malloc(sq_bytes)
+    XT[0] = _transpose(X, n, d) if kernel == 1 else NULL
+    tiles[0] = <floating*>ks_kernels_aligned_alloc(tile_bytes)
+    if sq[0] == NULL or tiles[0] == NULL or (kernel == 1 and XT[0] == NULL):
+        free(sq[0])
+        free(XT[0])
+        free(tiles[0])
+        return status_no_memory(sq_bytes + xt_bytes + tile_bytes)
+    _sq_norms(X, n, d, sq[0])
+    return status_ok()
+
+
 # ---------------------------------------------------------------------------
 # public nogil kernels (declared in _kernels.pxd)
 # ---------------------------------------------------------------------------
 
-cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
-                         const floating* Z, Py_ssize_t nz, Py_ssize_t d,
-                         double gamma, int kernel, floating* K,
-                         int threads) noexcept nogil:
-    cdef Py_ssize_t i, c, i0, bi
-    cdef Py_ssize_t rows = BLOCK_ENTRIES // nz if nz < BLOCK_ENTRIES else 1
-    cdef Py_ssize_t n_chunks = (nx + rows - 1) // rows
+cdef Status kernel_block_into(const floating* X, Py_ssize_t nx,
+                              const floating* Z, Py_ssize_t nz, Py_ssize_t d,
+                              double gamma, int kernel,
+                              floating* K,
+                              int threads) noexcept nogil:
+    cdef Py_ssize_t i, c, i0, bi, rows, n_chunks
     cdef floating g = _gamma(gamma, X)
     cdef floating* sq
     cdef floating* ZT
-    if kernel != 0 and kernel != 1:
-        return KS_ERR_KERNEL
-    # never more threads than units of work (each thread costs the runtime a stack)
-    if kernel == 1:
-        n_chunks = nx
-    if threads > n_chunks:
-        threads = <int>n_chunks
-    if threads < 1:
-        threads = 1
+    cdef Status status = _check_args(nx, nz, b"nz", d, kernel)
+    if status.code != OK or nx == 0 or nz == 0:
+        return status
+    rows = BLOCK_ENTRIES // nz if nz < BLOCK_ENTRIES else 1
+    n_chunks = (nx + rows - 1) // rows if kernel == 0 else nx
+    threads = clamp_threads(threads, n_chunks)
     if kernel == 0:
         sq = <floating*>malloc((nx + nz) * sizeof(floating))
         if sq == NULL:
-            return KS_ERR_NOMEM
+            return status_no_memory((nx + nz) * sizeof(floating))
         _sq_norms(X, nx, d, sq)
         _sq_norms(Z, nz, d, sq + nx)
         # Fixed chunks of rows: the chunk's dot products by a single-threaded BLAS call
@@ -340,26 +318,27 @@ cdef int ks_kernel_block(const floating* X, Py_ssize_t nx,
         for c in prange(n_chunks, nogil=True, schedule='static', num_threads=threads):
             i0 = c * rows
             bi = min(rows, nx - i0)
-            _gemm_nt(X + i0 * d, bi, Z, nz, d, <floating>-2, K + i0 * nz, nz)
+            gemm(False, True, bi, nz, d, -2, X + i0 * d, d, Z, d, 0, K + i0 * nz, nz)
             for i in range(i0, i0 + bi):
                 _finish_sq_row(K + i * nz, X + i * d, sq[i], Z, sq + nx, nz, d)
-                _exp_neg_scaled(K + i * nz, nz, g)
+                exp_neg_scaled(K + i * nz, nz, g)
         free(sq)
     else:
         ZT = _transpose(Z, nz, d)
         if ZT == NULL:
-            return KS_ERR_NOMEM
+            return status_no_memory(nz * d * sizeof(floating) + 1)
         for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
             _l1_row(K + i * nz, X + i * d, ZT, nz, nz, d)
-            _exp_neg_scaled(K + i * nz, nz, g)
+            exp_neg_scaled(K + i * nz, nz, g)
         free(ZT)
-    return KS_OK
+    return status_ok()
 
 
-cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
-                          const floating* V, Py_ssize_t m,
-                          double gamma, int kernel, floating* Y,
-                          int threads) noexcept nogil:
+cdef Status kernel_matvec_into(const floating* X, Py_ssize_t n, Py_ssize_t d,
+                               const floating* V, Py_ssize_t m,
+                               double gamma, int kernel,
+                               floating* Y,
+                               int threads) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     cdef Py_ssize_t blk, i0, bi, j0, bj, ii
     cdef floating g = _gamma(gamma, X)
@@ -367,22 +346,13 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
     cdef floating* XT
     cdef floating* buffers
     cdef floating* T
-    if kernel != 0 and kernel != 1:
-        return KS_ERR_KERNEL
-    if threads > n_blocks:
-        threads = <int>n_blocks
-    if threads < 1:
-        threads = 1
-    sq = <floating*>malloc(n * sizeof(floating))
-    XT = _transpose(X, n, d) if kernel == 1 else NULL
-    buffers = <floating*>ks_kernels_aligned_alloc(
-        <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating))
-    if sq == NULL or buffers == NULL or (kernel == 1 and XT == NULL):
-        free(sq)
-        free(XT)
-        free(buffers)
-        return KS_ERR_NOMEM
-    _sq_norms(X, n, d, sq)
+    cdef Status status = _check_args(n, m, b"m", d, kernel)
+    if status.code != OK or n == 0 or m == 0:
+        return status
+    threads = clamp_threads(threads, n_blocks)
+    status = _tile_workspace(X, n, d, kernel, threads, &sq, &XT, &buffers)
+    if status.code != OK:
+        return status
     memset(Y, 0, n * m * sizeof(floating))
     for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
         T = buffers + ks_omp_thread_num() * ROW_BLOCK * COL_BLOCK
@@ -396,19 +366,20 @@ cdef int ks_kernel_matvec(const floating* X, Py_ssize_t n, Py_ssize_t d,
                 for ii in range(bi):
                     Y[i0 + ii] = Y[i0 + ii] + _dot(T + ii * bj, V + j0, bj)
             else:
-                _gemm_acc(T, bi, bj, V + j0 * m, m, Y + i0 * m)
+                # Y[i0:i0+bi] += T (bi, bj) @ V[j0:j0+bj] (bj, m)
+                gemm(False, False, bi, m, bj, 1, T, bj, V + j0 * m, m, 1, Y + i0 * m, m)
             j0 = j0 + bj
     free(sq)
     free(XT)
     free(buffers)
-    return KS_OK
+    return status
 
 
-cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
-                        const Py_ssize_t* codes, Py_ssize_t n_classes,
-                        double gamma, int kernel,
-                        double* class_row_sums, double* row_sq_sums,
-                        int threads) noexcept nogil:
+cdef Status kernel_sums_into(const floating* X, Py_ssize_t n, Py_ssize_t d,
+                             const Py_ssize_t* codes, Py_ssize_t n_classes,
+                             double gamma, int kernel,
+                             double* class_row_sums, double* row_sq_sums,
+                             int threads) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + ROW_BLOCK - 1) // ROW_BLOCK
     cdef Py_ssize_t blk, i0, bi, j0, bj, ii, jj
     cdef floating g = _gamma(gamma, X)
@@ -423,25 +394,24 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     cdef const floating* row
     # Per-class lanes pay off while zeroing them is cheap next to a tile row.
     cdef bint use_lanes = n_classes > 1 and n_classes <= COL_BLOCK // 16
-    if kernel != 0 and kernel != 1:
-        return KS_ERR_KERNEL
-    if threads > n_blocks:
-        threads = <int>n_blocks
-    if threads < 1:
-        threads = 1
-    sq = <floating*>malloc(n * sizeof(floating))
-    XT = _transpose(X, n, d) if kernel == 1 else NULL
-    buffers = <floating*>ks_kernels_aligned_alloc(
-        <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating))
+    cdef Status status = _check_args(n, 0, b"", d, kernel)
+    if status.code == OK and n_classes < 1:
+        status = status_bad_argument(b"n_classes", b">= 1")
+    for jj in range(n):
+        if status.code == OK and not 0 <= codes[jj] < n_classes:
+            status = status_bad_argument(b"codes", b"in [0, n_classes)")
+    if status.code != OK or n == 0:
+        return status
+    threads = clamp_threads(threads, n_blocks)
+    status = _tile_workspace(X, n, d, kernel, threads, &sq, &XT, &buffers)
+    if status.code != OK:
+        return status
     all_lanes = <double*>malloc(<size_t>threads * 4 * n_classes * sizeof(double))
-    if (sq == NULL or buffers == NULL or all_lanes == NULL
-            or (kernel == 1 and XT == NULL)):
+    if all_lanes == NULL:
         free(sq)
         free(XT)
         free(buffers)
-        free(all_lanes)
-        return KS_ERR_NOMEM
-    _sq_norms(X, n, d, sq)
+        return status_no_memory(<size_t>threads * 4 * n_classes * sizeof(double))
     memset(class_row_sums, 0, n * n_classes * sizeof(double))
     memset(row_sq_sums, 0, n * sizeof(double))
     for blk in prange(n_blocks, nogil=True, schedule='dynamic', num_threads=threads):
@@ -474,47 +444,52 @@ cdef int ks_kernel_sums(const floating* X, Py_ssize_t n, Py_ssize_t d,
     free(XT)
     free(buffers)
     free(all_lanes)
-    return KS_OK
+    return status
 
 
 # ---------------------------------------------------------------------------
-# Python entry points (inputs validated and converted by kernelselect._kernel_ops)
+# Python bindings (memoryviews; inputs validated and converted by
+# kernelselect._kernel_ops, shapes checked here before pointers are taken)
 # ---------------------------------------------------------------------------
 
-cdef _raise(int status):
-    if status == KS_ERR_NOMEM:
-        raise MemoryError("could not allocate the kernel work buffers")
-    if status == KS_ERR_KERNEL:
-        raise ValueError("unknown kernel code")
-
-
-def kernel_block_into(const floating[:, ::1] X, const floating[:, ::1] Z,
-                      double gamma, int kernel, floating[:, ::1] K, int threads):
+def _kernel_block_into(const floating[:, ::1] X, const floating[:, ::1] Z,
+                       double gamma, int kernel, floating[:, ::1] K, int threads):
     """K (nx, nz) = kappa(X, Z); X (nx, d), Z (nz, d) C-contiguous, same dtype."""
-    cdef int status
+    cdef Status status
+    require(Z.shape[1] == X.shape[1], "kernel_block_into", "Z", "of shape (nz, d), X's d")
+    require(K.shape[0] == X.shape[0] and K.shape[1] == Z.shape[0], "kernel_block_into", "K",
+            "of shape (nx, nz)")
     with nogil:
-        status = ks_kernel_block(&X[0, 0], X.shape[0], &Z[0, 0], Z.shape[0],
-                                 X.shape[1], gamma, kernel, &K[0, 0], threads)
-    _raise(status)
+        status = kernel_block_into(&X[0, 0], X.shape[0], &Z[0, 0], Z.shape[0], X.shape[1],
+                                   gamma, kernel, &K[0, 0], threads)
+    check_status(status, "kernel_block_into")
 
 
-def kernel_matvec_into(const floating[:, ::1] X, const floating[:, ::1] V,
-                       double gamma, int kernel, floating[:, ::1] Y, int threads):
+def _kernel_matvec_into(const floating[:, ::1] X, const floating[:, ::1] V,
+                        double gamma, int kernel, floating[:, ::1] Y, int threads):
     """Y (n, m) = K(X, X) @ V (n, m), streaming; call with BLAS limited to 1 thread."""
-    cdef int status
+    cdef Status status
+    require(V.shape[0] == X.shape[0], "kernel_matvec_into", "V", "of shape (n, m), X's n")
+    require(Y.shape[0] == V.shape[0] and Y.shape[1] == V.shape[1], "kernel_matvec_into", "Y",
+            "of V's shape (n, m)")
     with nogil:
-        status = ks_kernel_matvec(&X[0, 0], X.shape[0], X.shape[1], &V[0, 0],
-                                  V.shape[1], gamma, kernel, &Y[0, 0], threads)
-    _raise(status)
+        status = kernel_matvec_into(&X[0, 0], X.shape[0], X.shape[1], &V[0, 0], V.shape[1],
+                                    gamma, kernel, &Y[0, 0], threads)
+    check_status(status, "kernel_matvec_into")
 
 
-def kernel_sums_into(const floating[:, ::1] X, const Py_ssize_t[::1] codes,
-                     double gamma, int kernel, double[:, ::1] class_row_sums,
-                     double[::1] row_sq_sums, int threads):
+def _kernel_sums_into(const floating[:, ::1] X, const Py_ssize_t[::1] codes,
+                      double gamma, int kernel, double[:, ::1] class_row_sums,
+                      double[::1] row_sq_sums, int threads):
     """One streaming pass: class_row_sums (n, C) and row_sq_sums (n,)."""
-    cdef int status
+    cdef Status status
+    cdef Py_ssize_t n = X.shape[0], n_classes = class_row_sums.shape[1]
+    require(codes.shape[0] == n, "kernel_sums_into", "codes", "of length n")
+    require(class_row_sums.shape[0] == n, "kernel_sums_into", "class_row_sums",
+            "of shape (n, n_classes)")
+    require(row_sq_sums.shape[0] == n, "kernel_sums_into", "row_sq_sums", "of length n")
     with nogil:
-        status = ks_kernel_sums(&X[0, 0], X.shape[0], X.shape[1], &codes[0],
-                                class_row_sums.shape[1], gamma, kernel,
-                                &class_row_sums[0, 0], &row_sq_sums[0], threads)
-    _raise(status)
+        status = kernel_sums_into(&X[0, 0], n, X.shape[1], &codes[0], n_classes,
+                                  gamma, kernel, &class_row_sums[0, 0], &row_sq_sums[0],
+                                  threads)
+    check_status(status, "kernel_sums_into")

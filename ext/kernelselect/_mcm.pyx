@@ -11,6 +11,10 @@ from cython.parallel cimport prange
 from libc.math cimport exp
 from libc.stdlib cimport malloc, free
 
+from kernelselect._common cimport clamp_threads
+from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
+                                   status_no_memory, status_ok)
+
 cdef enum:
     FILL_CHUNK = 65536     # output entries per parallel chunk
     FACTOR_CHUNK = 8192    # factor entries per parallel chunk
@@ -37,7 +41,7 @@ cdef void _factor_range(double *f, Py_ssize_t ms, double hs, double gamma, int k
 
 
 cdef void _factors(const Py_ssize_t *m, const double *h, Py_ssize_t p,
-                   double gamma, int kernel, double *factors, int n_threads) noexcept nogil:
+                   double gamma, int kernel, double *factors, int threads) noexcept nogil:
     cdef Py_ssize_t s, ms, half, n_chunks, c, i0, i1, off = 0
     cdef int nt
     for s in range(p):
@@ -45,8 +49,8 @@ cdef void _factors(const Py_ssize_t *m, const double *h, Py_ssize_t p,
         factors[off] = 1.0
         half = ms // 2           # indices 1..half determine the rest by symmetry
         n_chunks = (half + FACTOR_CHUNK - 1) // FACTOR_CHUNK
-        nt = n_threads if n_threads < n_chunks else <int>n_chunks
-        if nt <= 1:
+        nt = clamp_threads(threads, n_chunks)
+        if nt == 1:
             _factor_range(factors + off, ms, h[s], gamma, kernel, 1, half + 1)
         else:
             for c in prange(n_chunks, schedule='static', num_threads=nt):
@@ -84,74 +88,84 @@ cdef void _fill_range(const Py_ssize_t *m, Py_ssize_t p, const double *fac,
         e += j1 - j0
 
 
-cdef int _check(const Py_ssize_t[::1] m, const double[::1] h, int kernel,
-                Py_ssize_t *n, Py_ssize_t *total) noexcept nogil:
-    cdef Py_ssize_t p = m.shape[0], s
-    if p < 1 or h.shape[0] != p or kernel < 0 or kernel > 1:
-        return -1
+cdef Status _check(const Py_ssize_t* m, const double* h, Py_ssize_t p, int kernel,
+                   Py_ssize_t* n, Py_ssize_t* total) noexcept nogil:
+    """n = prod(m) and total = sum(m) of valid arguments."""
+    cdef Py_ssize_t s
+    if p < 1:
+        return status_bad_argument(b"p", b">= 1")
+    if kernel != 0 and kernel != 1:
+        return status_bad_argument(b"kernel", b"0 (Gaussian) or 1 (Laplacian)")
     n[0] = 1
     total[0] = 0
     for s in range(p):
-        if m[s] < 1 or not (h[s] > 0):
-            return -1
+        if m[s] < 1:
+            return status_bad_argument(b"m", b">= 1 at every level")
+        if not (h[s] > 0):
+            return status_bad_argument(b"h", b"> 0 at every level")
         n[0] *= m[s]
         total[0] += m[s]
-    return 0
+    return status_ok()
 
 
-cdef int song_xu_factors(const Py_ssize_t[::1] m, const double[::1] h,
-                         double gamma, int kernel, double[::1] factors) noexcept nogil:
+cdef Status song_xu_factors_into(const Py_ssize_t* m, const double* h, Py_ssize_t p,
+                                 double gamma, int kernel,
+                                 double* factors) noexcept nogil:
     cdef Py_ssize_t n, total
-    if _check(m, h, kernel, &n, &total) != 0 or factors.shape[0] != total:
-        return -1
-    _factors(&m[0], &h[0], m.shape[0], gamma, kernel, &factors[0], 1)
-    return 0
+    cdef Status status = _check(m, h, p, kernel, &n, &total)
+    if status.code == OK:
+        _factors(m, h, p, gamma, kernel, factors, 1)
+    return status
 
 
-cdef int song_xu_fill(const Py_ssize_t[::1] m, const double[::1] h,
-                      double gamma, int kernel, double[::1] out,
-                      int n_threads) noexcept nogil:
-    cdef Py_ssize_t p = m.shape[0], s, n, total, n_chunks, c, e1
+cdef Status song_xu_column_into(const Py_ssize_t* m, const double* h, Py_ssize_t p,
+                                double gamma, int kernel,
+                                double* out,
+                                int threads) noexcept nogil:
+    cdef Py_ssize_t s, n, total, n_chunks, c, e1
     cdef Py_ssize_t *offsets
     cdef double *fac
     cdef int nt
-    if _check(m, h, kernel, &n, &total) != 0 or out.shape[0] != n:
-        return -1
-    if n_threads < 1:
-        n_threads = 1
+    cdef Status status = _check(m, h, p, kernel, &n, &total)
+    if status.code != OK:
+        return status
     fac = <double *>malloc(total * sizeof(double))
     offsets = <Py_ssize_t *>malloc(p * sizeof(Py_ssize_t))
     if fac == NULL or offsets == NULL:
         free(fac)
         free(offsets)
-        return -2
-    _factors(&m[0], &h[0], p, gamma, kernel, fac, n_threads)
+        return status_no_memory(total * sizeof(double) + p * sizeof(Py_ssize_t))
+    _factors(m, h, p, gamma, kernel, fac, threads)
     offsets[0] = 0
     for s in range(1, p):
         offsets[s] = offsets[s - 1] + m[s - 1]
     n_chunks = (n + FILL_CHUNK - 1) // FILL_CHUNK
-    nt = n_threads if n_threads < n_chunks else <int>n_chunks
-    if nt <= 1:
-        _fill_range(&m[0], p, fac, offsets, &out[0], 0, n)
+    nt = clamp_threads(threads, n_chunks)
+    if nt == 1:
+        _fill_range(m, p, fac, offsets, out, 0, n)
     else:
         for c in prange(n_chunks, schedule='static', num_threads=nt):
             e1 = (c + 1) * FILL_CHUNK
             if e1 > n:
                 e1 = n
-            _fill_range(&m[0], p, fac, offsets, &out[0], c * FILL_CHUNK, e1)
+            _fill_range(m, p, fac, offsets, out, c * FILL_CHUNK, e1)
     free(fac)
     free(offsets)
-    return 0
+    return status
 
 
-def _song_xu_column(const Py_ssize_t[::1] m, const double[::1] h, double gamma,
-                    int kernel, double[::1] out, int n_threads):
-    """Validated-input entry point used by ``kernelselect._columns`` (see the .pxd)."""
-    cdef int status
+def _song_xu_column_into(const Py_ssize_t[::1] m, const double[::1] h, double gamma,
+                         int kernel, double[::1] out, int threads):
+    """Python binding of song_xu_column_into (see the .pxd); used by
+    kernelselect._columns, which validates the inputs."""
+    cdef Status status
+    cdef Py_ssize_t p = m.shape[0], size = 1, s
+    require(h.shape[0] == p, "song_xu_column_into", "h", "of m's length p")
+    for s in range(p):
+        size *= m[s]
+    # (m itself is checked by song_xu_column_into, before anything is written)
+    require(out.shape[0] == size or size <= 0, "song_xu_column_into", "out",
+            "of length prod(m)")
     with nogil:
-        status = song_xu_fill(m, h, gamma, kernel, out, n_threads)
-    if status == -2:
-        raise MemoryError("song_xu_fill: out of memory")
-    if status != 0:
-        raise ValueError("song_xu_fill: inconsistent arguments")
-    return out
+        status = song_xu_column_into(&m[0], &h[0], p, gamma, kernel, &out[0], threads)
+    check_status(status, "song_xu_column_into")

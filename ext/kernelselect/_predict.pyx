@@ -8,126 +8,127 @@ Memory beyond the inputs and the output: threads × PREDICT_ROWS × n_train doub
 from cython.parallel cimport prange
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
-from scipy.linalg.cython_blas cimport dgemm
 
-from kernelselect._kernels cimport ks_kernel_block
-
-cdef extern from "_openmp_helpers.h":
-    int ks_omp_thread_num() noexcept nogil
-
-cdef extern from "_vecmath.h" nogil:
-    void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
+from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
+                                   ks_omp_thread_num)
+from kernelselect._kernels cimport kernel_block_into
+from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
+                                   status_no_memory, status_ok, status_overflow)
 
 cdef enum:
     PREDICT_ROWS = 64
 
 
-cdef int ks_cross_kernel_matvec(const double* X_new, Py_ssize_t n_new,
-                                const double* X_train, Py_ssize_t n_train,
-                                Py_ssize_t d, const double* C, Py_ssize_t m,
-                                double gamma, int kernel, double* out,
-                                int threads) noexcept nogil:
+cdef Status _check_sizes(Py_ssize_t n_new, Py_ssize_t n_train, Py_ssize_t m) noexcept nogil:
+    if n_new < 0 or m < 0:
+        return status_bad_argument(b"n_new and m", b">= 0")
+    if n_train < 1:
+        return status_bad_argument(b"n_train", b">= 1")
+    if n_train > BLAS_INT_MAX:
+        return status_overflow(b"n_train")
+    if m > BLAS_INT_MAX:
+        return status_overflow(b"m")
+    return status_ok()
+
+
+cdef Status _stream(const double* X_new, const double* X_train, Py_ssize_t d,
+                    const double* D, Py_ssize_t n_new, Py_ssize_t n_train,
+                    const double* C, Py_ssize_t m, double gamma, int kernel,
+                    double* out, int threads) noexcept nogil:
+    """out = K @ C by blocks of PREDICT_ROWS new points, each block's rows of K formed in
+    a buffer of its thread: from the points by kernel_block_into (D NULL), or from the
+    distances D as exp(-gamma D)."""
     cdef Py_ssize_t n_blocks = (n_new + PREDICT_ROWS - 1) // PREDICT_ROWS
     cdef Py_ssize_t blk, i0, bi
-    cdef int status = 0
-    cdef int im, ib, it
-    cdef double one = 1.0, zero = 0.0
-    cdef char* no = b"N"
+    cdef size_t nbytes
     cdef double* buffers
     cdef double* T
-    cdef int* errors
-    if n_blocks == 0:
-        return 0
-    if threads > n_blocks:
-        threads = <int>n_blocks
-    if threads < 1:
-        threads = 1
-    buffers = <double*>malloc(<size_t>threads * PREDICT_ROWS * n_train * sizeof(double))
-    errors = <int*>malloc(n_blocks * sizeof(int))
-    if buffers == NULL or errors == NULL:
+    cdef Status* statuses
+    cdef Status status = _check_sizes(n_new, n_train, m)
+    if status.code != OK or n_blocks == 0 or m == 0:
+        return status
+    threads = clamp_threads(threads, n_blocks)
+    nbytes = <size_t>threads * PREDICT_ROWS * n_train * sizeof(double)
+    buffers = <double*>malloc(nbytes)
+    statuses = <Status*>malloc(n_blocks * sizeof(Status))
+    if buffers == NULL or statuses == NULL:
         free(buffers)
-        free(errors)
-        return 1
-    im = <int>m
-    it = <int>n_train
+        free(statuses)
+        return status_no_memory(nbytes + n_blocks * sizeof(Status))
     for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
         T = buffers + ks_omp_thread_num() * PREDICT_ROWS * n_train
         i0 = blk * PREDICT_ROWS
         bi = min(PREDICT_ROWS, n_new - i0)
-        errors[blk] = ks_kernel_block(X_new + i0 * d, bi, X_train, n_train, d, gamma,
-                                      kernel, T, 1)
-        if errors[blk] == 0:
-            ib = <int>bi
-            # row-major out[i0:i0+bi] = T (bi × n_train) @ C (n_train × m), i.e.
-            # column-major outᵀ (m × bi) = Cᵀ (m × n_train) · Tᵀ (n_train × bi)
-            dgemm(no, no, &im, &ib, &it, &one, <double*>C, &im, T, &it, &zero,
-                  out + i0 * m, &im)
+        if D == NULL:
+            statuses[blk] = kernel_block_into(X_new + i0 * d, bi, X_train, n_train, d,
+                                              gamma, kernel, T, 1)
+        else:
+            memcpy(T, D + i0 * n_train, bi * n_train * sizeof(double))
+            exp_neg_scaled(T, bi * n_train, gamma)
+            statuses[blk] = status_ok()
+        if statuses[blk].code == OK:
+            # out[i0:i0+bi] = T (bi, n_train) @ C (n_train, m)
+            gemm(False, False, bi, m, n_train, 1.0, T, n_train, C, m, 0.0, out + i0 * m, m)
     for blk in range(n_blocks):
-        if errors[blk] != 0:
-            status = errors[blk]
+        if statuses[blk].code != OK:
+            status = statuses[blk]
             break
     free(buffers)
-    free(errors)
+    free(statuses)
     return status
 
 
-def cross_kernel_matvec_into(const double[:, ::1] X_new, const double[:, ::1] X_train,
-                             const double[:, ::1] C, double gamma, int kernel,
-                             double[:, ::1] out, int threads):
+cdef Status cross_kernel_matvec_into(const double* X_new, Py_ssize_t n_new,
+                                     const double* X_train, Py_ssize_t n_train,
+                                     Py_ssize_t d, const double* C, Py_ssize_t m,
+                                     double gamma, int kernel,
+                                     double* out,
+                                     int threads) noexcept nogil:
+    return _stream(X_new, X_train, d, NULL, n_new, n_train, C, m, gamma, kernel, out,
+                   threads)
+
+
+cdef Status distance_kernel_matvec_into(const double* D, Py_ssize_t n_new,
+                                        Py_ssize_t n_train,
+                                        const double* C, Py_ssize_t m,
+                                        double gamma,
+                                        double* out,
+                                        int threads) noexcept nogil:
+    return _stream(NULL, NULL, 0, D, n_new, n_train, C, m, gamma, 0, out, threads)
+
+
+# ---------------------------------------------------------------------------
+# Python bindings (memoryviews; shapes checked before pointers are taken)
+# ---------------------------------------------------------------------------
+
+def _cross_kernel_matvec_into(const double[:, ::1] X_new, const double[:, ::1] X_train,
+                              const double[:, ::1] C, double gamma, int kernel,
+                              double[:, ::1] out, int threads):
     """out (n_new, m) = K(X_new, X_train) @ C; call with BLAS limited to one thread."""
-    cdef int status
+    cdef Status status
+    require(X_train.shape[1] == X_new.shape[1], "cross_kernel_matvec_into", "X_train",
+            "of shape (n_train, d), X_new's d")
+    require(C.shape[0] == X_train.shape[0], "cross_kernel_matvec_into", "C",
+            "of shape (n_train, m)")
+    require(out.shape[0] == X_new.shape[0] and out.shape[1] == C.shape[1],
+            "cross_kernel_matvec_into", "out", "of shape (n_new, m)")
     with nogil:
-        status = ks_cross_kernel_matvec(&X_new[0, 0], X_new.shape[0], &X_train[0, 0],
-                                        X_train.shape[0], X_new.shape[1], &C[0, 0],
-                                        C.shape[1], gamma, kernel, &out[0, 0], threads)
-    if status == 1:
-        raise MemoryError("could not allocate the prediction work buffers")
-    if status != 0:
-        raise RuntimeError(f"kernel block failed with status {status}")
+        status = cross_kernel_matvec_into(&X_new[0, 0], X_new.shape[0], &X_train[0, 0],
+                                          X_train.shape[0], X_new.shape[1], &C[0, 0],
+                                          C.shape[1], gamma, kernel, &out[0, 0], threads)
+    check_status(status, "cross_kernel_matvec_into")
 
 
-cdef int ks_distance_kernel_matvec(const double* D, Py_ssize_t n_new, Py_ssize_t n_train,
-                                   double gamma, const double* C, Py_ssize_t m,
-                                   double* out, int threads) noexcept nogil:
-    """out = exp(−γ D) @ C for precomputed distances D (n_new, n_train), by row blocks."""
-    cdef Py_ssize_t n_blocks = (n_new + PREDICT_ROWS - 1) // PREDICT_ROWS
-    cdef Py_ssize_t blk, i0, bi
-    cdef int im, ib, it
-    cdef double one = 1.0, zero = 0.0
-    cdef char* no = b"N"
-    cdef double* buffers
-    cdef double* T
-    if n_blocks == 0:
-        return 0
-    if threads > n_blocks:
-        threads = <int>n_blocks
-    if threads < 1:
-        threads = 1
-    buffers = <double*>malloc(<size_t>threads * PREDICT_ROWS * n_train * sizeof(double))
-    if buffers == NULL:
-        return 1
-    im = <int>m
-    it = <int>n_train
-    for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
-        T = buffers + ks_omp_thread_num() * PREDICT_ROWS * n_train
-        i0 = blk * PREDICT_ROWS
-        bi = min(PREDICT_ROWS, n_new - i0)
-        memcpy(T, D + i0 * n_train, bi * n_train * sizeof(double))
-        ks_exp_neg_scaled_f64(T, bi * n_train, gamma)
-        ib = <int>bi
-        dgemm(no, no, &im, &ib, &it, &one, <double*>C, &im, T, &it, &zero,
-              out + i0 * m, &im)
-    free(buffers)
-    return 0
-
-
-def distance_kernel_matvec_into(const double[:, ::1] D, double gamma,
-                                const double[:, ::1] C, double[:, ::1] out, int threads):
+def _distance_kernel_matvec_into(const double[:, ::1] D, const double[:, ::1] C,
+                                 double gamma, double[:, ::1] out, int threads):
     """out (n_new, m) = exp(−γ D) @ C for distances D (n_new, n_train) (Gaussian: squared
     Euclidean, Laplacian: L1); call with BLAS limited to one thread."""
-    cdef int status
+    cdef Status status
+    require(C.shape[0] == D.shape[1], "distance_kernel_matvec_into", "C",
+            "of shape (n_train, m)")
+    require(out.shape[0] == D.shape[0] and out.shape[1] == C.shape[1],
+            "distance_kernel_matvec_into", "out", "of shape (n_new, m)")
     with nogil:
-        status = ks_distance_kernel_matvec(&D[0, 0], D.shape[0], D.shape[1], gamma,
-                                           &C[0, 0], C.shape[1], &out[0, 0], threads)
-    if status != 0:
-        raise MemoryError("could not allocate the prediction work buffers")
+        status = distance_kernel_matvec_into(&D[0, 0], D.shape[0], D.shape[1], &C[0, 0],
+                                             C.shape[1], gamma, &out[0, 0], threads)
+    check_status(status, "distance_kernel_matvec_into")

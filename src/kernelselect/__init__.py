@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .di.transformers import DINystroem, DIRandomFourierFeatures
     from ._policy import GridEdgeWarning
     from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
-    from .models import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier, fit_krr,
+    from .models import (KernelRidgeRegressor, KernelSelectionClassifier, KernelSelectionCV,
+                         KernelSelectionRegressor, LSSVMClassifier, Standardizer, fit_krr,
                          fit_lssvm)
     from .operators.dense import Exact
     from .operators.mcm import MCM
@@ -52,6 +53,9 @@ _LAZY = {
     "ProportionalNystroem": "_cv",
     "KernelRidgeRegressor": "models",
     "KernelSelectionCV": "models",
+    "KernelSelectionClassifier": "models",
+    "KernelSelectionRegressor": "models",
+    "Standardizer": "models",
     "LSSVMClassifier": "models",
     "fit_krr": "models",
     "fit_lssvm": "models",
@@ -99,6 +103,9 @@ __all__ = [
     "LSSVMClassifier",
     "KernelRidgeRegressor",
     "KernelSelectionCV",
+    "KernelSelectionClassifier",
+    "KernelSelectionRegressor",
+    "Standardizer",
 ]
 
 

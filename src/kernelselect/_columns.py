@@ -135,8 +135,8 @@ def song_xu_column(m: int | npt.ArrayLike, h: float | npt.ArrayLike, gamma: floa
     n_threads = check_workers(workers)
     total = _check_grid_memory(grid, "the Song–Xu column")
     out = np.empty(total, dtype=np.float64)
-    _mcm._song_xu_column(grid, spacing, gamma, KERNEL_CODES[kernel], out,
-                         min(n_threads, _INT32_MAX))
+    _mcm._song_xu_column_into(grid, spacing, gamma, KERNEL_CODES[kernel], out,
+                              min(n_threads, _INT32_MAX))
     return out.reshape(tuple(int(v) for v in grid))
 
 
@@ -183,7 +183,7 @@ def _run_rff(X: np.ndarray, W: np.ndarray, b: np.ndarray, row_scale: np.ndarray 
         row_scale = np.empty(0, dtype=X.dtype)
     # Each chunk calls gemm from inside the OpenMP loop: BLAS must not spawn threads.
     with one_blas_thread():
-        _rff._rff_columns(X, W, b, row_scale, scale, out, n_threads)
+        _rff._rff_columns_into(X, W, b, row_scale, scale, out, n_threads)
     if not np.all(np.isfinite(out)):
         raise ValueError(
             f"xᵀw + b overflows {X.dtype} for some row of X and column of W (largest "

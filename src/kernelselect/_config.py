@@ -45,7 +45,8 @@ class _ConfigReport(dict):
     def __str__(self) -> str:
         return "\n".join(self._lines())
 
-    __repr__ = __str__
+    def __repr__(self) -> str:
+        return dict.__repr__(self)
 
 
 def _blas_info() -> list[dict[str, Any]]:
@@ -65,8 +66,16 @@ def _blas_info() -> list[dict[str, Any]]:
     return pools
 
 
-def show_config() -> dict[str, Any]:
+def show_config(mode: str = "stdout") -> dict[str, Any]:
     """Report how kernelselect was built and what it will use at run time.
+
+    Parameters
+    ----------
+    mode : {"stdout", "dicts"}, default "stdout"
+        "stdout": print the report (an aligned table) and return it as a dict, so
+        that both ``kernelselect.show_config()`` as a statement and
+        ``cfg = kernelselect.show_config(); cfg["openmp"]`` work. "dicts": return the
+        dict without printing (the names numpy's ``show_config`` uses).
 
     Returns
     -------
@@ -77,18 +86,21 @@ def show_config() -> dict[str, Any]:
         (``"libmvec"`` when the cos/exp loops use glibc's vector math, else
         ``"scalar"``), ``fft_backend``
         (``"pyfftw"`` or ``"scipy"``), ``fft_threads``, ``numpy``, ``scipy`` and
-        ``blas`` (the thread pools threadpoolctl finds). Printing the dict gives an
-        aligned table.
+        ``blas`` (the thread pools threadpoolctl finds). ``str()`` of it is the
+        printed table.
 
     Examples
     --------
     >>> import kernelselect
-    >>> cfg = kernelselect.show_config()
+    >>> cfg = kernelselect.show_config(mode="dicts")
     >>> isinstance(cfg["openmp"], bool)
     True
     """
+    if mode not in ("stdout", "dicts"):
+        raise ValueError(f"mode={mode!r}; use 'stdout' (print and return) or 'dicts' "
+                         "(return only).")
     fft_info = fft.backend_info()
-    return _ConfigReport(
+    report = _ConfigReport(
         version=__version__,
         python=sys.version.split()[0],
         platform=platform.platform(),
@@ -103,3 +115,6 @@ def show_config() -> dict[str, Any]:
         scipy=scipy.__version__,
         blas=_blas_info(),
     )
+    if mode == "stdout":
+        print(report)
+    return report

@@ -1,10 +1,13 @@
 """k-fold cross-validation of LSSVM / KRR over a (γ, α) grid, exact or approximate.
 
 For every γ and fold the training kernel is factorised once — a tridiagonal
-reduction K = QTQᵀ of the fold's exact kernel matrix, or the fold's Nyström factor (paper 004, Tian,
-Liu et al., PAKDD 2012, Alg. 2 with Alg. 1 inside) — and every α of the grid is
-solved from that factorisation. Held-out points are predicted with the true kernel
-between them and the fold's training points.
+reduction K = QTQᵀ of the fold's exact kernel matrix, or the thin SVD of the fold's
+Nyström factor (paper 004, Tian, Liu et al., PAKDD 2012, Alg. 2 with Alg. 1 inside) —
+and every α of the grid is solved from that factorisation. Held-out points are
+predicted by the fold's model: the true kernel against the fold's training points
+(exact), or the Nyström feature map, i.e. the kernel against the fold's landmarks
+(see :mod:`kernelselect._solvers`; the held-out error is then that of the model the
+fold's criterion would score, at every α).
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ class ProportionalNystroem(Nystroem):
 
 
 def paper004_grid() -> dict[str, Any]:
-    """Paper 004's model-selection setting (Sect. 6.2) as keyword arguments.
+    """Paper 004's model-selection setting (its Section 6.2) as keyword arguments.
 
     Returns
     -------
@@ -203,7 +206,7 @@ def _distance_predict(dist: np.ndarray, gamma: float, coef: np.ndarray,
     out = np.empty((dist.shape[0], C.shape[1]))
     threads = block_threads(dist.size, workers)
     with one_blas_thread():
-        _predict.distance_kernel_matvec_into(dist, gamma, C, out, threads)
+        _predict._distance_kernel_matvec_into(dist, C, gamma, out, threads)
     return out.reshape((dist.shape[0],) + coef.shape[1:])
 
 
@@ -232,8 +235,8 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     approximation : str or Approximation
         "exact" (one tridiagonal reduction of each fold's kernel matrix, every α from
         it by an O(n) tridiagonal solve),
-        "nystrom" (Woodbury, per fold) or an instance such as
-        ``ProportionalNystroem(0.1, 0.5)`` (paper 004's c = 0.1n, k = 0.5c); "rff"
+        "nystrom" (ridge regression on each fold's Nyström features) or an instance
+        such as ``ProportionalNystroem(0.1, 0.5)`` (paper 004's c = 0.1n, k = 0.5c); "rff"
         works too ("mcm" is refused: it does not train a model, see
         :func:`kernelselect._solvers.check_machine`).
     cv : int, splitter or (train, test) pairs
@@ -257,8 +260,8 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     Notes
     -----
     Cost per γ and fold: exact 4n_tr³/3 (one tridiagonal reduction) + O(n_tr² L);
-    Nyström O(n_tr c d + c³ + n_tr k²) + O(n_tr k L) for L values of α, plus
-    O(n_va n_tr d) for the held-out predictions with the true kernel.
+    Nyström O(n_tr c d + c³ + n_tr k²) + O(k² L) for L values of α, plus
+    O(n_va n_tr d) for the held-out predictions (exact; Nyström O(n_va c d)).
     """
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     y = check_vector(y, "y", n=X.shape[0], dtype=np.float64)
@@ -297,8 +300,12 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
             model = fit_kernel_machine(X[tr], Y[tr] - offset, float(gamma), alphas,
                                        kernel=kernel, bias=bias, approximation=approx,
                                        state=states[f], workers=workers)
-            if dist is not None and model.coef is not None and model.support_indices is None:
-                F = _distance_predict(dist, float(gamma), model.coef, workers)
+            if dist is not None and model.coef is not None and model.support_indices is not None:
+                # the support points are rows of the fold's training set (all of them,
+                # or the Nyström landmarks): their distances are in the cache
+                idx = model.support_indices
+                D = dist if idx.size == dist.shape[1] else np.ascontiguousarray(dist[:, idx])
+                F = _distance_predict(D, float(gamma), model.coef, workers)
                 F += model.intercept[None, :, :]
             else:
                 F = model.decision_function(X[va], workers=workers)   # (n_va, t, L)

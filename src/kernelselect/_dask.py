@@ -5,14 +5,17 @@
 chunk cut into row blocks as in memory) and their statistics are summed by a tree
 of ``dask.delayed`` additions, on whatever scheduler is active (a
 ``distributed.Client`` when the user made one). A task holds its chunk of X and y
-and the k×k statistics; X is never gathered: the landmarks and the pairs of the
+and the k×k statistics; X is not gathered: the landmarks and the pairs of the
 median heuristic are gathered by index, and y (one float per row) is gathered to
-the caller for the probe coefficients of the criteria.
+the caller for the probe coefficients of the criteria. The one exception is small
+input under ``approximation="auto"`` (:data:`kernelselect._policy.GATHER_BELOW` rows),
+which :func:`gather` brings into memory so that it follows the in-memory policy
+exactly, exact kernel matrix included.
 
 This module imports dask only when it is used (``_dask()``); ``import kernelselect``
 does not, and dask stays an optional dependency (the ``dask`` extra). It imports nothing
-from the package but the thread limits and the label encoder, so the operators' Dask
-paths use it from below.
+from the package but the thread limits, the memory guard and the label encoder, so the
+operators' Dask paths use it from below.
 """
 
 from __future__ import annotations
@@ -21,15 +24,15 @@ import contextlib
 import math
 import os
 import uuid
-import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from ._labels import encode_as
-from ._threads import one_blas_thread
+from ._resources import check_allocation
+from ._threads import cancel_passes, one_blas_thread, resume_passes
 
-__all__ = ["is_dask_array", "DaskRows", "check_dask_data", "standardize", "from_file"]
+__all__ = ["is_dask_array", "DaskRows", "check_dask_data", "gather", "compute", "from_file"]
 
 #: row chunks of about this many bytes when a file is opened (``from_file``)
 CHUNK_BYTES = 64 * 2 ** 20
@@ -50,7 +53,8 @@ def _dask() -> tuple[Any, Any]:
         import dask
         import dask.array as da
     except ImportError as exc:  # pragma: no cover - only without the extra
-        raise ImportError('Dask input needs dask: pip install "kernelselect[dask]"') from exc
+        raise ImportError('Dask input needs dask: pip install "dask[array]" distributed '
+                          '(the [dask] extra of kernelselect)') from exc
     return dask, da
 
 
@@ -100,8 +104,21 @@ def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
             raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got "
                              f"{y_local.shape}.")
         y_dask = da.from_array(y_local, chunks=(X.chunks[0],))
-    y_local = np.asarray(_compute(y_dask))
+    y_local = np.asarray(compute(y_dask))
     return X, y_local, y_dask
+
+
+def gather(X: Any, why: str) -> np.ndarray:
+    """X computed into one numpy array (float64, or float32 as given), after the memory
+    guard has accepted its size (``why`` says in its message why X is gathered); a
+    ValueError names the first row holding NaN or inf."""
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    check_allocation(float(X.shape[0]) * X.shape[1] * np.dtype(dtype).itemsize,
+                     f"X ({X.shape[0]} × {X.shape[1]}) gathered into memory ({why})",
+                     "pass approximation='nystrom' to keep X in its chunks")
+    out = np.asarray(compute(X.astype(dtype)))
+    check_rows_finite(out, range(out.shape[0]))
+    return out
 
 
 def _brief(chunks: Sequence[Any]) -> str:
@@ -109,43 +126,25 @@ def _brief(chunks: Sequence[Any]) -> str:
     return str(chunks) if len(chunks) <= 4 else f"({chunks[0]}, {chunks[1]}, …, {chunks[-1]})"
 
 
-def encoded_target(y_dask: Any, classes: Any, task: str) -> Any:
+def encoded_target(y_dask: Any, classes: Any, task: str, scale: float = 1.0) -> Any:
     """y as the criteria see it (:func:`kernelselect._labels.encode_as`: ±1 for binary,
-    class codes for multiclass, the values for regression), still a Dask array, chunk
-    by chunk with the classes of the whole target."""
+    class codes for multiclass, the values divided by the power of two ``scale`` for
+    regression, as :func:`kernelselect._targets.rescale_target` does in memory), still a
+    Dask array, chunk by chunk with the classes of the whole target."""
     if task == "regression" or classes is None:
-        return y_dask.astype(np.float64)
+        y = y_dask.astype(np.float64)
+        return y / scale if scale != 1.0 else y
     return y_dask.map_blocks(encode_as, classes, task, dtype=np.float64)
-
-
-def standardize(X: Any) -> Any:
-    """(X − mean)/std per feature (std 0 → 1), the statistics in one pass.
-
-    When a column's magnitude is extreme (beyond 2^±500, where its variance would
-    overflow or lose digits to underflow), the columns are divided by a power of two
-    near their largest magnitude (exact) and the statistics taken again on that: one
-    more pass, only for such data (as :func:`kernelselect.selection.standardize_columns`).
-    """
-    dask, da = _dask()
-    with warnings.catch_warnings():          # an overflowing variance is detected below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mu, sd, peak = _compute(X.mean(axis=0), X.std(axis=0), abs(X).max(axis=0))
-    exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
-    if np.all(np.isfinite(mu) & np.isfinite(sd)) and np.all(np.abs(exponents) <= 500):
-        return (X - mu) / np.where(sd > 0, sd, 1.0)
-    X = np.ldexp(X, -exponents)
-    mu, sd = _compute(X.mean(axis=0), X.std(axis=0))
-    if not (np.all(np.isfinite(mu)) and np.all(np.isfinite(sd))):
-        return X            # non-finite entries: the row pass reports the first bad row
-    return (X - mu) / np.where(sd > 0, sd, 1.0)
 
 
 @contextlib.contextmanager
 def cluster_guard() -> Iterator[None]:
     """Turn the errors of a lost cluster or Client into one RuntimeError naming it."""
+    resume_passes()
     try:
         yield
     except (KeyboardInterrupt, SystemExit):
+        cancel_passes()                     # queued chunk tasks end at their next block
         raise
     except BaseException as exc:
         if type(exc).__name__ in _CLUSTER_FAILURES or isinstance(exc, (OSError, EOFError)):
@@ -156,12 +155,16 @@ def cluster_guard() -> Iterator[None]:
         raise
 
 
-def _compute(*things: Any) -> Any:
+def compute(*things: Any) -> Any:
     """dask.compute on the active scheduler (a lost cluster becomes a RuntimeError)."""
     dask, _ = _dask()
     with cluster_guard():
         out = dask.compute(*things)
     return out[0] if len(things) == 1 else out
+
+
+_compute = compute          # the name the streamed exact operator uses
+
 
 
 def check_rows_finite(x: np.ndarray, rows: Sequence[int], where: str = "") -> None:
@@ -216,13 +219,13 @@ class DaskRows:
             parts = [add(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
                      else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
         with one_blas_thread():          # tasks in this process (local schedulers)
-            return _compute(parts[0])
+            return compute(parts[0])
 
     def gather(self, idx: Any) -> np.ndarray:
         """Rows ``idx`` of X (a few, e.g. landmarks) as a numpy array."""
         idx = np.asarray(idx)
         order = np.argsort(idx)
-        rows = np.asarray(_compute(self.X[idx[order]]), dtype=np.float64)
+        rows = np.asarray(compute(self.X[idx[order]]), dtype=np.float64)
         check_rows_finite(rows, idx[order])
         out = np.empty_like(rows)
         out[order] = rows

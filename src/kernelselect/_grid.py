@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._resources import check_allocation
-from ._validation import (check_finite, check_matrix, check_positive_int, check_random_state,
-                          real_array)
+from ._validation import (check_bool, check_finite, check_matrix, check_positive_int,
+                          check_random_state, real_array)
 
 __all__ = ["choose_grid", "grid_order", "fit_spacing", "grid_index_differences"]
 
@@ -47,6 +47,8 @@ def _search(n: int, p: int, lo: int, hi: int) -> tuple[int, list[int] | None]:
         prod, rest = _search(n // a, p - 1, a, hi)
         if rest is not None and a * prod > best:
             best, best_f = a * prod, [a] + rest
+            if best == n:                   # n itself: nothing larger exists
+                break
     return best, best_f
 
 
@@ -95,6 +97,10 @@ def choose_grid(n: int, levels: int, max_ratio: float = 2.0) -> tuple[tuple[int,
             f"n={n} points cannot fill a {p}-level grid with at least 2 cells per level "
             f"(needs n ≥ {need}); use levels ≤ {max(1, n.bit_length() - 1)}."
         )
+    # a grid of n cells holds at least one float64 column (the circulant's): a size the
+    # memory guard refuses is refused here, before a search of about n^(1/2) steps
+    check_allocation(8.0 * n, f"a {p}-level grid for n={n} points (its circulant column)",
+                     "use fewer points")
     if p == 1:
         return (n,), n
     best: int = 0
@@ -113,6 +119,8 @@ def choose_grid(n: int, levels: int, max_ratio: float = 2.0) -> tuple[tuple[int,
         f = sorted([a] + rest, reverse=True)
         if total > best or (total == best and f[0] / f[-1] < best_f[0] / best_f[-1]):
             best, best_f = total, f
+        if best == n and best_f[0] == best_f[-1]:    # n exactly, on equal sides
+            break
     if best_f is None:  # pragma: no cover - a = 2 for every level always fits
         raise RuntimeError("no grid found")
     return tuple(int(v) for v in best_f), int(best)
@@ -264,6 +272,7 @@ def fit_spacing(X_grid: npt.ArrayLike, m: Sequence[int], n_pairs: int = 4096,
     if n < 2:
         raise ValueError(f"X_grid needs at least 2 rows (points) to fit a spacing, got {n}.")
     n_pairs = check_positive_int(n_pairs, "n_pairs")
+    periodic = check_bool(periodic, "periodic")
     check_allocation(8.0 * n_pairs * (3 * X.shape[1] + 4 * len(m) + 8),
                      f"fit_spacing with n_pairs={n_pairs} (pair indices, differences and "
                      f"distances for {n_pairs} pairs in {X.shape[1]} features)",

@@ -138,7 +138,7 @@ def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str =
     (Xc, Zc), g = _condition([X, Z], gamma, kernel)
     K = np.empty((X.shape[0], Z.shape[0]), dtype=X.dtype)
     with one_blas_thread():
-        _kernels.kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
+        _kernels._kernel_block_into(Xc, Zc, g, KERNEL_CODES[kernel], K, threads)
     return K
 
 
@@ -190,11 +190,12 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
     """
     X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
     n = X.shape[0]
-    V = _check_V(V, n, X.dtype)
+    V_in = real_array(V, "V")                   # no copy of an array yet
+    check_allocation(_matvec_bytes(X, V_in), f"the product K V of shape {V_in.shape} (and V "
+                     f"in {X.dtype})", "use fewer columns of V at a time")
+    V = _check_V(V_in, n, X.dtype)
     _check_sizes(("X", X), ("V", V))
     V2 = V.reshape(n, -1)
-    check_allocation(float(V2.size) * X.dtype.itemsize,
-                     f"the product K V of shape {V.shape}", "use fewer columns of V at a time")
     Y = np.zeros(V2.shape, dtype=X.dtype)
     if V2.shape[1] > 0:
         # 0 ≤ K_ij ≤ 1, so |KV| ≤ n max|V|: V is scaled by a power of two (exact) to
@@ -202,7 +203,7 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
         V2, v_exp = _unit_scale(V2)
         (Xc,), g = _condition([X], gamma, kernel)
         with one_blas_thread():
-            _kernels.kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
+            _kernels._kernel_matvec_into(Xc, V2, g, KERNEL_CODES[kernel], Y, threads)
         if v_exp:
             with np.errstate(over="ignore"):
                 Y = np.ldexp(Y, v_exp).astype(X.dtype, copy=False)
@@ -213,6 +214,22 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
                 "rescale V."
             )
     return Y.reshape(V.shape)
+
+
+def _matvec_bytes(X: np.ndarray, V: np.ndarray) -> float:
+    """Peak bytes of :func:`kernel_matvec`: V converted to X's dtype (when it is not
+    already), the product, the rescaled copies of both when V's magnitude is extreme
+    (:func:`_unit_scale`), the finiteness mask and the conditioned copy of X."""
+    item = X.dtype.itemsize
+    size = float(V.size)
+    convert = 0.0 if V.dtype == X.dtype and V.flags.c_contiguous else size * item
+    extreme = 0.0
+    if V.size and V.dtype.kind == "f":
+        peak = max(abs(float(V.max())), abs(float(V.min())))
+        if np.isfinite(peak) and peak > 0 and abs(math.frexp(peak)[1]) > \
+                _SAFE_EXPONENT[X.dtype] // 2:
+            extreme = 2.0 * size * item
+    return convert + size * item + extreme + size + float(X.nbytes)
 
 
 def _unit_scale(V: np.ndarray) -> tuple[np.ndarray, int]:
@@ -291,7 +308,7 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
     row_sq_sums = np.empty(n, dtype=np.float64)
     (Xc,), g = _condition([X], gamma, kernel)
     with one_blas_thread():
-        _kernels.kernel_sums_into(
+        _kernels._kernel_sums_into(
             Xc, codes, g, KERNEL_CODES[kernel], class_row_sums, row_sq_sums, threads
         )
     row_sums = class_row_sums.sum(axis=1) if n_classes > 1 else class_row_sums[:, 0].copy()

@@ -33,7 +33,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import check_vector
+from ._validation import as_array, check_vector, refuse_sparse_or_masked
 
 __all__ = ["LabelCodes", "check_labels", "encode_labels", "codes_for", "encode_as",
            "one_vs_rest", "unit_indicators", "column_codes", "decide", "numeric_labels"]
@@ -49,7 +49,7 @@ def check_labels(y: npt.ArrayLike, name: str = "y", *, n: int | None = None,
     Object arrays become float64 when every entry is a number, else strings.
     ``n``, when given, is the number of samples ``y`` must have.
     """
-    arr = np.asarray(y)
+    arr = as_array(refuse_sparse_or_masked(y, name), name)
     if arr.ndim == 2 and squeeze != "none" and (
             arr.shape[1] == 1 or (squeeze == "any" and arr.shape[0] == 1)):
         arr = arr.ravel()

@@ -93,8 +93,8 @@ class Conditioning:
 def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
     """Bytes one pass over n rows allocates for t columns: the per-thread blocks of
     kernel rows (64 × m each) and the (m, t) partial sums of the fixed row groups."""
-    groups = _nystrom_passes.pass_groups(n)
-    per_thread = _nystrom_passes.pass_buffer_entries(d, m, t)
+    groups = _nystrom_passes._pass_groups(n)
+    per_thread = _nystrom_passes._pass_buffer_entries(d, m, t)
     return 8.0 * (float(threads) * per_thread + float(groups) * m * t)
 
 
@@ -108,9 +108,9 @@ def _compiled(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
         partials = np.empty((0, m, t))
     else:
         out = np.empty((m, t))
-        partials = np.empty((_nystrom_passes.pass_groups(n), m, t))
+        partials = np.empty((_nystrom_passes._pass_groups(n), m, t))
     with one_blas_thread():
-        _nystrom_passes.nystrom_pass_into(mode, X, cond.shift, cond.scale, cond.centres, V,
+        _nystrom_passes._nystrom_pass_into(mode, X, cond.shift, cond.scale, cond.centres, V,
                                           cond.gamma, cond.kernel_code, out, partials,
                                           threads)
     return out

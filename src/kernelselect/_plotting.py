@@ -2,13 +2,20 @@
 
 Two views of the same curves:
 
-- ``"curves"``: one panel per criterion, its value against log₂ γ, one line per α;
+- ``"curves"``: one panel per criterion, its value against log₂ γ, one line per α,
+  coloured by log₁₀ α on one colour map (with a colour bar);
 - ``"heatmap"``: one panel per criterion, its value over the (log₂ γ, log₁₀ α) grid,
   the view that joint selection of γ and α needs.
 
+A search in levels (``result.levels``: ``approximation="auto"`` beyond the exact
+range) is drawn whole: the curves of the coarse grid dashed under the solid curves of
+the last level (the one the choice was read from), and in the heat map the coarse grid
+with every later window drawn over it and outlined.
+
 In both, the kernel the result selects (the first criterion's best) is a filled red
 diamond and each criterion's own best an open black circle, so that a criterion that
-disagrees with the selection is visible at a glance; the legend says which is which.
+disagrees with the selection is visible at a glance; the legend, off the data, says
+which is which.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from .criteria.error import LOSS_WORDS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -33,6 +42,8 @@ PLOT_KINDS = ("curves", "heatmap", "both")
 _SELECTED: dict[str, Any] = dict(marker="D", ms=7, color="tab:red", mec="darkred", ls="none", zorder=5)
 _OWN_BEST: dict[str, Any] = dict(marker="o", ms=13, mfc="none", mec="black", mew=1.6, ls="none", zorder=6)
 _BETTER = {"min": "lower is better", "max": "higher is better"}
+#: the colour map of the α lines (perceptually uniform, and not the heat maps' viridis)
+ALPHA_CMAP = "plasma"
 
 
 def _pyplot() -> Any:
@@ -41,14 +52,30 @@ def _pyplot() -> Any:
     except ImportError:
         raise ImportError(
             "SelectionResult.plot needs matplotlib; install it with `pip install matplotlib` "
-            "(or `pip install kernelselect[plot]`)."
+            "(the [plot] extra of kernelselect)."
         ) from None
     return plt
 
 
+def criterion_loss(result: SelectionResult, name: str) -> str | None:
+    """The words for a criterion's loss (``"squared loss"``) when it has one, from the
+    parameters the selection resolved (``details["criterion_params"]``)."""
+    params = (result.details.get("criterion_params") or {}).get(name) or {}
+    loss = params.get("loss") if isinstance(params, dict) else None
+    return None if loss is None else LOSS_WORDS.get(loss, str(loss))
+
+
+def criterion_label(result: SelectionResult, name: str) -> str:
+    """A criterion's name with its loss when it has one: ``eloo, squared loss``."""
+    loss = criterion_loss(result, name)
+    return name if loss is None else f"{name}, {loss}"
+
+
 def value_label(result: SelectionResult, name: str) -> str:
-    """The axis label of a criterion's values: its name and which way is better."""
-    return f"{name} ({_BETTER.get(result.directions.get(name, ''), 'value')})"
+    """The axis label of a criterion's values: its name (and loss) and which way is
+    better."""
+    return (f"{criterion_label(result, name)} "
+            f"({_BETTER.get(result.directions.get(name, ''), 'value')})")
 
 
 def default_title(result: SelectionResult, data_name: str | None = None) -> str:
@@ -87,12 +114,41 @@ def _own_label(name: str, shared: bool) -> str:
     return "best of the panel's criterion" if shared else f"best of {name}"
 
 
-def _draw_curves(result: SelectionResult, ax: Axes, name: str, shared: bool) -> None:
+def _alpha_colours(alphas: np.ndarray) -> Any:
+    """A ScalarMappable over log₁₀ α (the colour of each α line, and its colour bar)."""
+    import matplotlib
+    import matplotlib.cm
+    import matplotlib.colors
+
+    la = np.log10(alphas)
+    lo, hi = float(la.min()), float(la.max())
+    norm = matplotlib.colors.Normalize(lo, hi if hi > lo else lo + 1.0)
+    return matplotlib.cm.ScalarMappable(norm=norm, cmap=matplotlib.colormaps[ALPHA_CMAP])
+
+
+def _alpha_lines(ax: Axes, gammas: np.ndarray, alphas: np.ndarray, values: np.ndarray,
+                 colours: Any, **style: Any) -> None:
+    """One line per α; one black line when the criterion does not depend on α."""
+    lg = np.log2(gammas)
+    order = np.argsort(lg)
+    same = np.all((values == values[:, :1]) | np.isnan(values))
+    for j, a in enumerate(alphas[:1] if same else alphas):
+        colour = "black" if same or alphas.size == 1 else colours.to_rgba(np.log10(a))
+        ax.plot(lg[order], values[order, j], color=colour, **style)
+
+
+def _draw_curves(result: SelectionResult, ax: Axes, name: str, colours: Any,
+                 shared: bool) -> None:
+    levels = result.levels
+    if len(levels) > 1:
+        coarse = levels[0]
+        _alpha_lines(ax, coarse.gammas, coarse.alphas,
+                     np.asarray(coarse.curves[name], dtype=float), colours, ls="--", lw=0.9,
+                     alpha=0.55, zorder=2)
     lg = np.log2(result.gammas)
     values = np.asarray(result.curves[name], dtype=float)
-    for j, a in enumerate(result.alphas):
-        label = f"α = {a:g}" if result.alphas.size > 1 else None
-        ax.plot(lg, values[:, j], marker="o", ms=3, lw=1.2, label=label)
+    _alpha_lines(ax, result.gammas, result.alphas, values, colours, marker="o", ms=3,
+                 lw=1.4, zorder=3)
     chosen = result.best[result.criteria[0]].get("index")
     if chosen is not None:
         i, j = chosen
@@ -103,10 +159,21 @@ def _draw_curves(result: SelectionResult, ax: Axes, name: str, shared: bool) -> 
         ax.plot(lg[i], values[i, j], label=_own_label(name, shared), **_OWN_BEST)
     ax.set_xlabel("log₂ γ")
     ax.set_ylabel(value_label(result, name))
-    ax.set_title(name)
+    ax.set_title(criterion_label(result, name))
     ax.grid(True, alpha=0.3)
-    if not shared:
-        ax.legend(fontsize="small", framealpha=0.8)
+
+
+def _level_handles(result: SelectionResult) -> list[tuple[Any, str]]:
+    """Legend entries for the line styles of a search in levels."""
+    from matplotlib.lines import Line2D
+
+    if len(result.levels) < 2:
+        return []
+    first, last = result.levels[0], result.levels[-1]
+    return [(Line2D([], [], color="grey", ls="--", lw=0.9),
+             f"{first.approximation}: the coarse grid"),
+            (Line2D([], [], color="grey", marker="o", ms=3, lw=1.4),
+             f"{last.approximation}: the last level (the choice)")]
 
 
 def _edges(centres: npt.ArrayLike) -> np.ndarray:
@@ -118,12 +185,34 @@ def _edges(centres: npt.ArrayLike) -> np.ndarray:
     return np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]])
 
 
+def _composite(result: SelectionResult, name: str
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[str, np.ndarray]]]:
+    """(gammas, alphas, values, windows): the coarse grid with every later level's
+    values drawn over it (their γ are points of the coarse grid, their α the same), and
+    each later level's label and γ."""
+    levels = result.levels
+    base = levels[0]
+    gammas, alphas = base.gammas, base.alphas
+    values = np.array(base.curves[name], dtype=float)
+    windows = []
+    for level in levels[1:]:
+        gi = [int(np.argmin(np.abs(np.log(gammas) - np.log(g)))) for g in level.gammas]
+        same_alphas = level.alphas.size == alphas.size and np.allclose(level.alphas, alphas)
+        if not (same_alphas and np.allclose(gammas[gi], level.gammas, rtol=1e-12)):
+            continue                        # not a window of the coarse grid: left out
+        values[gi] = level.curves[name]
+        windows.append((level.approximation, level.gammas))
+    return gammas, alphas, values, windows
+
+
 def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool) -> None:
-    lg = np.log2(result.gammas)
-    la = np.log10(result.alphas)
-    values = np.ma.masked_invalid(np.asarray(result.curves[name], dtype=float))
+    gammas, alphas, raw, windows = _composite(result, name)
+    lg = np.log2(gammas)
+    la = np.log10(alphas)
+    values = np.ma.masked_invalid(raw)
     import matplotlib
     import matplotlib.colors
+    import matplotlib.patches
 
     # brighter is better either way; a NaN cell is light grey
     cmap = matplotlib.colormaps["viridis_r" if result.directions.get(name) == "min"
@@ -135,21 +224,32 @@ def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool) ->
     if finite.size and finite.min() > 0 and finite.max() / finite.min() > 30:
         norm = matplotlib.colors.LogNorm(vmin=finite.min(), vmax=finite.max())
     gi, ai = np.argsort(lg), np.argsort(la)
-    mesh = ax.pcolormesh(_edges(lg[gi]), _edges(la[ai]), values[np.ix_(gi, ai)].T,
+    g_edges, a_edges = _edges(lg[gi]), _edges(la[ai])
+    mesh = ax.pcolormesh(g_edges, a_edges, values[np.ix_(gi, ai)].T,
                          cmap=cmap, norm=norm, shading="flat")
     bar = ax.figure.colorbar(mesh, ax=ax)
     bar.set_label(value_label(result, name))
+    half = (g_edges[1] - g_edges[0]) / 2 if g_edges.size > 1 else 0.5
+    for k, (label, window) in enumerate(windows):
+        lo, hi = np.log2(window.min()) - half, np.log2(window.max()) + half
+        inset = 0.04 * k * (a_edges[-1] - a_edges[0])          # nested windows stay apart
+        ax.add_patch(matplotlib.patches.Rectangle(
+            (lo, a_edges[0] + inset), hi - lo, a_edges[-1] - a_edges[0] - 2 * inset,
+            fill=False, ec="white", lw=1.2, ls="--", zorder=4))
+        ax.text(lo, a_edges[-1] - inset, f" {label}", color="white", fontsize="x-small",
+                va="top", ha="left", zorder=4)
+    lg_last, la_last = np.log2(result.gammas), np.log10(result.alphas)
     chosen = result.best[result.criteria[0]].get("index")
     if chosen is not None:
-        ax.plot(lg[chosen[0]], la[chosen[1]], label=_selected_label(result), **_SELECTED)
+        ax.plot(lg_last[chosen[0]], la_last[chosen[1]], label=_selected_label(result),
+                **_SELECTED)
     own = result.best[name].get("index")
     if own is not None:
-        ax.plot(lg[own[0]], la[own[1]], label=_own_label(name, shared), **_OWN_BEST)
+        ax.plot(lg_last[own[0]], la_last[own[1]], label=_own_label(name, shared),
+                **_OWN_BEST)
     ax.set_xlabel("log₂ γ")
     ax.set_ylabel("log₁₀ α")
-    ax.set_title(f"{name} over (γ, α)")
-    if not shared:
-        ax.legend(fontsize="small", framealpha=0.8)
+    ax.set_title(f"{criterion_label(result, name)} over (γ, α)")
 
 
 def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "curves",
@@ -159,11 +259,12 @@ def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "
     plt = _pyplot()
     k = len(result.criteria)
     rows = 2 if kind == "both" else 1
-    # A figure made here gets one legend below the panels; axes given by the caller
-    # get a legend each.
+    # A figure made here gets one legend below the panels and one α colour bar beside
+    # them; axes given by the caller get a legend below each and a colour bar each.
     shared = axes is None
     if axes is None:
-        fig, grid = plt.subplots(rows, k, figsize=(max(4.6 * k, 6.0), 3.8 * rows + 0.9),
+        fig, grid = plt.subplots(rows, k, figsize=(max(4.6 * k, 6.0) + 0.8,
+                                                   3.8 * rows + 1.1),
                                  squeeze=False, layout="constrained")
         axes = grid.ravel()
     else:
@@ -173,25 +274,33 @@ def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "
             raise ValueError(f"axes must hold {rows * k} axes ({what}one per criterion), "
                              f"got {axes.size}.")
         fig = axes[0].figure
+    alphas = np.concatenate([lv.alphas for lv in result.levels] + [result.alphas])
+    colours = _alpha_colours(alphas)
+    curve_axes = list(axes[:k]) if kind in ("curves", "both") else []
     for c, name in enumerate(result.criteria):
         if kind in ("curves", "both"):
-            _draw_curves(result, axes[c], name, shared)
+            _draw_curves(result, axes[c], name, colours, shared)
         if kind == "heatmap":
             _draw_heatmap(result, axes[c], name, shared)
         elif kind == "both":
             _draw_heatmap(result, axes[k + c], name, shared)
-    if shared:
-        # the α lines get a legend in the first panel, the two markers one below all
-        handles, labels = axes[0].get_legend_handles_labels()
-        lines = [(h, t) for h, t in zip(handles, labels) if t.startswith("α = ")]
-        marks = [(h, t) for h, t in zip(handles, labels) if not t.startswith("α = ")]
-        if lines:
-            axes[0].legend(*zip(*lines), fontsize="small", framealpha=0.8)
-        if marks:
-            fig.legend(*zip(*marks), loc="outside lower center", ncols=len(marks),
-                       fontsize="small", frameon=False)
+    if curve_axes and alphas.size > 1 and np.ptp(np.log10(alphas)) > 0:
+        for group in ([curve_axes] if shared else [[ax] for ax in curve_axes]):
+            bar = fig.colorbar(colours, ax=group, pad=0.01)
+            bar.set_label("log₁₀ α (one line per α)")
+    handles, labels = axes[0].get_legend_handles_labels()
+    entries = list(zip(handles, labels)) + (_level_handles(result) if curve_axes else [])
+    if shared and entries:
+        fig.legend(*zip(*entries), loc="outside lower center", ncols=min(len(entries), 2),
+                   fontsize="small", frameon=False)
+    elif not shared:
+        for ax in axes:
+            own = list(zip(*ax.get_legend_handles_labels()))
+            own += _level_handles(result) if ax in curve_axes else []
+            if own:
+                ax.legend(*zip(*own), loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                          fontsize="x-small", frameon=False, ncols=1)
     text = default_title(result, data_name) if title is None else title
     if text:
         fig.suptitle(text)
     return fig
-

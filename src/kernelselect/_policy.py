@@ -9,7 +9,7 @@ The rules, each with its reason:
   the larger variance (its n estimates are strongly correlated; Arlot & Celisse,
   Statistics Surveys 4, 2010, §8): on small regression sets it picked
   near-interpolating ridges that 5-fold CV avoids (servo: +0.04 NMSE behind CV with
-  leave-one-out, −0.02 with 5-fold; ``studies/results/defaults_rules.md``).
+  leave-one-out, −0.02 with 5-fold; docs/defaults.md).
   Beyond n = 400, the closed-form leave-one-out error of the LSSVM, which every
   stand-in computes in O(n·rank) per α (a fold's block would be an n/5 × n/5 array)
   and whose variance falls with n. Leave-one-out estimates the test error itself (it
@@ -20,7 +20,8 @@ The rules, each with its reason:
   one point (measured on 28 binary sets against 5-fold CV: the defaults +0.13 pp, the
   0-1 LOO error −0.79 pp with one set 18 points behind). C ≥ 3 classes:
   the one-vs-rest forms (argmax of the held-out decisions) with the PRESS tie-break,
-  ``loss="hybrid"``. Numbers in ``studies/results/defaults_quality.md``.
+  ``loss="hybrid"``. Each name has one loss (``eloo`` and ``ekfold`` the squared
+  loss), so the names compute what the defaults compute. Numbers in docs/defaults.md.
 * **α path** (:func:`alpha_path`): α = n·10^k, k = −6, −5.5, …, 0 (13 values). A
   Gaussian or Laplacian kernel has κ(x, x) = 1, so tr K = n and the eigenvalues of K
   sum to n; α/n is the ridge relative to the kernel's scale (the per-sample ridge μ of
@@ -60,7 +61,7 @@ The rules, each with its reason:
   (load 6, one thread), four times the whole search below it, for a choice that
   the 800-level had already made.
 
-  Evidence (``studies/results/auto_levels.md``, the sets of the defaults study with
+  Evidence (docs/defaults.md, the sets of the defaults study with
   n > 400, against 5-fold CV): mean Δ +0.13 pp (binary), −0.01 pp (multi-class),
   +0.0022 NMSE (regression), the exact window on 25 of 90 training sets. Without the
   effective-dimension check the multi-class and regression means fell to −0.11 pp and
@@ -68,6 +69,13 @@ The rules, each with its reason:
   windows) scored +0.15, +0.05 and +0.0028 at twice the time, with the exact window on
   64 sets; four landmarks per degree of freedom scored +0.13, +0.08 and +0.0008 at 3.5
   times the time.
+* **Dask input** follows the same rules on the same landmarks, grid and stop rule: the
+  levels stream over the chunks (the landmarks are gathered by index), so the choice is
+  the one made in memory for the same data and seed. Below :data:`GATHER_BELOW` rows
+  (4·``MAX_LANDMARKS``), where the rules may use the exact kernel matrix (the first
+  level when n ≤ ``EXACT_MAX_N``, the exact window when a level would exceed n/2
+  landmarks), X is gathered into memory instead (it is then at most 3200 rows; the
+  memory guard checks its size) and the in-memory path runs unchanged.
 * **Refinement** (:func:`refine_best`, ``refine=True``): a local search in
   (log γ, log α) within one grid step of the best point on the same operator recipe
   (same landmarks), kept only when it improves the criterion.
@@ -76,13 +84,13 @@ The rules, each with its reason:
 from __future__ import annotations
 
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._result import SearchLevel
 from ._search import Search, Surface, best_index
-from .criteria import evaluate_criterion
+from ._warnings import warn_user
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 
@@ -90,7 +98,8 @@ if TYPE_CHECKING:
     from .operators import Approximation
 
 __all__ = ["GridEdgeWarning", "default_criterion", "alpha_path", "ALPHA_EXPONENTS",
-           "START_LANDMARKS", "MAX_LANDMARKS", "WINDOW", "EXTEND_STEPS", "MAX_EXTENSIONS"]
+           "START_LANDMARKS", "MAX_LANDMARKS", "GATHER_BELOW", "WINDOW", "EXTEND_STEPS",
+           "MAX_EXTENSIONS"]
 
 #: α = n·10^k for these k (half-decades from 10⁻⁶ to 1)
 ALPHA_EXPONENTS = np.arange(-6.0, 0.25, 0.5)
@@ -106,6 +115,9 @@ STABLE_STEPS = 1
 DEFF_FRACTION: float | None = 0.5
 #: largest Nyström level
 MAX_LANDMARKS = 800
+#: Dask input with fewer rows than this is gathered into memory by
+#: ``approximation="auto"``: below it the levels may reach the exact kernel matrix
+GATHER_BELOW = 4 * MAX_LANDMARKS
 #: half-width (in γ steps) of the window a level after the first starts from (and of the
 #: rows an α extension evaluates)
 WINDOW = 1
@@ -119,11 +131,25 @@ class GridEdgeWarning(UserWarning):
     value may lie beyond it."""
 
 
-def default_criterion(task: str, n: int | None = None, blocks: bool = False
-                      ) -> tuple[str, dict[str, Any]]:
+#: the default criterion on an approximation that computes neither the k-fold nor the
+#: leave-one-out error (capability tag → criterion): of the randomised circulant's
+#: criteria, the one whose γ-curve follows its exact counterpart (KTA) best, median
+#: Spearman ρ 0.98 over 10 binary sets, where its leave-one-out form random_eloo
+#: scores 0.06 (studies/results/random_mcm_spearman.md)
+FALLBACK_CRITERIA = {"random_mcm": "random_kta_row_2g"}
+
+
+def default_criterion(task: str, n: int | None = None, blocks: bool = False,
+                      provides: frozenset[str] | None = None) -> tuple[str, dict[str, Any]]:
     """(criterion name, parameters) the defaults use for a task, on n points;
     ``blocks``: whether the approximation holds the whole kernel matrix (provides
-    principal blocks, so the k-fold criteria can run)."""
+    principal blocks, so the k-fold criteria can run); ``provides``: the
+    approximation's capabilities, when known — without "spectral" (no leave-one-out
+    error) the criterion of :data:`FALLBACK_CRITERIA` for the capability it has."""
+    if provides is not None and "spectral" not in provides and "blocks" not in provides:
+        for tag, name in FALLBACK_CRITERIA.items():
+            if tag in provides:
+                return name, {}
     kfold = blocks and n is not None and n <= KFOLD_MAX_N
     if task == "multiclass":
         return ("ekfold_multiclass" if kfold else "eloo_multiclass"), {"loss": "hybrid"}
@@ -135,7 +161,8 @@ KFOLD_MAX_N = 400
 
 #: criteria that estimate the test error, so their minimum over α is a choice of α;
 #: the others (regularised training errors, alignments) keep the single α = 1 by default
-ALPHA_SELECTING = frozenset({"eloo", "gcv", "eloo_multiclass", "ekfold", "ekfold_multiclass"})
+ALPHA_SELECTING = frozenset({"eloo", "eloo_error_rate", "gcv", "eloo_multiclass", "ekfold",
+                             "ekfold_error_rate", "ekfold_multiclass"})
 
 
 def alpha_path(n: int) -> np.ndarray:
@@ -216,10 +243,10 @@ def warn_edges(search: Search, surface: Surface, warn_gamma: bool, warn_alpha: b
     loud = [e for e in edges if (warn_gamma if e.startswith("gamma") else warn_alpha)]
     if loud:
         g, a = surface.gammas[idx[0]], surface.alphas[idx[1]]
-        warnings.warn(
+        warn_user(
             f"{crit.name} is best on the edge of the extended grid ({', '.join(loud)}: "
             f"gamma={g:.4g}, alpha={a:.4g}); the best kernel may lie beyond it. Pass a wider "
-            "gammas= / alphas= grid.", GridEdgeWarning, stacklevel=4)
+            "gammas= / alphas= grid.", GridEdgeWarning)
     return edges
 
 
@@ -241,17 +268,19 @@ def nested_nystroem(perm: np.ndarray, m: int) -> Nystroem:
 
 
 def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_m: int
-                ) -> tuple[Surface, Approximation | None, Any, list[dict[str, Any]]]:
+                ) -> tuple[Surface, Approximation | None, Any, list[dict[str, Any]],
+                           list[SearchLevel]]:
     """Double the landmarks around the best point until the choice is settled
     (module docstring). Returns (surface of the last level, its approximation, its
-    state, levels info)."""
+    state, levels info, the levels searched)."""
     crit = search.crits[0]
     n = search.X.shape[0]
     levels: list[dict[str, Any]] = []
+    searched: list[SearchLevel] = []
     m = first_state_m
     prev = best_index(surface.curves[crit.name], crit.direction)
     if prev is None:
-        return surface, None, None, levels
+        return surface, None, None, levels, searched
     prev_point = (surface.gammas[prev[0]], surface.alphas[prev[1]])
     grid, alphas = surface.gammas, surface.alphas
     current = surface
@@ -263,7 +292,7 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
             approx, label = Exact(), "exact"
         elif m_next > MAX_LANDMARKS:
             levels.append({"stopped": f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}"})
-            return current, approx, state, levels
+            return current, approx, state, levels, searched
         else:
             approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
         t0 = time.perf_counter()
@@ -275,9 +304,10 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
         idx = best_index(level.curves[crit.name], crit.direction)
         info: dict[str, Any] = {"approximation": label, "gammas": level.gammas.tolist()}
         current = level
+        searched.append(level.level(label))
         if idx is None:
             levels.append(dict(info, stable=False, seconds=time.perf_counter() - t0))
-            return current, approx, state, levels
+            return current, approx, state, levels, searched
         point = (level.gammas[idx[0]], alphas[idx[1]])
         stable = _within_steps(point, prev_point, STABLE_STEPS)
         info.update(best_gamma=float(point[0]), best_alpha=float(point[1]),
@@ -289,7 +319,7 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
         info.update(stable=bool(stable), seconds=time.perf_counter() - t0)
         levels.append(info)
         if stable or label == "exact":
-            return current, approx, state, levels
+            return current, approx, state, levels, searched
         prev_point = point
         m = m_next
 
@@ -368,11 +398,7 @@ def refine_best(search: Search, approx: Approximation, state: Any, gamma: float,
         key = round(float(log_g), 12)
         if key not in cache:
             g = float(np.exp(log_g))
-            op = approx.build(search.X, search.y_build, g, kernel=search.kernel, state=state,
-                              workers=search.workers)
-            search.n_builds += 1
-            vals = evaluate_criterion(crit, op, search.targets_for[crit.name], fine,
-                                      **search.params[crit.name])
+            vals = search.first_criterion_at(approx, state, g, fine)
             vals = np.where(np.isfinite(vals), sign * vals, np.inf)
             j = int(np.argmin(vals))
             cache[key] = (float(vals[j]), g, float(fine[j]))

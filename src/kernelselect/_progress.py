@@ -25,7 +25,7 @@ from typing import Any, Callable, TextIO, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["check_progress", "progress_iter", "LINE_INTERVAL"]
+__all__ = ["check_progress", "progress_iter", "ProgressBar", "LINE_INTERVAL"]
 
 #: Least number of seconds between two plain progress lines.
 LINE_INTERVAL = 10.0
@@ -151,3 +151,66 @@ def progress_iter(iterable: Iterable[T], total: int, progress: bool | float, *, 
             lines.done += 1
     finally:
         lines.close()
+
+
+class ProgressBar:
+    """One bar (or one series of lines) over a run whose amount of work grows as it
+    goes: :meth:`extend` adds planned steps to the total (a selection plans its
+    operator builds grid by grid: the first grid, then each extension, Nyström level
+    or refinement), :meth:`update` counts steps done, and the time left is estimated
+    from the mean time per step so far. Created shown or hidden by ``progress`` as
+    :func:`progress_iter` is; nothing is started before the first :meth:`extend`.
+    """
+
+    def __init__(self, progress: bool | float, *, desc: str, unit: str,
+                 stream: TextIO | None = None) -> None:
+        self.progress, self.desc, self.unit = progress, desc, unit
+        self.stream = sys.stderr if stream is None else stream
+        self._bar: Any = None
+        self._lines: _Lines | None = None
+        self.total = 0
+        self.done = 0
+
+    def _start(self) -> None:
+        delay = 0.0 if self.progress is True else float(self.progress)
+        tqdm = _tqdm()
+        if tqdm is not None and _is_tty(self.stream):
+            self._bar = tqdm(total=self.total, desc=self.desc, unit=self.unit,
+                             file=self.stream, delay=delay)
+            return
+        note = "install tqdm for a progress bar" if tqdm is None and _is_tty(self.stream) \
+            else None
+        self._lines = _Lines(self.total, self.desc, self.unit, delay,
+                             max(delay, LINE_INTERVAL), self.stream, note)
+
+    def extend(self, steps: int) -> None:
+        """Add ``steps`` planned steps to the total."""
+        if self.progress is False or steps <= 0:
+            return
+        self.total += int(steps)
+        if self._bar is None and self._lines is None:
+            self._start()
+        elif self._bar is not None:
+            self._bar.total = self.total
+            self._bar.refresh()
+        else:
+            assert self._lines is not None
+            self._lines.total = self.total
+
+    def update(self, steps: int = 1) -> None:
+        """Count ``steps`` steps done."""
+        if self.progress is False:
+            return
+        self.done += int(steps)
+        if self._bar is not None:
+            self._bar.update(int(steps))
+        elif self._lines is not None:
+            self._lines.done = self.done
+
+    def close(self) -> None:
+        """End the bar (a last line "total/total done in …" when lines were shown)."""
+        if self._bar is not None:
+            self._bar.close()
+        elif self._lines is not None:
+            self._lines.close()
+        self._bar = self._lines = None

@@ -161,6 +161,21 @@ def config_context(max_bytes: int | float | str | None = None) -> Iterator[dict[
             _config.update(saved)
 
 
+_trace: list[tuple[float, str]] | None = None
+
+
+@contextlib.contextmanager
+def trace_allocations() -> Iterator[list[tuple[float, str]]]:
+    """Record every estimate :func:`check_allocation` sees inside the block, as
+    (bytes, what); for the tests that hold the estimates against measured memory."""
+    global _trace
+    saved, _trace = _trace, []
+    try:
+        yield _trace
+    finally:
+        _trace = saved
+
+
 def format_bytes(nbytes: float) -> str:
     """A short human form: 18.6 GiB, 512 MiB, 3 KiB, 12 B."""
     n = float(nbytes)
@@ -189,6 +204,8 @@ def check_allocation(nbytes: float, what: str, hint: str | None = None) -> int:
         The estimate, when it is within the limit.
     """
     nbytes = float(nbytes)
+    if _trace is not None:
+        _trace.append((nbytes, what))
     limit = max_bytes()
     if nbytes > limit:
         lead = f"{hint[:1].upper()}{hint[1:].rstrip('.')}, or raise" if hint else "Raise"

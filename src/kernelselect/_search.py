@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from ._progress import progress_iter
+from ._progress import ProgressBar
+from ._result import SearchLevel, n_landmarks_of
 from .criteria import evaluate_criterion
 from .operators.streaming_lowrank import ArrayRows, evaluate_grid
 
@@ -39,6 +40,8 @@ class Search:
         self.progress = progress
         self.rows = rows                      # row source of the streamed operators (Dask)
         self.n_builds = 0
+        #: one progress bar over every operator build of the selection (close() ends it)
+        self.bar = ProgressBar(progress, desc="kernel selection", unit="operators")
         #: γ → eigenvalues of the operator evaluated there, kept while not None
         self.spectra: dict[float, np.ndarray] | None = None
 
@@ -59,21 +62,17 @@ class Search:
         curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
         timings = np.empty(gammas.size)
         ops: list[dict[str, Any]] = []
+        self.bar.extend(gammas.size)              # the operator builds this grid plans
         if getattr(approx, "build_all", None) is not None:
-            # every γ from shared row passes: progress is a heartbeat over the whole grid
-            streamed = False
-            for _ in progress_iter(range(1), 1, self.progress,
-                                   desc=f"{desc} (all γ at once)", unit="grid"):
-                built = self._build_all(approx, state, gammas)
-                if built is not None:
-                    self._run_streaming(built, alphas, curves, timings, ops)
-                    for gamma, op in zip(gammas, built):
-                        self._keep_spectrum(gamma, op)
-                    streamed = True
-            if streamed:          # after the loop, so that the progress reports completion
+            # every γ from shared row passes
+            built = self._build_all(approx, state, gammas)
+            if built is not None:
+                self._run_streaming(built, alphas, curves, timings, ops)
+                for gamma, op in zip(gammas, built):
+                    self._keep_spectrum(gamma, op)
+                self.bar.update(gammas.size)
                 return curves, timings, ops
-        for i in progress_iter(range(gammas.size), gammas.size, self.progress, desc=desc,
-                               unit="γ"):
+        for i in range(gammas.size):
             t0 = time.perf_counter()
             op = approx.build(self.X, self.y_build, float(gammas[i]), kernel=self.kernel,
                               state=state, workers=self.workers)
@@ -84,7 +83,32 @@ class Search:
             timings[i] = time.perf_counter() - t0
             ops.append(dict(op.details, n_operator=op.n))
             self._keep_spectrum(gammas[i], op)
+            self.bar.update(1)
         return curves, timings, ops
+
+    def first_criterion_at(self, approx: Approximation, state: Any, gamma: float,
+                           alphas: np.ndarray) -> np.ndarray:
+        """The first criterion at one γ for every α: one operator built in memory, or
+        on Dask input one streamed pass (X stays in its chunks)."""
+        crit = self.crits[0]
+        self.bar.extend(1)
+        if self.rows is not None:
+            built = self._build_all(approx, state, np.array([float(gamma)]))
+            if built is not None:
+                values = np.empty(len(alphas))
+
+                def evaluate(i: int, op: KernelOperator, name: str) -> None:
+                    values[:] = evaluate_criterion(crit, op, self.targets_for[name], alphas,
+                                                   **self.params[name])
+                evaluate_grid(built, [crit.name], evaluate)
+                self.bar.update(1)
+                return values
+        op = approx.build(self.X, self.y_build, float(gamma), kernel=self.kernel, state=state,
+                          workers=self.workers)
+        self.n_builds += 1
+        self.bar.update(1)
+        return np.asarray(evaluate_criterion(crit, op, self.targets_for[crit.name], alphas,
+                                             **self.params[crit.name]), dtype=np.float64)
 
     def _keep_spectrum(self, gamma: float, op: KernelOperator) -> None:
         if self.spectra is not None:
@@ -150,6 +174,11 @@ class Surface:
         self.curves = curves
         self.timings = np.asarray(timings, dtype=np.float64)
         self.ops = list(ops)
+
+    def level(self, approximation: str) -> SearchLevel:
+        """This surface as a :class:`~kernelselect.SearchLevel` of the result."""
+        return SearchLevel(approximation, n_landmarks_of(self.ops), self.gammas, self.alphas,
+                           self.curves, self.timings)
 
     def add_gammas(self, new: np.ndarray, curves: dict[str, np.ndarray], timings: np.ndarray,
                    ops: Sequence[dict[str, Any]], before: bool) -> None:

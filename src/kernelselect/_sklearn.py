@@ -13,12 +13,14 @@ from __future__ import annotations
 from typing import Any, Callable
 
 __all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "MetaEstimatorMixin",
-           "TransformerMixin", "available_if", "check_classification_targets",
-           "check_is_fitted", "clone", "type_of_target", "validate_data"]
+           "TransformerMixin", "OneToOneFeatureMixin", "ClassNamePrefixFeaturesOutMixin",
+           "available_if", "check_classification_targets", "check_is_fitted", "clone",
+           "type_of_target", "validate_data"]
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, MetaEstimatorMixin
     from sklearn.base import TransformerMixin, clone
+    from sklearn.base import ClassNamePrefixFeaturesOutMixin, OneToOneFeatureMixin
     from sklearn.utils.metaestimators import available_if
     from sklearn.utils.multiclass import check_classification_targets, type_of_target
     from sklearn.utils.validation import check_is_fitted, validate_data
@@ -49,6 +51,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
         pass
 
     class TransformerMixin:  # type: ignore[no-redef]
+        pass
+
+    class OneToOneFeatureMixin:  # type: ignore[no-redef]
+        pass
+
+    class ClassNamePrefixFeaturesOutMixin:  # type: ignore[no-redef]
         pass
 
     def available_if(check: Callable[[Any], bool]) -> Callable[[Any], Any]:

@@ -13,26 +13,34 @@ same without the bias row: a = K_α⁻¹ y, f(x) = Σ_i a_i κ(x, x_i), as sciki
 KernelRidge.
 
 Fitting builds the operator of the approximation for one γ, as the selection does
-(``approximation.build``), and asks it for the resolvent K_α⁻¹ applied to the
-columns [1, Y] for the whole α path at once (``apply_function`` with a
-:class:`~kernelselect.operators.RidgeFunction`). How the operator solves is its
-own strategy:
+(``approximation.build``), and solves on it for the whole α path at once:
 
-- exact: :class:`~kernelselect.operators.dense.DenseOperator` with
-  ``exact_solver`` "cholesky" (one factorisation per α), "eigh" (one
-  eigendecomposition) or "tridiagonal" (one reduction K = QTQᵀ, O(n) per α);
-- Nyström (paper 004 eq. 13) and random features:
-  :class:`~kernelselect.operators._lowrank.LowRankOperator`, K̃ = VVᵀ solved by the
-  Woodbury identity (paper 004 eqs. 15–17, Alg. 1); a random-feature machine keeps
-  the primal weights w = Vᵀa;
+- exact: :class:`~kernelselect.operators.dense.DenseOperator` gives K_α⁻¹[1, Y]
+  (``apply_function`` with a :class:`~kernelselect.operators.RidgeFunction`) by its
+  ``exact_solver`` strategy: "cholesky" (one factorisation per α), "eigh" (one
+  eigendecomposition) or "tridiagonal" (one reduction K = QTQᵀ, O(n) per α); the
+  model is the dual form above, predicting with the true kernel;
+- Nyström and random features:
+  :class:`~kernelselect.operators._lowrank.LowRankOperator`, K̃ = VVᵀ. The machine
+  is the model on the feature map φ whose Gram matrix K̃ is, f(x) = φ(x)ᵀw + b, with
+  w from the ridge problem min ‖Vw + b1 − y‖² + α‖w‖² (b unpenalised for the
+  LSSVM) solved through a backward-stable QR and SVD of V in k dimensions
+  (:func:`~kernelselect.operators._lowrank.ridge_weights`). On the training points
+  it is the LSSVM / KRR on K̃ — the model the criteria score — and it extends to
+  new points by the feature map: random features z(x), or the Nyström map
+  φ(x) = Tᵀk(landmarks, x) (V = K(X, landmarks)·T), so a Nyström model predicts
+  from its c landmarks and the c coefficients β = Tw alone. (The dual a = K̃_α⁻¹y
+  of the same fit, evaluated with the true kernel κ(x, X)a as paper 004 and earlier
+  versions did, is a different model: the part of y outside range(V) enters a
+  divided by α and is amplified by κ, so at small α its test error grows like 1/α.)
 - the Song–Xu multilevel circulant (paper 002, Ding, Liao et al., TNNLS 2020) is a
   stand-in for grid cells, not for the training points, so the machines do not train
   on it (:func:`check_machine` says why).
 
-Prediction always evaluates the true kernel between new points and the points the
-model was trained on, in blocks of rows (:func:`cross_kernel_matvec`), so the full
-test × train matrix is never held; random-feature models predict in their primal
-form z(x)ᵀw + b.
+Prediction evaluates the kernel between new points and the support points (the
+training points, or the Nyström landmarks) in blocks of rows
+(:func:`cross_kernel_matvec`), so the full test × train matrix is never held;
+random-feature models predict in their primal form z(x)ᵀw + b.
 """
 
 from __future__ import annotations
@@ -47,6 +55,8 @@ from . import _predict, lowlevel
 from ._kernel_ops import _condition
 from ._validation import KERNEL_CODES, check_random_state
 from .operators import KernelOperator, RidgeFunction, get_approximation
+from .operators._base import check_function_output
+from .operators._lowrank import LowRankOperator
 from .operators.dense import DenseOperator, Exact
 from .operators.nystrom import Nystroem
 from .operators.rff import RFF
@@ -106,6 +116,7 @@ def dual_solution(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, b
         raise ValueError(f"Y has {Y.shape[0]} rows, the operator acts on {operator.n}.")
     alphas = check_alphas(alphas)
     t = Y.shape[1]
+    check_function_output(operator.n, t + int(bias), alphas.size)    # before any solve
     resolvent = RidgeFunction("resolvent", alphas)
     if not bias:
         coef = operator.apply_function(resolvent, Y)
@@ -186,23 +197,26 @@ def _compiled_cross_matvec(X_new: np.ndarray, X_train: np.ndarray, C: np.ndarray
     threads = block_threads(Xn.shape[0] * Xt.shape[0], workers)
     (Xn, Xt), g = _condition([Xn, Xt], gamma, kernel)
     with one_blas_thread():
-        _predict.cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
+        _predict._cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
 
 
 class KernelMachine:
-    """A fitted LSSVM / KRR: f(x) = Σ_i a_i κ(x, x_i) + b (or z(x)ᵀw + b for RFF).
+    """A fitted LSSVM / KRR: f(x) = Σ_i a_i κ(x, s_i) + b over its support points s_i
+    (or z(x)ᵀw + b for RFF).
 
     Attributes
     ----------
-    support : ndarray of shape (n_support, d)
-        The training points the model was solved on (all of them, or the grid
-        points of the circulant approximation).
+    support : ndarray of shape (n_support, d) or None
+        The points the kernel is evaluated against: all training points (exact), or
+        the landmarks (Nyström). None for random features.
     support_indices : ndarray of int or None
-        Their rows in the training set (None: all rows in order).
+        Their rows in the training set; None when they are not training rows
+        (k-means landmarks) or there are none (random features).
     coef : ndarray of shape (n_support, t, L)
-        Dual coefficients a per output and α (None for RFF).
+        Coefficients per output and α: the dual a (exact) or β = Tw on the landmarks
+        (Nyström, see the module notes); None for RFF.
     weights : ndarray of shape (D, t, L) or None
-        Primal weights w = Zᵀa of a random-feature model.
+        Primal weights w of a random-feature model.
     intercept : ndarray of shape (t, L)
     alphas : ndarray of shape (L,)
     gamma, kernel, method, details
@@ -326,10 +340,11 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
     kernel : {"gaussian", "laplacian"}
     bias : bool
     approximation : str or Approximation
-        "exact" (K itself, solved as ``exact_solver`` says), "nystrom" (Woodbury,
-        paper 004 Alg. 1), "rff" (primal ridge in D dimensions), or an instance of
-        these. "mcm" is refused (see :func:`check_machine`): its circulant
-        stand-in selects kernels but does not train a model.
+        "exact" (K itself, solved as ``exact_solver`` says), "nystrom" or "rff"
+        (ridge regression on the feature map of K̃ = VVᵀ in k dimensions, see the
+        module notes), or an instance of these. "mcm" is refused (see
+        :func:`check_machine`): its circulant stand-in selects kernels but does not
+        train a model.
     random_state : int, Generator or None
         Landmarks / frequencies / dropped grid points.
     state : dict or None
@@ -358,22 +373,39 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
         try:
             op = approx.build(X, Y2[:, 0], gamma, kernel=kernel, state=state,
                               workers=block_workers(X.shape[0] ** 2, workers))
+            if isinstance(op, LowRankOperator):
+                return _low_rank_machine(op, Y2, alphas, bias, gamma, kernel, approx, state)
             if isinstance(op, DenseOperator):
                 op.on_singular = "raise"          # a singular K + αI is the caller's to fix
             coef, intercept = dual_solution(op, Y2, alphas, bias)
         except np.linalg.LinAlgError as exc:
             raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc
-    method = solver or ("rff" if isinstance(approx, RFF) else "woodbury")
-    details: dict[str, Any] = {"method": solver or "woodbury", "n_support": int(X.shape[0])}
-    V = getattr(op, "factor", None)
-    if V is not None:
-        details["rank"] = int(V.shape[1])
-    if method == "rff":
-        assert V is not None                     # random features: K̃ = ZZᵀ
-        weights = (V.T @ coef.reshape(V.shape[0], -1)).reshape((V.shape[1],) + coef.shape[1:])
-        return KernelMachine(support=None, support_indices=None, coef=None, intercept=intercept,
-                             alphas=alphas, gamma=gamma, kernel=kernel, method="rff",
-                             weights=weights, features=(approx, state), details=details)
-    return KernelMachine(support=X, support_indices=None, coef=coef, intercept=intercept,
-                         alphas=alphas, gamma=gamma, kernel=kernel, method=method,
+    assert solver is not None                    # exact: the dense operator's strategy
+    return KernelMachine(support=X, support_indices=np.arange(X.shape[0]), coef=coef,
+                         intercept=intercept, alphas=alphas, gamma=gamma, kernel=kernel,
+                         method=solver, details={"method": solver, "n_support": int(X.shape[0])})
+
+
+def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bias: bool,
+                      gamma: float, kernel: str, approx: Approximation, state: PreparedState
+                      ) -> KernelMachine:
+    """The ridge machine on a low-rank operator's feature map (module notes): random
+    features keep w; a Nyström model keeps its landmarks and β = Tw."""
+    V = op.factor
+    weights, intercept = op.ridge(Y, alphas, bias)
+    details: dict[str, Any] = {"rank": int(V.shape[1])}
+    if op.landmarks is None:                     # random features: K̃ = ZZᵀ
+        details.update(method="rff", n_support=0)
+        return KernelMachine(support=None, support_indices=None, coef=None,
+                             intercept=intercept, alphas=alphas, gamma=gamma, kernel=kernel,
+                             method="rff", weights=weights, features=(approx, state),
+                             details=details)
+    points, indices, T = op.landmarks
+    k, t, L = weights.shape
+    with small_blas(float(T.shape[0]) * k * t * L):
+        coef = (T @ weights.reshape(k, t * L)).reshape(T.shape[0], t, L)
+    details.update(method="nystrom", n_support=int(points.shape[0]))
+    return KernelMachine(support=np.ascontiguousarray(points, dtype=np.float64),
+                         support_indices=indices, coef=coef, intercept=intercept,
+                         alphas=alphas, gamma=gamma, kernel=kernel, method="nystrom",
                          details=details)

@@ -11,6 +11,10 @@ scikit-learn's ``utils/_openmp_helpers``):
   for a core).
 - FFTs (:func:`fft_threads`): at most one thread per :data:`MIN_POINTS_PER_THREAD`
   points.
+- A whole selection (:func:`selection_workers`) left at ``workers=None``: one thread
+  for OpenMP and BLAS alike on at most :data:`SERIAL_MAX_N` points, or when other
+  processes keep all but one core busy (:func:`free_cores`); otherwise the rules
+  below.
 - BLAS/LAPACK: one thread below :data:`SMALL_FLOPS` floating-point operations
   (:func:`blas_for_flops`); one thread around compiled kernels that call BLAS from
   inside their own OpenMP loops (:func:`one_blas_thread`); at most the caller's
@@ -22,12 +26,16 @@ into blocks fixed by the data, not by the number of threads.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import os
+import sys
 import threading
-from typing import Any, ContextManager
+from typing import Any, Callable, ContextManager, Iterator, TypeVar
 
 from threadpoolctl import ThreadpoolController
 
+from . import _validation
 from ._validation import check_workers
 
 __all__ = [
@@ -40,6 +48,16 @@ __all__ = [
     "blas_for_flops",
     "blas_threads",
     "one_blas_thread",
+    "openmp_team",
+    "SERIAL_MAX_N",
+    "free_cores",
+    "selection_workers",
+    "interruptible",
+    "INTERRUPTIBLE_FLOPS",
+    "PassCancelled",
+    "cancel_passes",
+    "resume_passes",
+    "check_cancelled",
 ]
 
 #: kernel-matrix blocks with fewer entries than this run on one OpenMP thread when
@@ -59,19 +77,123 @@ MIN_POINTS_PER_THREAD = 2**16
 #: threaded LAPACK.
 SMALL_FLOPS = 1e10
 
-_controller = None
 _controller_lock = threading.Lock()
+_blas_scan: tuple[int, list[Any]] = (-1, [])
 
 
-def _blas_controller() -> ThreadpoolController:
-    """One threadpoolctl controller over the BLAS libraries, created on first use
-    (after numpy and scipy have loaded theirs), so that a limit costs microseconds."""
-    global _controller
-    if _controller is None:
-        with _controller_lock:
-            if _controller is None:
-                _controller = ThreadpoolController()
-    return _controller
+def _blas_libs() -> list[Any]:
+    """threadpoolctl controllers of the BLAS libraries loaded, looked up again (about
+    0.5 ms) only when modules have been imported since the last look-up (scipy loads
+    its own OpenBLAS beside numpy's)."""
+    global _blas_scan
+    loaded = len(sys.modules)
+    if _blas_scan[0] != loaded:
+        libs = list(ThreadpoolController().select(user_api="blas").lib_controllers)
+        _blas_scan = (loaded, libs)
+    return _blas_scan[1]
+
+
+class _BlasLimiter:
+    """The process-wide BLAS thread limit, shared by every thread of the process.
+
+    BLAS thread counts are global to the process, so a limit taken by one Python
+    thread is seen by all. Each :meth:`limit` context registers its limit; the count
+    in force is the smallest registered one (a caller that needs one thread, around
+    OpenMP loops that call BLAS, gets it whatever the others asked for), and the
+    counts found before the first registration come back when the last one leaves.
+    Enter/exit pairs of concurrent callers may interleave in any order: the state is
+    a multiset under a lock, not a stack.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._active: collections.Counter[int] = collections.Counter()
+        self._original: dict[str, int] = {}         # library path → its count before
+        self._applied: tuple[int, int] | None = None
+
+    def _apply(self, limit: int | None) -> None:
+        # caller holds self._lock
+        libs = _blas_libs()
+        if limit is None:
+            for lib in libs:
+                if lib.filepath in self._original:
+                    lib.set_num_threads(self._original[lib.filepath])
+            self._original, self._applied = {}, None
+            return
+        if self._applied == (limit, id(libs)):
+            return
+        for lib in libs:
+            original = self._original.setdefault(lib.filepath, lib.get_num_threads())
+            lib.set_num_threads(max(1, min(limit, original)))
+        self._applied = (limit, id(libs))
+
+    @contextlib.contextmanager
+    def limit(self, threads: int) -> Iterator[None]:
+        threads = max(1, int(threads))
+        with self._lock:
+            self._active[threads] += 1
+            self._apply(min(self._active))
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._active[threads] -= 1
+                if self._active[threads] == 0:
+                    del self._active[threads]
+                self._apply(min(self._active) if self._active else None)
+
+    @property
+    def active(self) -> int:
+        """The number of limits registered now."""
+        with self._lock:
+            return sum(self._active.values())
+
+
+_blas_limiter = _BlasLimiter()
+
+
+#: a selection on at most this many points runs on one thread when ``workers`` is None:
+#: its kernel blocks, factorisations and criteria are too small for a second thread to
+#: pay for starting and waking it (studies/threads_default.py; at n = 200 the default
+#: threads took 0.6–0.8 s against 0.15 s on one thread on a busy 2-core machine)
+SERIAL_MAX_N = 1000
+
+
+def free_cores() -> int:
+    """Threads worth starting now: OMP_NUM_THREADS when set (capped); else the cores
+    this process may run on, less those other processes keep busy.
+
+    The others' share is the 1-minute load average less one (this process may be part
+    of it), rounded down: on a machine already running more processes than cores a
+    second thread finds no free core, so it only adds overhead (measured at n = 10⁶ on
+    2 cores under a load of 6–9: 1.03× the wall time and 1.26× the CPU of one thread,
+    1.16× the wall time with one more busy process; docs/streaming.md).
+    """
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        usable = os.cpu_count() or 1
+    threads = max(1, min(_validation.check_workers(None), usable))
+    if os.environ.get("OMP_NUM_THREADS"):
+        return threads
+    try:
+        others = int(max(os.getloadavg()[0] - 1.0, 0.0))
+    except (AttributeError, OSError):  # pragma: no cover - no load average
+        others = 0
+    return max(1, min(threads, usable - others))
+
+
+def selection_workers(workers: int | None, n: int) -> int | None:
+    """The thread count of one selection on n points: ``workers`` when given
+    (validated); for None, 1 when n ≤ :data:`SERIAL_MAX_N` or when :func:`free_cores`
+    leaves one core, else None (the per-call rules of this module: all cores for
+    large kernel blocks, FFTs and factorisations). With 1, BLAS is held to one thread
+    for the whole call as well."""
+    if workers is not None:
+        return check_workers(workers)
+    if n <= SERIAL_MAX_N or free_cores() == 1:
+        return 1
+    return None
 
 
 def block_workers(n_entries: float, workers: int | None) -> int | None:
@@ -98,17 +220,130 @@ def blas_for_flops(flops: float) -> ContextManager[Any]:
     no-op otherwise)."""
     if flops >= SMALL_FLOPS:
         return contextlib.nullcontext()
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return _blas_limiter.limit(1)
 
 
 def one_blas_thread() -> ContextManager[Any]:
     """A context running BLAS on one thread (around compiled kernels that call BLAS
     from their own OpenMP threads, and around work run in parallel tasks)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    return _blas_limiter.limit(1)
 
 
 def blas_threads(workers: int | None) -> ContextManager[Any]:
-    """A context limiting BLAS/LAPACK to ``workers`` threads; no limit for None."""
+    """A context limiting BLAS/LAPACK to ``workers`` threads (at most
+    :func:`~kernelselect._validation.max_workers`); no limit for None."""
     if workers is None:
         return contextlib.nullcontext()
-    return _blas_controller().limit(limits=workers, user_api="blas")
+    return _blas_limiter.limit(check_workers(workers))
+
+
+# --------------------------------------------------------------------------- OpenMP teams
+
+_openmp_libs: dict[bool, list[Any]] = {}
+_team = threading.local()
+
+
+def _openmp_controllers() -> list[Any]:
+    """threadpoolctl controllers of every OpenMP runtime loaded (pyFFTW ships its own
+    libgomp beside the one of the compiled kernels); looked up once before and once
+    after pyFFTW is imported."""
+    key = "pyfftw.pyfftw" in sys.modules
+    libs = _openmp_libs.get(key)
+    if libs is None:
+        with _controller_lock:
+            libs = _openmp_libs.get(key)
+            if libs is None:
+                libs = list(ThreadpoolController().select(user_api="openmp").lib_controllers)
+                _openmp_libs[key] = libs
+    return libs
+
+
+def openmp_team(threads: int) -> None:
+    """Set the default OpenMP team of the calling thread to ``threads`` (capped by
+    :func:`~kernelselect._validation.check_workers`) in every loaded OpenMP runtime.
+
+    Libraries that open parallel regions without a thread count of their own (FFTW's
+    OpenMP threads) take the team size from the runtime's default, which is
+    ``OMP_NUM_THREADS``: a value such as 999999 makes the runtime try to start that
+    many threads and crash. The default is a per-thread setting, so this is called
+    in the thread that runs the transform, before planning and executing.
+    """
+    threads = check_workers(threads)
+    libs = _openmp_controllers()
+    if getattr(_team, "setting", None) == (threads, id(libs)):
+        return
+    for lib in libs:
+        lib.set_num_threads(threads)
+    _team.setting = (threads, id(libs))
+
+
+# --------------------------------------------------------------------------- Ctrl-C
+
+R = TypeVar("R")
+
+#: compiled calls of at least this many floating-point operations run in a helper
+#: thread when called from the main thread (:func:`interruptible`); below, the call
+#: returns within a fraction of a second anyway
+INTERRUPTIBLE_FLOPS = 1e10
+
+#: seconds between the main thread's checks for a signal while it waits
+_POLL = 0.05
+
+
+def interruptible(flops: float, fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """``fn(*args, **kwargs)``, answering Ctrl-C within a fraction of a second.
+
+    A LAPACK factorisation (eigh, Cholesky, the tridiagonal reduction) holds the
+    main thread in compiled code for as long as it runs (a minute at n = 6000 on a
+    busy machine), and Python runs its signal handlers only when that returns. A call
+    of at least :data:`INTERRUPTIBLE_FLOPS` made from the main thread therefore runs
+    in a helper thread while the main thread waits for it in short steps, so that
+    KeyboardInterrupt is raised at once. The abandoned call cannot be stopped: it
+    finishes in the background (at most its own running time) and its memory is
+    freed then. From other threads, and for smaller calls, ``fn`` runs directly.
+    """
+    if flops < INTERRUPTIBLE_FLOPS or threading.current_thread() is not threading.main_thread():
+        return fn(*args, **kwargs)
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+        finally:
+            done.set()
+
+    worker = threading.Thread(target=run, name="kernelselect-factorisation", daemon=True)
+    worker.start()
+    while not done.wait(_POLL):
+        pass
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class PassCancelled(Exception):
+    """Raised inside a row-block task of a pass that Ctrl-C abandoned."""
+
+
+_cancelled = threading.Event()
+
+
+def cancel_passes() -> None:
+    """Mark the passes in flight as abandoned (on KeyboardInterrupt): their queued
+    row-block tasks then end at their next block instead of running to the end of
+    the pass. Ctrl-C is addressed to the whole process, so every pass in it stops."""
+    _cancelled.set()
+
+
+def resume_passes() -> None:
+    """Clear :func:`cancel_passes` (at the start of a new pass)."""
+    _cancelled.clear()
+
+
+def check_cancelled() -> None:
+    """Raise :class:`PassCancelled` in a row-block task of an abandoned pass."""
+    if _cancelled.is_set():
+        raise PassCancelled("the pass was interrupted")

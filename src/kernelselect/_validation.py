@@ -32,6 +32,8 @@ __all__ = [
     "check_random_state",
     "check_bool",
     "float_dtype",
+    "as_array",
+    "refuse_sparse_or_masked",
 ]
 
 KNOWN_KERNELS = ("gaussian", "laplacian")
@@ -58,9 +60,37 @@ def float_dtype(*arrays: npt.ArrayLike) -> np.dtype[np.floating[Any]]:
     return np.dtype(np.float64)
 
 
-def _refuse_sparse_or_masked(obj: Any, name: str) -> Any:
+def _pandas_nullable(obj: Any, name: str) -> Any:
+    """A pandas Series/DataFrame of nullable numeric dtypes (Int64, Float64, boolean,
+    possibly beside numpy columns) as a numpy array; ``pd.NA`` entries are refused
+    (numpy would make an object array of them, refused as "not numbers")."""
+    if not type(obj).__module__.startswith("pandas") or not hasattr(obj, "to_numpy"):
+        return obj
+    dtypes = obj.dtypes if hasattr(obj, "columns") else [getattr(obj, "dtype", None)]
+    nullable = [d for d in dtypes if type(d).__module__.startswith("pandas")
+                and getattr(d, "kind", "O") in "iufb"]
+    if not nullable:
+        return obj
+    missing = int(np.asarray(obj.isna()).sum())
+    if missing:
+        raise ValueError(
+            f"{name} contains {missing} missing value(s) (pandas NA); missing values are not "
+            f"supported: drop or impute them first (e.g. {name}.dropna() or "
+            f"{name}.fillna(value)).")
+    kinds = {getattr(d, "kind", "O") for d in dtypes}
+    if kinds == {"b"}:
+        return obj.to_numpy(dtype=bool)
+    if kinds <= {"i", "u", "f", "b"}:
+        return obj.to_numpy(dtype=np.float64)
+    return obj
+
+
+def refuse_sparse_or_masked(obj: Any, name: str) -> Any:
     """Sparse matrices are refused (densify explicitly); masked arrays pass only
-    without masked entries (there is no notion of a missing value here)."""
+    without masked entries (there is no notion of a missing value here); pandas
+    nullable columns (Int64, Float64, boolean) become numpy arrays, refused with
+    their count when they hold ``pd.NA``."""
+    obj = _pandas_nullable(obj, name)
     if hasattr(obj, "toarray") and type(obj).__module__.startswith("scipy.sparse"):
         shape = getattr(obj, "shape", None)
         size = ""
@@ -99,12 +129,28 @@ def screen_inputs(validate: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(estimator: Any, X: Any = "no_validation", y: Any = "no_validation",
                 **kwargs: Any) -> Any:
         if not (isinstance(X, str) and X == "no_validation"):
-            X = _refuse_sparse_or_masked(X, "X")
+            X = refuse_sparse_or_masked(X, "X")
         if not (isinstance(y, str) and y == "no_validation") and y is not None:
-            y = _refuse_sparse_or_masked(y, "y")
+            y = refuse_sparse_or_masked(y, "y")
+            if kwargs.get("y_numeric"):
+                _numeric_target(y, type(estimator).__name__)
         return validate(estimator, X, y, **kwargs)
 
     return wrapper
+
+
+def _numeric_target(y: Any, who: str) -> None:
+    """Refuse text targets for an estimator that needs real numbers (a regressor)."""
+    arr = as_array(y, "y")
+    if arr.dtype.kind in "USO":
+        try:
+            arr.astype(np.float64)
+        except (TypeError, ValueError):
+            example = next((v for v in arr.ravel() if isinstance(v, (str, bytes))), None)
+            raise TypeError(
+                f"y must hold real numbers for {who}, got text labels (e.g. {example!r}); "
+                "a regressor fits a real target: use a classifier (LSSVMClassifier) for "
+                "class labels.") from None
 
 
 def check_bool(value: Any, name: str) -> bool:
@@ -114,14 +160,26 @@ def check_bool(value: Any, name: str) -> bool:
     raise TypeError(f"{name} must be True or False, got {value!r}.")
 
 
+def as_array(obj: Any, name: str) -> np.ndarray:
+    """``np.asarray(obj)``, with a message naming ``name`` for ragged nested lists
+    (rows of different lengths) and objects numpy cannot convert."""
+    try:
+        return np.asarray(obj)
+    except ValueError as exc:
+        if "inhomogeneous" in str(exc) or "sequence" in str(exc):
+            raise ValueError(
+                f"{name} is ragged: its rows (or entries) have different lengths; give a "
+                "rectangular array, every row with the same number of values.") from None
+        raise TypeError(f"{name} must be array-like: {exc}") from None
+    except Exception as exc:  # pragma: no cover - exotic objects
+        raise TypeError(f"{name} must be array-like: {exc}") from None
+
+
 def real_array(obj: Any, name: str) -> np.ndarray:
     """``np.asarray(obj)``, refusing objects, text and complex numbers (TypeError),
     scipy.sparse matrices (TypeError) and masked arrays with masked entries."""
-    obj = _refuse_sparse_or_masked(obj, name)
-    try:
-        arr = np.asarray(obj)
-    except Exception as exc:  # pragma: no cover - exotic objects
-        raise TypeError(f"{name} must be array-like: {exc}") from None
+    obj = refuse_sparse_or_masked(obj, name)
+    arr = as_array(obj, name)
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         raise TypeError(f"{name} must hold numbers, got dtype {arr.dtype}.")
     if np.iscomplexobj(arr):
@@ -201,17 +259,28 @@ def check_grid(values: Any, name: str, meaning: str = "") -> np.ndarray:
     """A non-empty 1-D float array of finite values > 0 (a scalar becomes shape (1,)):
     the validator of every γ and α grid. ``meaning`` (e.g. " (the ridge added to K)")
     is added to the message for a bad value."""
-    try:
-        arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    except (TypeError, ValueError):
+    raw = refuse_sparse_or_masked(values, name)
+    if isinstance(raw, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in raw):
+        raise TypeError(f"{name} must hold positive numbers, not True/False, got {values!r}.")
+    if isinstance(raw, (str, bytes, bool, np.bool_)) or raw is None:
         raise TypeError(f"{name} must be a positive number or a sequence of them, got "
-                        f"{values!r}.") from None
+                        f"{values!r}.")
+    raw = as_array(raw, name)
+    if raw.dtype.kind == "O" and all(isinstance(v, numbers.Real)
+                                     and not isinstance(v, (bool, np.bool_))
+                                     for v in raw.ravel()):
+        raw = raw.astype(np.float64)
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be a positive number or a sequence of them (ints or "
+                        f"floats), got {values!r} (dtype {raw.dtype}).")
+    arr = np.atleast_1d(raw.astype(np.float64))
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a positive number or a non-empty 1-D sequence, got "
+        raise ValueError(f"{name} must be a non-empty 1-D sequence of positive numbers (or one "
+                         "positive number), got "
                          f"shape {arr.shape}.")
     bad = ~(np.isfinite(arr) & (arr > 0))
     if bad.any():
-        raise ValueError(f"{name} must be finite and > 0{meaning}; got {float(arr[bad][0])!r}.")
+        raise ValueError(f"{name} must all be finite and > 0{meaning}; got {float(arr[bad][0])!r}.")
     return arr
 
 

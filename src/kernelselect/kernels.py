@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import check_kernel
+from ._resources import check_allocation
+from ._validation import check_kernel, check_matrix, check_positive_int, check_random_state
 
 __all__ = [
     "kernel_diagonal",
@@ -36,15 +37,24 @@ def kernel_diagonal(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian") ->
 
 
 def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
-                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Standard spectral draws ``(W0, b)``: W0 (d, D) standard normal (Gaussian) or
-    standard Cauchy (Laplacian), b (D,) uniform on [0, 2π)."""
+                       rng: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Draw the standard spectral samples ``(W0, b)`` of random Fourier features.
+
+    W0 (d, D) is standard normal (Gaussian kernel) or standard Cauchy (Laplacian),
+    b (D,) uniform on [0, 2π). ``rng`` is a numpy Generator or a seed (as
+    ``random_state`` elsewhere); the (d + 1)·D draws are checked against the memory
+    guard first."""
     kernel = check_kernel(kernel)
+    d = check_positive_int(n_features_in, "n_features_in")
+    D = check_positive_int(n_features, "n_features")
+    check_allocation(8.0 * (d + 1) * D, f"the random frequencies W0 ({d} × {D}) and phases b",
+                     "use fewer random features (n_features)")
+    rng = check_random_state(rng)
     if kernel == "gaussian":
-        W0 = rng.standard_normal((n_features_in, n_features))
+        W0 = rng.standard_normal((d, D))
     else:
-        W0 = rng.standard_cauchy((n_features_in, n_features))
-    b = rng.uniform(0.0, 2.0 * np.pi, n_features)
+        W0 = rng.standard_cauchy((d, D))
+    b = rng.uniform(0.0, 2.0 * np.pi, D)
     return W0, b
 
 
@@ -62,8 +72,9 @@ def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,
 
     The distance is ‖x_i − x_j‖² for the Gaussian kernel and ‖x_i − x_j‖₁ for the
     Laplacian one (the quantity γ multiplies), over ``n_pairs`` pairs drawn uniformly
-    (all pairs when there are fewer). Zero distances (duplicate points) are ignored;
-    if every sampled pair is a duplicate, the pairs are drawn again among the
+    (all pairs when there are fewer) by ``rng`` (a Generator or a seed; None: the fixed
+    seed :data:`PAIR_SEED`, so that γ₀ depends on X alone). Zero distances (duplicate
+    points) are ignored; if every sampled pair is a duplicate, the pairs are drawn again among the
     distinct rows. All rows equal raises ``ValueError`` (no distance to take a
     median of).
 
@@ -75,10 +86,14 @@ def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,
     leave the float64 range; rescale X (e.g. ``standardize=True``) or pass gammas.
     """
     kernel = check_kernel(kernel)
+    n_pairs = check_positive_int(n_pairs, "n_pairs")
     if not hasattr(X, "shape"):
-        X = np.asarray(X, dtype=np.float64)
+        X = check_matrix(X, "X", min_rows=2)
+    if len(X.shape) != 2 or X.shape[0] < 2:
+        raise ValueError(f"X must be 2-D with at least 2 rows to take distances between "
+                         f"them, got shape {tuple(X.shape)}.")
     n = X.shape[0]
-    rng = np.random.default_rng(rng)
+    rng = check_random_state(PAIR_SEED if rng is None else rng)
     all_pairs = n * (n - 1) // 2 <= n_pairs
     i, j = _pairs(n, rng, n_pairs)
     # only the rows in some pair are read (X may be a memory map or a Dask array)
@@ -134,6 +149,10 @@ def _distances(A: np.ndarray, B: np.ndarray, kernel: str) -> np.ndarray:
     dist = np.sum(diff ** 2, axis=1) if kernel == "gaussian" else np.sum(np.abs(diff), axis=1)
     return dist[dist > 0]
 
+
+#: seed of the median heuristic's pair sample when no generator is given: the default
+#: γ grid is then a function of X alone
+PAIR_SEED = 0
 
 #: binary exponents allowed for the median-heuristic γ₀ (grids γ₀·2^k stay normal floats)
 GAMMA0_EXPONENT_RANGE = (-1000, 1000)

@@ -11,17 +11,20 @@ import numpy as np
 import numpy.typing as npt
 
 from ._validation import (
+    as_array,
+    refuse_sparse_or_masked,
     check_bool,
+    check_grid,
     check_kernel,
     check_matrix,
     check_random_state,
-    check_workers,
 )
 from . import _dask, _policy, _search
 from ._progress import check_progress
 from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
+from ._threads import selection_workers as _selection_workers
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
 from .kernels import median_heuristic_gamma
 from .operators import Approximation, get_approximation
@@ -29,9 +32,10 @@ from .operators.dense import Exact
 from .operators.nystrom import Nystroem
 from .operators.random_mcm import RandomMCM
 from .operators.rff import RFF
-from ._result import SelectionResult, _finite_selection
+from ._result import SearchLevel, SelectionResult, _finite_selection
+from ._scaling import ColumnScaling
 
-__all__ = ["select_kernel", "SelectionResult", "default_gammas"]
+__all__ = ["select_kernel", "SelectionResult", "SearchLevel", "default_gammas"]
 
 GRID_EXPONENTS = np.arange(-7, 8)
 
@@ -42,26 +46,12 @@ def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
 
     γ₀ is the median heuristic 1/median(‖x_i − x_j‖²) (Gaussian) or
     1/median(‖x_i − x_j‖₁) (Laplacian) over 5000 random pairs of points
-    (:func:`kernelselect.kernels.median_heuristic_gamma`).
+    (:func:`kernelselect.kernels.median_heuristic_gamma`), drawn with
+    ``random_state`` (None: a fixed seed, the same pairs as ``random_state=0``).
     """
     X = check_matrix(X, "X", min_rows=2)
-    rng = check_random_state(random_state)
-    g0 = median_heuristic_gamma(X, check_kernel(kernel), rng)
+    g0 = median_heuristic_gamma(X, check_kernel(kernel), random_state)
     return g0 * 2.0 ** GRID_EXPONENTS
-
-
-def _check_grid(values: Any, name: str) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a sequence of positive numbers, got {values!r}.") from None
-    arr = np.atleast_1d(arr)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D sequence of positive numbers, got shape {arr.shape}.")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        bad = arr[~(np.isfinite(arr) & (arr > 0))][0]
-        raise ValueError(f"{name} must all be finite and > 0; got {float(bad)!r}.")
-    return arr
 
 
 def _split_params(criteria: Sequence[Criterion], params: Mapping[str, Any]
@@ -124,7 +114,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     """Select the kernel (γ, α) of a kernel machine by a selection criterion.
 
     With nothing but X and y it selects as well as 5-fold cross-validation at a small
-    fraction of its cost (``studies/results/defaults_quality.md``): k-fold (small n)
+    fraction of its cost (docs/defaults.md): k-fold (small n)
     or leave-one-out error of the LSSVM in closed form over γ × α, on the exact kernel
     matrix or nested
     Nyström stand-ins that grow until the choice stops moving, with grids that extend
@@ -140,7 +130,10 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         Training inputs, n ≥ 3. Distances are taken as given: scale the features
         first or keep ``standardize=True``. A ``dask.array`` chunked by rows runs
         the streamed passes as a Dask graph on the active scheduler (Nyström with
-        uniform landmarks, or RFF; docs/streaming.md); X is never gathered.
+        uniform landmarks, RFF, the exact moments; docs/streaming.md), with the same
+        policy and the same result as in memory; X is not gathered, except by
+        ``approximation="auto"`` below 3200 rows (``_policy.GATHER_BELOW``), where
+        the policy may use the exact kernel matrix.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets: class labels of any type (numbers, strings) or a real target; what
         it is follows ``task``. Binary labels are encoded ±1 (the later class in
@@ -156,7 +149,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         (:func:`default_gammas`), extended past an edge when the best γ is on it.
     alphas : array-like of positive floats or None, default=None
         Ridge values; the ridge is added to the kernel matrix, K + αI. None: for
-        criteria that estimate the test error (eloo, eloo_multiclass, gcv) the
+        criteria that estimate the test error (the leave-one-out and k-fold errors,
+        gcv; :data:`kernelselect._policy.ALPHA_SELECTING`) the
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
@@ -165,9 +159,12 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         for binary labels and real targets and ``ekfold_multiclass`` (one-vs-rest,
         error rate with a PRESS tie-break) for C ≥ 3 classes; otherwise their
         leave-one-out forms ``eloo`` (PRESS, ``loss="squared"``) and
-        ``eloo_multiclass``. Or
-        one of :func:`kernelselect.criteria.criterion_names` or a list of them; the
-        first decides ``best_gamma`` / ``best_alpha``.
+        ``eloo_multiclass``: the same criteria, with the same losses, as the names
+        give. Or one of :func:`kernelselect.criteria.criterion_names` or a list of
+        them; the first decides ``best_gamma`` / ``best_alpha``. A name has one loss:
+        ``eloo`` and ``ekfold`` the squared loss, ``eloo_error_rate`` and
+        ``ekfold_error_rate`` the 0-1 loss (binary labels), the ``_multiclass`` forms
+        the error rate with a PRESS tie-break.
     approximation : str or Approximation, default="auto"
         "auto": exact for n ≤ 400, else Nyström levels with nested landmarks (100 on
         the whole grid, then doubled around the best point) until two levels agree
@@ -179,11 +176,14 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         Seeds the γ-grid pairs and the approximation's random draws (drawn once and
         reused for every γ). A fixed seed gives the same result.
     workers : int or None
-        Threads of the compiled kernels (None: OpenMP default; -1: all cores). When
-        given, BLAS/LAPACK are limited to the same number of threads for the call.
+        Threads of the compiled kernels (-1: all cores). When given, BLAS/LAPACK are
+        limited to the same number of threads for the call. None: one thread (BLAS
+        too) for n ≤ 1000 or when other processes keep all but one core busy, else
+        OpenMP's default (:mod:`kernelselect._threads`).
     progress : bool or float, default=False
-        Show progress over γ on stderr: a tqdm bar on a terminal when tqdm is
-        installed, otherwise a line every 10 s. True: from the start; a number t:
+        Show progress on stderr, one bar over the operator builds planned (the total
+        grows as levels and extensions are added), with the time left: a tqdm bar on
+        a terminal when tqdm is installed, otherwise a line every 10 s. True: from the start; a number t:
         only once the call has run t seconds (nothing on shorter calls).
     standardize : bool, default=True
         Centre each feature and scale it to unit variance first
@@ -233,14 +233,22 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
+    auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
+    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     distributed = _is_dask(X) or _is_dask(y)
+    input_note = None
     if distributed:
         X, y, y_dask = _dask.check_dask_data(X, y)
-    else:
-        X = check_matrix(X, "X", dtype=np.float64 if np.asarray(X).dtype != np.float32
-                         else None, min_rows=3)
+        if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
+            input_note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
+                          "where approximation='auto' may use the exact kernel matrix)")
+            X, distributed = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), False
+        else:
+            input_note = "Dask array, streamed by chunks"
+    if not distributed:
+        X = check_matrix(X, "X", min_rows=3)      # float32 stays float32, else float64
     n = X.shape[0]
-    y_arr = np.asarray(y)
+    y_arr = as_array(refuse_sparse_or_masked(y, "y"), "y")   # masked entries, pd.NA refused
     if y_arr.ndim == 2 and y_arr.shape[1] == 1:
         y_arr = y_arr[:, 0]
     # several target columns: only for criteria that take a target matrix (checked below)
@@ -257,18 +265,19 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
                else prepare_targets(y_arr, task))
     kernel = check_kernel(kernel)
     standardize = check_bool(standardize, "standardize")
-    workers_n = check_workers(workers) if workers is not None else None
+    refine = check_bool(refine, "refine")
+    workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores
     progress = check_progress(progress)
 
-    auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
-    auto_approx = isinstance(approximation, str) and approximation.strip().lower() == "auto"
     if auto_criterion:
         if auto_approx:
-            start = None if distributed else _policy.auto_start(n, True)[0]
+            start = _policy.auto_start(n, True)[0]
             blocks = start is not None and "blocks" in start.provides
         else:
-            blocks = "blocks" in get_approximation(approximation).provides
-        name, defaults = _policy.default_criterion(targets.task, n, blocks)
+            provides = get_approximation(approximation).provides
+            blocks = "blocks" in provides
+        name, defaults = _policy.default_criterion(targets.task, n, blocks,
+                                                   None if auto_approx else provides)
         names = [name]
         criterion_params = {**defaults, **criterion_params}
     else:
@@ -305,9 +314,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 
     spectral = any(c.requirement(params[c.name]) != "moments" for c in crits)
     approx: Approximation | None
-    if auto_approx and distributed:
-        approx, auto_reason = get_approximation("nystrom"), "Dask input: one Nyström level"
-    elif auto_approx:
+    if auto_approx:
         approx, auto_reason = _policy.auto_start(n, spectral)
     else:
         approx, auto_reason = get_approximation(approximation), None
@@ -322,12 +329,13 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     if approx is not None:
         approx = approx.configured(needs)
 
-    if standardize and distributed:
-        X = _dask.standardize(X)
-    elif standardize:
-        X = standardize_columns(X)
+    if standardize:     # user landmark points go through the same map as X
+        scaling = ColumnScaling.fit(X, _dask.compute if distributed else None)
+        if scaling is not None:
+            X = scaling.transform(X)
+            approx = approx.rescaled(scaling.transform) if approx is not None else None
     target_scale = 1.0
-    if not distributed and targets.task == "regression":
+    if targets.task == "regression":
         targets.y, params, target_scale = rescale_target(targets.y, params)
         matrix = {c.name for c in crits if c.labels == "matrix"}
         targets_for = {name: (target_matrix(targets) if name in matrix else targets.y)
@@ -337,6 +345,8 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     details = {"kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
                "task_reason": targets.reason, "standardize": bool(standardize),
                "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
+    if input_note is not None:
+        details["input"] = input_note
     if target_scale != 1.0:
         details["target_scale"] = target_scale
     if targets.classes is not None:
@@ -344,7 +354,9 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
     auto_gammas = gammas is None
     if auto_gammas:
         with _dask.cluster_guard() if distributed else contextlib.nullcontext():
-            g0 = median_heuristic_gamma(X, kernel, rng)     # reads only the sampled rows
+            # reads only the sampled rows; random_state=None: a fixed pair sample (the
+            # grid depends on X alone, as with the command line's default seed 0)
+            g0 = median_heuristic_gamma(X, kernel, rng if random_state is not None else None)
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
@@ -356,15 +368,16 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         alphas = (1.0,)
         details["alpha_rule"] = (f"alpha = 1: {crits[0].name} does not estimate the test error, "
                                  "so it cannot choose alpha")
-    gammas = _check_grid(gammas, "gammas")
-    alphas = _check_alpha_range(_check_grid(alphas, "alphas"), n)
+    gammas = check_grid(gammas, "gammas")
+    alphas = _check_alpha_range(check_grid(alphas, "alphas"), n)
 
     rows = None
     if distributed:
-        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task))
+        rows = _dask.DaskRows(X, _dask.encoded_target(y_dask, targets.classes, targets.task,
+                                                      target_scale))
     search = _search.Search(X, targets.y, targets_for, crits, params, kernel, workers_n, rng,
                             progress, rows=rows)
-    with _blas_threads(workers_n):
+    with _blas_threads(workers_n), contextlib.closing(search.bar):
         perm = None
         if approx is None:                       # auto beyond the exact range: Nyström levels
             perm = rng.permutation(n)
@@ -379,17 +392,16 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
             label = f"nystrom(m={_policy.START_LANDMARKS})"
         details["approximation"] = label
         details["approximation_params"] = approx.get_params()
+        searched = [surface.level(label)]
         if auto_approx:
             auto: dict[str, Any] = {"reason": auto_reason, "levels": [{
                 "approximation": label, "gammas": surface.gammas.tolist(),
                 "seconds": float(surface.timings.sum())}]}
             if perm is not None:
-                final, f_approx, f_state, levels = _policy.auto_levels(
+                final, f_approx, f_state, levels, windows = _policy.auto_levels(
                     search, surface, perm, _policy.START_LANDMARKS)
                 auto["levels"] += levels
-                auto["coarse"] = {"gammas": surface.gammas.tolist(),
-                                  "alphas": surface.alphas.tolist(),
-                                  "curves": {k: v.tolist() for k, v in surface.curves.items()}}
+                searched += windows
                 if f_approx is not None:
                     surface, approx, state = final, f_approx, f_state
                     last = [lv for lv in levels if "approximation" in lv][-1]
@@ -403,7 +415,7 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         directions = {c.name: c.direction for c in crits}
         result = _finite_selection(SelectionResult(surface.gammas, surface.alphas,
                                                    surface.curves, directions,
-                                                   surface.timings, details))
+                                                   surface.timings, details, searched))
         if refine:
             first = result.best[result.criteria[0]]
             if first["index"] is not None:
@@ -420,21 +432,24 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 select_kernel.__doc__ = _select_kernel.__doc__
 
 
-def standardize_columns(X: np.ndarray) -> np.ndarray:
+def standardize_columns(X: Any) -> Any:
     """Each column centred and scaled to unit variance, at any magnitude.
 
     Columns are first divided by a power of two near their largest magnitude (exact),
     so that the mean and the variance are computed on numbers of order one: data of
     size 10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do (the variance of X·10¹⁶⁰
-    itself overflows). Constant columns become 0.
+    itself overflows). The statistics are the corrected two-pass ones (Chan, Golub &
+    LeVeque, The American Statistician 37, 1983): μ from a first pass, then the mean
+    c and the mean square s² of D = X − μ, so that x ↦ (x − μ − c)/√(s² − c²) keeps
+    its digits when the mean is large against the spread. Constant columns become 0.
+
+    A row-chunked Dask array is standardised lazily to the same numbers (to rounding:
+    only the order of the sums differs), from two passes over its chunks (a third for
+    data beyond 2^±500); with a non-finite entry it comes back unscaled, for the row
+    passes to name the row.
     """
-    X = np.asarray(X)
-    peak = np.max(np.abs(X), axis=0)
-    exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
-    Xs = np.ldexp(X.astype(np.float64, copy=False), -exponents[None, :])
-    mu = Xs.mean(axis=0)
-    sd = Xs.std(axis=0)
-    return np.ascontiguousarray((Xs - mu) / np.where(sd > 0, sd, 1.0), dtype=X.dtype)
+    scaling = ColumnScaling.fit(X, _dask.compute if _is_dask(X) else None)
+    return X if scaling is None else scaling.transform(X)
 
 
 def _check_alpha_range(alphas: np.ndarray, n: int) -> np.ndarray:

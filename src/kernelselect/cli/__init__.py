@@ -6,9 +6,13 @@ Sub-commands
     Evaluate selection criteria over a grid of kernel widths γ (and ridges α), print
     the table of candidates, mark the selected kernel and report the time taken.
     FILE is read according to its extension (``.npz``; ``.csv``/``.tsv``;
-    ``.svm``/``.svmlight``/``.libsvm``/``.txt``/``.dat`` as svmlight). Without FILE
-    the command runs on ``--dataset NAME`` or, when that is absent too, on the
-    shipped ``breast_cancer`` set (683 × 9, binary).
+    ``.svm``/``.svmlight``/``.libsvm``/``.txt``/``.dat`` as svmlight; ``.npy`` and
+    ``.zarr`` arrays into memory when they fit under the memory limit, else chunk by
+    chunk with Dask). The report names the target column and where it came from,
+    for a CSV whether a header row was read (and why) and its encoding, and for
+    ``.npy``/``.zarr`` how the data were read. Without FILE the command runs on
+    ``--dataset NAME`` or, when that is absent too, on the shipped ``breast_cancer``
+    set (683 × 9, binary).
 ``kernelselect datasets``
     List the shipped datasets.
 ``kernelselect config``
@@ -19,13 +23,16 @@ and exits 0. ``python -m kernelselect`` is the same command. Errors print one li
 stderr and exit with status 2.
 
 Outputs of ``select`` (``--json``, ``--plot``) are checked before anything is
-computed: the folder must exist and be writable, the file must not be a folder or a
-device, must not be the input data, must not be given twice, the plot's extension
-must be a format matplotlib writes, and an existing file is replaced only with
-``--force``. They are written only when the selection is finite, each atomically
+computed: the folder must exist and be writable, the name must fit the file
+system, the file must not be a folder or a device, must not be anything the run
+reads (the data file, an .npz's sidecar, anything inside a .zarr store or the
+shipped datasets' folder, by path or by inode), must not be given twice, the plot's
+extension must be a format matplotlib writes, and an existing file is replaced only
+with ``--force``. They are written only when the selection is finite, each atomically
 (a temporary file in the same folder, then renamed), so a failure leaves nothing
 half-written. ``--json -`` writes the JSON to standard output; the human-readable
-report then goes to standard error.
+report then goes to standard error. Every file name printed has its control
+characters escaped.
 
 Layout: :mod:`kernelselect.cli._parsing` (the argument parser, the grid syntax and
 the user-error type), :mod:`kernelselect.cli._data` (reading FILE, a shipped dataset
@@ -44,15 +51,16 @@ import sys
 import time
 import warnings
 from types import ModuleType
-from typing import Any, Sequence, TextIO
+from typing import Any, Sequence
 
 import kernelselect
 
 from .. import datasets as _datasets
 from .._validation import check_workers
-from ._data import _load_data, _scheduler
-from ._output import (_check_outputs, _data_name, _details_line, _direction_word, _finite,
-                      _jsonable, _policy_lines, _render_plot, _write_atomic, format_table)
+from ._data import Loaded, _check_options, _load_data, _scheduler
+from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
+                      _finite, _jsonable, _policy_lines, _render_plot, _safe, _write_atomic,
+                      format_table)
 from ._parsing import (APPROXIMATIONS, KERNELS, PROGRESS_DELAY, QUIET_PROGRESS_DELAY,
                        CommandError, _float_list, build_parser, parse_gamma_grid)
 
@@ -77,13 +85,40 @@ def _select(kernelselect: ModuleType, data: Any, args: argparse.Namespace, gamma
     )
 
 
-def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
-    criteria = [c.strip() for c in args.criterion.split(",") if c.strip()]
+def _protected(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """Every path the run reads (outputs may be none of them, nor under them): the data
+    file, the sidecar of an .npz, a .zarr store, and the shipped datasets' folder."""
+    out = []
+    if args.file:
+        for i, path in enumerate(_datasets._paths_read(args.file)):
+            what = ("the input data file" if i == 0 and not os.path.isdir(args.file) else
+                    f"inside the input store {args.file}" if i == 0 else
+                    f"the JSON sidecar read with {os.path.basename(args.file)}")
+            out.append((os.fspath(path), what))
+    for path in _datasets._shipped_paths():
+        out.append((os.fspath(path), "inside the folder of the shipped datasets"))
+    return out
+
+
+def _criteria(text: str) -> list[str]:
+    """The names of --criterion, checked before any data is read."""
+    criteria = [c.strip() for c in text.split(",") if c.strip()]
     if not criteria:
         raise CommandError("--criterion: give at least one criterion name.")
-    for name in criteria:  # unknown names are reported before any data is read
+    if any(c.lower() == "auto" for c in criteria) and len(criteria) > 1:
+        raise CommandError(
+            f"--criterion: 'auto' (the default policy: its criterion, α path and "
+            f"approximation levels) cannot be combined with other names in {text!r}; give "
+            "auto alone, or name every criterion (e.g. eloo,kta)."
+        )
+    for name in criteria:
         if name.lower() != "auto":
             kernelselect.get_criterion(name)
+    return criteria
+
+
+def _cmd_select(args: argparse.Namespace, out: SafeText) -> int:
+    criteria = _criteria(args.criterion)
     if args.gammas is not None:
         gammas = _float_list(args.gammas, "--gammas")
     elif args.gamma_grid is not None:
@@ -97,12 +132,19 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
             check_workers(args.workers)
         except (TypeError, ValueError) as exc:
             raise CommandError(f"--workers: {exc}") from None
-    plot_format = _check_outputs(args)
+    _check_options(args)
+    plot_format = _check_outputs(args, _protected(args))
     if args.json == "-":  # standard output carries the JSON alone
-        out = sys.stderr
+        out = SafeText(sys.stderr)
+    with _scheduler(args.scheduler):
+        return _run_select(args, out, criteria, gammas, alphas, approximation, plot_format)
 
+
+def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], gammas: Any,
+                alphas: Any, approximation: Any, plot_format: str | None) -> int:
     t0 = time.perf_counter()
-    data, label = _load_data(args)
+    data = _load_data(args)
+    label = data.label
     t_load = time.perf_counter() - t0
     n, d = data.X.shape
 
@@ -116,12 +158,17 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     if not args.quiet:
         scaled = "standardised" if args.standardize else "raw features"
         print(f"data       {label}: n={n}, d={d}, {data.task}, {scaled}", file=out)
+        print(f"target     {data.target}", file=out)
+        if data.header is not None:
+            print(f"header     {data.header}", file=out)
+        if data.read is not None:
+            print(f"read       {data.read}", file=out)
         print(f"kernel     {args.kernel}; approximation {args.approximation}; "
               f"criteria {', '.join(criteria)}", file=out)
         out.flush()
 
     t0 = time.perf_counter()
-    with _scheduler(args.scheduler), warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", kernelselect.GridEdgeWarning)
         result = _select(kernelselect, data, args, gammas, alphas, criteria, approximation,
                          progress)
@@ -165,8 +212,7 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
         builds = (getattr(result, "details", None) or {}).get("n_operator_builds")
         shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
                  if builds in (None, len(result.gammas)) else
-                 f"{builds} kernels built, {len(result.alphas)} alphas each; the table shows "
-                 f"the last {len(result.gammas)}")
+                 f"{builds} kernels built, {len(result.alphas)} alphas each")
         print(f"time       {elapsed:.3f} s selection ({shown}), {t_load:.3f} s loading",
               file=out)
 
@@ -174,8 +220,7 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     payload = None
     if args.json:
         payload = json.dumps({
-            "data": {"source": label, "n": n, "d": d, "task": data.task,
-                     "standardize": args.standardize},
+            "data": _data_json(data, n, d, args.standardize),
             "settings": {"kernel": args.kernel, "approximation": args.approximation,
                          "criteria": criteria, "random_state": args.random_state,
                          "workers": args.workers},
@@ -185,6 +230,8 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     image = _render_plot(result, plot_format, _data_name(args, data)) if args.plot else None
     if payload is not None:
         if args.json == "-":
+            if sys.stdout is None:
+                raise CommandError("--json -: standard output is closed; nothing was written.")
             sys.stdout.write(payload)
             sys.stdout.flush()
         else:
@@ -198,7 +245,17 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _cmd_datasets(args: argparse.Namespace, out: TextIO) -> int:
+def _data_json(data: Loaded, n: int, d: int, standardize: bool) -> dict[str, Any]:
+    """The "data" record of --json: what was read, its target, header and door."""
+    record: dict[str, Any] = {"source": data.label, "n": n, "d": d, "task": data.task,
+                              "standardize": standardize, "target": data.target_json,
+                              "read": data.read_json}
+    if data.header_json is not None:
+        record["header"] = data.header_json
+    return record
+
+
+def _cmd_datasets(args: argparse.Namespace, out: SafeText) -> int:
     infos = _datasets.list_datasets()
     width = max(len(i.name) for i in infos)
     print(f"{'name'.ljust(width)}  {'task':<10} {'n':>6} {'d':>4}", file=out)
@@ -208,8 +265,8 @@ def _cmd_datasets(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def _cmd_config(args: argparse.Namespace, out: TextIO) -> int:
-    print(kernelselect.show_config(), file=out)
+def _cmd_config(args: argparse.Namespace, out: SafeText) -> int:
+    print(kernelselect.show_config(mode="dicts"), file=out)
     return 0
 
 
@@ -259,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stdout)
         return 0
     try:
-        return _COMMANDS[args.command](args, sys.stdout)
+        return _COMMANDS[args.command](args, SafeText(sys.stdout))
     except KeyboardInterrupt:
         print("kernelselect: interrupted", file=sys.stderr)
         return 130
@@ -267,13 +324,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except MemoryError:
+        if args.debug:
+            raise
+        print("kernelselect: error: out of memory; lower the memory limit (KERNELSELECT_MAX_BYTES)"
+              " so that large inputs are refused or streamed, or use a smaller input.",
+              file=sys.stderr)
+        return 2
     except Exception as exc:  # one line for the user, the traceback with --debug
         if args.debug:
             raise
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if not isinstance(exc, (CommandError, ValueError, TypeError, OSError)):
             message = f"{type(exc).__name__}: {message}"
-        print(f"kernelselect: error: {message}", file=sys.stderr)
+        if sys.stderr is not None:
+            print(f"kernelselect: error: {_safe(message)}", file=sys.stderr)
         return 2
 
 

@@ -9,8 +9,10 @@ import contextlib
 import io
 import math
 import os
+import stat
+import sys
 import tempfile
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import numpy as np
 
@@ -36,12 +38,18 @@ def format_table(result: SelectionResult, selected_by: str | None = None, max_al
     One row per (γ, α) when there are at most ``max_alphas`` α; with a longer α path,
     one row per γ at the α that is best there for ``selected_by`` (the profile over
     γ). One column per criterion. ``*`` follows the best value of each criterion;
-    ``>`` starts the row of the selected kernel.
+    ``>`` starts the row of the selected kernel. A search in levels (``result.levels``:
+    the coarse grid, then windows of it) lists every level, labelled, the choice being
+    read from the last.
     """
-    gammas = np.asarray(result.gammas, dtype=float)
-    alphas = np.asarray(result.alphas, dtype=float)
     names = list(result.curves)
     selected_by = selected_by or names[0]
+    levels = [(lv.approximation, lv.gammas, lv.alphas, lv.curves)
+              for lv in getattr(result, "levels", None) or []]
+    if len(levels) < 2:
+        levels = [("", result.gammas, result.alphas, result.curves)]
+    gammas = np.asarray(result.gammas, dtype=float)
+    alphas = np.asarray(result.alphas, dtype=float)
     best_index: dict[str, tuple[int, ...] | None] = {}
     for name in names:
         best = result.best[name]
@@ -54,28 +62,36 @@ def format_table(result: SelectionResult, selected_by: str | None = None, max_al
         else:  # every value NaN: nothing is marked
             best_index[name] = None
     profile = alphas.size > max_alphas
-    if profile:
-        sel = np.asarray(result.curves[selected_by], dtype=float)
-        flip = -1.0 if result.directions.get(selected_by) == "max" else 1.0
-        pairs = []
-        for gi in range(gammas.size):
-            row = np.where(np.isfinite(sel[gi]), flip * sel[gi], np.inf)
-            pairs.append((gi, int(np.argmin(row))))
-    else:
-        pairs = [(gi, ai) for gi in range(gammas.size) for ai in range(alphas.size)]
     widths = [max(12, len(n) + 2) for n in names]
-    header = "  " + "log2(gamma)".rjust(11) + "gamma".rjust(12) + "alpha".rjust(12)
+    label_width = max(len(label) for label, *_ in levels) + 2 if len(levels) > 1 else 0
+    header = "  " + "level".ljust(label_width) * bool(label_width) + "log2(gamma)".rjust(11)
+    header += "gamma".rjust(12) + "alpha".rjust(12)
     header += "".join(n.rjust(w + 1) for n, w in zip(names, widths))
     lines = [header]
-    for gi, ai in pairs:
-        gamma, alpha = gammas[gi], alphas[ai]
-        mark = ">" if best_index[selected_by] == (gi, ai) else " "
-        line = f"{mark} " + f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
-        for name, w in zip(names, widths):
-            value = float(np.asarray(result.curves[name])[gi, ai])
-            star = "*" if best_index[name] == (gi, ai) else " "
-            line += _fmt(value, w) + star
-        lines.append(line.rstrip())
+    for k, (label, level_gammas, level_alphas, curves) in enumerate(levels):
+        final = k == len(levels) - 1
+        level_gammas = np.asarray(level_gammas, dtype=float)
+        level_alphas = np.asarray(level_alphas, dtype=float)
+        if profile:
+            sel = np.asarray(curves[selected_by], dtype=float)
+            flip = -1.0 if result.directions.get(selected_by) == "max" else 1.0
+            pairs = []
+            for gi in range(level_gammas.size):
+                row = np.where(np.isfinite(sel[gi]), flip * sel[gi], np.inf)
+                pairs.append((gi, int(np.argmin(row))))
+        else:
+            pairs = [(gi, ai) for gi in range(level_gammas.size)
+                     for ai in range(level_alphas.size)]
+        for gi, ai in pairs:
+            gamma, alpha = level_gammas[gi], level_alphas[ai]
+            mark = ">" if final and best_index[selected_by] == (gi, ai) else " "
+            line = f"{mark} " + label.ljust(label_width) * bool(label_width)
+            line += f"{math.log2(gamma):11.2f}" + _fmt(gamma) + _fmt(alpha)
+            for name, w in zip(names, widths):
+                value = float(np.asarray(curves[name])[gi, ai])
+                star = "*" if final and best_index[name] == (gi, ai) else " "
+                line += _fmt(value, w) + star
+            lines.append(line.rstrip())
     directions = ", ".join(
         f"{n}: {_direction_word(result.directions.get(n))}" for n in names
     )
@@ -84,6 +100,9 @@ def format_table(result: SelectionResult, selected_by: str | None = None, max_al
         lines.append(f"  one row per gamma at the alpha {selected_by} prefers there "
                      f"({alphas.size} alphas from {alphas.min():.3g} to {alphas.max():.3g}; "
                      "--json has every value)")
+    if len(levels) > 1:
+        lines.append(f"  {len(levels)} levels: the coarse grid, then windows of it with more "
+                     "landmarks; the choice is read from the last")
     return "\n".join(lines)
 
 
@@ -127,7 +146,12 @@ def _details_line(details: Any) -> str:
 
 def _policy_lines(details: dict[str, Any]) -> list[str]:
     """What the automatic rules did: approximation levels, grid extensions, edges."""
+    from ..criteria.error import LOSS_WORDS    # loaded by the selection already
+
     lines = []
+    for name, params in (details.get("criterion_params") or {}).items():
+        if isinstance(params, dict) and "loss" in params:    # a name has one loss: say it
+            lines.append(f"criterion {name}: {LOSS_WORDS.get(params['loss'], params['loss'])}")
     auto = details.get("auto")
     if isinstance(auto, dict):
         levels = [lv["approximation"] for lv in auto.get("levels", []) if "approximation" in lv]
@@ -165,20 +189,136 @@ def _plot_formats() -> dict[str, str]:
     return FigureCanvasBase.get_supported_filetypes()
 
 
-def _check_output(path: str, option: str, force: bool, data_file: str | None) -> None:
-    """Refuse, before any work, an output path that cannot or must not be written."""
+def _safe(text: str) -> str:
+    """``text`` with every non-printable character escaped (newlines kept), so that a
+    file name cannot send escape sequences to the terminal: ESC → ``\\x1b``, a byte
+    that is not valid in the file system's encoding → ``\\xNN``."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\n" or ch.isprintable():
+            out.append(ch)
+        elif 0xDC80 <= code <= 0xDCFF:        # os.fsdecode's stand-in for a raw byte
+            out.append(f"\\x{code - 0xDC00:02x}")
+        else:
+            out.append(ascii(ch)[1:-1])
+    return "".join(out)
+
+
+class SafeText:
+    """A text stream whose writes are passed through :func:`_safe`; writes to a closed
+    or missing stream (``sys.stdout`` is None when the process started without one)
+    are dropped."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if self.stream is not None:
+            self.stream.write(_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.stream is not None:
+            self.stream.flush()
+
+
+def _stdout_usable() -> bool:
+    """Whether standard output can be written (not None, not closed, its descriptor
+    open)."""
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        return False
+    try:
+        fd = stream.fileno()
+    except (AttributeError, ValueError, io.UnsupportedOperation):  # an in-memory stream
+        return True
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+#: temporary files are named .kernelselect-XXXXXXXX.tmp: a fixed length, whatever the
+#: output's name, so a name the file system accepts also passes for its temporary file
+_TMP_PREFIX, _TMP_SUFFIX = ".kernelselect-", ".tmp"
+
+
+#: files of a protected folder compared with an output that has other hard links
+_MAX_SCAN = 100_000
+
+
+def _same_or_inside(target: str, protected: str) -> bool:
+    """Whether ``target`` is ``protected`` or lies under it: by resolved path
+    (symbolic links), then by device and inode of the target and each of its existing
+    folders (hard links, bind mounts)."""
+    real_t, real_p = os.path.realpath(target), os.path.realpath(protected)
+    if real_t == real_p or real_t.startswith(real_p.rstrip(os.sep) + os.sep):
+        return True
+    try:
+        ps = os.stat(protected)
+    except OSError:
+        return False
+    try:
+        ts = os.stat(target)
+    except OSError:
+        ts = None
+    if ts is not None and ts.st_nlink > 1 and stat.S_ISDIR(ps.st_mode):
+        # a hard link to a file inside a protected folder: look for its inode there
+        seen = 0
+        for folder, _, files in os.walk(protected):
+            for name in files:
+                seen += 1
+                try:
+                    st = os.stat(os.path.join(folder, name))
+                except OSError:
+                    continue
+                if (st.st_dev, st.st_ino) == (ts.st_dev, ts.st_ino):
+                    return True
+            if seen > _MAX_SCAN:
+                raise CommandError(
+                    f"{target} has other hard links and {protected} holds more than "
+                    f"{_MAX_SCAN} files to compare it with; write to a new file instead."
+                )
+    probe = real_t
+    while True:
+        try:
+            st = os.stat(probe)
+            if (st.st_dev, st.st_ino) == (ps.st_dev, ps.st_ino):
+                return True
+        except OSError:
+            pass
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return False
+        probe = parent
+
+
+def _check_output(path: str, option: str, force: bool, protected: list[tuple[str, str]]
+                  ) -> None:
+    """Refuse, before any work, an output path that cannot or must not be written.
+
+    ``protected``: (path, what it is) for every file or folder the run reads; the
+    output may be none of them nor lie under any.
+    """
     if path == "":
         raise CommandError(f"{option}: the file name is empty.")
     if path == "-":
         if option != "--json":
             raise CommandError(f"{option}: a plot needs a file name ('-' is for --json).")
+        if not _stdout_usable():
+            raise CommandError("--json -: standard output is closed; give a file name "
+                               "instead of '-'.")
         return
     target = os.path.abspath(path)
     folder = os.path.dirname(target)
-    if data_file is not None and os.path.exists(data_file) and (
-            os.path.realpath(target) == os.path.realpath(data_file)
-            or (os.path.exists(target) and os.path.samefile(target, data_file))):
-        raise CommandError(f"{option}: {path} is the input data file; choose another name.")
+    for guarded, what in protected:
+        if _same_or_inside(target, guarded):
+            raise CommandError(f"{option}: {path} is {what}, which this run reads; choose "
+                               "another name.")
     if os.path.isdir(target):
         raise CommandError(f"{option}: {path} is a folder; give a file name inside it.")
     if os.path.lexists(target):
@@ -191,8 +331,19 @@ def _check_output(path: str, option: str, force: bool, data_file: str | None) ->
             raise CommandError(f"{option}: {path} exists; pass --force to replace it.")
     if not os.path.isdir(folder):
         raise CommandError(f"{option}: the folder {folder} does not exist.")
+    name = os.fsencode(os.path.basename(target))
+    for what, size, conf in (("file name", len(name), "PC_NAME_MAX"),
+                             ("path", len(os.fsencode(target)), "PC_PATH_MAX")):
+        try:
+            limit = os.pathconf(folder, conf)
+        except (OSError, ValueError):
+            limit = 255 if conf == "PC_NAME_MAX" else 4096
+        if limit > 0 and size > limit:
+            raise CommandError(f"{option}: the {what} is {size} bytes long, more than the "
+                               f"{limit} the file system of {folder} allows; give a shorter "
+                               "name.")
     try:  # the real test of writability (permissions, read-only file systems)
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".kernelselect-", suffix=".probe")
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=_TMP_PREFIX, suffix=_TMP_SUFFIX)
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
@@ -201,11 +352,11 @@ def _check_output(path: str, option: str, force: bool, data_file: str | None) ->
         ) from None
 
 
-def _check_outputs(args: argparse.Namespace) -> str | None:
+def _check_outputs(args: argparse.Namespace, protected: list[tuple[str, str]]) -> str | None:
     """Check --json and --plot before anything runs; returns the plot format."""
     outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
     for path, option in outputs:
-        _check_output(path, option, args.force, args.file)
+        _check_output(path, option, args.force, protected)
     if args.json not in (None, "-") and args.plot is not None and (
             os.path.realpath(args.json) == os.path.realpath(args.plot)):
         raise CommandError(f"--json and --plot name the same file {args.plot}; give two names.")
@@ -249,8 +400,8 @@ def _write_atomic(path: str, data: bytes, force: bool) -> None:
     so that a failure (disk full, interruption) leaves no partial file; an existing
     file is replaced only when ``force``."""
     target = os.path.abspath(path)
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target),
-                               prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=_TMP_PREFIX,
+                               suffix=_TMP_SUFFIX)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

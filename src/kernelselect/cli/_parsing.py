@@ -128,19 +128,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sel.add_argument("file", nargs="?", metavar="FILE",
                      help="data file: .npz, .csv/.tsv, or svmlight (.svm .svmlight .libsvm .txt .dat); "
-                     ".npy or .zarr (a 2-D array, target column --target) are read chunk by "
-                     "chunk with Dask and may be larger than memory")
+                     ".npy or .zarr (a 2-D array, target column --target) are read into "
+                     "memory when they fit under the memory limit, otherwise chunk by "
+                     "chunk with Dask")
     sel.add_argument("--dataset", metavar="NAME",
                      help="a shipped dataset (see `kernelselect datasets`)")
-    sel.add_argument("--target", default="-1", metavar="COL",
-                     help="CSV target column: index (default -1, the last) or name")
+    sel.add_argument("--target", default=None, metavar="COL",
+                     help=".csv/.tsv, .npy, .zarr: the target column, an index (default -1, "
+                     "the last) or, for a CSV with a header, a name (.npz archives hold "
+                     "the array 'y'; svmlight lines start with the target)")
+    sel.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
+                     help=".csv/.tsv: whether the first row names the columns (default: "
+                     "told from the data: yes when it holds text above numbers, or "
+                     "numbers the columns 0..w-1 / 1..w); the report says which")
+    sel.add_argument("--encoding", default=None, metavar="NAME",
+                     help=".csv/.tsv: the text encoding (default utf-8, a byte-order mark "
+                     "is skipped); e.g. latin-1, cp1252, utf-16")
     sel.add_argument("--task", default="auto",
                      choices=("auto", "binary", "multiclass", "regression"),
                      help="auto: two distinct targets or labels -> binary; whole-number codes "
                      "0..C-1 or 1..C (C <= 50) or text labels -> multiclass; other numbers -> "
                      "regression")
     sel.add_argument("--criterion", default="auto", metavar="NAMES",
-                     help="comma-separated criteria, e.g. eloo,kta; the first one selects "
+                     help="comma-separated criteria, e.g. eloo,kta; the first one selects; "
+                     "auto stands alone "
                      "(default auto: 5-fold CV error ekfold up to n=400 on the exact matrix, "
                      "leave-one-out error eloo beyond; their multiclass forms for 3+ classes)")
     sel.add_argument("--approximation", default="auto", choices=APPROXIMATIONS,
@@ -169,10 +180,11 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--random-state", type=int, default=0, metavar="N",
                      help="seed of the randomised approximations (default 0)")
     sel.add_argument("--chunk-rows", type=int, default=None, metavar="R",
-                     help=".npy/.zarr input: rows per Dask chunk (default about 64 MB)")
+                     help=".npy/.zarr input: read it with Dask, R rows per chunk (default "
+                     "about 64 MB)")
     sel.add_argument("--scheduler", metavar="ADDRESS",
-                     help=".npy/.zarr input: run on the Dask scheduler at ADDRESS "
-                     "(distributed; default: Dask's local threads)")
+                     help=".npy/.zarr input: read it with Dask and run on the scheduler at "
+                     "ADDRESS (distributed; default: Dask's local threads)")
     sel.add_argument("--workers", type=int, default=None, metavar="N",
                      help="threads for the compiled kernels (-1: all cores)")
     sel.add_argument("--plot", metavar="OUT.png",

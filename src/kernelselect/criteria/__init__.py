@@ -35,10 +35,13 @@ er         min        spectral    yes    no       yes    yes      yes     any
 =========  =========  ==========  =====  =======  =====  =======  ======  ===========
 
 ``sm`` with the hinge form (``h=`` given) needs the spectral forms.
+``eloo`` is the leave-one-out error with the squared loss (PRESS) for every target;
+``eloo_error_rate`` (min, spectral, binary) is the same with the 0-1 loss.
 ``eloo_multiclass`` (min, spectral, every spectral operator) is the one-vs-rest form
-of ``eloo`` for C ≥ 2 classes: it receives one-vs-rest ±1 columns (n, C).
-``ekfold`` and ``ekfold_multiclass`` (min) are their k-fold forms; they need principal
-blocks of K_α⁻¹ (capability ``"blocks"``), which only the dense exact operator provides.
+of ``eloo`` for C ≥ 2 classes (error rate, PRESS tie-break): it receives one-vs-rest
+±1 columns (n, C). ``ekfold``, ``ekfold_error_rate`` and ``ekfold_multiclass`` (min)
+are their k-fold forms; they need principal blocks of K_α⁻¹ (capability
+``"blocks"``), which only the dense exact operator provides.
 :func:`approximations_for` answers the question for the approximations that are
 installed; ``docs/criteria.md`` holds the same table with the formulas.
 

@@ -138,9 +138,49 @@ def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
         y, _ = encode_binary(y, crit.name)
     # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
     # there; the driver skips NaN when it picks the best kernel.
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        out = np.asarray(crit.func(operator, y, alphas, **full), dtype=np.float64)
-    return np.broadcast_to(out, alphas.shape).copy() if out.ndim == 0 else out.reshape(alphas.shape)
+    values = np.empty(alphas.shape)
+    for a, b in alpha_chunks(operator.n, alphas.size):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            out = np.asarray(crit.func(operator, y, alphas[a:b], **full), dtype=np.float64)
+        values[a:b] = out if out.ndim == 0 else out.reshape(b - a)
+    return values
+
+
+#: bytes of the (n, L) temporaries one piece of an α path may hold per criterion: the
+#: forms of a whole path (diagonals, solves) are arrays of n × L, so a long path is
+#: evaluated in pieces of about this size (the curves are independent per α)
+ALPHA_CHUNK_BYTES = 32 * 2**20
+#: assumed (n, L) float64 arrays alive at once in a criterion's forms
+_PATH_TEMPORARIES = 8
+
+
+def alpha_chunks(n: int, n_alphas: int) -> list[tuple[int, int]]:
+    """Pieces [a, b) of an α path of ``n_alphas`` values on an operator of order ``n``,
+    each of at least 4 values (an explicit solver strategy applies to up to 3) and
+    about :data:`ALPHA_CHUNK_BYTES` of temporaries; one piece for ordinary paths."""
+    per = max(4, ALPHA_CHUNK_BYTES // (8 * _PATH_TEMPORARIES * max(int(n), 1)))
+    if n_alphas <= per:
+        return [(0, n_alphas)]
+    cuts = list(range(0, n_alphas, per))
+    if n_alphas - cuts[-1] < 4:               # no short last piece
+        cuts.pop()
+    return [(a, b) for a, b in zip(cuts, cuts[1:] + [n_alphas])]
+
+
+def resolve_label_loss(criterion: str, loss: str, y: np.ndarray) -> str:
+    """The loss of a held-out-error criterion on one target column y: ``"auto"`` →
+    the error rate for ±1 labels, else the squared residual; ``"error_rate"`` and
+    ``"hybrid"`` count wrong signs, so they are refused for other values (they would
+    return sign-agreement rates of a real target)."""
+    labels = bool(np.all(np.abs(y) == 1.0))
+    if loss == "auto":
+        return "error_rate" if labels else "squared"
+    if loss in ("error_rate", "hybrid") and not labels:
+        raise ValueError(
+            f"{criterion} with loss={loss!r} counts wrong signs of ±1 class labels, but y "
+            "holds other values (a real target, or class codes): use loss='squared' for a "
+            f"regression target, or criterion '{criterion}_multiclass' for several classes.")
+    return loss
 
 
 def _inv(alphas: np.ndarray, power: int = 1) -> RidgeFunction:

@@ -22,8 +22,10 @@ from ..operators._base import KernelOperator
 __all__ = ["operator_di"]
 
 
-def _centre(A: np.ndarray) -> np.ndarray:
-    """A − 1 mean(A): the product C A with C = I − 11ᵀ/n, without forming C."""
+def _centred(A: np.ndarray) -> np.ndarray:
+    """C A with C = I − 11ᵀ/n, without forming C: centred twice, so that 1ᵀCA is zero
+    to rounding (the DI form below drops 1ᵀȲ)."""
+    A = A - A.mean(axis=0)
     return A - A.mean(axis=0)
 
 
@@ -55,16 +57,21 @@ def operator_di(operator: KernelOperator, y: npt.ArrayLike, alphas: Any = None, 
 
     DI depends on a feature map F only through A = FFᵀ:
     DI = tr(Ȳᵀ A_c (A_c + ρI)⁻¹ Ȳ), A_c = CAC, Ȳ = CY (push-through identity on
-    tr((FᵀCF + ρI)⁻¹FᵀCYYᵀCF)). With g(A) = A(A + ρI)⁻¹ and the centring written as a
-    rank-one correction (Sherman–Morrison on the intercept direction 1)::
+    tr((FᵀCF + ρI)⁻¹FᵀCYYᵀCF)). With g(A) = A(A + ρI)⁻¹, its complement
+    h(A) = I − g(A) = ρ(A + ρI)⁻¹ and the centring written as a rank-one correction
+    (Sherman–Morrison on the intercept direction 1; 1ᵀȲ = 0)::
 
-        DI = tr(Ȳᵀ g(A) Ȳ) + ‖1ᵀ g(A) Ȳ‖² / (n − 1ᵀ g(A) 1),
+        DI = tr(Ȳᵀ g(A) Ȳ) + ‖1ᵀ h(A) Ȳ‖² / 1ᵀ h(A) 1,
 
-    so one quadratic form of g(A) with the probes [Ȳ, 1] suffices (O(rank·L) after
-    the operator's factorisation). On the random-feature operator A = ZZᵀ this is
-    DI(Z) (paper eq. 7); on the Nyström operator A = G B⁻¹ Gᵀ = (GB^{-1/2})(GB^{-1/2})ᵀ
-    it is the KDI of its landmarks (paper eq. 9; exactly when no eigenvalue of B is
-    dropped); on the exact kernel matrix it is the kernel DCA optimum (paper eq. 3).
+    two quadratic forms with the probes Ȳ and [Ȳ, 1] (O(rank·L) after the operator's
+    factorisation). The intercept terms are written with h, whose eigenvalues
+    ρ/(λ + ρ) lie in (0, 1]: written with g, as n − 1ᵀg(A)1 and 1ᵀg(A)Ȳ, they are
+    differences of numbers of order n that cancel to order ρ when 1 lies almost in
+    the range of A (wide kernels, small ρ). On the random-feature operator A = ZZᵀ
+    this is DI(Z) (paper eq. 7); on the Nyström operator A = G B⁻¹ Gᵀ =
+    (GB^{-1/2})(GB^{-1/2})ᵀ it is the KDI of its landmarks (paper eq. 9; exactly when
+    no eigenvalue of B is dropped); on the exact kernel matrix it is the kernel DCA
+    optimum (paper eq. 3).
 
     Parameters
     ----------
@@ -86,12 +93,17 @@ def operator_di(operator: KernelOperator, y: npt.ArrayLike, alphas: Any = None, 
     rho = check_positive(rho, "rho")
     Y = _operator_targets(operator.restrict(y), task)
     n, L = Y.shape
-    probes = np.column_stack([_centre(Y), np.ones(n)])
+    Yc = _centred(Y)
+    probes = np.column_stack([Yc, np.ones(n)])
 
     def g(lam: np.ndarray) -> np.ndarray:
         lam = np.maximum(lam, 0.0)
         return lam / (lam + rho)
 
-    Q = np.asarray(operator.quadratic(g, probes), dtype=np.float64)
+    def h(lam: np.ndarray) -> np.ndarray:
+        return rho / (np.maximum(lam, 0.0) + rho)
+
+    fit = np.asarray(operator.quadratic(g, Yc), dtype=np.float64)
+    Q = np.asarray(operator.quadratic(h, probes), dtype=np.float64)
     cross = Q[L, :L]
-    return float(np.trace(Q[:L, :L]) + cross @ cross / (n - Q[L, L]))
+    return float(np.trace(fit) + cross @ cross / Q[L, L])

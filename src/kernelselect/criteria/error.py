@@ -5,13 +5,14 @@ forms of the operator and depend on the ridge α."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
 
 from ..operators._base import KernelOperator
 
-from ._base import _comp, _hat, _quad, _sigma, _unit_complement
+from ._base import _comp, _hat, _quad, _sigma, _unit_complement, resolve_label_loss
 
 
 def ree(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
@@ -97,7 +98,10 @@ def _loo_sums(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
     return operator.reduce_rows(g, B, residuals)
 
 
-LOO_LOSSES = ("auto", "squared", "error_rate", "hybrid")
+LOO_LOSSES = ("squared", "error_rate", "hybrid", "auto")
+#: how reports and plots name each loss
+LOSS_WORDS = {"squared": "squared loss", "error_rate": "0-1 loss",
+              "hybrid": "0-1 loss + squared tie-break", "auto": "loss by label type"}
 
 
 def _loo_loss(sums: np.ndarray, n: int, loss: str) -> np.ndarray:
@@ -115,7 +119,7 @@ def _loo_loss(sums: np.ndarray, n: int, loss: str) -> np.ndarray:
     return rate + s / (n * (1.0 + s))
 
 
-def eloo(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, loss: str = "auto"
+def eloo(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, loss: str = "squared"
          ) -> float | np.ndarray:
     """Closed-form leave-one-out error of the LSSVM with bias (Cawley & Talbot 2003).
 
@@ -123,17 +127,18 @@ def eloo(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, loss: str 
     a = K_α⁻¹(y − b1). The LOO residual of point i is e_i = a_i / (P⁻¹)_ii with
     (P⁻¹)_ii = (K_α⁻¹)_ii − (K_α⁻¹1)_i² / (1ᵀK_α⁻¹1).
 
-    ``loss="squared"``: mean e_i² (PRESS/n; regression); ``"error_rate"``: mean of
-    [y_i(y_i − e_i) ≤ 0] (classification, the LOO prediction is y_i − e_i);
-    ``"hybrid"``: the error rate with ties broken by PRESS, rate + s/(n(1 + s)),
-    s = mean e_i²; ``"auto"``: error rate when y is ±1, squared otherwise. Minimise.
+    ``loss="squared"`` (the criterion ``eloo``, for ±1 labels and real targets
+    alike): mean e_i², PRESS/n; ``"error_rate"`` (the criterion
+    ``eloo_error_rate``): mean of [y_i(y_i − e_i) ≤ 0] (±1 labels; the LOO
+    prediction is y_i − e_i); ``"hybrid"``: the error rate with ties broken by PRESS,
+    rate + s/(n(1 + s)), s = mean e_i²; ``"auto"`` (deprecated): the error rate when
+    y is ±1, squared otherwise. Minimise.
 
     e_i is unchanged when K_α⁻¹ is replaced by αK_α⁻¹ (a and (P⁻¹)_ii both scale by
     α), which is what is evaluated: its eigenvalues α/(λ + α) lie in (0, 1].
     """
     yv = operator.restrict(y)
-    if loss == "auto":
-        loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
+    loss = resolve_label_loss("eloo", loss, yv)
     out = _loo_sums(operator, yv[:, None], alphas, _single_output_sums)
     return _loo_loss(out, operator.n, loss)
 
@@ -156,7 +161,7 @@ def _one_vs_rest_sums(Yb: np.ndarray, E: np.ndarray) -> np.ndarray:
 
 
 def eloo_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
-                    loss: str = "error_rate") -> float | np.ndarray:
+                    loss: str = "hybrid") -> float | np.ndarray:
     """Closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006).
 
     Y (n, C) holds ±1 one-vs-rest targets (+1 in the column of the sample's class).
@@ -164,9 +169,10 @@ def eloo_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
     residual e_ic (see :func:`_loo_residuals`); the LOO decision values are
     y_ic − e_ic and the LOO prediction is their argmax.
 
-    ``loss="error_rate"``: mean [argmax_c (y_ic − e_ic) ≠ class_i]; ``"hybrid"``: that
-    rate with ties broken by the mean squared residual over all columns (as in
-    :func:`eloo`); ``"squared"``: mean e_ic². Minimise.
+    ``loss="hybrid"`` (the default): the error rate mean [argmax_c (y_ic − e_ic) ≠
+    class_i] with ties broken by the mean squared residual over all columns (as in
+    :func:`eloo`); ``"error_rate"``: that rate alone; ``"squared"``: mean e_ic².
+    Minimise.
     """
     Yv = operator.restrict(Y)
     if Yv.ndim != 2 or Yv.shape[1] < 2:
@@ -175,11 +181,27 @@ def eloo_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
     return _loo_loss(out, operator.n, "error_rate" if loss == "auto" else loss)
 
 
+def eloo_error_rate(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray
+                    ) -> float | np.ndarray:
+    """Closed-form leave-one-out error rate of the LSSVM with bias: :func:`eloo` with
+    the 0-1 loss, mean [y_i(y_i − e_i) ≤ 0] over ±1 labels. Minimise."""
+    return eloo(operator, y, alphas, loss="error_rate")
+
+
 def _check_loss(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
     loss = params.get("loss")
     if loss not in LOO_LOSSES:
         raise ValueError(
-            f"criterion {criterion!r}: loss must be 'auto', 'squared', 'error_rate' or "
-            f"'hybrid', got {loss!r}."
+            f"criterion {criterion!r}: loss must be 'squared', 'error_rate' or 'hybrid', "
+            f"got {loss!r}."
         )
+    if loss == "auto":
+        multi = criterion.endswith("_multiclass")
+        own = "hybrid" if multi else "squared"
+        instead = ("loss='hybrid' or loss='error_rate'" if multi else
+                   f"loss='squared', or the criterion '{criterion}_error_rate' for the 0-1 loss")
+        warnings.warn(
+            f"criterion {criterion!r}: loss='auto' is deprecated; each criterion name now has "
+            f"one loss ({criterion!r}: {LOSS_WORDS[own]}). Pass {instead}.",
+            DeprecationWarning, stacklevel=2)
     return params

@@ -12,7 +12,7 @@ import scipy.linalg
 
 from .._labels import column_codes
 from ..operators._base import KernelOperator
-from ._base import _comp, _unit_complement
+from ._base import _comp, _unit_complement, resolve_label_loss
 from .error import _check_loss, _loo_loss, _one_vs_rest_sums, _single_output_sums
 
 
@@ -72,7 +72,8 @@ def _kfold_residuals(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray
 
 
 def _check_kfold(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
-    params = _check_loss(criterion, params)
+    if "loss" in params:
+        params = _check_loss(criterion, params)
     folds = params.get("folds")
     if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, numbers.Integral) \
             or int(folds) < 2:
@@ -87,7 +88,7 @@ def _check_kfold(criterion: str, params: dict[str, Any]) -> dict[str, Any]:
 
 
 def ekfold(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, folds: int = 5,
-           seed: int = 0, loss: str = "auto") -> float | np.ndarray:
+           seed: int = 0, loss: str = "squared") -> float | np.ndarray:
     """Closed-form k-fold cross-validation error of the LSSVM with bias.
 
     The held-out residuals of every fold come from one factorisation of K
@@ -95,19 +96,27 @@ def ekfold(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray, folds: i
     exactly what refitting the LSSVM k times would give, at the cost of one
     b × b solve per fold and α (b = n/k) after the eigendecomposition. Folds are a
     seeded permutation (``seed``), stratified by class for ±1 targets. ``loss`` as
-    for :func:`eloo` (mean e_i², the 0-1 error of y_i − e_i, or the hybrid of the
-    two). Needs principal blocks of K_α⁻¹ (the exact kernel matrix). Minimise.
+    for :func:`eloo`: the mean e_i² (``"squared"``, the criterion ``ekfold``), the 0-1
+    error of y_i − e_i (``"error_rate"``, the criterion ``ekfold_error_rate``) or the
+    hybrid of the two. Needs principal blocks of K_α⁻¹ (the exact kernel matrix).
+    Minimise.
     """
     yv = operator.restrict(y)
-    if loss == "auto":
-        loss = "error_rate" if np.all(np.abs(yv) == 1.0) else "squared"
+    loss = resolve_label_loss("ekfold", loss, yv)
     E = _kfold_residuals(operator, yv[:, None], alphas, folds, seed)
     out = _single_output_sums(yv[:, None], E)
     return _loo_loss(out, operator.n, loss)
 
 
+def ekfold_error_rate(operator: KernelOperator, y: np.ndarray, alphas: np.ndarray,
+                      folds: int = 5, seed: int = 0) -> float | np.ndarray:
+    """Closed-form k-fold cross-validation error rate of the LSSVM with bias:
+    :func:`ekfold` with the 0-1 loss over ±1 labels. Minimise."""
+    return ekfold(operator, y, alphas, folds, seed, loss="error_rate")
+
+
 def ekfold_multiclass(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray,
-                      folds: int = 5, seed: int = 0, loss: str = "error_rate") -> float | np.ndarray:
+                      folds: int = 5, seed: int = 0, loss: str = "hybrid") -> float | np.ndarray:
     """Closed-form k-fold cross-validation error of the one-vs-rest LSSVM.
 
     The C machines share P, so each fold's block [(P⁻¹)_BB]⁻¹ serves every column

@@ -26,8 +26,8 @@ data-frequency-zero row sums the squares instead, Σ_j s[0, j] = D Σ_k c_k² =
 
 Notes
 -----
-Measured (studies/random_mcm_spearman.py; results in
-studies/results/random_mcm_spearman.md): Spearman ρ between each estimator's
+Measured (docs/criteria.md, "How closely the randomised stand-ins follow their
+exact criteria"): Spearman ρ between each estimator's
 γ-curve and the exact criterion's curve on the dense K, Gaussian kernel, D = 100,
 α = 1, standardised X, 15 γ = γ₀·2^k (k = −7..7, γ₀ = 1/median‖x_i − x_j‖²),
 5 seeds, on breast_cancer, heart, ionosphere, wdbc, australian,
@@ -108,7 +108,7 @@ def class_weighted_labels(y: npt.ArrayLike) -> np.ndarray:
 
 
 def random_c1(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """C1(v), paper 000 eq. 4: Π/(s₀ + α)² + Σ_j s_j/(s_j + α). Minimise.
+    """C1(v) of paper 000 (equation 4): Π/(s₀ + α)² + Σ_j s_j/(s_j + α). Minimise.
 
     Eq. 4 reads (1/Π) 1ᵀ Φᴴ diag(1/(s_j + α)²) Φ 1 + Σ_j s_j/(s_j + α) with
     α = μl; since Φ1 = Π e₀ the first term is Π/(s₀ + α)². In matrix form it is
@@ -132,7 +132,7 @@ def random_c1(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | 
 
 
 def random_kta(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """C2(v) = KTA(v), paper 000 eq. 5: s₀ / (Π Σ_j s_j). Maximise.
+    """C2(v) = KTA(v) of paper 000 (equation 5): s₀ / (Π Σ_j s_j). Maximise.
 
     Eq. 5 is (Φ1)ᴴ diag(s) Φ1 / (Π³ Σ_j s_j) = Π² s₀ / (Π³ Σ_j s_j), and
     Σ_j s_j = Π‖u‖² by Parseval, so no FFT is needed: one pass over u.
@@ -150,7 +150,7 @@ def random_kta(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float |
 
 
 def random_mmd(op: RandomOperator, y: np.ndarray, alphas: np.ndarray) -> float | np.ndarray:
-    """MMD(v̄) (paper 000, after eq. 5): s̄₀ with ȳ in place of y. Maximise.
+    """MMD(v̄) of paper 000 (after equation 5): s̄₀ with ȳ in place of y. Maximise.
 
     ȳ_i = 1/n₊ or −1/n₋; the paper's (1/Π²)(Φ1)ᴴ diag(s̄)(Φ1) = s̄₀ =
     (Σ_ik ȳ_i û_ik)². Binary labels only. Independent of α.

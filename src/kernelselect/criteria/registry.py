@@ -15,14 +15,15 @@ from . import random_mcm as _rc
 from ._base import Criterion, _check_sigma, evaluate
 from .alignment import ckta, fsm, kta, mmd
 from .discriminant import operator_di
-from .error import _check_loss, c1, eloo, eloo_multiclass, gcv, ipe, ree
-from .kfold import _check_kfold, ekfold, ekfold_multiclass
+from .error import _check_loss, c1, eloo, eloo_error_rate, eloo_multiclass, gcv, ipe, ree
+from .kfold import _check_kfold, ekfold, ekfold_error_rate, ekfold_multiclass
 from .spectral import _check_sm, _sm_needs, er, sm
 
 
 def register_criterion(criterion: "Criterion", *, replace: bool = False) -> "Criterion":
-    """Add a third-party :class:`Criterion` to :data:`CRITERIA` (``replace=True`` to
-    overwrite an entry of the same name).
+    """Add a third-party :class:`Criterion` to :data:`CRITERIA`.
+
+    ``replace=True`` overwrites an entry of the same name.
 
     The criteria of the library are declared once, with their metadata, in the
     literal registry at the end of :mod:`kernelselect.criteria.registry`, and are all present as soon as
@@ -64,18 +65,26 @@ def get_criterion(name: "str | Criterion") -> "Criterion":
     if not isinstance(name, str):
         raise TypeError(f"criterion must be a name (str), got {name!r}.")
     key = name.strip().lower()
+    if key == "auto":
+        raise ValueError(
+            "criterion='auto' stands alone: it is the default criterion for the task "
+            "(kernelselect._policy.default_criterion) and cannot be listed with others or "
+            "evaluated on an operator; give 'auto' alone, or name the criteria.")
     if key not in _REGISTRY:
         raise ValueError(
             f"criterion={name!r} is not a known criterion; use one of "
-            f"{', '.join(criterion_names())}."
+            f"{', '.join(criterion_names())}; 'auto' (the default criterion for the task); "
+            "or, with KernelSelectionCV, 'cv' (k-fold cross-validation by refitting the "
+            "machine)."
         )
     return _REGISTRY[key]
 
 
 def approximations_for(criterion: str | Criterion, params: Mapping[str, Any] | None = None
                        ) -> list[str]:
-    """Names of the known approximations (with default parameters) that can compute
-    ``criterion``."""
+    """Names of the known approximations that can compute ``criterion``.
+
+    Each approximation is taken with its default parameters."""
     crit = get_criterion(criterion)
     tag = crit.requirement(params)
     out = []
@@ -89,22 +98,37 @@ def check_compatible(criterion: str | Criterion, approximation: Approximation,
                      params: Mapping[str, Any] | None = None) -> None:
     """Raise ``ValueError`` when ``approximation`` cannot compute ``criterion``."""
     crit = get_criterion(criterion)
+    if isinstance(approximation, str):
+        approximation = get_approximation(approximation)
+    if not isinstance(approximation, Approximation):
+        raise TypeError(f"approximation must be a name or an Approximation instance, got "
+                        f"{approximation!r}.")
     tag = crit.requirement(params)
     if tag not in approximation.provides:
         can = approximations_for(crit, params)
         label = getattr(approximation, "label", None) or type(approximation).__name__
+        others = [c.name for c in _REGISTRY.values()
+                  if c.requirement(None) in approximation.provides]
         raise ValueError(
             f"criterion {crit.name!r} cannot be computed with approximation {label!r} "
             f"(it needs {tag!r}, which {label!r} does not provide); use one of "
-            f"{', '.join(can) if can else '(none installed)'}."
+            f"{', '.join(can) if can else '(none installed)'} (approximation=), or keep "
+            f"{label!r} with criterion= one of {', '.join(others) if others else '(none)'}."
         )
 
 
 def evaluate_criterion(criterion: str | Criterion, operator: KernelOperator, y: npt.ArrayLike,
                        alphas: npt.ArrayLike = (1.0,), **params: Any) -> np.ndarray:
-    """Evaluate one criterion (a name or a :class:`Criterion`) on one operator for
-    every α: array (len(alphas),)."""
-    return evaluate(get_criterion(criterion), operator, y, alphas, **params)
+    """Evaluate one criterion on one operator for every α.
+
+    ``criterion`` is a name or a :class:`Criterion`; returns an array (len(alphas),)."""
+    crit = get_criterion(criterion)
+    if not isinstance(operator, KernelOperator):
+        raise TypeError(
+            f"operator must be a KernelOperator (built by an approximation, e.g. "
+            f"Exact().build(X, y, gamma, kernel=..., state=None, workers=None)), got "
+            f"{type(operator).__name__}.")
+    return evaluate(crit, operator, y, alphas, **params)
 
 
 # ---------------------------------------------------------------------------
@@ -131,21 +155,29 @@ _REGISTRY = {c.name: c for c in (
     Criterion("sm", "max", "moments", "binary", False, sm, {"r": 3, "h": None},
               "spectral measure (1/n)ȳᵀφ(N)ȳ, N = K/1ᵀK1 (paper 003)", _sm_needs,
               check_params=_check_sm),
-    Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "auto"},
-              "closed-form leave-one-out error of the LSSVM (Cawley & Talbot)",
-              check_params=_check_loss),
+    # the leave-one-out and k-fold errors of the LSSVM: each name has one loss
+    Criterion("eloo", "min", "spectral", "any", True, eloo, {"loss": "squared"},
+              "closed-form leave-one-out error of the LSSVM, squared loss (PRESS; Cawley & "
+              "Talbot)", check_params=_check_loss),
+    Criterion("eloo_error_rate", "min", "spectral", "binary", True, eloo_error_rate, {},
+              "closed-form leave-one-out error rate (0-1 loss) of the LSSVM (Cawley & "
+              "Talbot)"),
     Criterion("eloo_multiclass", "min", "spectral", "multiclass", True, eloo_multiclass,
-              {"loss": "error_rate"},
-              "closed-form leave-one-out error of the one-vs-rest LSSVM (Cawley 2006)",
-              check_params=_check_loss),
+              {"loss": "hybrid"},
+              "closed-form leave-one-out error rate of the one-vs-rest LSSVM, PRESS "
+              "tie-break (Cawley 2006)", check_params=_check_loss),
     Criterion("ekfold", "min", "blocks", "any", True, ekfold,
-              {"folds": 5, "seed": 0, "loss": "auto"},
-              "closed-form k-fold cross-validation error of the LSSVM (An, Liu & Venkatesh "
-              "2007)", check_params=_check_kfold),
-    Criterion("ekfold_multiclass", "min", "blocks", "multiclass", True, ekfold_multiclass,
-              {"folds": 5, "seed": 0, "loss": "error_rate"},
-              "closed-form k-fold cross-validation error of the one-vs-rest LSSVM",
+              {"folds": 5, "seed": 0, "loss": "squared"},
+              "closed-form k-fold cross-validation error of the LSSVM, squared loss (An, "
+              "Liu & Venkatesh 2007)", check_params=_check_kfold),
+    Criterion("ekfold_error_rate", "min", "blocks", "binary", True, ekfold_error_rate,
+              {"folds": 5, "seed": 0},
+              "closed-form k-fold cross-validation error rate (0-1 loss) of the LSSVM",
               check_params=_check_kfold),
+    Criterion("ekfold_multiclass", "min", "blocks", "multiclass", True, ekfold_multiclass,
+              {"folds": 5, "seed": 0, "loss": "hybrid"},
+              "closed-form k-fold cross-validation error rate of the one-vs-rest LSSVM, PRESS "
+              "tie-break", check_params=_check_kfold),
     Criterion("gcv", "min", "spectral", "any", True, gcv, {},
               "generalised cross-validation n‖(I−S)y‖²/tr(I−S)² (Golub et al.)"),
     Criterion("er", "min", "spectral", "any", True, er, {"t": None, "c": 1.0},

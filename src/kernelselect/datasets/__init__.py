@@ -1,4 +1,4 @@
-"""Shipped real datasets and readers for svmlight, CSV and npz files.
+"""Shipped real datasets and readers for svmlight, CSV, npy and npz files.
 
 A few small benchmark sets (binary classification and regression) ship inside the
 package, in ``kernelselect/data/`` (their provenance and licences are listed in the
@@ -10,8 +10,13 @@ Conventions
 * ``task`` is ``"binary"``, ``"regression"`` or ``"multiclass"``. Binary labels are
   always the floats −1/+1 (:func:`to_binary_labels` maps any two distinct values and
   reports the mapping in ``meta["label_map"]``).
-* For files, ``task="auto"`` means: exactly two distinct target values → binary,
-  anything else → regression. Pass ``task="multiclass"`` to keep integer class codes.
+* For files, ``task="auto"`` follows the package's one rule
+  (:func:`kernelselect._targets.detect_task`): two distinct values → binary; text
+  labels, or whole-number codes 0…C−1 / 1…C → multiclass; other numbers →
+  regression. ``task=`` overrides it.
+* Readers never guess silently: text is decoded strictly in a stated encoding, the
+  target column and whether a header row was read are recorded in ``meta``, and
+  FIFOs, devices and sockets are refused before they are opened.
 * Features are returned raw. Kernel selection wants them scaled: use
   ``select_kernel(..., standardize=True)`` or scale them yourself.
 
@@ -20,8 +25,8 @@ Only numpy is needed: the svmlight reader is written here, not borrowed.
 Layout: :mod:`kernelselect.datasets._base` (the :class:`Dataset` record, label
 encoding and the checks every reader shares), one module per file format
 (:mod:`~kernelselect.datasets._svmlight`, :mod:`~kernelselect.datasets._csv`,
-:mod:`~kernelselect.datasets._npz`) and this module (the shipped sets,
-:func:`load_file` and :func:`open_chunked`).
+:mod:`~kernelselect.datasets._npy`, :mod:`~kernelselect.datasets._npz`) and this module
+(the shipped sets, :func:`load_file` and :func:`open_chunked`).
 """
 
 from __future__ import annotations
@@ -38,10 +43,11 @@ if TYPE_CHECKING:
     from importlib.abc import Traversable
 
 from .._dask import from_file
-from ._base import (DEFAULT_DATASET, MAX_DENSE_BYTES, TASKS, Dataset, DatasetInfo, _from_arrays,
-                    to_binary_labels)
+from ._base import (_SPLIT_KEYS, DEFAULT_DATASET, MAX_DENSE_BYTES, TASKS, Dataset, DatasetInfo,
+                    _check_flag, _check_path, _check_target, _from_arrays, to_binary_labels)
 from ._csv import load_csv
-from ._npz import load_npz
+from ._npy import check_npy, load_npy
+from ._npz import load_npz, read_npz, sidecar_path
 from ._svmlight import load_svmlight
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
     "load_svmlight",
     "load_csv",
     "load_npz",
+    "load_npy",
     "to_binary_labels",
 ]
 
@@ -62,18 +69,65 @@ __all__ = [
 _SVMLIGHT_SUFFIXES = (".svm", ".svmlight", ".libsvm", ".txt", ".dat")
 
 
+_CHUNKED_SUFFIXES = (".npy", ".zarr")
+
+
 def open_chunked(path: str | os.PathLike[str], *, target: int = -1, chunk_rows: int | None = None
                  ) -> tuple[Any, Any]:
-    """(X, y) as row-chunked Dask arrays over a ``.npy`` file or a ``.zarr`` array that
-    holds the features and the target as one 2-D array (nothing is read yet).
+    """Open a ``.npy`` file or a ``.zarr`` array as row-chunked Dask arrays (X, y).
+
+    The file holds the features and the target as one 2-D array; nothing is read yet.
 
     ``target`` is the column of y (default: the last); the other columns are X. A
     ``.npy`` file is read with plain file reads, ``chunk_rows`` rows at a time (default
     about 64 MB), so X may be larger than memory; a zarr array keeps its own row
     chunks. Pass the result to :func:`kernelselect.select_kernel` (docs/streaming.md).
-    Needs dask (``pip install "kernelselect[dask]"``).
+    Needs dask (``pip install "kernelselect[dask]"``). A ``.npy`` file that fits in
+    memory can also be read whole with :func:`load_npy`.
     """
-    return from_file(path, target=target, chunk_rows=chunk_rows)
+    name = os.fspath(path) if isinstance(path, (str, os.PathLike)) else None
+    if name is None:
+        raise TypeError(f"path must be a file name (str or path-like), got {type(path).__name__}.")
+    column = _check_target(target)
+    if isinstance(column, str):
+        raise TypeError(f"target must be a column index (int), got {column!r}.")
+    if chunk_rows is not None and (isinstance(chunk_rows, bool) or
+                                   not isinstance(chunk_rows, (int, np.integer))
+                                   or chunk_rows < 1):
+        raise ValueError(f"chunk_rows must be a positive int or None, got {chunk_rows!r}.")
+    suffix = Path(str(name).rstrip("/")).suffix.lower()
+    if suffix not in _CHUNKED_SUFFIXES:
+        raise ValueError(
+            f"{name}: open_chunked reads .npy files and .zarr arrays, not "
+            f"{suffix or 'a file without an extension'}; read it with load_file, or convert "
+            "it with numpy.save."
+        )
+    if suffix == ".npy":
+        check_npy(name)      # the header and the file's size, before any reading
+    else:
+        _check_path(name, allow_dir=True)
+    return from_file(name, target=column, chunk_rows=chunk_rows)
+
+
+def _paths_read(path: str | os.PathLike[str]) -> list[Path]:
+    """Every file or folder that reading ``path`` with :func:`load_file` or
+    :func:`open_chunked` may open: the file itself, the JSON sidecar of an ``.npz``,
+    the whole of a ``.zarr`` store (a folder). A writer that must never clobber its
+    input refuses these and everything under them."""
+    path = Path(os.fspath(path))
+    out = [path]
+    if path.suffix.lower() == ".npz":
+        out.append(sidecar_path(path))
+    return out
+
+
+def _shipped_paths() -> list[Path]:
+    """The folder of shipped datasets (every file in it is read-only data)."""
+    out: list[Path] = []
+    for candidate in (str(_data_dir()), str(Path(__file__).resolve().parents[1] / "data")):
+        if os.path.isdir(candidate) and Path(candidate) not in out:
+            out.append(Path(candidate))
+    return out
 
 
 def load_file(path: str | os.PathLike[str], *, target: int | str = -1, task: str = "auto",
@@ -81,20 +135,32 @@ def load_file(path: str | os.PathLike[str], *, target: int | str = -1, task: str
     """Read a data file, choosing the reader from its extension.
 
     ``.npz`` → :func:`load_npz`; ``.csv`` / ``.tsv`` → :func:`load_csv` (with
-    ``target``); ``.svm``, ``.svmlight``, ``.libsvm``, ``.txt``, ``.dat`` →
-    :func:`load_svmlight`. Extra keyword arguments go to the reader.
+    ``target``); ``.npy`` → :func:`load_npy` (with ``target``); ``.svm``,
+    ``.svmlight``, ``.libsvm``, ``.txt``, ``.dat`` → :func:`load_svmlight`. Extra
+    keyword arguments go to the reader. ``target`` applies to the column formats
+    (CSV, .npy) only: an ``.npz`` names its target array (``y=``), an svmlight line
+    starts with its target.
     """
     path = Path(os.fspath(path))
     suffix = path.suffix.lower()
-    if suffix == ".npz":
-        return load_npz(path, task=task, **kwargs)
+    target = _check_target(target)
     if suffix in (".csv", ".tsv"):
         return load_csv(path, target=target, task=task, **kwargs)
+    if suffix == ".npy":
+        return load_npy(path, target=target, task=task, **kwargs)  # type: ignore[arg-type]
+    if target != -1:
+        raise ValueError(
+            f"target={target!r} applies to .csv/.tsv and .npy columns; {path.name} is "
+            + ("an .npz archive whose target is the array named by y=... (default 'y')."
+               if suffix == ".npz" else "an svmlight file, whose lines start with the target.")
+        )
+    if suffix == ".npz":
+        return load_npz(path, task=task, **kwargs)
     if suffix in _SVMLIGHT_SUFFIXES:
         return load_svmlight(path, task=task, **kwargs)
     raise ValueError(
         f"cannot tell the format of {path} from its extension {suffix or '(none)'}; use"
-        f" .npz, .csv/.tsv or one of {', '.join(_SVMLIGHT_SUFFIXES)} (svmlight)."
+        f" .npz, .npy, .csv/.tsv or one of {', '.join(_SVMLIGHT_SUFFIXES)} (svmlight)."
     )
 
 
@@ -172,6 +238,7 @@ def load(name: str, *, return_X_y: bool = False) -> "Dataset | tuple[np.ndarray,
     """
     if not isinstance(name, str):
         raise TypeError(f"name must be a dataset name (str), got {type(name).__name__}.")
+    return_X_y = _check_flag(return_X_y, "return_X_y")
     key = name.strip().lower().replace("-", "_")
     names = _shipped_names()
     if key not in names:
@@ -182,8 +249,8 @@ def load(name: str, *, return_X_y: bool = False) -> "Dataset | tuple[np.ndarray,
     root = _data_dir()
     meta = json.loads(root.joinpath(f"{key}.json").read_text(encoding="utf-8"))
     with root.joinpath(f"{key}.npz").open("rb") as fh:
-        with np.load(fh, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        arrays = read_npz(fh, ["X", "y", *_SPLIT_KEYS], f"shipped dataset {key}",
+                          required=("X", "y"))
     data = _from_arrays(arrays, meta, name=key, source=key, task=meta["task"])
     if return_X_y:
         return data.X, data.y

@@ -4,6 +4,7 @@ readers of :mod:`kernelselect.datasets`."""
 from __future__ import annotations
 
 import os
+import stat
 from collections import namedtuple
 from pathlib import Path
 from typing import Any
@@ -175,13 +176,69 @@ def _dense_guard(n: int, d: int, max_dense_bytes: float, source: str | Path) -> 
         )
 
 
-def _check_path(path: str | os.PathLike[str]) -> Path:
+def _file_kind(mode: int) -> str | None:
+    """What a non-regular file is, in words (None for a regular file)."""
+    for test, word in ((stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return word
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+def _check_path(path: str | os.PathLike[str], *, allow_dir: bool = False) -> Path:
+    """The path of an existing regular file (or folder, with ``allow_dir``).
+
+    FIFOs, devices and sockets are refused before they are opened: opening a FIFO
+    without a writer blocks, and a device such as /dev/zero never ends, so neither
+    can be sized against the memory guard first.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a file name (str or path-like), got "
+                        f"{type(path).__name__}.")
     path = Path(os.fspath(path))
-    if not path.exists():
-        raise FileNotFoundError(f"no such file: {path}")
-    if path.is_dir():
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise OSError(f"cannot read {path}: {exc.strerror or exc}.") from None
+    kind = _file_kind(mode)
+    if kind == "a folder" and not allow_dir:
         raise IsADirectoryError(f"{path} is a directory, expected a data file.")
+    if kind is not None and kind != "a folder":
+        raise ValueError(f"{path} is {kind}, not a regular file; kernelselect reads data from "
+                         "files only (save the stream to a file first).")
     return path
+
+
+def _check_task(task: Any) -> str:
+    """``task`` as one of "auto" and :data:`TASKS`, or a TypeError/ValueError."""
+    if not isinstance(task, str):
+        raise TypeError(f"task must be 'auto' or one of {', '.join(TASKS)} (a str), got "
+                        f"{type(task).__name__}.")
+    if task not in ("auto",) + TASKS:
+        raise ValueError(f"task={task!r} is not known; use 'auto' or one of {', '.join(TASKS)}.")
+    return task
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    """A True/False argument: Python or numpy bools only (no "no", no 0/1)."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {value!r}.")
+
+
+def _check_target(target: Any) -> int | str:
+    """A target column: an int index (negative from the end) or a column name."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, (int, np.integer)) and not isinstance(target, (bool, np.bool_)):
+        return int(target)
+    raise TypeError(f"target must be a column index (int) or a column name (str), got "
+                    f"{target!r} ({type(target).__name__}).")
 
 
 def _finite_X(X: np.ndarray, source: str | Path) -> None:

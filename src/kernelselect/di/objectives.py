@@ -10,13 +10,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy.linalg import LinAlgError, cho_factor, cho_solve
+import scipy.linalg
 
 from .._columns import rff_features
 from .._kernel_ops import kernel_block
 from .._labels import encode_labels, unit_indicators
 from .._validation import check_matrix, check_positive, check_vector
 from ..criteria.discriminant import operator_di
+from ..operators._lowrank import svd_coordinates
 
 
 # --------------------------------------------------------------------------------------
@@ -84,26 +85,6 @@ def _centre(A: np.ndarray) -> np.ndarray:
     return A - A.mean(axis=0)
 
 
-def _spd_solve(S: np.ndarray, M: np.ndarray) -> np.ndarray:
-    """S⁻¹ M for a symmetric positive definite S by Cholesky.
-
-    If S is numerically singular (e.g. duplicated landmarks), a jitter ε·tr(S)/J
-    is added to its diagonal, ε = 1e-12, 1e-10, ..., until the factor exists.
-    """
-    try:
-        return cho_solve(cho_factor(S, lower=True, check_finite=False), M, check_finite=False)
-    except LinAlgError:
-        pass
-    scale = max(float(np.trace(S)) / S.shape[0], np.finfo(float).tiny)
-    for eps in (1e-12, 1e-10, 1e-8, 1e-6, 1e-4):
-        try:
-            Sj = S + (eps * scale) * np.eye(S.shape[0])
-            return cho_solve(cho_factor(Sj, lower=True, check_finite=False), M, check_finite=False)
-        except LinAlgError:
-            continue
-    raise LinAlgError("the DI scatter matrix is not positive definite; increase rho.")
-
-
 def _gaussian_block(X: np.ndarray, Z: np.ndarray, gamma: float,
                     workers: int | None = None) -> np.ndarray:
     """K(X, Z) for the Gaussian kernel, shape (n_x, n_z) (compiled ``kernel_block``)."""
@@ -121,19 +102,43 @@ def _rff_map(X: np.ndarray, W: np.ndarray, b: np.ndarray,
 # --------------------------------------------------------------------------------------
 def _di_core(Fc: np.ndarray, Yc: np.ndarray, rho: float, B: np.ndarray | None = None
              ) -> tuple[float, np.ndarray]:
-    """value, A = S⁻¹M, with S = FcᵀFc + ρ(B or I), M = FcᵀYc."""
-    S = Fc.T @ Fc
+    """(value, A): A = S⁻¹M with S = FcᵀFc + ρ(B or I), M = FcᵀYc, and the value
+    tr(MᵀA), solved as the regularised least-squares problem they are the normal
+    equations of.
+
+    A minimises ‖Yc − FcA‖² + ρ tr(AᵀBA). Without B, with the thin SVD
+    Fc = Q diag(s) Pᵀ and c = QᵀYc: A = P diag(s/(s² + ρ)) c and
+    value = Σ_i s_i²/(s_i² + ρ) ‖c_i‖². With B = LLᵀ (eigenvalues clipped at 0), it is
+    the least-squares problem of the stacked matrix M = [Fc; √ρ Lᵀ] against [Yc; 0]:
+    with M = Q diag(σ) Wᵀ and c = Qᵀ[Yc; 0], A = W diag(1/σ) c (minimum norm: the
+    directions with σ below (n + J)·ε·σ_max, where B and Fc vanish together, e.g.
+    duplicated landmarks, are left out) and value = Σ_i ‖c_i‖². The eigenvalues of B
+    are known only to J·ε·λ_max; those below are raised to it (set to 0 they would
+    take the ridge away from directions where Fc is rounding noise too, which then
+    count in full). Neither form builds S, whose condition number is that of Fc
+    squared: the SVD comes from a backward-stable QR and a J × J SVD
+    (:func:`~kernelselect.operators._lowrank.svd_coordinates`), so the value stays
+    accurate at small ρ and for wide kernels.
+    """
     if B is None:
-        S.flat[:: S.shape[0] + 1] += rho
-    else:
-        S += rho * B
-    M = Fc.T @ Yc
-    A = _spd_solve(S, M)
-    return float(np.sum(M * A)), A
+        s, P, c = svd_coordinates(Fc, Yc)
+        with np.errstate(divide="ignore", invalid="ignore", under="ignore", over="ignore"):
+            fit = np.where(s > 0, s * s / (s * s + rho), 0.0)
+            filt = np.where(s > 0, s / (s * s + rho), 0.0)
+        return float(np.sum(fit[:, None] * c * c)), P @ (filt[:, None] * c)
+    J = B.shape[0]
+    lam, U = scipy.linalg.eigh(0.5 * (B + B.T), check_finite=False)
+    floor = J * np.finfo(float).eps * max(float(lam[-1]) if lam.size else 0.0, 0.0)
+    root = U * np.sqrt(np.maximum(lam, floor))                        # B ≈ root rootᵀ
+    M = np.vstack([Fc, np.sqrt(rho) * root.T])
+    s, P, c = svd_coordinates(M, np.vstack([Yc, np.zeros((J, Yc.shape[1]))]))
+    keep = s > max(M.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
+    c = c[keep]
+    return float(np.sum(c * c)), P[:, keep] @ (c / s[keep, None])
 
 
 def di_criterion(F: npt.ArrayLike, Y: npt.ArrayLike, rho: float = 1e-4) -> float:
-    """Discriminant information of a fixed feature map (paper eq. 6).
+    """Discriminant information of a fixed feature map (paper 001, equation 6).
 
     DI = tr((FᵀCF + ρI)⁻¹ FᵀCYYᵀCF), C = I − 11ᵀ/n, maximised.
 
@@ -167,7 +172,7 @@ def di_criterion(F: npt.ArrayLike, Y: npt.ArrayLike, rho: float = 1e-4) -> float
 
 def kdi_criterion(G: npt.ArrayLike, B: npt.ArrayLike, Y: npt.ArrayLike,
                   rho: float = 1e-4) -> float:
-    """Kernel discriminant information of Nyström landmarks (paper eq. 9).
+    """Kernel discriminant information of Nyström landmarks (paper 001, equation 9).
 
     KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), maximised.
 
@@ -227,7 +232,7 @@ def _check_params_rff(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: n
 def rfdi(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
          rho: float = 1e-4, *, workers: int | None = None
          ) -> tuple[float, np.ndarray, np.ndarray]:
-    """RFDI objective of random Fourier features and its gradient (paper eq. 7).
+    """RFDI objective of random Fourier features and its gradient (paper 001, equation 7).
 
     With Z = s cos(XW + 1bᵀ), s = √(2/J), S = ZᵀCZ + ρI and M = ZᵀCY::
 
@@ -302,7 +307,7 @@ def _check_params_nys(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLi
 
 def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: float,
           rho: float = 1e-4, *, workers: int | None = None) -> tuple[float, np.ndarray]:
-    """NysDI objective of Nyström landmarks and its gradient (paper eq. 10).
+    """NysDI objective of Nyström landmarks and its gradient (paper 001, equation 10).
 
     Gaussian kernel k(x, r) = exp(−γ‖x − r‖²). With G = K(X, X_r) (n×J),
     B = K(X_r, X_r) (J×J), S = GᵀCG + ρB, M = GᵀCY::

@@ -11,7 +11,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._resources import check_allocation
-from .._validation import check_matrix, check_positive, check_positive_int, check_random_state
+from .._validation import (check_bool, check_matrix, check_positive, check_positive_int,
+                           check_random_state)
 from .._typing import RandomState
 from ..kernels import sample_frequencies, scale_frequencies
 from .objectives import _check_rho, _check_targets, _class_codes, _indicator, nysdi, rfdi
@@ -236,6 +237,7 @@ def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamm
     X, J, rho, batch, targets, opts = _training_setup(
         X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
     gamma = check_positive(gamma, "gamma")
+    progress = check_bool(progress, "progress")
     rng = check_random_state(random_state)
     W0, b = sample_frequencies("gaussian", X.shape[1], J, rng)
     W = scale_frequencies(W0, gamma)
@@ -273,6 +275,7 @@ def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gam
     X, J, rho, batch, targets, opts = _training_setup(
         X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
     gamma = check_positive(gamma, "gamma")
+    progress = check_bool(progress, "progress")
     if J > X.shape[0]:
         raise ValueError(
             f"n_components={J} exceeds the {X.shape[0]} samples the landmarks are drawn "

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._labels import check_labels, encode_labels
+from .._validation import check_bool
 from .objectives import _gaussian_block, _rff_map
 from .._typing import RandomState
 from .training import train_nysdi, train_rfdi
@@ -24,8 +25,8 @@ from .training import train_nysdi, train_rfdi
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-from .._sklearn import (BaseEstimator, TransformerMixin, check_is_fitted, type_of_target,
-                       validate_data)
+from .._sklearn import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                        check_is_fitted, type_of_target, validate_data)
 
 __all__ = ["DIRandomFourierFeatures", "DINystroem"]
 
@@ -48,8 +49,13 @@ def _resolve_task(target: str, y: np.ndarray) -> str:
     )
 
 
-class _DIBase(TransformerMixin, BaseEstimator):
-    """Shared parameters, parameter checks and fitting scaffold."""
+class _DIBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Shared parameters, parameter checks and fitting scaffold.
+
+    The output features are named after the class, as scikit-learn's feature-producing
+    transformers name theirs (``get_feature_names_out``: "dirandomfourierfeatures0",
+    …), so that ``set_output(transform="pandas")``, ``Pipeline`` and
+    ``ColumnTransformer`` can label them."""
 
     def __init__(self, n_components: int = 100, gamma: float = 1.0, rho: float = 1e-4,
                  batch_size: int | None = None, max_epochs: int = 200,
@@ -92,7 +98,8 @@ class _DIBase(TransformerMixin, BaseEstimator):
     def _train_kwargs(self, task: str) -> dict[str, Any]:
         return dict(rho=self.rho, task=task, batch_size=self.batch_size,
                     learning_rate=self.learning_rate, max_epochs=self.max_epochs,
-                    tol=self.tol, random_state=self.random_state, progress=self.verbose)
+                    tol=self.tol, random_state=self.random_state,
+                    progress=check_bool(self.verbose, "verbose"))
 
     def _check_transform_input(self, X: npt.ArrayLike) -> np.ndarray:
         check_is_fitted(self)
@@ -150,6 +157,11 @@ class DIRandomFourierFeatures(_DIBase):
     ...                       RidgeClassifier())                       # doctest: +SKIP
     """
 
+    @property
+    def _n_features_out(self) -> int:
+        """J, the number of output features (after fit)."""
+        return int(self.random_weights_.shape[1])
+
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Learn (W, b) from samples X (n, d) and targets y (n,)."""
         X, y, task = self._fit_common(X, y)
@@ -195,6 +207,11 @@ class DINystroem(_DIBase):
     history_ : kernelselect.di.TrainingHistory
     n_features_in_ : int
     """
+
+    @property
+    def _n_features_out(self) -> int:
+        """``n_components_``, the number of output features (after fit)."""
+        return int(self.n_components_)
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
         """Learn the landmarks from samples X (n, d) and targets y (n,)."""

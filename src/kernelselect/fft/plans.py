@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._threads import openmp_team
 from .._validation import check_workers
 
 
@@ -310,6 +311,11 @@ def _get_plan(kind: str, in_shape: tuple[int, ...], in_dtype: Any, out_shape: tu
 
 def _run_pyfftw(kind: str, arr: np.ndarray, out_shape: tuple[int, ...], out_dtype: Any,
                 axes: tuple[int, ...], threads: int) -> np.ndarray:
+    _require_pyfftw("an FFTW transform").FFTW           # imported, with its OpenMP runtime
+    # FFTW's OpenMP loops take the runtime's default team (OMP_NUM_THREADS): set it to
+    # the capped count in this thread before planning (which runs transforms) and
+    # executing
+    openmp_team(threads)
     plan, cached = _get_plan(kind, arr.shape, arr.dtype, out_shape, out_dtype, axes, threads)
     with plan.lock:
         np.copyto(plan.inp, arr)

@@ -10,9 +10,10 @@ The ridge α is added to the kernel matrix, K + αI (α = μ of paper 004; α = 
 the risk (1/n)Σ(f − y)² + μ‖f‖² of papers 000/002).
 
 The code lives in ``_machines`` (the solvers and the two machines),
-``_selection_cv`` (:class:`KernelSelectionCV`) and ``_sklearn`` (scikit-learn or its
-stand-ins); every name is imported, pickled and documented as
-``kernelselect.models.<name>``.
+``_selection_cv`` (:class:`KernelSelectionCV`, :class:`KernelSelectionClassifier`,
+:class:`KernelSelectionRegressor`), ``_scaling`` (:class:`Standardizer`) and
+``kernelselect._sklearn`` (scikit-learn or its stand-ins); every name is imported,
+pickled and documented as ``kernelselect.models.<name>``.
 """
 
 from __future__ import annotations
@@ -27,12 +28,16 @@ from .._cv import (
 )
 from .._solvers import KernelMachine
 from ._machines import KernelRidgeRegressor, LSSVMClassifier, fit_krr, fit_lssvm
-from ._selection_cv import KernelSelectionCV
+from ._scaling import Standardizer
+from ._selection_cv import KernelSelectionClassifier, KernelSelectionCV, KernelSelectionRegressor
 
 __all__ = [
     "LSSVMClassifier",
     "KernelRidgeRegressor",
     "KernelSelectionCV",
+    "KernelSelectionClassifier",
+    "KernelSelectionRegressor",
+    "Standardizer",
     "fit_lssvm",
     "fit_krr",
     "cross_validate_grid",
@@ -45,6 +50,7 @@ __all__ = [
 ]
 
 # the public home of the names defined in this package (pickles, reprs, the API docs)
-for _obj in (LSSVMClassifier, KernelRidgeRegressor, KernelSelectionCV, fit_lssvm, fit_krr):
+for _obj in (LSSVMClassifier, KernelRidgeRegressor, KernelSelectionCV, KernelSelectionClassifier,
+             KernelSelectionRegressor, Standardizer, fit_lssvm, fit_krr):
     _obj.__module__ = __name__
 del _obj

@@ -32,7 +32,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
               alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
               approximation: str | Approximation = "exact",
               random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
-    """Train a least-squares SVM with bias (paper 004, eqs. 4–9) for one or more α.
+    """Train a least-squares SVM with bias (paper 004, equations 4–9) for one or more α.
 
     Solves K_α ρ = 1, K_α ν = y; b = 1ᵀν/1ᵀρ, a = ν − ρb; f(x) = Σ a_i κ(x, x_i) + b.
 
@@ -46,11 +46,12 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
         Ridge values; a path is solved from one factorisation.
     kernel : {"gaussian", "laplacian"}
     approximation : {"exact", "nystrom", "rff"} or Approximation
-        exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³); nystrom:
-        Woodbury with the Nyström factor, O(c³ + nck) (paper 004 Alg. 1); rff: primal
-        ridge in D dimensions. "mcm" is refused with the reason: the Song–Xu circulant
-        stand-in selects kernels but its coefficients do not fit the data under the
-        true kernel.
+        exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
+        nystrom, rff: ridge regression on the feature map of the stand-in K̃ = VVᵀ
+        (the Nyström map or the random features), O(c³ + nck + nk²), solved stably in k
+        dimensions; on the training points it is the machine on K̃ (paper 004 Alg. 1).
+        "mcm" is refused with the reason: the Song–Xu circulant stand-in selects
+        kernels but its coefficients do not fit the data under the true kernel.
     random_state : int, Generator or None
     workers : int or None
 
@@ -58,7 +59,9 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     -------
     KernelMachine
         ``coef`` (n_support, t, L), ``intercept`` (t, L); ``decision_function(X_new)``
-        evaluates the true kernel against the support points in blocks.
+        evaluates the kernel against the support points in blocks (every training
+        point for exact, the landmarks for Nyström; random features predict from
+        their features).
 
     Examples
     --------
@@ -159,8 +162,7 @@ class _KernelMachineEstimator(BaseEstimator):
         if m.coef is not None:
             self.dual_coef_ = m.coef[:, :, 0]
         self.intercept_ = m.intercept[:, 0]
-        self.support_ = (np.arange(X.shape[0]) if m.support_indices is None
-                         else np.asarray(m.support_indices))
+        self.support_ = m.support_indices
         return self
 
     def _decision(self, X: npt.ArrayLike) -> np.ndarray:
@@ -180,8 +182,11 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
     alpha : float, default=1.0
         Ridge added to K (α = μ of paper 004).
     approximation : {"exact", "nystrom", "rff"} or Approximation, default="exact"
-        How the system is solved (see :func:`fit_lssvm`); predictions use the true
-        kernel on new points (RFF: the random features).
+        The kernel matrix the machine is solved on (see :func:`fit_lssvm`). Exact
+        models predict with the kernel against every training point; Nyström and RFF
+        models are linear in their feature map (the kernel against the landmarks
+        times a fixed map, or the random features), so that on the training points
+        they are the machine on the stand-in the criteria score.
     random_state : int, Generator or None
     workers : int or None
         Threads of the kernel computations.
@@ -190,10 +195,13 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
     ----------
     classes_ : ndarray of shape (n_classes,)
     dual_coef_ : ndarray of shape (n_support, t)
-        t = 1 for two classes (classes_[1] ↔ +1), else one column per class.
+        Coefficients of the kernel against the support points (every training
+        point, or the Nyström landmarks; absent for RFF); t = 1 for two classes
+        (classes_[1] ↔ +1), else one column per class.
     intercept_ : ndarray of shape (t,)
-    support_ : ndarray of int
-        Training rows the model was solved on.
+    support_ : ndarray of int or None
+        Training rows of the support points (None when they are not training rows:
+        k-means landmarks, random features).
     model_ : KernelMachine
     n_features_in_ : int
 

@@ -1,9 +1,15 @@
-"""The kernel-selecting meta-estimator :class:`KernelSelectionCV`: choose (γ, α) by
-a selection criterion or k-fold cross-validation, then refit the machine."""
+"""The kernel-selecting meta-estimators: choose (γ, α) by a selection criterion or
+k-fold cross-validation, then refit the machine.
+
+:class:`KernelSelectionClassifier` and :class:`KernelSelectionRegressor` are the two
+tasks' estimators (as scikit-learn's ``RidgeClassifierCV`` / ``RidgeCV``);
+:class:`KernelSelectionCV` decides the task from y. All three share one core
+(:class:`_KernelSelection`).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -12,14 +18,16 @@ from .._cv import cross_validate_grid
 from .._labels import encode_labels
 from .._policy import alpha_path
 from .._solvers import check_machine
+from .._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
-from .._targets import check_task, prepare_targets
-from .._validation import check_kernel
+from .._validation import check_bool, check_kernel
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
-from .._sklearn import (BaseEstimator, MetaEstimatorMixin, available_if,
-                       check_classification_targets, check_is_fitted, clone, validate_data)
+from ._scaling import Standardizer
+from .._sklearn import (BaseEstimator, ClassifierMixin, MetaEstimatorMixin, RegressorMixin,
+                        available_if, check_classification_targets, check_is_fitted, clone,
+                        validate_data)
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -27,95 +35,39 @@ if TYPE_CHECKING:
     from ..operators import Approximation
     from ..selection import SelectionResult
 
-__all__ = ["KernelSelectionCV"]
+__all__ = ["KernelSelectionCV", "KernelSelectionClassifier", "KernelSelectionRegressor"]
 
 
-def _refit_has_decision_function(self: KernelSelectionCV) -> bool:
+def _refit_has_decision_function(self: _KernelSelection) -> bool:
     est = getattr(self, "best_estimator_", None)
     if est is None:
-        est = self.estimator if self.estimator is not None else LSSVMClassifier
+        est = self.estimator if self.estimator is not None else self._default_machine
     return hasattr(est, "decision_function")
 
 
-class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
-    """Choose (γ, α) by a selection criterion or by k-fold CV, then refit.
+def _rank_greater_is_better(scores: np.ndarray) -> np.ndarray:
+    """GridSearchCV's ranks of ``scores`` (greater is better): ties share the smallest
+    rank, NaN ties with the worst."""
+    from scipy.stats import rankdata
 
-    With no arguments it selects the way :func:`kernelselect.select_kernel` does with
-    its defaults (the same task rule, criterion, α path, approximation, grid
-    extension and standardisation) and refits the machine whose error that criterion
-    estimates — for a real target with the training mean of y as its constant term
-    (see ``estimator``).
+    if scores.size == 0 or np.all(np.isnan(scores)):
+        return np.ones(scores.size, dtype=np.int32)
+    filled = np.nan_to_num(scores, nan=np.nanmin(scores) - 1.0)
+    return rankdata(-filled, method="min").astype(np.int32)
 
-    Parameters
-    ----------
-    estimator : LSSVMClassifier, KernelRidgeRegressor or None
-        The machine to tune (its ``kernel`` is used); None → ``LSSVMClassifier()`` for
-        class labels (binary or multi-class, labels of any type),
-        ``KernelRidgeRegressor(fit_intercept="mean")`` for a real target: kernel ridge
-        regression of y − ȳ with ȳ added back. On the training points it fits as the
-        LSSVM regression that the criteria score (``fit_intercept=True``), but away
-        from them it predicts ȳ instead of the LSSVM bias, which for the wide kernels
-        and small α the criteria often choose can lie far outside the range of y (see
-        :class:`KernelRidgeRegressor`). Pass ``KernelRidgeRegressor(fit_intercept=True)``
-        for the LSSVM itself.
-    criterion : str, default="auto"
-        "auto" (select_kernel's default for the task), any criterion of
-        :func:`kernelselect.select_kernel` ("eloo", "gcv", "kta", ...), or "cv" for
-        k-fold cross-validation of the estimator's own machine (LSSVM error rate / KRR
-        mean squared error, with the regressor's ``fit_intercept``: none, the LSSVM
-        bias, or each training fold's mean of y). Binary labels are encoded ±1 for the criteria; with more
-        classes ``eloo_multiclass`` sees one-vs-rest columns and the other criteria the
-        class codes 0, …, C−1 as a real target, while "cv" scores the one-vs-rest
-        classifier itself.
-    approximation : str or Approximation, default="auto"
-        The kernel-matrix stand-in used during selection ("auto", "exact",
-        "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
-        paper 004's approximate CV). The final refit uses the estimator's own
-        ``approximation``.
-    gammas : array-like or None
-        Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
-        004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
-    alphas : array-like or None, default=None
-        Candidate ridge values; None → select_kernel's automatic path n·10^k,
-        k = −6, −5.5, …, 0.
-    cv : int, splitter or (train, test) pairs, default=5
-        Folds for ``criterion="cv"``.
-    random_state : int, Generator or None
-    task : {"auto", "binary", "multiclass", "regression"}, default="auto"
-        What y is (:func:`kernelselect._targets.detect_task` for "auto"); ignored when
-        ``estimator`` is given (its type says).
-    standardize : bool, default=True
-        Scale every feature to zero mean and unit variance before selecting; the refit
-        estimator is then a ``Pipeline(StandardScaler(), machine)``.
-    refine : bool, default=False
-        Passed to :func:`kernelselect.select_kernel`.
 
-    Attributes
-    ----------
-    best_params_ : dict
-        {"gamma": γ, "alpha": α} chosen.
-    best_score_ : float
-        The criterion's value there (its direction in ``selection_.directions``; for
-        "cv" the mean held-out error or MSE, lower is better).
-    selection_ : SelectionResult
-        The whole criterion surface.
-    cv_results_ : dict of arrays
-        One entry per (γ, α): ``param_gamma``, ``param_alpha``, ``criterion_value``,
-        ``rank_criterion`` and, for "cv", ``split{k}_test_loss`` and ``mean_test_loss``.
-    best_estimator_ : estimator
-        Refit on all of X, y with ``best_params_`` (a Pipeline with the scaler when
-        ``standardize``).
-    task_ : str
-        "binary", "multiclass" or "regression".
-    classes_ : ndarray (classifiers only)
-        The original labels.
-    n_features_in_ : int
-    """
+class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
+    """The shared core: parameters, the selection, ``cv_results_`` and the refit.
+
+    Subclasses say which machines they accept and what y is (:meth:`_targets`)."""
+
+    #: the machine refitted when ``estimator`` is None and y gives no other choice
+    _default_machine: type = LSSVMClassifier
 
     def __init__(self, estimator: LSSVMClassifier | KernelRidgeRegressor | None = None, *,
                  criterion: str = "auto", approximation: str | Approximation = "auto",
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
-                 cv: int | None = 5, random_state: RandomState = None, task: str = "auto",
+                 cv: int | None = 5, random_state: RandomState = None,
                  standardize: bool = True, refine: bool = False) -> None:
         self.estimator = estimator
         self.criterion = criterion
@@ -124,36 +76,45 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         self.alphas = alphas
         self.cv = cv
         self.random_state = random_state
-        self.task = task
         self.standardize = standardize
         self.refine = refine
 
-    def _task_and_estimator(self, y: np.ndarray) -> tuple[Any, _KernelMachineEstimator]:
-        if self.estimator is not None:
-            est = clone(self.estimator)
-            if not isinstance(est, _KernelMachineEstimator):
-                raise TypeError(
-                    f"estimator must be an LSSVMClassifier or KernelRidgeRegressor, got {est!r}."
-                )
-            if isinstance(est, LSSVMClassifier):
-                targets = prepare_targets(y, "auto")
-                if targets.task == "regression":   # whole numbers that are not codes
-                    targets = prepare_targets(y, "multiclass")
-            else:
-                targets = prepare_targets(y, "regression")
-            return targets, est
-        targets = prepare_targets(y, check_task(self.task))
-        est = (KernelRidgeRegressor(fit_intercept="mean") if targets.task == "regression"
-               else LSSVMClassifier())
-        return targets, est
+    # -- what y is, and the machine that fits it --------------------------------
+    def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
+        raise NotImplementedError
 
+    def _y_numeric(self) -> bool:
+        return isinstance(self.estimator, KernelRidgeRegressor)
+
+    @staticmethod
+    def _class_targets(y: np.ndarray) -> Targets:
+        """Class labels: binary or multi-class (whole numbers that the task rule would
+        call a measured quantity are classes here)."""
+        check_classification_targets(y)
+        targets = prepare_targets(y, "auto")
+        if targets.task == "regression":
+            targets = prepare_targets(y, "multiclass")
+        return targets
+
+    def _checked_estimator(self, kinds: tuple[type, ...]) -> _KernelMachineEstimator | None:
+        if self.estimator is None:
+            return None
+        est = clone(self.estimator)
+        if not isinstance(est, kinds):
+            names = " or ".join(k.__name__ for k in kinds)
+            raise TypeError(f"{type(self).__name__}: estimator must be {names} (or None), "
+                            f"got {est!r}.")
+        return cast(_KernelMachineEstimator, est)
+
+    # -- fit ----------------------------------------------------------------------
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
+        """Select (γ, α) on X (n, d) and y (n,), then refit the machine on all of it."""
+        standardize = check_bool(self.standardize, "standardize")
+        refine = check_bool(self.refine, "refine")
         X, y = cast("tuple[np.ndarray, np.ndarray]",
                     validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
-                                  y_numeric=isinstance(self.estimator, KernelRidgeRegressor)))
-        if isinstance(self.estimator, LSSVMClassifier):
-            check_classification_targets(y)
-        targets, est = self._task_and_estimator(y)
+                                  y_numeric=self._y_numeric()))
+        targets, est = self._targets(y)
         self.task_ = targets.task
         classifier = targets.task != "regression"
         if classifier:
@@ -169,17 +130,16 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 f"selection was not started: {exc} The refit uses the estimator's own "
                 f"approximation: pass e.g. {type(est).__name__}(approximation='nystrom')."
             ) from None
-        if self.standardize:
-            from sklearn.preprocessing import StandardScaler
-
-            scaler = StandardScaler().fit(X)
-            Xs = scaler.transform(X)
-        else:
-            scaler, Xs = None, X
+        scaler = Standardizer().fit(X) if standardize else None
+        Xs = X if scaler is None else scaler.transform(X)
+        selection_approx = self.approximation
+        if scaler is not None:      # landmark points given in X's units are scaled as X is
+            selection_approx = _rescaled(selection_approx, scaler.transform)
+            est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
         if self.criterion == "cv":
             # class labels of any type → codes 0..C−1 (the error rate is unchanged)
             y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
-            approximation = "exact" if self.approximation == "auto" else self.approximation
+            approximation = "exact" if self.approximation == "auto" else selection_approx
             alphas = self.alphas
             if alphas is None:
                 alphas = alpha_path(Xs.shape[0])
@@ -193,64 +153,208 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
                 center=intercept == "mean")
         else:
             res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
-                                criterion=self.criterion, approximation=self.approximation,
+                                criterion=self.criterion, approximation=selection_approx,
                                 random_state=self.random_state, workers=est.workers,
-                                standardize=False, task=targets.task, refine=self.refine)
+                                standardize=False, refine=refine,
+                                task=cast("Literal['binary', 'multiclass', 'regression']",
+                                          targets.task))
         self.selection_ = res
         name = res.criteria[0]
-        best = res.best[name]
-        if best["index"] is None:
+        if res.best[name]["index"] is None:
             raise ValueError(
                 f"criterion {name!r} is undefined (NaN) at every grid point; widen the grid "
                 "or choose another criterion."
             )
-        self.best_params_ = {"gamma": float(res.best_gamma), "alpha": float(res.best_alpha)}
-        self.best_score_ = best["value"]
-        self.cv_results_ = self._results(res, name)
+        self.cv_results_, self.best_index_ = self._results(res, name)
+        self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
+        self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
         est.set_params(**self.best_params_)
+        y_fit = y if classifier else targets.y
         if scaler is not None:
             from sklearn.pipeline import Pipeline
 
-            est = Pipeline([("standardscaler", scaler), ("machine", est)])
-            est.steps[1][1].fit(Xs, y if classifier else targets.y)
+            est.fit(Xs, y_fit)
+            self.best_estimator_: Any = Pipeline([("standardizer", scaler), ("machine", est)])
         else:
-            est.fit(X, y if classifier else targets.y)
-        self.best_estimator_ = est
+            self.best_estimator_ = est.fit(X, y_fit)
         return self
 
     @staticmethod
-    def _results(res: SelectionResult, name: str) -> dict[str, Any]:
+    def _results(res: SelectionResult, name: str) -> tuple[dict[str, Any], int]:
+        """``cv_results_`` (one entry per (γ, α) of the grid, γ-major, then the refined
+        point when refinement moved it) and the index of the chosen point."""
         G, A = np.meshgrid(res.gammas, res.alphas, indexing="ij")
-        values = res.curves[name].ravel()
-        order = values if res.directions[name] == "min" else -values
-        filled = np.where(np.isfinite(order), order, np.inf)
-        ranks = np.empty(values.size, dtype=np.int64)
-        ranks[np.argsort(filled, kind="stable")] = np.arange(1, values.size + 1)
-        out = {"param_gamma": G.ravel(), "param_alpha": A.ravel(), "criterion_value": values,
-               "rank_criterion": ranks, "params": [{"gamma": float(g), "alpha": float(a)}
-                                                   for g, a in zip(G.ravel(), A.ravel())]}
-        if "fold_losses" in res.details:
+        gammas, alphas = G.ravel(), A.ravel()
+        values = res.curves[name].ravel().astype(np.float64)
+        i, j = res.best[name]["index"]
+        best = i * res.alphas.size + j
+        refined = res.details.get("refine", {})
+        extra = bool(refined.get("improved"))
+        if extra:
+            gammas = np.append(gammas, refined["gamma"])
+            alphas = np.append(alphas, refined["alpha"])
+            values = np.append(values, refined["value"])
+            best = values.size - 1
+        sign = 1.0 if res.directions[name] == "max" else -1.0
+        scores = sign * values
+        ranks = _rank_greater_is_better(scores)
+        out: dict[str, Any] = {
+            "params": [{"gamma": float(g), "alpha": float(a)} for g, a in zip(gammas, alphas)],
+            "param_gamma": gammas, "param_alpha": alphas,
+            "mean_test_score": scores, "rank_test_score": ranks,
+            "criterion_value": values, "rank_criterion": ranks,
+        }
+        if "fold_losses" in res.details and not extra:
             fl = res.details["fold_losses"]
             for k in range(fl.shape[0]):
+                out[f"split{k}_test_score"] = -fl[k].ravel()
                 out[f"split{k}_test_loss"] = fl[k].ravel()
+            out["std_test_score"] = fl.std(axis=0).ravel()
             out["mean_test_loss"] = fl.mean(axis=0).ravel()
-            out["std_test_loss"] = fl.std(axis=0).ravel()
-        return out
+            out["std_test_loss"] = out["std_test_score"]
+        return out, int(best)
+
+    # -- use ----------------------------------------------------------------------
+    def _checked_input(self, X: npt.ArrayLike) -> np.ndarray:
+        """X checked against what the selection was fitted on, naming this estimator."""
+        check_is_fitted(self, "best_estimator_")
+        return validate_data(self, X, reset=False, dtype=np.float64)
 
     def predict(self, X: npt.ArrayLike) -> np.ndarray:
-        check_is_fitted(self, "best_estimator_")
+        """Predictions of the refit machine: class labels or real values."""
+        X = self._checked_input(X)
         return self.best_estimator_.predict(X)
 
     @available_if(_refit_has_decision_function)
     def decision_function(self, X: npt.ArrayLike) -> np.ndarray:
-        """decision_function of the refit classifier (absent for regressors)."""
-        check_is_fitted(self, "best_estimator_")
+        """decision_function of the refit classifier (absent for regressors): shape
+        (n,) for two classes (> 0 → ``classes_[1]``), else (n, n_classes)."""
+        X = self._checked_input(X)
         return self.best_estimator_.decision_function(X)
 
     def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
         """Accuracy (classifiers) or R² (regressors) of the refit estimator."""
-        check_is_fitted(self, "best_estimator_")
-        return self.best_estimator_.score(X, y)
+        X = self._checked_input(X)
+        return float(self.best_estimator_.score(X, y))
+
+
+_SHARED_PARAMETERS = """\
+    criterion : str, default="auto"
+        "auto" (select_kernel's default for the task), any criterion of
+        :func:`kernelselect.select_kernel` ("eloo", "gcv", "kta", ...), or "cv" for
+        k-fold cross-validation of the estimator's own machine (LSSVM error rate / KRR
+        mean squared error, with the regressor's ``fit_intercept``: none, the LSSVM
+        bias, or each training fold's mean of y). Binary labels are encoded ±1 for the
+        criteria; with more classes ``eloo_multiclass`` sees one-vs-rest columns and
+        the other criteria the class codes 0, …, C−1 as a real target, while "cv"
+        scores the one-vs-rest classifier itself.
+    approximation : str or Approximation, default="auto"
+        The kernel-matrix stand-in used during selection ("auto", "exact",
+        "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
+        paper 004's approximate CV). The final refit uses the estimator's own
+        ``approximation``.
+    gammas : array-like or None
+        Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
+        004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
+    alphas : array-like or None, default=None
+        Candidate ridge values; None → select_kernel's automatic path n·10^k,
+        k = −6, −5.5, …, 0.
+    cv : int, splitter or (train, test) pairs, default=5
+        Folds for ``criterion="cv"``.
+    random_state : int, Generator or None
+    standardize : bool, default=True
+        Scale every feature to zero mean and unit variance before selecting
+        (:class:`~kernelselect.models.Standardizer`, safe at any magnitude); the refit
+        estimator is then a ``Pipeline(Standardizer(), machine)``.
+    refine : bool, default=False
+        Passed to :func:`kernelselect.select_kernel`."""
+
+_SHARED_ATTRIBUTES = """\
+    best_params_ : dict
+        {"gamma": γ, "alpha": α} chosen.
+    best_score_ : float
+        The score of the chosen point, greater is better as in scikit-learn's
+        ``GridSearchCV``: the criterion's value for criteria that are maximised (kta,
+        ckta, ...), its negation for those that are minimised (eloo, gcv, the "cv"
+        mean held-out error or MSE, ...). ``cv_results_["criterion_value"]`` keeps the
+        values as the criterion states them.
+    best_index_ : int
+        The entry of ``cv_results_`` that was chosen: ``cv_results_["params"]
+        [best_index_] == best_params_``, its ``rank_test_score`` is 1.
+    cv_results_ : dict of arrays
+        One entry per (γ, α) of the grid, γ-major (then the refined point, when
+        ``refine`` moved the choice off the grid): ``params``, ``param_gamma``,
+        ``param_alpha``, ``mean_test_score`` (the score above), ``rank_test_score``
+        (1 is best; ties share the smallest rank, undefined values rank last),
+        ``criterion_value`` (the criterion itself) and ``rank_criterion`` (the same
+        ranks); for "cv" also ``split{k}_test_score`` (the negated fold loss),
+        ``std_test_score``, ``split{k}_test_loss``, ``mean_test_loss`` and
+        ``std_test_loss``. ``pandas.DataFrame(cv_results_)`` gives the table.
+    selection_ : SelectionResult
+        The whole criterion surface.
+    best_estimator_ : estimator
+        Refit on all of X, y with ``best_params_`` (a Pipeline with the scaler when
+        ``standardize``).
+    task_ : str
+        "binary", "multiclass" or "regression".
+    n_features_in_ : int"""
+
+
+class KernelSelectionCV(_KernelSelection):
+    """Choose (γ, α) by a selection criterion or k-fold CV and refit; the task follows y.
+
+    With no arguments it selects the way :func:`kernelselect.select_kernel` does with
+    its defaults (the same task rule, criterion, α path, approximation, grid
+    extension and standardisation) and refits the machine whose error that criterion
+    estimates — for a real target with the training mean of y as its constant term
+    (see ``estimator``). :class:`KernelSelectionClassifier` and
+    :class:`KernelSelectionRegressor` are the same selection for one task, as
+    scikit-learn classifiers and regressors (``is_classifier``, stratified folds in
+    ``cross_val_score``).
+
+    Parameters
+    ----------
+    estimator : LSSVMClassifier, KernelRidgeRegressor or None
+        The machine to tune (its ``kernel`` is used); None → ``LSSVMClassifier()`` for
+        class labels (binary or multi-class, labels of any type),
+        ``KernelRidgeRegressor(fit_intercept="mean")`` for a real target: kernel ridge
+        regression of y − ȳ with ȳ added back. On the training points it fits as the
+        LSSVM regression that the criteria score (``fit_intercept=True``), but away
+        from them it predicts ȳ instead of the LSSVM bias, which for the wide kernels
+        and small α the criteria often choose can lie far outside the range of y (see
+        :class:`KernelRidgeRegressor`). Pass ``KernelRidgeRegressor(fit_intercept=True)``
+        for the LSSVM itself.
+{parameters}
+    task : {{"auto", "binary", "multiclass", "regression"}}, default="auto"
+        What y is (:func:`kernelselect._targets.detect_task` for "auto"); ignored when
+        ``estimator`` is given (its type says).
+
+    Attributes
+    ----------
+{attributes}
+    classes_ : ndarray (classifiers only)
+        The original labels.
+    """
+
+    def __init__(self, estimator: LSSVMClassifier | KernelRidgeRegressor | None = None, *,
+                 criterion: str = "auto", approximation: str | Approximation = "auto",
+                 gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
+                 cv: int | None = 5, random_state: RandomState = None, task: str = "auto",
+                 standardize: bool = True, refine: bool = False) -> None:
+        super().__init__(estimator, criterion=criterion, approximation=approximation,
+                         gammas=gammas, alphas=alphas, cv=cv, random_state=random_state,
+                         standardize=standardize, refine=refine)
+        self.task = task
+
+    def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
+        est = self._checked_estimator((LSSVMClassifier, KernelRidgeRegressor))
+        if isinstance(est, LSSVMClassifier):
+            return self._class_targets(y), est
+        if est is not None:
+            return prepare_targets(y, "regression"), est
+        targets = prepare_targets(y, check_task(self.task))
+        return targets, (KernelRidgeRegressor(fit_intercept="mean")
+                         if targets.task == "regression" else LSSVMClassifier())
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -261,3 +365,98 @@ class KernelSelectionCV(MetaEstimatorMixin, BaseEstimator):
         tags.classifier_tags = inner.classifier_tags
         tags.regressor_tags = inner.regressor_tags
         return tags
+
+
+class KernelSelectionClassifier(ClassifierMixin, _KernelSelection):
+    """Choose (γ, α) for a kernel classifier by a selection criterion and refit it.
+
+    The classification form of :class:`KernelSelectionCV`.
+
+    A scikit-learn classifier (``is_classifier`` holds, so ``cross_val_score`` and
+    ``GridSearchCV`` stratify their folds by class); y holds class labels of any type,
+    two or more classes (whole numbers are always classes here). It has
+    ``decision_function`` and no ``predict_proba``: the least-squares SVM fits ±1
+    targets by ridge regression, and its decision values are not probabilities.
+
+    Parameters
+    ----------
+    estimator : LSSVMClassifier or None
+        The machine to tune (its ``kernel`` and ``approximation`` are used for the
+        refit); None → ``LSSVMClassifier()``.
+{parameters}
+
+    Attributes
+    ----------
+{attributes}
+    classes_ : ndarray of shape (n_classes,)
+        The labels, in ``numpy.unique`` order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelselect import KernelSelectionClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((120, 2)); y = np.where(X[:, 0] * X[:, 1] > 0, "a", "b")
+    >>> clf = KernelSelectionClassifier(random_state=0).fit(X, y)
+    >>> clf.classes_.tolist(), clf.score(X, y) > 0.9
+    (['a', 'b'], True)
+    """
+
+    def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
+        est = self._checked_estimator((LSSVMClassifier,))
+        return self._class_targets(y), est if est is not None else LSSVMClassifier()
+
+
+class KernelSelectionRegressor(RegressorMixin, _KernelSelection):
+    """Choose (γ, α) for kernel ridge regression by a selection criterion and refit it.
+
+    The regression form of :class:`KernelSelectionCV`.
+
+    A scikit-learn regressor; y holds real numbers (whole numbers are a measured
+    quantity here, whatever their values).
+
+    Parameters
+    ----------
+    estimator : KernelRidgeRegressor or None
+        The machine to tune; None → ``KernelRidgeRegressor(fit_intercept="mean")``,
+        kernel ridge regression of y − ȳ with ȳ added back (see
+        :class:`KernelSelectionCV`).
+{parameters}
+
+    Attributes
+    ----------
+{attributes}
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelselect import KernelSelectionRegressor
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((120, 2)); y = np.sin(2 * X[:, 0]) + 0.1 * X[:, 1]
+    >>> reg = KernelSelectionRegressor(random_state=0).fit(X, y)
+    >>> reg.score(X, y) > 0.9
+    True
+    """
+
+    _default_machine = KernelRidgeRegressor
+
+    def _y_numeric(self) -> bool:
+        return True
+
+    def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
+        est = self._checked_estimator((KernelRidgeRegressor,))
+        return (prepare_targets(y, "regression"),
+                est if est is not None else KernelRidgeRegressor(fit_intercept="mean"))
+
+
+for _cls in (KernelSelectionCV, KernelSelectionClassifier, KernelSelectionRegressor):
+    _cls.__doc__ = (_cls.__doc__ or "").format(parameters=_SHARED_PARAMETERS,
+                                               attributes=_SHARED_ATTRIBUTES)
+del _cls
+
+
+def _rescaled(approximation: Any, transform: Any) -> Any:
+    """``approximation`` with any points it holds in X's units mapped by ``transform``
+    (:meth:`kernelselect.operators.Approximation.rescaled`); names pass unchanged."""
+    rescaled = getattr(approximation, "rescaled", None)
+    return rescaled(transform) if rescaled is not None else approximation

@@ -42,8 +42,10 @@ def _resolve(name: str) -> type[Approximation]:
 
 
 def approximation_names() -> list[str]:
-    """Names of the approximations, as accepted by :func:`get_approximation`,
-    ``select_kernel(approximation=...)`` and ``kernelselect select --approximation``.
+    """Names of the approximations that :func:`get_approximation` accepts.
+
+    The same names are accepted by ``select_kernel(approximation=...)`` and
+    ``kernelselect select --approximation``.
 
     Returns
     -------

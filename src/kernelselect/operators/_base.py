@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import numpy.typing as npt
 
+from .._resources import check_allocation
 from .._typing import PreparedState, RandomState, RowFunction, SpectralFunction
 
 __all__ = ["Approximation", "KernelOperator", "ExplicitBasisOperator", "LazyBasisOperator",
@@ -198,10 +199,18 @@ class KernelOperator:
         if self._basis_is_complete():
             return weighted
         g0 = evaluate_at(g, np.zeros(1))[0]
-        rest = P.T @ Q - np.real(np.conj(cp).T @ cq)          # Pᵀ(I − QQᵀ)Q
+        rest = self._complement_products(P, Q, cp, cq)       # Pᵀ(I − QQᵀ)Q
         if gl.ndim == 1:
             return weighted + g0 * rest
         return weighted + rest[:, :, None] * g0[None, None, :]
+
+    def _complement_products(self, P: np.ndarray, Q: np.ndarray, cp: np.ndarray,
+                             cq: np.ndarray) -> np.ndarray:
+        """Pᵀ(I − QQᵀ)Q from the probes and their coefficients cp = QᵀP, cq = QᵀQ (the
+        difference PᵀQ − cpᵀcq; an operator holding its basis may form it from the
+        residual vectors instead, which keeps it accurate when the probes lie almost
+        in span(Q))."""
+        return P.T @ Q - np.real(np.conj(cp).T @ cq)
 
     def _basis_is_complete(self) -> bool:
         """Whether the eigenvectors span all of Rⁿ. Then the complement term
@@ -346,6 +355,7 @@ class ExplicitBasisOperator(KernelOperator):
 
     def apply_function(self, g: SpectralFunction, B: npt.ArrayLike) -> np.ndarray:
         B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
+        check_function_output(self.n, B.shape[1], np.size(getattr(g, "alphas", 1)))
         c = self._q.T @ B                                   # (r, m)
         gl = evaluate_at(g, self._lam)
         if gl.ndim == 1:
@@ -380,6 +390,21 @@ class LazyBasisOperator(ExplicitBasisOperator):
         return self._eigenpairs()[1]
 
 
+#: (n, m, L) float64 arrays alive at once in ``apply_function`` over an α path (the
+#: product, its combination with the residual and the caller's copy)
+_FUNCTION_TEMPORARIES = 3
+
+
+def check_function_output(n: int, columns: int, n_alphas: int) -> None:
+    """Refuse, through the memory guard, g(A)B for ``columns`` columns B over an α path
+    of ``n_alphas`` values when its (n, columns, n_alphas) result and temporaries
+    would exceed the limit (a fitted machine keeps one coefficient vector per α)."""
+    check_allocation(8.0 * _FUNCTION_TEMPORARIES * n * max(columns, 1) * max(n_alphas, 1),
+                     f"g(K)B for {columns} column(s) over a path of {n_alphas} ridge values "
+                     f"on n = {n} points (an (n, {columns}, {n_alphas}) array)",
+                     "pass fewer alphas at a time")
+
+
 class Approximation:
     """A recipe that builds a :class:`KernelOperator` for one kernel.
 
@@ -412,6 +437,13 @@ class Approximation:
         other = copy.copy(self)
         other.configure(needs)
         return other
+
+    def rescaled(self, transform: Callable[[np.ndarray], np.ndarray]) -> Approximation:
+        """The recipe for data that the caller maps through ``transform`` (e.g.
+        ``standardize=True``) before building: points it holds in X's units (user
+        landmarks) go through the same map. ``self`` when it holds none; otherwise a
+        shallow copy, leaving the caller's instance untouched."""
+        return self
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,
                 random_state: RandomState, workers: int | None) -> PreparedState:

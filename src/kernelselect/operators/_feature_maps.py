@@ -129,5 +129,5 @@ class FourierFeatures:
 
     def block(self, S: np.ndarray, i: int, out: np.ndarray,
               chain: list[Any] | None = None) -> np.ndarray:
-        _rff._rff_columns(S, self._W[i], self.b, self._no_row_scale, self.norm, out, 1)
+        _rff._rff_columns_into(S, self._W[i], self.b, self._no_row_scale, self.norm, out, 1)
         return out

@@ -8,15 +8,14 @@ chunk).
 from __future__ import annotations
 
 import concurrent.futures
-import os
 from collections import deque
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from .. import _validation
-from .._threads import one_blas_thread
+from .._threads import (cancel_passes, check_cancelled, free_cores, one_blas_thread,
+                        resume_passes)
 from ._feature_maps import FeatureMap, block_rows
 
 __all__ = ["ArrayRows", "MAX_CLASSES", "probe_basis", "probe_values", "first_pass",
@@ -67,6 +66,7 @@ def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndar
     H: list[Any] = [None] * ng
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
+        check_cancelled()                   # an interrupted pass ends here
         S = fmap.shared(Xb[a:b])
         F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
@@ -95,6 +95,7 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
     out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
     rows = block_rows(fmap.width)
     for a, b in _sub_blocks(Xb.shape[0], rows):
+        check_cancelled()                   # an interrupted pass ends here
         S = fmap.shared(Xb[a:b])
         F = np.empty((S.shape[0], fmap.width))
         Yb = probe_basis(yb[a:b], values)
@@ -133,28 +134,10 @@ def add_parts(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def default_threads() -> int:
-    """Threads of the in-process passes: OMP_NUM_THREADS when set; else the cores this
-    process may run on, less those other processes keep busy.
-
-    The others' share is the 1-minute load average less one (this process may be part
-    of it), rounded down: on a machine already running more processes than cores a
-    second thread finds no free core, so it only adds overhead (measured at n = 10⁶ on
-    2 cores under a load of 6–9: 1.03× the wall time and 1.26× the CPU of one thread,
-    1.16× the wall time with one more busy process; docs/streaming.md). The thread
-    count never changes a result (block sums are added in block order).
-    """
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        usable = os.cpu_count() or 1
-    threads = max(1, min(_validation.check_workers(None), usable))
-    if os.environ.get("OMP_NUM_THREADS"):
-        return threads
-    try:
-        others = int(max(os.getloadavg()[0] - 1.0, 0.0))
-    except (AttributeError, OSError):  # pragma: no cover - no load average
-        others = 0
-    return max(1, min(threads, usable - others))
+    """Threads of the in-process passes: :func:`kernelselect._threads.free_cores` (the
+    cores other processes leave free, or OMP_NUM_THREADS). The thread count never
+    changes a result (block sums are added in block order)."""
+    return free_cores()
 
 
 class ArrayRows:
@@ -191,6 +174,15 @@ class ArrayRows:
             a, b = ab
             return fn(fmap, self.X[a:b], self.y[a:b], *args)
 
+        resume_passes()
+        try:
+            return self._reduce(work, blocks)
+        except KeyboardInterrupt:
+            cancel_passes()                 # the blocks in flight end at their next block
+            raise
+
+    def _reduce(self, work: Callable[[tuple[int, int]], list[np.ndarray]],
+                blocks: list[tuple[int, int]]) -> list[np.ndarray]:
         total: list[np.ndarray] | None = None
         with one_blas_thread():
             if self.threads == 1 or len(blocks) == 1:

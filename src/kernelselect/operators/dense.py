@@ -15,6 +15,7 @@ from .. import lowlevel
 from .._resources import check_allocation
 from .._validation import check_positive_int
 from ._base import (
+    check_function_output,
     _centred,
     Approximation,
     ExplicitBasisOperator,
@@ -23,6 +24,7 @@ from ._base import (
     RidgeFunction,
     evaluate_at,
 )
+from .._threads import interruptible
 from ._lowrank import shifted_cholesky, small_blas
 from ._row_passes import ArrayRows
 from .streaming import StreamingOperator
@@ -143,8 +145,10 @@ class DenseOperator(LazyBasisOperator):
     # -- the eigendecomposition, on first need ------------------------------------
     def _eigenpairs(self) -> tuple[np.ndarray, np.ndarray]:
         if self._eig is None:
+            # numpy's eigh is LAPACK's dsyevd (scipy's driver="evd") called without the
+            # GIL, so that Ctrl-C reaches the caller while it runs (interruptible)
             with small_blas(float(self.n) ** 3):
-                lam, Q = scipy.linalg.eigh(self._K, driver="evd")
+                lam, Q = interruptible(4.0 * float(self.n) ** 3, np.linalg.eigh, self._K)
             # K is positive semi-definite: negative eigenvalues are rounding (of size
             # n·ε·λ_max) and are taken as 0, so that K + αI stays positive at any α > 0
             self._eig = (np.clip(lam, 0.0, None), Q)
@@ -328,7 +332,9 @@ class DenseOperator(LazyBasisOperator):
         if route is None:
             return super().apply_function(g, B)
         assert isinstance(g, RidgeFunction)
-        return self._ridge_apply(g, np.asarray(B, dtype=np.float64).reshape(self.n, -1), route)
+        B = np.asarray(B, dtype=np.float64).reshape(self.n, -1)
+        check_function_output(self.n, B.shape[1], g.alphas.size)
+        return self._ridge_apply(g, B, route)
 
     def _basis_is_complete(self) -> bool:
         return True                               # the eigenvectors of K itself
@@ -446,7 +452,7 @@ class Exact(Approximation):
         return "dense"
 
     def check_resources(self, n: int, d: int, method: str | None = None) -> None:
-        """The dense method holds K, a factor of K + αI and eigenvectors: three n × n
+        """The dense method holds K, a factor of K + αI and eigenvectors: four n × n
         float64 arrays, refused above ``max_dense`` points or the memory limit."""
         method = self._resolved_method() if method is None else method
         check_positive_int(self.max_dense, "max_dense")
@@ -460,9 +466,9 @@ class Exact(Approximation):
                 f"eigendecomposition; n={n} exceeds max_dense={self.max_dense}. Use "
                 f"{alternatives}, or raise Exact(max_dense=...)."
             )
-        check_allocation(3 * 8.0 * n * n,
-                         f"the exact dense kernel matrix at n={n} (K, a factor of K + αI "
-                         "and eigenvectors, three n × n float64 arrays)",
+        check_allocation(4 * 8.0 * n * n,
+                         f"the exact dense kernel matrix at n={n} (K, a factor of K + αI, "
+                         "eigenvectors and their squares, four n × n float64 arrays)",
                          f"use {alternatives}")
 
     def prepare(self, X: np.ndarray, y: np.ndarray | None, *, kernel: str,

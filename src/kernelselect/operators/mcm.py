@@ -162,7 +162,7 @@ class MCMOperator(KernelOperator):
 
 
 class MCM(Approximation):
-    """Song–Xu multilevel circulant approximation on real data (paper 002, Alg. 1).
+    """Song–Xu multilevel circulant approximation on real data (paper 002, Algorithm 1).
 
     ``prepare`` (once per data set) chooses the grid, drops points if n does not
     factor well, orders the points along principal directions and fits the
@@ -201,7 +201,8 @@ class MCM(Approximation):
 
     Notes
     -----
-    Measured (studies/results/random_mcm_spearman.md): Spearman ρ of the
+    Measured (docs/criteria.md, "How closely the randomised stand-ins follow
+    their exact criteria"): Spearman ρ of the
     C_ree γ-curve (15 γ around the median heuristic, α = 1) with the exact
     C_ree on 6 standardised binary sets, 3 seeds. Defaults (torus fit,
     clipped), p = 3: median 0.54 (0.28 … 0.77); p = 2: 0.11; p = 1: 0.17.

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence, overload
+import copy
+from typing import Any, Callable, Literal, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -14,7 +15,7 @@ from .._validation import check_positive, check_positive_int, check_random_state
 from .._typing import PreparedState, RandomState
 from ._base import Approximation, KernelOperator
 from ._feature_maps import LandmarkFeatures
-from ._lowrank import LowRankOperator, small_blas
+from ._lowrank import LandmarkMap, LowRankOperator, small_blas
 from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
                         ridge_leverage_scores)
 from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
@@ -209,6 +210,22 @@ class Nystroem(Approximation):
             f"array of points of shape (c, {d}); got dtype {L.dtype} and shape {L.shape}."
         )
 
+    def rescaled(self, transform: Callable[[np.ndarray], np.ndarray]) -> Nystroem:
+        """A copy whose landmark points (a 2-D ``landmarks``) are mapped through
+        ``transform``, as X is; row indices need no map."""
+        if self.landmarks is None or np.ndim(self.landmarks) != 2:
+            return self
+        L = np.asarray(self.landmarks)
+        if not np.issubdtype(L.dtype, np.number) or np.iscomplexobj(L):
+            return self                   # refused with its message by prepare
+        try:
+            points = transform(L)
+        except ValueError:                # wrong width: refused with its message by prepare
+            return self
+        other = copy.copy(self)
+        other.landmarks = points
+        return other
+
     def check_resources(self, n: int, d: int) -> None:
         if self.landmarks is not None:
             c = int(np.shape(self.landmarks)[0]) if np.ndim(self.landmarks) else 1
@@ -299,22 +316,27 @@ class Nystroem(Approximation):
         return self._factor(X, gamma, kernel, state, workers)[0]
 
     def _factor(self, X: np.ndarray, gamma: float, kernel: str, state: dict[str, Any],
-                workers: int | None) -> tuple[np.ndarray, int]:
+                workers: int | None) -> tuple[np.ndarray, int, LandmarkMap]:
+        """(V, c, the map V = K(X, points)·T that extends V to new points)."""
         floor = float(self.eigen_floor)
         k = state["rank"]
         sampler = state.get("sampler", "uniform")
         if sampler == "optimal":
-            return _optimal_factor(X, gamma, kernel, k, floor, workers), X.shape[0]
+            V, T = _optimal_factor(X, gamma, kernel, k, floor, workers)
+            return V, X.shape[0], LandmarkMap(X, np.arange(X.shape[0]), T)
         idx, pts = self.landmarks_for(X, gamma, kernel=kernel, state=state, workers=workers)
         Z = X[idx] if pts is None else pts
         _check_memory(X.shape[0], Z.shape[0], k)
         if sampler == "modified":
-            return _modified_factor(X, Z, gamma, kernel, k, floor, workers), Z.shape[0]
-        C = lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers)
-        if pts is None:
-            return nystroem_factor(C, idx, k, floor), Z.shape[0]
-        W = lowlevel.kernel_block(pts, pts, gamma, kernel=kernel, workers=workers)
-        return nystroem_factor(C, None, k, floor, W=W), Z.shape[0]
+            V, T = _modified_factor(X, Z, gamma, kernel, k, floor, workers)
+            return V, Z.shape[0], LandmarkMap(Z, idx, T)
+        C = np.asarray(lowlevel.kernel_block(X, Z, gamma, kernel=kernel, workers=workers),
+                       dtype=np.float64)
+        W = C[idx] if pts is None else lowlevel.kernel_block(pts, pts, gamma, kernel=kernel,
+                                                             workers=workers)
+        T = nystroem_transform(W, k, floor)
+        V = C @ T if T.shape[1] else np.zeros((C.shape[0], 0))
+        return V, Z.shape[0], LandmarkMap(Z, idx, T)
 
     def build_all(self, rows: Any, y: np.ndarray | None, gammas: Sequence[float], *,
                   kernel: str, state: dict[str, Any]) -> list[StreamingLowRankOperator] | None:
@@ -350,8 +372,8 @@ class Nystroem(Approximation):
               state: PreparedState, workers: int | None) -> KernelOperator:
         if state is None:
             state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
-        V, c = self._factor(X, gamma, kernel, state, workers)
-        op = LowRankOperator(V)
+        V, c, landmarks = self._factor(X, gamma, kernel, state, workers)
+        op = LowRankOperator(V, landmarks=landmarks)
         op.name = "nystrom"
         op.details = {"n_landmarks": int(c), "rank": int(state["rank"]),
                       "effective_rank": int(V.shape[1]),
@@ -360,8 +382,9 @@ class Nystroem(Approximation):
 
 
 def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, rank: int,
-                     eigen_floor: float, workers: int | None) -> np.ndarray:
-    """V with VVᵀ = C (C⁺ K (C⁺)ᵀ)_k Cᵀ = Q (QᵀKQ)_k Qᵀ for C = K(X, Z) = QSRᵀ.
+                     eigen_floor: float, workers: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(V, T) with VVᵀ = C (C⁺ K (C⁺)ᵀ)_k Cᵀ = Q (QᵀKQ)_k Qᵀ for C = K(X, Z) = QSRᵀ, and
+    V = C T (Q = C M below, so T = M U_k Σ_k^{1/2}).
 
     Q comes from the c×c Gram matrix CᵀC = RS²Rᵀ (Q = CRS⁻¹, directions with
     s < √eigen_floor·s_max dropped) and one re-orthonormalisation Q ← Q(QᵀQ)^{−1/2},
@@ -377,13 +400,16 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
         s2, R = scipy.linalg.eigh(C.T @ C, driver="evd")
     keep = np.flatnonzero(s2 > eigen_floor * max(s2.max(initial=0.0), 0.0))
     if keep.size == 0:
-        return np.zeros((C.shape[0], 0))
+        return np.zeros((C.shape[0], 0)), np.zeros((c, 0))
+    M = R[:, keep] / np.sqrt(s2[keep])
     with small_blas(float(C.shape[0]) * c * keep.size):
-        Q = C @ (R[:, keep] / np.sqrt(s2[keep]))
+        Q = C @ M
     del C
     with small_blas(float(Q.shape[0]) * keep.size ** 2):
         d, P = scipy.linalg.eigh(Q.T @ Q, driver="evd")
-        Q = Q @ ((P / np.sqrt(d)) @ P.T)
+        again = (P / np.sqrt(d)) @ P.T
+        Q = Q @ again
+    M = M @ again
     KQ = np.asarray(lowlevel.kernel_matvec(X, Q, gamma, kernel=kernel, workers=workers),
                     dtype=np.float64)
     core = Q.T @ KQ
@@ -394,12 +420,14 @@ def _modified_factor(X: np.ndarray, Z: np.ndarray, gamma: float, kernel: str, ra
     order = np.argsort(sig)[::-1]
     sig, U = sig[order], U[:, order]
     keep = np.flatnonzero(sig > eigen_floor * max(sig[0], 0.0))[:rank]
-    return Q @ (U[:, keep] * np.sqrt(sig[keep]))
+    core_map = U[:, keep] * np.sqrt(sig[keep])
+    return Q @ core_map, M @ core_map
 
 
 def _optimal_factor(X: np.ndarray, gamma: float, kernel: str, rank: int, eigen_floor: float,
-                    workers: int | None) -> np.ndarray:
-    """V = U_k Λ_k^{1/2}: the best rank-k approximation of K (dense eigh)."""
+                    workers: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """(V, T): V = U_k Λ_k^{1/2}, the best rank-k approximation of K (dense eigh), and
+    T = U_k Λ_k^{−1/2}, with V = K T (the Nyström extension of the eigenvectors)."""
     K = np.asarray(lowlevel.kernel_block(X, X, gamma, kernel=kernel, workers=workers),
                    dtype=np.float64)
     n = K.shape[0]
@@ -408,4 +436,4 @@ def _optimal_factor(X: np.ndarray, gamma: float, kernel: str, rank: int, eigen_f
     order = np.argsort(lam)[::-1]
     lam, U = lam[order], U[:, order]
     keep = np.flatnonzero(lam > eigen_floor * max(lam[0], 0.0))
-    return U[:, keep] * np.sqrt(lam[keep])
+    return U[:, keep] * np.sqrt(lam[keep]), U[:, keep] / np.sqrt(lam[keep])

@@ -29,6 +29,7 @@ from .._columns import rff_column_unchecked
 from .._dask import is_dask_array
 from .._labels import numeric_labels
 from .._resources import check_allocation
+from ..kernels import sample_frequencies
 from .._validation import (
     check_kernel,
     check_matrix,
@@ -251,11 +252,7 @@ class RandomMCM(Approximation):
         D = check_positive_int(self.n_features, "n_features")   # the columns: in build
         d = X.shape[1]
         rng = check_random_state(self.random_state if random_state is None else random_state)
-        if kernel == "gaussian":
-            W0 = rng.standard_normal((d, D))
-        else:
-            W0 = rng.standard_cauchy((d, D))
-        b = rng.uniform(0.0, 2.0 * np.pi, size=D)
+        W0, b = sample_frequencies(kernel, d, D, rng)    # checked by the memory guard
         state: dict[str, Any] = {"W0": W0, "b": b, "kernel": kernel}
         if not is_dask_array(X):
             # X checked (and cast) once for the whole grid: build() takes this array

@@ -116,7 +116,10 @@ def orthonormal_probes(y: npt.ArrayLike, values: np.ndarray | None
     B = np.column_stack([np.ones(len(y)), probe_basis(y, values)])
     R = np.asarray(np.linalg.qr(B, mode="r"))       # mode="r": R alone, an array
     diag = np.abs(np.diag(R))
-    keep = diag > 1e-10 * diag[0]
+    # R is min(n, m) × m: with more basis columns than rows (a few points, each its
+    # own value of y) the columns past the n-th lie in the span of the others
+    keep = np.zeros(B.shape[1], dtype=bool)
+    keep[:diag.size] = diag > 1e-10 * diag[0]
     R = np.asarray(np.linalg.qr(B[:, keep], mode="r"))
     return keep, np.linalg.solve(R, np.eye(R.shape[0]))
 

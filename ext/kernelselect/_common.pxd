@@ -1,0 +1,64 @@
+# Building blocks shared by the compiled kernels (inline; not installed, not a module
+# at run time): the one row-major gemm over scipy's BLAS, the one thread clamp, the
+# OpenMP thread number and the vector exp / cos loops of _vecmath.h.
+
+from cython cimport floating
+from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+cdef extern from "_openmp_helpers.h":
+    int ks_omp_thread_num() noexcept nogil
+
+cdef extern from "_vecmath.h" nogil:
+    void ks_exp_neg_scaled_f64(double *x, Py_ssize_t n, double gamma)
+    void ks_exp_neg_scaled_f32(float *x, Py_ssize_t n, float gamma)
+    void ks_cos_scale_f64(double *x, Py_ssize_t n, double scale)
+    void ks_cos_scale_f32(float *x, Py_ssize_t n, float scale)
+    const char *ks_vecmath_backend()
+
+cdef enum:
+    BLAS_INT_MAX = 2147483647   # BLAS dimensions are C ints
+
+
+cdef inline void gemm(bint trans_a, bint trans_b, int m, int n, int k, floating alpha,
+                      const floating* A, int lda, const floating* B, int ldb,
+                      floating beta, floating* C, int ldc) noexcept nogil:
+    """Row-major C (m, n) = alpha op(A) op(B) + beta C, op = transpose where asked.
+
+    A is stored (m, k) row-major with leading dimension lda, or (k, m) when trans_a;
+    likewise B (k, n) or (n, k). BLAS is column-major, where the same memory holds
+    the transposes, so this computes C^T = op(B)^T op(A)^T: B goes first.
+    """
+    cdef char ta = b'T' if trans_b else b'N'
+    cdef char tb = b'T' if trans_a else b'N'
+    if floating is double:
+        dgemm(&ta, &tb, &n, &m, &k, &alpha, <double*>B, &ldb, <double*>A, &lda,
+              &beta, C, &ldc)
+    else:
+        sgemm(&ta, &tb, &n, &m, &k, &alpha, <float*>B, &ldb, <float*>A, &lda,
+              &beta, C, &ldc)
+
+
+cdef inline int clamp_threads(int threads, Py_ssize_t units) noexcept nogil:
+    """The OpenMP team size for ``units`` units of parallel work: at most one thread
+    per unit (each thread costs the runtime a stack), at least one."""
+    if threads > units:
+        threads = <int>units
+    if threads < 1:
+        threads = 1
+    return threads
+
+
+cdef inline void exp_neg_scaled(floating* a, Py_ssize_t size, floating gamma) noexcept nogil:
+    """a[k] <- exp(-gamma * a[k]) for distances a; exp(-gamma * 0) is exactly 1."""
+    if floating is double:
+        ks_exp_neg_scaled_f64(a, size, gamma)
+    else:
+        ks_exp_neg_scaled_f32(a, size, gamma)
+
+
+cdef inline void cos_scale(floating* a, Py_ssize_t size, floating scale) noexcept nogil:
+    """a[k] <- scale * cos(a[k])."""
+    if floating is double:
+        ks_cos_scale_f64(a, size, scale)
+    else:
+        ks_cos_scale_f32(a, size, scale)

@@ -1,0 +1,24 @@
+"""Warnings raised on the user's behalf point at the user's line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+__all__ = ["warn_user"]
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` with the stack level of the first frame outside kernelselect,
+    however deep inside the package the warning is raised (a selection called by
+    ``select_kernel``, by an estimator's ``fit``, by the command line): the warning
+    names the caller's file and line, and filters on the caller's module apply."""
+    level = 2                               # 1 is this function, 2 its caller
+    frame = sys._getframe(1)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)

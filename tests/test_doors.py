@@ -1,0 +1,171 @@
+"""The same data gives the same selection through every door: numpy arrays, Dask
+arrays (gathered when small, streamed by chunks beyond), ``.npy`` and ``.npz`` files
+through the command line, and KernelSelectionCV — with the defaults, so that the
+policy (criterion, approximation levels, grids and their extensions) is the same on
+each."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+dask = pytest.importorskip("dask")
+da = pytest.importorskip("dask.array")
+
+import kernelselect  # noqa: E402
+from kernelselect import _dask, _policy, cli  # noqa: E402
+from kernelselect._targets import prepare_targets, rescale_target  # noqa: E402
+from kernelselect.selection import standardize_columns  # noqa: E402
+
+
+def _data(kind, n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3)) * [1.0, 3.0, 0.5] + [0.0, 10.0, -4.0]
+    f = X[:, 0] + np.sin(2 * (X[:, 1] - 10.0) / 3.0)
+    noise = rng.standard_normal(n)
+    if kind == "binary":
+        y = np.where(f + 0.4 * noise > 0, 1.0, 0.0)
+    elif kind == "multiclass":
+        y = np.digitize(f + 0.3 * noise, [-0.7, 0.7]).astype(float)
+    else:
+        y = f + 0.1 * noise
+    return X, y
+
+
+def _record(res):
+    """What must agree between doors, from a SelectionResult or its JSON form."""
+    d = res if isinstance(res, dict) else res.to_dict()
+    arr = lambda v: np.asarray(v, dtype=float)          # noqa: E731  (JSON null → NaN)
+    return {"best": (d["best_gamma"], d["best_alpha"]), "criteria": d["criteria"],
+            "levels": [(lv["approximation"], arr(lv["gammas"]), arr(lv["alphas"]),
+                        {k: arr(v) for k, v in lv["curves"].items()}) for lv in d["levels"]],
+            "gamma0": d["details"].get("gamma0")}
+
+
+def _assert_same(got, want, door):
+    assert got["criteria"] == want["criteria"], door
+    assert got["best"] == pytest.approx(want["best"], rel=1e-9), door
+    assert got["gamma0"] == pytest.approx(want["gamma0"], rel=1e-10), door
+    assert [lv[0] for lv in got["levels"]] == [lv[0] for lv in want["levels"]], door
+    for (label, g, a, curves), (_, g0, a0, curves0) in zip(got["levels"], want["levels"]):
+        np.testing.assert_allclose(g, g0, rtol=1e-10, err_msg=f"{door} {label}")
+        np.testing.assert_allclose(a, a0, rtol=1e-12, err_msg=f"{door} {label}")
+        for name in curves0:
+            np.testing.assert_allclose(curves[name], curves0[name], rtol=1e-8, atol=1e-12,
+                                       equal_nan=True, err_msg=f"{door} {label} {name}")
+
+
+def _cli_json(path, tmp_path, capsys):
+    out = tmp_path / f"{path.stem}-{path.suffix[1:]}.json"
+    code = cli.main(["select", str(path), "--random-state", "0", "--quiet", "--json",
+                     str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return json.loads(out.read_text())["result"]
+
+
+@pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
+@pytest.mark.parametrize("kind, n", [
+    ("regression", 300),       # exact kernel matrix, 5-fold criterion
+    ("binary", 700),           # Nyström levels up to the exact window: Dask gathers
+    ("multiclass", 500),
+    ("regression", 3300),      # Nyström levels streamed over the Dask chunks
+])
+def test_every_door_gives_the_same_selection(kind, n, tmp_path, capsys):
+    X, y = _data(kind, n)
+    memory = _record(kernelselect.select_kernel(X, y, random_state=0))
+    doors = {}
+    with dask.config.set(scheduler="synchronous"):
+        res = kernelselect.select_kernel(da.from_array(X, chunks=(n // 3 + 1, -1)),
+                                         da.from_array(y, chunks=n // 3 + 1), random_state=0)
+        gathered = n < _policy.GATHER_BELOW
+        assert res.details["input"].startswith("Dask array gathered" if gathered
+                                               else "Dask array, streamed")
+        doors["dask"] = _record(res)
+        np.save(tmp_path / "data.npy", np.column_stack([X, y]))
+        doors[".npy (command line)"] = _record(_cli_json(tmp_path / "data.npy", tmp_path,
+                                                         capsys))
+    labels = y.astype(int) if kind != "regression" else y
+    np.savez(tmp_path / "data.npz", X=X, y=labels)
+    doors[".npz (command line)"] = _record(_cli_json(tmp_path / "data.npz", tmp_path, capsys))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kernelselect.GridEdgeWarning)
+        model = kernelselect.KernelSelectionCV(random_state=0).fit(X, labels)
+    doors["KernelSelectionCV"] = _record(model.selection_)
+    for door, got in doors.items():
+        _assert_same(got, memory, door)
+
+
+def test_the_streamed_levels_never_build_in_memory(monkeypatch):
+    """Beyond the gather size, every level (and the refinement) is a pass over the
+    chunks: no per-γ operator is built from X, which is never gathered."""
+    X, y = _data("binary", 3300, seed=2)
+    mem = kernelselect.select_kernel(X, y, random_state=1, refine=True)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a Nyström operator was built in memory from Dask input")
+
+    monkeypatch.setattr(kernelselect.Nystroem, "build", refuse)
+    monkeypatch.setattr(_dask, "gather", refuse)
+    with dask.config.set(scheduler="synchronous"):
+        res = kernelselect.select_kernel(da.from_array(X, chunks=(1000, -1)), y,
+                                         random_state=1, refine=True)
+    assert len(res.levels) > 1 and res.levels[-1].n_landmarks > _policy.START_LANDMARKS
+    _assert_same(_record(res), _record(mem), "dask")
+    assert res.details["refine"]["gamma"] == pytest.approx(mem.details["refine"]["gamma"],
+                                                           rel=1e-9)
+    assert res.details["refine"]["alpha"] == pytest.approx(mem.details["refine"]["alpha"],
+                                                           rel=1e-9)
+
+
+def test_gathering_small_dask_input_is_guarded():
+    X, y = _data("binary", 500)
+    with kernelselect.config_context(max_bytes="1K"):
+        with pytest.raises(ValueError, match="gathered into memory.*approximation='nystrom'"):
+            kernelselect.select_kernel(da.from_array(X, chunks=(100, -1)), y)
+    X[321, 2] = np.inf
+    with pytest.raises(ValueError, match="row 321"):
+        kernelselect.select_kernel(da.from_array(X, chunks=(100, -1)), y)
+
+
+@pytest.mark.parametrize("scale, offset", [(1.0, 0.0), (1.0, 1e6), (1e-200, 0.0),
+                                           (1e200, 3e200)])
+def test_standardisation_is_the_same_on_both_doors(scale, offset):
+    X, _ = _data("regression", 1000, seed=3)
+    X = X * scale + offset
+    X[:, 2] = 7.0 * scale                                        # a constant column
+    got = standardize_columns(da.from_array(X, chunks=(300, -1))).compute()
+    np.testing.assert_allclose(got, standardize_columns(X), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "regression", "huge regression"])
+def test_the_target_is_encoded_the_same_on_both_doors(kind):
+    X, y = _data(kind.split()[-1], 900, seed=4)
+    if kind == "huge regression":
+        y = y * 2.0 ** 600
+    targets = prepare_targets(y, "auto")
+    want, _, scale = rescale_target(targets.y, {})
+    if kind == "huge regression":
+        assert scale == 2.0 ** 600 or scale > 2.0 ** 256
+    got = _dask.encoded_target(da.from_array(y, chunks=300), targets.classes, targets.task,
+                               scale).compute()
+    np.testing.assert_array_equal(got, want)
+    # and the curves through both doors, on a fixed stand-in
+    args = dict(criterion="eloo", approximation=kernelselect.Nystroem(n_landmarks=40),
+                random_state=0, gammas=[0.1, 0.4, 1.6])
+    mem = kernelselect.select_kernel(X, y, **args)
+    with dask.config.set(scheduler="synchronous"):
+        dist = kernelselect.select_kernel(da.from_array(X, chunks=(300, -1)), y, **args)
+    assert dist.details.get("target_scale") == mem.details.get("target_scale")
+    np.testing.assert_allclose(dist.curves["eloo"], mem.curves["eloo"], rtol=1e-9)
+
+
+def test_the_command_line_names_the_loss(tmp_path, capsys):
+    X, y = _data("binary", 120)
+    np.savez(tmp_path / "d.npz", X=X, y=y.astype(int))
+    code = cli.main(["select", str(tmp_path / "d.npz"), "--criterion", "eloo,eloo_error_rate",
+                     "--gammas", "0.5,1", "--alphas", "0.1,1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "criterion eloo: squared loss" in out and "criterion eloo_error_rate" not in out
