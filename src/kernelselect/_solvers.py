@@ -53,6 +53,7 @@ import numpy.typing as npt
 
 from . import _predict, lowlevel
 from ._kernel_ops import _condition
+from .kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
 from ._validation import KERNEL_CODES, check_random_state
 from .operators import KernelOperator, RidgeFunction, get_approximation
 from .operators._base import check_function_output
@@ -135,7 +136,7 @@ def dual_solution(operator: KernelOperator, Y: np.ndarray, alphas: np.ndarray, b
 
 
 def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray,
-                        gamma: float, kernel: str = "gaussian", workers: int | None = None,
+                        gamma: Any, kernel: str = "gaussian", workers: int | None = None,
                         block_bytes: float | None = None) -> np.ndarray:
     """K(X_new, X_train) @ coef without holding the full cross-kernel matrix.
 
@@ -144,8 +145,10 @@ def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray
     X_new : ndarray of shape (n_new, d)
     X_train : ndarray of shape (n_train, d)
     coef : ndarray of shape (n_train,) or (n_train, ...)
-    gamma : float
-    kernel : {"gaussian", "laplacian"}
+    gamma : float, or array of shape (d,) for ``kernel="ard"``
+    kernel : {"gaussian", "laplacian", "ard"}
+        ``"ard"``: the Gaussian kernel with γ = 1 on X·diag(√γ) (scaled copies of both
+        sets, O((n_new + n_train)d) against the product's O(n_new n_train d)).
     workers : int or None
         Threads (None: OpenMP default; -1: all cores).
     block_bytes : int or None
@@ -167,6 +170,8 @@ def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray
     mean first (Gaussian; K is unchanged) as :func:`kernelselect.lowlevel.kernel_block`
     does, for accuracy of ‖x‖² + ‖z‖² − 2x·z.
     """
+    if is_ard(kernel):
+        (X_new, X_train), gamma, kernel = ard_as_gaussian([X_new, X_train], gamma)
     coef = np.asarray(coef, dtype=np.float64)
     n_new, n_train = X_new.shape[0], X_train.shape[0]
     if coef.shape[0] != n_train:
@@ -224,7 +229,8 @@ class KernelMachine:
 
     def __init__(self, *, support: np.ndarray | None, support_indices: np.ndarray | None,
                  coef: np.ndarray | None, intercept: np.ndarray, alphas: np.ndarray,
-                 gamma: float, kernel: str, method: str, weights: np.ndarray | None = None,
+                 gamma: float | np.ndarray, kernel: str, method: str,
+                 weights: np.ndarray | None = None,
                  features: tuple[Any, Any] | None = None,
                  details: dict[str, Any] | None = None) -> None:
         self.support = support
@@ -320,7 +326,7 @@ def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exce
             f"diagonal of 1){' or drop the duplicate rows' if duplicates else ''}.")
 
 
-def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, *,
+def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                        kernel: str = "gaussian", bias: bool = True,
                        approximation: str | Approximation = "exact",
                        random_state: RandomState = None, workers: int | None = None,
@@ -359,6 +365,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: float, alphas: Any, 
     -------
     KernelMachine
     """
+    if is_ard(kernel):
+        return _fit_ard_machine(X, Y, gamma, alphas, bias=bias, approximation=approximation,
+                                random_state=random_state, workers=workers, state=state,
+                                exact_solver=exact_solver)
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
@@ -409,3 +419,17 @@ def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bi
                          support_indices=indices, coef=coef, intercept=intercept,
                          alphas=alphas, gamma=gamma, kernel=kernel, method="nystrom",
                          details=details)
+
+
+def _fit_ard_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
+                     **options: Any) -> KernelMachine:
+    """``kernel="ard"``: the Gaussian machine (γ = 1) fitted on X·diag(√γ); it keeps the
+    unscaled support, γ of shape (d,) and ``kernel="ard"``, so that it predicts through
+    the ARD kernel (the cross-kernel product scales new points, random features scale
+    their frequencies: z(x·diag(√γ); √2·W₀) = z(x; √(2γ)·W₀))."""
+    g = check_ard_gamma(gamma, np.shape(X)[1])
+    machine = fit_kernel_machine(ard_scale(X, g), Y, 1.0, alphas, kernel="gaussian", **options)
+    if machine.support is not None:
+        machine.support = X if machine.support_indices is None else X[machine.support_indices]
+    machine.gamma, machine.kernel = g, "ard"
+    return machine

@@ -38,6 +38,15 @@ __all__ = [
 
 KNOWN_KERNELS = ("gaussian", "laplacian")
 KERNEL_CODES = {"gaussian": 0, "laplacian": 1}
+#: what a one-γ path says when asked for the per-feature kernel
+ARD_ELSEWHERE = (
+    "kernel='ard' (one γ per feature) is not available here: this method takes a single "
+    "γ (the Song–Xu and randomised circulant stand-ins, the Laplacian family, the "
+    "discriminant-information training). kernel='ard' is taken by select_kernel with "
+    "approximation 'auto', 'exact' or 'nystrom', KernelSelectionCV, the LSSVM / kernel "
+    "ridge machines, lowlevel.kernel_block / kernel_matvec / kernel_sums and the random-"
+    "feature frequency scaling; otherwise use kernel='gaussian'."
+)
 
 
 def check_kernel(kernel: Any) -> str:
@@ -48,6 +57,8 @@ def check_kernel(kernel: Any) -> str:
             name = "gaussian"
         if name in KNOWN_KERNELS:
             return name
+        if name == "ard":
+            raise ValueError(ARD_ELSEWHERE)
     raise ValueError(
         f"kernel={kernel!r} is not a known kernel; use one of {', '.join(KNOWN_KERNELS)}."
     )

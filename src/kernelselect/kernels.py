@@ -27,12 +27,17 @@ __all__ = [
     "sample_frequencies",
     "scale_frequencies",
     "median_heuristic_gamma",
+    "is_ard",
+    "check_ard_gamma",
+    "ard_scale",
+    "scale_ard_frequencies",
 ]
 
 
-def kernel_diagonal(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian") -> np.ndarray:
-    """diag K = κ(x_i, x_i) = 1 for both radial families, shape (n,)."""
-    check_kernel(kernel)
+def kernel_diagonal(X: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -> np.ndarray:
+    """diag K = κ(x_i, x_i) = 1 for the radial families (and the ARD kernel), shape (n,)."""
+    if not is_ard(kernel):
+        check_kernel(kernel)
     return np.ones(np.asarray(X).shape[0])
 
 
@@ -40,11 +45,11 @@ def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
                        rng: Any) -> tuple[np.ndarray, np.ndarray]:
     """Draw the standard spectral samples ``(W0, b)`` of random Fourier features.
 
-    W0 (d, D) is standard normal (Gaussian kernel) or standard Cauchy (Laplacian),
-    b (D,) uniform on [0, 2π). ``rng`` is a numpy Generator or a seed (as
+    W0 (d, D) is standard normal (Gaussian and ARD kernels) or standard Cauchy
+    (Laplacian), b (D,) uniform on [0, 2π). ``rng`` is a numpy Generator or a seed (as
     ``random_state`` elsewhere); the (d + 1)·D draws are checked against the memory
     guard first."""
-    kernel = check_kernel(kernel)
+    kernel = "gaussian" if is_ard(kernel) else check_kernel(kernel)
     d = check_positive_int(n_features_in, "n_features_in")
     D = check_positive_int(n_features, "n_features")
     check_allocation(8.0 * (d + 1) * D, f"the random frequencies W0 ({d} × {D}) and phases b",
@@ -58,9 +63,13 @@ def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
     return W0, b
 
 
-def scale_frequencies(W0: npt.ArrayLike, gamma: float, kernel: str = "gaussian") -> np.ndarray:
+def scale_frequencies(W0: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -> np.ndarray:
     """Frequencies for kernel parameter γ from standard draws: √(2γ)·W0 (Gaussian,
-    w ~ N(0, 2γI)) or γ·W0 (Laplacian, w_j ~ Cauchy(0, γ))."""
+    w ~ N(0, 2γI)), γ·W0 (Laplacian, w_j ~ Cauchy(0, γ)), or for ``kernel="ard"``
+    with γ of shape (d,) row k scaled by √(2γ_k) (w ~ N(0, 2 diag γ);
+    :func:`scale_ard_frequencies`)."""
+    if is_ard(kernel):
+        return scale_ard_frequencies(W0, gamma)
     kernel = check_kernel(kernel)
     scale = np.sqrt(2.0 * gamma) if kernel == "gaussian" else float(gamma)
     return scale * np.asarray(W0, dtype=np.float64)
@@ -156,3 +165,68 @@ PAIR_SEED = 0
 
 #: binary exponents allowed for the median-heuristic γ₀ (grids γ₀·2^k stay normal floats)
 GAMMA0_EXPONENT_RANGE = (-1000, 1000)
+
+
+# --------------------------------------------------------------------------- per-feature γ
+#
+# The ARD (automatic relevance determination) Gaussian kernel
+#     κ(x, x′) = exp(−Σ_k γ_k (x_k − x′_k)²),  γ ∈ ℝ^d, γ_k > 0,
+# is the Gaussian kernel with γ = 1 on the scaled features x·diag(√γ). Every primitive
+# that takes kernel="ard" scales a copy of its inputs (O(nd)) and runs the compiled
+# Gaussian kernel: a kernel block costs O(n_x n_z d), so the copy is the cheapest
+# correct route and keeps one compiled kernel. Its spectral density is N(0, 2 diag γ).
+
+#: the kernel name that takes one γ per feature
+ARD = "ard"
+
+
+def is_ard(kernel: Any) -> bool:
+    """Whether ``kernel`` names the per-feature Gaussian kernel (``"ard"``)."""
+    return isinstance(kernel, str) and kernel.strip().lower() == ARD
+
+
+def check_ard_gamma(gamma: Any, n_features: int, name: str = "gamma") -> np.ndarray:
+    """γ of the ARD kernel as a float64 array of shape (n_features,): a positive
+    finite scalar (the isotropic kernel) or one positive finite value per feature."""
+    try:
+        g = np.asarray(gamma, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a positive number or an array of one positive "
+                        f"number per feature for kernel='ard', got {gamma!r}.") from None
+    if g.ndim == 0:
+        g = np.full(n_features, float(g))
+    if g.shape != (n_features,):
+        raise ValueError(f"{name} has shape {g.shape}; kernel='ard' takes one value per "
+                         f"feature, shape ({n_features},) (or a scalar for all features).")
+    if not np.all(np.isfinite(g)) or np.any(g <= 0):
+        k = int(np.flatnonzero(~(np.isfinite(g) & (g > 0)))[0])
+        raise ValueError(f"{name}[{k}] = {g[k]!r}: every per-feature γ must be finite and "
+                         "> 0 (a feature without influence has a small γ, not 0).")
+    return g
+
+
+def ard_scale(X: npt.ArrayLike, gamma: npt.ArrayLike) -> np.ndarray:
+    """X·diag(√γ): the features on which the ARD kernel is the Gaussian kernel with
+    γ = 1. float32 stays float32, anything else becomes float64; O(nd)."""
+    X = np.asarray(X)
+    dtype = np.float32 if X.dtype == np.float32 else np.float64
+    scale = np.sqrt(np.asarray(gamma, dtype=np.float64))
+    return np.ascontiguousarray(X.astype(np.float64, copy=False) * scale, dtype=dtype)
+
+
+def ard_as_gaussian(arrays: list[Any], gamma: Any, n_features: int | None = None
+                    ) -> tuple[list[np.ndarray], float, str]:
+    """(scaled copies of ``arrays``, 1.0, "gaussian"): the call of a Gaussian primitive
+    equal to an ARD one. The number of features is read from the first array."""
+    first = np.asarray(arrays[0])
+    d = first.shape[1] if first.ndim == 2 else (n_features or 0)
+    g = check_ard_gamma(gamma, d)
+    return [ard_scale(a, g) for a in arrays], 1.0, "gaussian"
+
+
+def scale_ard_frequencies(W0: npt.ArrayLike, gamma: npt.ArrayLike) -> np.ndarray:
+    """Frequencies w ~ N(0, 2 diag γ) of the ARD kernel from standard normal draws
+    W0 (d, D): row k of W0 scaled by √(2γ_k)."""
+    W0 = np.asarray(W0, dtype=np.float64)
+    g = check_ard_gamma(gamma, W0.shape[0])
+    return np.sqrt(2.0 * g)[:, None] * W0

@@ -20,13 +20,15 @@ from ._validation import (
     check_random_state,
 )
 from . import _dask, _policy, _search
+from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
+                          select_ard)
 from ._progress import check_progress
 from ._targets import multi_output_targets, prepare_targets, rescale_target, target_matrix
 from ._typing import RandomState
 from ._threads import blas_threads as _blas_threads
 from ._threads import selection_workers as _selection_workers
 from .criteria import Criterion, check_compatible, encode_binary, get_criterion
-from .kernels import median_heuristic_gamma
+from .kernels import is_ard, median_heuristic_gamma
 from .operators import Approximation, get_approximation
 from .operators.dense import Exact
 from .operators.nystrom import Nystroem
@@ -35,7 +37,8 @@ from .operators.rff import RFF
 from ._result import SearchLevel, SelectionResult, _finite_selection
 from ._scaling import ColumnScaling
 
-__all__ = ["select_kernel", "SelectionResult", "SearchLevel", "default_gammas"]
+__all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
+           "default_gammas"]
 
 GRID_EXPONENTS = np.arange(-7, 8)
 
@@ -99,6 +102,20 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                   refine: bool = False, **criterion_params: Any) -> SelectionResult:
     # The typed signature users see; the body (below) validates and converts every
     # argument, reusing the names with their checked types.
+    if is_auto_kernel(kernel):
+        kernel, rule = auto_kernel(y, task)
+        result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
+                               criterion=criterion, approximation=approximation,
+                               random_state=random_state, workers=workers, progress=progress,
+                               standardize=standardize, task=task, refine=refine,
+                               **criterion_params)
+        result.details["kernel_rule"] = rule
+        return result
+    if is_ard(kernel):
+        return _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
+                           approximation=approximation, random_state=random_state,
+                           workers=workers, progress=progress, standardize=standardize,
+                           task=task, refine=refine, **criterion_params)
     return _select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
                           criterion=criterion, approximation=approximation,
                           random_state=random_state, workers=workers, progress=progress,
@@ -142,8 +159,15 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
         of a target matrix (``di``, ``kdi``) receive the unit-norm class indicator
         columns, or the real target as columns; a real target of several columns
         (n_samples, n_outputs) is accepted when every requested criterion takes one.
-    kernel : {"gaussian", "laplacian"}, default="gaussian"
-        exp(−γ‖x − x′‖²) or exp(−γ‖x − x′‖₁).
+    kernel : {"gaussian", "laplacian", "ard", "auto"}, default="gaussian"
+        exp(−γ‖x − x′‖²), exp(−γ‖x − x′‖₁), or exp(−Σ_k γ_k (x_k − x′_k)²) with one γ
+        per feature: ``"ard"`` runs the isotropic selection, then a gradient search of
+        (γ₁, …, γ_d, α) from its choice, kept only when it predicts better on nested
+        folds (:mod:`kernelselect._ard_select`); the result is an
+        :class:`~kernelselect._ard_select.ArdSelectionResult` whose ``best_gamma`` has
+        shape (n_features,) and which offers ``relevances()``. ``"auto"``: ``"ard"``
+        for a real target, ``"gaussian"`` for class labels (the evidence is in
+        :func:`kernelselect._ard_select.auto_kernel`; ``details["kernel_rule"]``).
     gammas : array-like of positive floats or None
         Candidate γ. None: γ₀·2^k, k = −7, …, 7, around the median heuristic γ₀
         (:func:`default_gammas`), extended past an edge when the best γ is on it.
@@ -430,6 +454,24 @@ def _select_kernel(X: Any, y: Any, *, kernel: Any = "gaussian", gammas: Any = No
 
 
 select_kernel.__doc__ = _select_kernel.__doc__
+
+
+def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
+                workers: Any, standardize: Any, task: Any, **settings: Any) -> SelectionResult:
+    """kernel="ard": the isotropic selection with the same settings, then the gradient
+    search of one γ per feature from its choice (:mod:`kernelselect._ard_select`)."""
+    objective, engine = ard_options(criterion, approximation)
+    rng = check_random_state(random_state)
+    iso = _select_kernel(X, y, kernel="gaussian", criterion=criterion,
+                         approximation=approximation, random_state=rng, workers=workers,
+                         standardize=standardize, task=task, **settings)
+    if _is_dask(X) or _is_dask(y):           # standardised lazily by the search itself
+        return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
+                          objective=objective, engine=engine, standardize=standardize)
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    return select_ard(standardize_columns(X) if standardize else X, y, isotropic=iso,
+                      feature_variance=None if standardize else X.var(axis=0), task=task,
+                      random_state=rng, workers=workers, objective=objective, engine=engine)
 
 
 def standardize_columns(X: Any) -> Any:

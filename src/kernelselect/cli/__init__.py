@@ -187,9 +187,12 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
             "nothing was written. Check the data's scale and --alphas, or choose another "
             "--criterion."
         )
-    summary = (f"gamma={result.best_gamma:.6g} (log2 {math.log2(result.best_gamma):.2f}), "
-               f"alpha={result.best_alpha:.6g}, {first}={best['value']:.6g} "
-               f"({_direction_word(result.directions.get(first))})")
+    if hasattr(result, "relevances"):      # --kernel ard: one gamma per feature
+        summary = f"{result.summary()}; the isotropic start: {first}={best['value']:.6g}"
+    else:
+        summary = (f"gamma={result.best_gamma:.6g} (log2 {math.log2(result.best_gamma):.2f}), "
+                   f"alpha={result.best_alpha:.6g}, {first}={best['value']:.6g} "
+                   f"({_direction_word(result.directions.get(first))})")
     if args.quiet:
         print(f"selected {summary}; {elapsed:.3f} s", file=out)
     else:

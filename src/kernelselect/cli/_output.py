@@ -169,7 +169,7 @@ def _policy_lines(details: dict[str, Any]) -> list[str]:
 
 def _finite(value: Any) -> bool:
     try:
-        return value is not None and math.isfinite(float(value))
+        return value is not None and bool(np.all(np.isfinite(np.asarray(value, dtype=float))))
     except (TypeError, ValueError):
         return False
 

@@ -20,7 +20,7 @@ PROGRESS_DELAY = 2.0
 QUIET_PROGRESS_DELAY = 60.0
 
 APPROXIMATIONS = ("auto", "nystrom", "exact", "mcm", "random_mcm", "rff")
-KERNELS = ("gaussian", "laplacian")
+KERNELS = ("gaussian", "laplacian", "ard", "auto")
 
 
 class CommandError(Exception):

@@ -17,6 +17,7 @@ from .._labels import decide, encode_labels
 from .._solvers import KernelMachine, check_alphas, fit_kernel_machine
 from .._typing import RandomState
 from .._validation import check_kernel, check_matrix, check_positive, check_vector
+from ..kernels import check_ard_gamma, is_ard
 from .._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
 
@@ -41,10 +42,12 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     X : array-like of shape (n, d)
     y : array-like of shape (n,) or (n, t)
         Real targets (±1 for a binary classifier); t columns are solved together.
-    gamma : float
+    gamma : float, or array-like of shape (d,) for ``kernel="ard"``
     alpha : float or array-like of shape (L,)
         Ridge values; a path is solved from one factorisation.
-    kernel : {"gaussian", "laplacian"}
+    kernel : {"gaussian", "laplacian", "ard"}
+        ``"ard"``: exp(−Σ_k γ_k (x_k − x′_k)²), one γ per feature (the Gaussian machine on
+        X·diag(√γ); new points are scaled the same way).
     approximation : {"exact", "nystrom", "rff"} or Approximation
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
         nystrom, rff: ridge regression on the feature map of the stand-in K̃ = VVᵀ
@@ -114,7 +117,11 @@ def _check_fit_intercept(fit_intercept: Any) -> bool | str:
                      f"{fit_intercept!r}.")
 
 
-def _resolve_gamma(gamma: float | None, n_features: int) -> float:
+def _resolve_gamma(gamma: Any, n_features: int, kernel: str = "gaussian") -> Any:
+    """γ of the machine: None → 1/n_features (for every feature with ``kernel="ard"``,
+    which takes one γ per feature, shape (n_features,))."""
+    if kernel == "ard":
+        return check_ard_gamma(1.0 / n_features if gamma is None else gamma, n_features)
     if gamma is None:
         return 1.0 / n_features
     return check_positive(gamma, "gamma")
@@ -138,9 +145,9 @@ class _KernelMachineEstimator(BaseEstimator):
         self.random_state = random_state
         self.workers = workers
 
-    def _check_params(self, n_features: int) -> tuple[str, float, float]:
-        kernel = check_kernel(self.kernel)
-        gamma = _resolve_gamma(self.gamma, n_features)
+    def _check_params(self, n_features: int) -> tuple[str, Any, float]:
+        kernel = "ard" if is_ard(self.kernel) else check_kernel(self.kernel)
+        gamma = _resolve_gamma(self.gamma, n_features, kernel)
         alpha = check_alphas(self.alpha, "alpha")
         if alpha.size != 1:
             raise ValueError(f"alpha must be a single positive number, got {self.alpha!r}.")
@@ -176,9 +183,11 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian"}, default="gaussian"
-    gamma : float or None, default=None
-        Kernel parameter; None → 1/n_features (as scikit-learn's rbf kernels).
+    kernel : {"gaussian", "laplacian", "ard"}, default="gaussian"
+        ``"ard"``: exp(−Σ_k γ_k (x_k − x′_k)²), one γ per feature.
+    gamma : float, array of shape (n_features,) or None, default=None
+        Kernel parameter; None → 1/n_features (as scikit-learn's rbf kernels); one
+        value per feature (or a scalar for all) with ``kernel="ard"``.
     alpha : float, default=1.0
         Ridge added to K (α = μ of paper 004).
     approximation : {"exact", "nystrom", "rff"} or Approximation, default="exact"

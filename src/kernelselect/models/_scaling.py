@@ -33,17 +33,17 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         z = ((x · 2^−e_j − μ_j) − c_j) / σ_j.
 
     scikit-learn's ``StandardScaler`` computes the variance of x itself, which
-    overflows above |x| ≈ 1e154 and underflows below ≈ 1e-162; here data of size
-    10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do. Constant columns are centred
-    (σ_j taken as 1).
+    overflows for features of magnitude above about 1e154 and underflows below about
+    1e-162; here data of size 10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do.
+    Constant columns are centred (σ_j taken as 1).
 
     Attributes
     ----------
-    exponent_ : ndarray of int of shape (n_features_in_,)
+    exponent_ : ndarray of int of shape (n_features,)
         e_j (0 for an all-zero column).
-    mean_ : ndarray of shape (n_features_in_,)
+    mean_ : ndarray of shape (n_features,)
         μ_j + c_j, the mean of column j in units of 2^e_j.
-    scale_ : ndarray of shape (n_features_in_,)
+    scale_ : ndarray of shape (n_features,)
         σ_j in units of 2^e_j (1 for a constant column).
     n_features_in_ : int
     scaling_ : ColumnScaling

@@ -21,6 +21,7 @@ from .._solvers import check_machine
 from .._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from .._validation import check_bool, check_kernel
+from ..kernels import is_ard
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
@@ -119,7 +120,11 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         classifier = targets.task != "regression"
         if classifier:
             self.classes_ = targets.classes
-        kernel = check_kernel(est.kernel)
+        kernel = "ard" if is_ard(est.kernel) else check_kernel(est.kernel)
+        if kernel == "ard" and self.criterion == "cv":
+            raise ValueError("criterion='cv' evaluates a grid of one γ; with an estimator of "
+                             "kernel='ard' use criterion='auto' (the per-feature gradient "
+                             "search of select_kernel).")
         # the final refit's feasibility (memory, approximation) before the selection runs
         try:
             check_machine(est.approximation, *X.shape)
@@ -168,6 +173,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         self.cv_results_, self.best_index_ = self._results(res, name)
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
+        if kernel == "ard":       # the per-feature search's choice, from the grid's best point
+            self.best_params_ = {"gamma": np.asarray(res.best_gamma, dtype=np.float64),
+                                 "alpha": float(res.best_alpha)}
         est.set_params(**self.best_params_)
         y_fit = y if classifier else targets.y
         if scaler is not None:
@@ -271,7 +279,9 @@ _SHARED_PARAMETERS = """\
 
 _SHARED_ATTRIBUTES = """\
     best_params_ : dict
-        {"gamma": γ, "alpha": α} chosen.
+        {"gamma": γ, "alpha": α} chosen (γ of shape (n_features,) for an estimator
+        with ``kernel="ard"``; ``cv_results_`` and ``best_score_`` then describe the
+        isotropic grid the per-feature search started from).
     best_score_ : float
         The score of the chosen point, greater is better as in scikit-learn's
         ``GridSearchCV``: the criterion's value for criteria that are maximised (kta,

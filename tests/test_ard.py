@@ -1,0 +1,251 @@
+"""The per-feature (ARD) Gaussian kernel: the primitives against dense references, the
+closed-form held-out errors against refitting, their analytic gradients against
+central finite differences, and equality with the isotropic kernel when every γ_k is
+equal."""
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import reference as ref
+from kernelselect import _ard, _ard_stream, kernels, lowlevel
+from kernelselect._solvers import cross_kernel_matvec
+from kernelselect.criteria import evaluate_criterion, get_criterion
+from kernelselect.criteria.kfold import fold_labels
+from kernelselect.operators.dense import Exact
+from kernelselect.operators.nystrom import Nystroem
+
+
+def _data(seed, n, d, t, kind):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    X -= X.mean(axis=0)
+    if kind == "regression":
+        Y = (np.sin(X[:, :1]) + 0.3 * rng.standard_normal((n, 1)))
+    elif t == 1:
+        Y = np.where(X[:, :1] + 0.5 * rng.standard_normal((n, 1)) > 0, 1.0, -1.0)
+    else:
+        codes = np.arange(n) % t
+        rng.shuffle(codes)
+        Y = np.where(codes[:, None] == np.arange(t)[None, :], 1.0, -1.0)
+    return X, Y
+
+
+# --------------------------------------------------------------------------- primitives
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 30), m=st.integers(1, 20),
+       d=st.integers(1, 5))
+def test_ard_primitives_match_the_formula(seed, n, m, d):
+    rng = np.random.default_rng(seed)
+    X, Z = rng.uniform(-3, 3, (n, d)), rng.uniform(-3, 3, (m, d))
+    g = np.exp(rng.uniform(-4, 1.5, d))
+    K = ref.ard_kernel_matrix(X, Z, g)
+    np.testing.assert_allclose(lowlevel.kernel_block(X, Z, g, kernel="ard"), K,
+                               rtol=1e-12, atol=1e-14)
+    Kx = ref.ard_kernel_matrix(X, X, g)
+    V = rng.standard_normal((n, 2))
+    np.testing.assert_allclose(lowlevel.kernel_matvec(X, V, g, kernel="ard"), Kx @ V,
+                               rtol=1e-10, atol=1e-12)
+    sums = lowlevel.kernel_sums(X, g, kernel="ard")
+    np.testing.assert_allclose(sums["row_sums"], Kx.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(sums["frobenius_sq"], np.sum(Kx ** 2), rtol=1e-12)
+    coef = rng.standard_normal((m, 3))
+    np.testing.assert_allclose(cross_kernel_matvec(X, Z, coef, g, kernel="ard"), K @ coef,
+                               rtol=1e-10, atol=1e-12)
+
+
+def test_ard_with_equal_gammas_is_the_gaussian_kernel():
+    rng = np.random.default_rng(1)
+    X, Z = rng.standard_normal((40, 3)), rng.standard_normal((7, 3))
+    np.testing.assert_array_equal(lowlevel.kernel_block(X, Z, 0.7, kernel="ard"),
+                                  lowlevel.kernel_block(X * np.sqrt(0.7), Z * np.sqrt(0.7),
+                                                        1.0))
+    np.testing.assert_allclose(lowlevel.kernel_block(X, Z, [0.7] * 3, kernel="ard"),
+                               lowlevel.kernel_block(X, Z, 0.7), rtol=1e-13)
+
+
+def test_ard_frequencies_have_the_spectral_scale():
+    rng = np.random.default_rng(2)
+    g = np.array([0.1, 2.0, 30.0])
+    W0, b = kernels.sample_frequencies("ard", 3, 200000, rng)
+    W = kernels.scale_frequencies(W0, g, kernel="ard")
+    np.testing.assert_allclose(W, np.sqrt(2 * g)[:, None] * W0)
+    np.testing.assert_allclose(W.var(axis=1), 2 * g, rtol=0.02)   # w ~ N(0, 2 diag γ)
+
+
+@pytest.mark.parametrize("gamma, match", [([1.0, 2.0], r"shape \(2,\).*\(3,\)"),
+                                          ([1.0, 0.0, 1.0], r"gamma\[1\]"),
+                                          ([1.0, np.nan, 1.0], r"finite"),
+                                          ("wide", "positive number")])
+def test_ard_gamma_is_checked(gamma, match):
+    X = np.zeros((4, 3))
+    with pytest.raises((ValueError, TypeError), match=match):
+        lowlevel.kernel_block(X, X, gamma, kernel="ard")
+
+
+def test_one_gamma_paths_refuse_ard_naming_what_works():
+    with pytest.raises(ValueError, match="kernel='ard'.*select_kernel"):
+        lowlevel.song_xu_column([4, 4], [1.0, 1.0], 1.0, kernel="ard")
+
+
+# --------------------------------------------------------------------------- criteria
+
+
+def _exact_operator(X, y, gamma):
+    ex = Exact()
+    state = ex.prepare(X, y, kernel="gaussian", random_state=0, workers=None)
+    return ex.build(X, y, gamma, kernel="gaussian", state=state, workers=None)
+
+
+@settings(max_examples=20)
+@given(seed=st.integers(0, 2**31 - 1), n=st.integers(6, 25), d=st.integers(1, 4),
+       t=st.sampled_from([1, 3]), kind=st.sampled_from(["regression", "classes"]),
+       log_alpha=st.floats(-3, 0))
+def test_held_out_errors_match_refitting(seed, n, d, t, kind, log_alpha):
+    if kind == "regression":
+        t = 1
+    X, Y = _data(seed, n, d, t, kind)
+    rng = np.random.default_rng(seed + 1)
+    g = np.exp(rng.uniform(-2, 0.5, d))
+    alpha = n * 10.0 ** log_alpha
+    Xs = X * np.sqrt(g)
+    K = ref.ard_kernel_matrix(X, X, g)
+    loo = _ard.press_exact(Xs, Y, alpha, grad=False)[0]
+    assert loo == pytest.approx(ref.lssvm_heldout_mse(K, Y, alpha), rel=1e-8)
+    folds = fold_labels(n, 3, seed % 7, None)
+    kf = _ard.press_kfold_exact(Xs, Y, alpha, folds, grad=False)[0]
+    assert kf == pytest.approx(ref.lssvm_heldout_mse(K, Y, alpha, folds), rel=1e-8)
+    marks = np.sort(rng.choice(n, size=max(2, n // 3), replace=False))
+    Kt = ref.ard_nystroem_matrix(X, marks, g, marks.size, 1e-8)
+    ny = _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, alpha, grad=False)[0]
+    assert ny == pytest.approx(ref.lssvm_heldout_mse(Kt, Y, alpha), rel=1e-7)
+
+
+@pytest.mark.parametrize("task", ["regression", "binary", "multiclass"])
+def test_equal_gammas_give_the_isotropic_curves(task):
+    """The per-feature criteria with γ_k = γ for all k are the library's eloo / ekfold
+    (squared loss) on the exact matrix and on the Nyström stand-in, to 1e-10."""
+    t = 3 if task == "multiclass" else 1
+    X, Y = _data(5, 60, 3, t, "regression" if task == "regression" else "classes")
+    y = Y[:, 0] if t == 1 else Y
+    eloo = get_criterion("eloo_multiclass" if t > 1 else "eloo")
+    ekfold = get_criterion("ekfold_multiclass" if t > 1 else "ekfold")
+    marks = np.sort(np.random.default_rng(0).choice(60, 15, replace=False))
+    ny = Nystroem(landmarks=marks)
+    ny_state = ny.prepare(X, Y[:, 0], kernel="gaussian", random_state=0, workers=None)
+    strata = None if task == "regression" else np.argmax(Y, axis=1) if t > 1 else \
+        (Y[:, 0] > 0).astype(int)
+    folds = fold_labels(60, 5, 0, strata)
+    for gamma in (0.02, 0.3, 3.0):
+        alphas = 60 * 10.0 ** np.arange(-6.0, 0.5, 1.0)
+        op = _exact_operator(X, Y[:, 0], gamma)
+        ny_op = ny.build(X, Y[:, 0], gamma, kernel="gaussian", state=ny_state, workers=None)
+        lib_loo = evaluate_criterion(eloo, op, y, alphas, loss="squared")
+        lib_kf = evaluate_criterion(ekfold, op, y, alphas, loss="squared")
+        lib_ny = evaluate_criterion(eloo, ny_op, y, alphas, loss="squared")
+        Xs = X * np.sqrt(np.full(3, gamma))
+        for j, a in enumerate(alphas):
+            assert _ard.press_exact(Xs, Y, a, grad=False)[0] == pytest.approx(lib_loo[j],
+                                                                              rel=1e-10)
+            assert _ard.press_kfold_exact(Xs, Y, a, folds, grad=False)[0] == pytest.approx(
+                lib_kf[j], rel=1e-10)
+            assert _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, a, grad=False)[0] == \
+                pytest.approx(lib_ny[j], rel=1e-10)
+
+
+# --------------------------------------------------------------------------- gradients
+
+
+def _central_difference(f, theta, h=1e-5):
+    out = np.empty(theta.size)
+    for k in range(theta.size):
+        e = np.zeros(theta.size)
+        e[k] = h
+        out[k] = (f(theta + e) - f(theta - e)) / (2 * h)
+    return out
+
+
+def _check_gradient(f, theta):
+    value, grad = f(theta)
+    fd = _central_difference(lambda th: f(th)[0], theta)
+    scale = max(np.max(np.abs(fd)), 1e-3 * abs(value))
+    np.testing.assert_allclose(grad, fd, rtol=0, atol=1e-6 * scale)
+
+
+_gradient_cases = dict(seed=st.integers(0, 2**31 - 1), n=st.integers(8, 30),
+                       d=st.integers(1, 4), t=st.sampled_from([1, 3]),
+                       kind=st.sampled_from(["regression", "classes"]),
+                       log_alpha=st.floats(-2.5, 0))
+
+
+@settings(max_examples=20)
+@given(**_gradient_cases)
+def test_exact_gradients_match_central_differences(seed, n, d, t, kind, log_alpha):
+    if kind == "regression":
+        t = 1
+    X, Y = _data(seed, n, d, t, kind)
+    rng = np.random.default_rng(seed + 2)
+    theta = np.r_[rng.uniform(-2.5, 0.5, d), np.log(n) + log_alpha * np.log(10)]
+    folds = fold_labels(n, 4, 0, None)
+
+    def loo(th):
+        return _ard.press_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]))
+
+    def kfold(th):
+        return _ard.press_kfold_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]), folds)
+
+    _check_gradient(loo, theta)
+    _check_gradient(kfold, theta)
+
+
+@settings(max_examples=20)
+@given(floor=st.sampled_from([1e-8, 1e-3]), **_gradient_cases)
+def test_nystrom_gradients_match_central_differences(seed, n, d, t, kind, log_alpha, floor):
+    """Including the eigenvalues of W the floor drops (the divided differences of the
+    truncated inverse), away from a change of the kept set."""
+    if kind == "regression":
+        t = 1
+    X, Y = _data(seed, n, d, t, kind)
+    rng = np.random.default_rng(seed + 3)
+    theta = np.r_[rng.uniform(-2.5, 0.5, d), np.log(n) + log_alpha * np.log(10)]
+    marks = np.sort(rng.choice(n, size=max(3, n // 3), replace=False))
+    Zs = X[marks] * np.sqrt(np.exp(theta[:-1]))
+    sig = np.linalg.eigvalsh(ref.ard_kernel_matrix(Zs, Zs, 1.0))
+    cut = floor * sig.max()
+    assume(np.min(np.abs(sig - cut)) > 1e-3 * cut)      # the kept set is locally fixed
+
+    def nys(th):
+        Xs = X * np.sqrt(np.exp(th[:-1]))
+        return _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=floor)
+
+    _check_gradient(nys, theta)
+
+
+def test_nystrom_gradient_covers_dropped_eigenvalues():
+    """A case where the floor drops eigenvalues of W: their coupling term matters."""
+    X, Y = _data(11, 40, 2, 1, "regression")
+    marks = np.arange(0, 40, 3)
+    theta = np.r_[np.log([0.05, 0.08]), np.log(0.4)]
+    Zs = X[marks] * np.sqrt(np.exp(theta[:-1]))
+    sig = np.linalg.eigvalsh(ref.ard_kernel_matrix(Zs, Zs, 1.0))
+    assert np.sum(sig <= 1e-3 * sig.max()) >= 3
+
+    def nys(th):
+        Xs = X * np.sqrt(np.exp(th[:-1]))
+        return _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=1e-3)
+
+    _check_gradient(nys, theta)
+
+
+def test_distance_contraction_is_the_sum_over_pairs():
+    rng = np.random.default_rng(4)
+    H, A, B = rng.standard_normal((7, 5)), rng.standard_normal((7, 3)), rng.standard_normal((5, 3))
+    direct = np.einsum("ij,ijk->k", H, (A[:, None, :] - B[None, :, :]) ** 2)
+    np.testing.assert_allclose(_ard.distance_contraction(H, A, B), direct, rtol=1e-12)
+    S = H[:5, :5] + H[:5, :5].T
+    direct = np.einsum("ij,ijk->k", S, (B[:, None, :] - B[None, :, :]) ** 2)
+    np.testing.assert_allclose(_ard.distance_contraction(S, B, B, symmetric=True), direct,
+                               rtol=1e-12)

@@ -1,0 +1,240 @@
+"""``kernel="ard"`` through the doors: select_kernel, the search and its guard, the
+machines, KernelSelectionCV and the command line."""
+
+import json
+
+import numpy as np
+import pytest
+
+import kernelselect
+from kernelselect import _ard_search, cli
+from kernelselect._ard_select import ArdSelectionResult, select_ard
+from kernelselect.models import KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier
+
+
+def _relevant_two(n=120, d=5, seed=0, task="regression"):
+    """y depends on features 0 and 1 only."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    f = np.sin(2.0 * X[:, 0]) + 0.5 * X[:, 1]
+    if task == "regression":
+        return X, f + 0.1 * rng.standard_normal(n)
+    return X, np.where(f + 0.2 * rng.standard_normal(n) > 0, "yes", "no")
+
+
+@pytest.fixture(scope="module")
+def regression_result():
+    X, y = _relevant_two()
+    return X, y, kernelselect.select_kernel(X, y, kernel="ard", random_state=0)
+
+
+def test_ard_finds_the_relevant_features(regression_result):
+    X, y, res = regression_result
+    assert isinstance(res, ArdSelectionResult)
+    assert res.best_gamma.shape == (5,)
+    info = res.details["ard"]
+    assert info["kept"] and res.details["kernel"] == "ard"
+    rel = res.relevances()
+    assert min(rel[0], rel[1]) > 100 * max(rel[2:])
+    # the fold searches lowered the criterion from the isotropic start, their held-out
+    # estimate agrees, and the choice is the mean of their optima in log space
+    assert info["optimum"]["value"] < info["start"]["value"]
+    assert info["guard"]["ard"] < info["guard"]["isotropic"]
+    assert info["objective"] == "kfold" and info["engine"] == "exact"
+    th = np.mean(info["guard"]["fold_thetas"], axis=0)
+    np.testing.assert_allclose(np.log(res.best_gamma), th[:-1])
+    assert res.best_alpha == pytest.approx(np.exp(th[-1]) * 120 / 96)
+
+
+def test_ard_result_summarises_and_plots(regression_result):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    _, _, res = regression_result
+    assert res.summary().startswith("alpha=") and "x0=" in res.summary()
+    fig = res.plot_relevances(feature_names=list("abcde"), top=3)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] in (["a", "b"],
+                                                                          ["b", "a"])
+    json.dumps(res.to_dict())                        # plain types, γ as a list
+    with pytest.raises(ValueError, match="feature_names"):
+        res.plot_relevances(feature_names=["a"])
+
+
+def test_ard_is_reproducible_and_follows_the_isotropic_start():
+    X, y = _relevant_two(n=70, d=3, seed=3, task="classes")
+    a = kernelselect.select_kernel(X, y, kernel="ard", random_state=5)
+    b = kernelselect.select_kernel(X, y, kernel="ard", random_state=5)
+    np.testing.assert_array_equal(a.best_gamma, b.best_gamma)
+    iso = kernelselect.select_kernel(X, y, random_state=5)
+    assert a.details["ard"]["start"]["gamma"] == iso.best_gamma
+    np.testing.assert_array_equal(a.curves["ekfold"], iso.curves["ekfold"])
+    assert a.details["ard"]["task"] == "binary"
+    assert set(a.details["ard"]["error_rate"]) == {"start", "optimum"}
+
+
+def test_guard_keeps_the_isotropic_kernel_when_ard_loses(monkeypatch):
+    import kernelselect._ard_select as sel
+
+    X, y = _relevant_two(n=60, d=3, seed=1)
+    iso = kernelselect.select_kernel(X, y, random_state=0)
+    free = select_ard(X, y, isotropic=iso, guard="none", random_state=0)
+    assert free.details["ard"]["guard"]["rule"] == "none" and free.details["ard"]["kept"]
+
+    def losing(problem, gamma0, alpha0, folds, seed):
+        return {"ard": 2.0, "isotropic": 1.0, "folds": folds, "evaluations": 0,
+                "seconds": 0.0, "fold_thetas": [[0.0] * 4] * folds}
+
+    monkeypatch.setattr(sel, "nested_check", losing)
+    kept = select_ard(X, y, isotropic=iso, guard="nested", random_state=0)
+    assert not kept.details["ard"]["kept"]
+    np.testing.assert_array_equal(kept.best_gamma, np.full(3, iso.best_gamma))
+    assert kept.best_alpha == iso.best_alpha
+
+
+def test_nested_check_scores_both_kernels_on_held_out_folds():
+    X, y = _relevant_two(n=60, d=3, seed=2)
+    prob = _ard_search.make_problem(X, y[:, None], "loo", None)
+    out = _ard_search.nested_check(prob, 0.3, 0.5, folds=3, seed=1)
+    assert len(out["fold_ard"]) == 3 and len(out["fold_thetas"]) == 3
+    assert out["ard"] == pytest.approx(np.mean(out["fold_ard"]), rel=0.2)
+    # the isotropic held-out error by refitting the LSSVM on each training part
+    from kernelselect.criteria.kfold import fold_labels
+
+    fold_of = fold_labels(60, 3, 1, None)
+    Xc = X - X.mean(axis=0)
+    total = 0.0
+    for f in range(3):
+        tr, te = fold_of != f, fold_of == f
+        m = kernelselect.fit_lssvm(Xc[tr], y[tr], 0.3, alpha=0.5 * tr.sum() / 60)
+        total += np.sum((y[te] - m.decision_function(Xc[te])[:, 0, 0]) ** 2)
+    assert out["isotropic"] == pytest.approx(total / 60, rel=1e-8)
+
+
+def test_nystrom_engine_searches_with_fixed_landmarks():
+    X, y = _relevant_two(n=150, d=4, seed=4)
+    iso = kernelselect.select_kernel(X, y, random_state=0, approximation="nystrom")
+    res = select_ard(X, y, isotropic=iso, engine="nystrom", guard="none", random_state=0)
+    info = res.details["ard"]
+    assert info["engine"] == "nystrom" and info["objective"] == "loo"
+    assert info["n_landmarks"] == 75            # the isotropic Nyström's min(n, 200) → n/2
+    assert info["optimum"]["value"] < info["start"]["value"]
+    with pytest.raises(ValueError, match="exact kernel matrix"):
+        select_ard(X, y, isotropic=iso, engine="nystrom", objective="kfold")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(approximation="mcm"), "exact.*nystrom.*not on 'mcm'"),
+    (dict(approximation="random_mcm"), "not on 'random_mcm'"),
+    (dict(approximation="rff"), "not on 'rff'"),
+    (dict(criterion="gcv"), "criterion must be 'auto'"),
+])
+def test_ard_refuses_what_it_cannot_search(kwargs, match):
+    X, y = _relevant_two(n=30, d=2)
+    with pytest.raises(ValueError, match=match):
+        kernelselect.select_kernel(X, y, kernel="ard", **kwargs)
+
+
+def test_ard_on_dask_input_streams_the_nystrom_passes():
+    """Dask X: the isotropic selection's one Nyström level, then the per-feature search
+    on its landmarks chunk by chunk; the same search as on the array in memory."""
+    da = pytest.importorskip("dask.array")
+    X, y = _relevant_two(n=300, d=3, seed=9)
+    Xd = da.from_array(X, chunks=(70, 3))
+    res = kernelselect.select_kernel(Xd, y, kernel="ard", random_state=0)
+    info = res.details["ard"]
+    assert info["dask"] and info["engine"] == "nystrom" and info["guard"]["rule"] == "none"
+    assert info["optimum"]["value"] < info["start"]["value"]
+    with pytest.raises(ValueError, match="guard='nested'"):
+        select_ard(Xd, y, isotropic=res, guard="nested")
+
+
+@pytest.mark.parametrize("classes", [0, 2, 3])
+def test_dask_passes_equal_the_passes_in_memory(classes):
+    da = pytest.importorskip("dask.array")
+    from kernelselect import _dask
+    from kernelselect.operators._row_passes import ArrayRows
+
+    X, y = _relevant_two(n=200, d=3, seed=10)
+    if classes:
+        y = np.digitize(y, np.quantile(y, np.linspace(0, 1, classes + 1)[1:-1])).astype(float)
+    Y = (y[:, None] if classes == 0 else np.where(y[:, None] == np.arange(classes), 1.0, -1.0)
+         if classes > 2 else np.where(y[:, None] > 0, 1.0, -1.0))
+    code = y if classes != 2 else np.where(y > 0, 1.0, -1.0)
+    marks = np.arange(0, 200, 7)
+    theta = np.r_[np.log([0.4, 0.2, 0.05]), np.log(0.3)]
+    rows = _dask.DaskRows(da.from_array(X, chunks=(45, 3)), da.from_array(code, chunks=45))
+    n_classes = classes if classes > 2 else None
+    streamed = _ard_search.ArdProblem(np.empty((0, 3)), Y, "loo", None, marks, rows=rows,
+                                      Z=X[marks], n_classes=n_classes)
+    memory = _ard_search.ArdProblem(X, Y, "loo", None, marks)
+    v1, g1 = streamed.evaluate(theta)
+    v2, g2 = memory.evaluate(theta)
+    assert v1 == pytest.approx(v2, rel=1e-12)
+    np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-12 * np.abs(g2).max())
+    # blocks and threads do not change the result
+    threads = _ard_search.ArdProblem(X, Y, "loo", None, marks,
+                                     rows=ArrayRows(X, Y, threads=2, rows=64), Z=X[marks])
+    v3, g3 = threads.evaluate(theta)
+    assert v3 == v2 or v3 == pytest.approx(v2, rel=1e-14)
+    np.testing.assert_allclose(g3, g2, rtol=1e-12, atol=1e-14 * np.abs(g2).max())
+
+
+# --------------------------------------------------------------------------- machines
+
+
+@pytest.mark.parametrize("approximation", ["exact", "nystrom", "rff"])
+def test_machines_with_a_gamma_per_feature(approximation):
+    """An ARD machine is the Gaussian machine on X·diag(√γ), fitted and predicting."""
+    X, y = _relevant_two(n=50, d=3, seed=6)
+    g = np.array([0.8, 0.1, 2.0])
+    ard = kernelselect.fit_lssvm(X, y, g, alpha=0.1, kernel="ard",
+                                 approximation=approximation, random_state=0)
+    iso = kernelselect.fit_lssvm(X * np.sqrt(g), y, 1.0, alpha=0.1,
+                                 approximation=approximation, random_state=0)
+    X_new = np.random.default_rng(1).standard_normal((7, 3))
+    np.testing.assert_allclose(ard.decision_function(X_new),
+                               iso.decision_function(X_new * np.sqrt(g)), atol=1e-10)
+
+
+def test_estimators_take_kernel_ard():
+    X, y = _relevant_two(n=60, d=3, seed=7, task="classes")
+    clf = LSSVMClassifier(kernel="ard", gamma=[1.0, 0.5, 1e-6], alpha=0.1).fit(X, y)
+    assert clf.gamma_.shape == (3,) and clf.score(X, y) > 0.8
+    reg = KernelRidgeRegressor(kernel="ard").fit(X, np.sin(X[:, 0]))
+    np.testing.assert_allclose(reg.gamma_, np.full(3, 1 / 3))
+    with pytest.raises(ValueError, match=r"shape \(3,\)"):
+        LSSVMClassifier(kernel="ard", gamma=[1.0, 2.0]).fit(X, y)
+
+
+def test_kernel_selection_cv_with_an_ard_machine():
+    X, y = _relevant_two(n=80, d=3, seed=8, task="classes")
+    cv = KernelSelectionCV(LSSVMClassifier(kernel="ard"), random_state=0).fit(X, y)
+    assert cv.best_params_["gamma"].shape == (3,)
+    machine = cv.best_estimator_.steps[-1][1]
+    np.testing.assert_array_equal(machine.gamma_, cv.best_params_["gamma"])
+    assert cv.score(X, y) > 0.8
+    with pytest.raises(ValueError, match="criterion='cv'"):
+        KernelSelectionCV(LSSVMClassifier(kernel="ard"), criterion="cv").fit(X, y)
+
+
+def test_cli_kernel_ard(capsys, tmp_path):
+    out = tmp_path / "sel.json"
+    assert cli.main(["select", "--dataset", "servo", "--kernel", "ard", "--random-state", "0",
+                     "--json", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "kernel     ard" in text and "gamma:" in text
+    result = json.loads(out.read_text())["result"]
+    assert len(result["best_gamma"]) == 4 and result["details"]["kernel"] == "ard"
+
+
+def test_kernel_auto_follows_the_target():
+    X, y = _relevant_two(n=60, d=2, seed=12)
+    reg = kernelselect.select_kernel(X, y, kernel="auto", random_state=0)
+    assert isinstance(reg, ArdSelectionResult) and reg.best_gamma.shape == (2,)
+    assert "real target" in reg.details["kernel_rule"]
+    X, labels = _relevant_two(n=60, d=2, seed=12, task="classes")
+    clf = kernelselect.select_kernel(X, labels, kernel="auto", random_state=0)
+    assert not isinstance(clf, ArdSelectionResult) and np.ndim(clf.best_gamma) == 0
+    assert "binary labels" in clf.details["kernel_rule"]
+    assert clf.best_gamma == kernelselect.select_kernel(X, labels, random_state=0).best_gamma
