@@ -42,7 +42,7 @@ class NystroemPCG(Approximation):
     sample_per_centre : float, default=1.0
         Rows drawn for the preconditioner besides the centres, per centre (0: the
         centres alone, the FALKON preconditioner).
-    tol : float, default=1e-6
+    tol : float, default=1e-7
         Stop when the relative residual of the normal equations is at most ``tol``.
     max_iter : int, default=100
         At most this many conjugate-gradient iterations.
@@ -92,6 +92,13 @@ class NystroemPCG(Approximation):
         m = self.centres_for(n, d_eff)
         return check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
 
+    def fit_machine(self, X: Any, Y: Any, gamma: float, alphas: np.ndarray, *, kernel: str,
+                    bias: bool, random_state: RandomState = None,
+                    workers: int | None = None) -> NystromMachine:
+        """The machine on X (n, d) and Y (n, t) for every α (:func:`fit_pcg_machine`)."""
+        return fit_pcg_machine(X, Y, gamma, alphas, self, kernel=kernel, bias=bias,
+                               random_state=random_state, workers=workers)
+
 
 def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: NystroemPCG, *,
                     kernel: str, bias: bool, random_state: RandomState = None,
@@ -124,6 +131,8 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "converged": [d["converged"] for d in per_alpha], "tol": tol, "max_iter": max_iter,
         "jitter": [d["jitter"] for d in per_alpha], "passes": [d["passes"] for d in per_alpha],
         "seconds": [d["seconds"] for d in per_alpha],
+        "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
+        "effective_dimension": [d["effective_dimension"] for d in per_alpha],
         "centres_rule": "n_centres" if m_param is not None else "auto"}
     first = fits[0]
     return NystromMachine(support=first.support, support_indices=centres, coef=coef,
