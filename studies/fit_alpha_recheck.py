@@ -104,7 +104,12 @@ def report(args):
             f"{sel['test_nmse']:.4f} | {gcv['lam']:.1e} | {gcv['test_nmse']:.4f} | "
             f"{sampled['lam']:.1e} | {sampled['test_nmse']:.4f} | {best['lam']:.1e} | "
             f"{best['test_nmse']:.4f} | {sel['d_eff']:.0f} | {sel['d_eff_sampled']:.0f} |")
-    lines.append("")
+    lines += ["", "Conclusion: the fitted machine keeps the selected α. Its own GCV picked a "
+              "worse α on cadata and a better one on protein by 1–2 %; the GCV a large-n fit "
+              "can afford (ΦᵀΦ estimated from 2m rows) picked the edge of the path and lost "
+              "up to 19 %. The final model is re-scored instead: its GCV (exact residual sum "
+              "of squares, sampled effective dimension) is reported beside the selected "
+              "criterion's value.", ""]
     REPORT.write_text("\n".join(lines))
     print(REPORT.read_text())
 

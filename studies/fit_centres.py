@@ -188,6 +188,42 @@ def report(args):
         lines.append("")
     REPORT.write_text("\n".join(lines))
     print(REPORT.read_text())
+    plot(recs)
+
+
+def plot(recs):
+    """Test error against m, one panel per set: the Nyström machine (solid), scikit-learn's
+    Nystroem + RidgeCV (dotted) and exact KRR (dashed), a colour per n."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sets = sorted({r["dataset"] for r in recs})
+    fig, axes = plt.subplots(1, len(sets), figsize=(5.2 * len(sets), 3.8), squeeze=False)
+    for ax, name in zip(axes[0], sets):
+        rows = sorted((r for r in recs if r["dataset"] == name and r["split"] == 0),
+                      key=lambda r: r["n"])
+        for k, r in enumerate(rows):
+            colour = f"C{k}"
+            ms = sorted(int(m) for m in r["m"])
+            ax.plot(ms, [r["m"][str(m)]["error"] for m in ms], "o-", color=colour,
+                    label=f"n = {r['n']}: conjugate gradients")
+            ax.plot(ms, [r["m"][str(m)]["peer_error"] for m in ms], "s:", color=colour,
+                    alpha=0.7, label=f"n = {r['n']}: Nystroem + RidgeCV")
+            if r.get("exact_error") is not None:
+                ax.axhline(r["exact_error"], color=colour, ls="--", lw=1,
+                           label=f"n = {r['n']}: exact KRR")
+            rule = np.sqrt(r["n"]) * np.log(r["n"])
+            ax.axvline(rule, color=colour, ls="-.", lw=0.8, alpha=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("centres m (dash-dot: √n·ln n)")
+        ax.set_ylabel("test NMSE" if rows and rows[0]["task"] == "regression" else "test error")
+        ax.set_title(f"{name}, 50/50 split, (γ, α) of the defaults")
+        ax.legend(fontsize=6.5)
+    fig.tight_layout()
+    fig.savefig(FIGURE, dpi=120)
+    plt.close(fig)
 
 
 def _fmt(v, digits=0):
