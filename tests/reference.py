@@ -590,6 +590,36 @@ def mp_ridge(V, y, alpha, bias, dps=50):
         w = mpmath.lu_solve(G, Vm.T * ym)
         b = ybar - mpmath.fsum(mu[j] * w[j] for j in range(k))
         return np.array([float(v) for v in w]), float(b)
+
+
+# ---------------------------------------------------------------------------
+# Nyström ridge regression on a feature map (the large-m solver's model)
+# ---------------------------------------------------------------------------
+
+
+def nystrom_ridge(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian"):
+    """Ridge regression on the Nyström features, solved by least squares.
+
+    φ(x) = Λ^(−1/2)Uᵀk(Z, x) with K(Z, Z) + jitter·I = UΛUᵀ (φ(x)ᵀφ(x′) is the Nyström
+    kernel k(x, Z)(K_mm + jitter·I)⁻¹k(Z, x′)); minimise ‖Φw + b1 − Y‖² + α‖w‖² (b = 0
+    without bias) as the stacked least-squares problem [Φ 1; √αI 0][w; b] ≈ [Y; 0],
+    solved by numpy's SVD-based lstsq, which never forms ΦᵀΦ (stable at small α).
+    Returns a function X_new ↦ f(X_new) of shape (n_new, t).
+    """
+    Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
+    lam, U = np.linalg.eigh(kernel_matrix(Z, Z, gamma, kernel) + jitter * np.eye(len(Z)))
+    proj = U / np.sqrt(lam)
+    Phi = kernel_matrix(X, Z, gamma, kernel) @ proj
+    n, m = Phi.shape
+    A = np.vstack([Phi, np.sqrt(alpha) * np.eye(m)])
+    if bias:
+        A = np.column_stack([A, np.r_[np.ones(n), np.zeros(m)]])
+    sol = np.linalg.lstsq(A, np.vstack([Y, np.zeros((m, Y.shape[1]))]), rcond=None)[0]
+    w, b = sol[:m], (sol[m] if bias else np.zeros(Y.shape[1]))
+    return lambda X_new: kernel_matrix(X_new, Z, gamma, kernel) @ proj @ w + b
+
+
+# ---------------------------------------------------------------------------
 # per-feature (ARD) Gaussian kernel
 # ---------------------------------------------------------------------------
 

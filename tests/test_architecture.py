@@ -118,8 +118,8 @@ def test_module_level_imports_are_acyclic():
 #: lazy façade over the public names. The compiled extensions are leaves.
 LAYERS = [
     # leaves: compiled kernels, the version, type aliases, the user-warning helper
-    {"_kernels", "_rff", "_mcm", "_predict", "_openmp_info", "_version", "_typing",
-     "_warnings"},
+    {"_kernels", "_rff", "_mcm", "_predict", "_nystrom_passes", "_openmp_info", "_version",
+     "_typing", "_warnings"},
     # utilities that need nothing of the package
     {"_validation", "_config", "_progress", "_scaling"},
     {"_resources"},
@@ -127,7 +127,7 @@ LAYERS = [
     {"_dask", "_targets", "kernels"},
     # validated wrappers over the compiled kernels, the FFT layer; data readers
     {"_kernel_ops", "_columns", "_grid", "fft", "datasets", "_ard"},
-    {"lowlevel", "_show_config"},
+    {"lowlevel", "_show_config", "_nystrom_rows"},
     # stand-ins for the kernel matrix, then the criteria written over them
     {"operators"},
     {"criteria", "_ard_stream"},
@@ -139,7 +139,10 @@ LAYERS = [
     {"selection"},
     # kernel machines, cross-validation, estimators, discriminant-information learning
     {"_solvers"},
-    {"_cv", "di"},
+    {"_cv", "di", "_nystrom_pcg"},
+    # the Nyström machine by conjugate gradients, then how "auto" fits
+    {"_nystrom_machine"},
+    {"_fit_policy"},
     {"models"},
     # the public façade, then the command line over it
     {"kernelselect"},

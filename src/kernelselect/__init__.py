@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .models import (KernelRidgeRegressor, KernelSelectionClassifier, KernelSelectionCV,
                          KernelSelectionRegressor, LSSVMClassifier, Standardizer, fit_krr,
                          fit_lssvm)
+    from ._nystrom_machine import NystroemPCG
     from .operators.dense import Exact
     from .operators.mcm import MCM
     from .operators.nystrom import Nystroem
@@ -42,6 +43,7 @@ _LAZY = {
     "Exact": "operators.dense",
     "Nystroem": "operators.nystrom",
     "RFF": "operators.rff",
+    "NystroemPCG": "_nystrom_machine",
     "MCM": "operators.mcm",
     "RandomMCM": "operators.random_mcm",
     "Criterion": "criteria",
@@ -85,6 +87,7 @@ __all__ = [
     "Exact",
     "Nystroem",
     "RFF",
+    "NystroemPCG",
     "MCM",
     "RandomMCM",
     "Criterion",

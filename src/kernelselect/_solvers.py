@@ -51,6 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _predict, lowlevel
+from ._dask import is_dask_array
 from ._kernel_ops import _condition
 from .kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
 from ._validation import KERNEL_CODES, check_random_state
@@ -322,7 +323,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     approximation : str or Approximation
         "exact" (K itself, solved as ``exact_solver`` says), "nystrom" or "rff"
         (ridge regression on the feature map of K̃ = VVᵀ in k dimensions, see the
-        module notes), or an instance of these. "mcm" is refused (see
+        module notes), or an instance of these; or a recipe with its own solver
+        (one with a ``fit_machine`` method: :class:`~kernelselect.NystroemPCG`, the
+        Nyström machine by conjugate gradients, which also takes a row-chunked Dask
+        X and Y). "mcm" is refused (see
         :func:`check_machine`): its circulant stand-in selects kernels but does not
         train a model.
     random_state : int, Generator or None
@@ -346,10 +350,16 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
+    recipe = check_machine(approximation, *np.shape(X))
+    fit_machine = getattr(recipe, "fit_machine", None)
+    if fit_machine is not None:                 # the recipe solves by itself
+        Y2 = Y if is_dask_array(Y) else np.asarray(Y, dtype=np.float64)
+        return fit_machine(X, Y2[:, None] if Y2.ndim == 1 else Y2, gamma, alphas,
+                           kernel=kernel, bias=bias, random_state=random_state,
+                           workers=workers)
     Y2 = np.asarray(Y, dtype=np.float64)
     Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
-    approx, solver = _machine_recipe(check_machine(approximation, *np.shape(X)), alphas,
-                                     exact_solver)
+    approx, solver = _machine_recipe(recipe, alphas, exact_solver)
     if state is None or solver is not None:      # the exact state only says "dense"
         state = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)
@@ -402,8 +412,14 @@ def _fit_ard_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
     the ARD kernel (the cross-kernel product scales new points, random features scale
     their frequencies: z(x·diag(√γ); √2·W₀) = z(x; √(2γ)·W₀))."""
     g = check_ard_gamma(gamma, np.shape(X)[1])
-    machine = fit_kernel_machine(ard_scale(X, g), Y, 1.0, alphas, kernel="gaussian", **options)
+    lazy = is_dask_array(X)                     # a Dask X stays lazy (the Nyström machine)
+    Xs = X * np.sqrt(g) if lazy else ard_scale(X, g)
+    machine = fit_kernel_machine(Xs, Y, 1.0, alphas, kernel="gaussian", **options)
     if machine.support is not None:
-        machine.support = X if machine.support_indices is None else X[machine.support_indices]
+        if lazy:
+            machine.support = machine.support / np.sqrt(g)
+        else:
+            machine.support = (X if machine.support_indices is None
+                               else X[machine.support_indices])
     machine.gamma, machine.kernel = g, "ard"
     return machine

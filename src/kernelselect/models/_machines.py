@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
+from .._fit_policy import describe_fit, machine_approximation
+from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
+                          is_dask_array, label_columns, mean_of)
 from .._labels import decide, encode_labels
 from .._solvers import KernelMachine, check_alphas, fit_kernel_machine
 from .._typing import RandomState
@@ -31,7 +34,7 @@ __all__ = ["fit_lssvm", "fit_krr", "LSSVMClassifier", "KernelRidgeRegressor"]
 
 def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
               alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
-              approximation: str | Approximation = "exact",
+              approximation: str | Approximation = "auto",
               random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
     """Train a least-squares SVM with bias (Ding & Liao, PAKDD 2012, equations 4–9) for one or more α.
 
@@ -48,8 +51,17 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     kernel : {"gaussian", "laplacian", "ard"}
         ``"ard"``: exp(−Σ_k γ_k (x_k − x′_k)²), one γ per feature (the Gaussian machine on
         X·diag(√γ); new points are scaled the same way).
-    approximation : {"exact", "nystrom", "rff"} or Approximation
+    approximation : {"auto", "exact", "nystrom-pcg", "nystrom", "rff"} or Approximation
+        auto (the default): exact up to 5000 rows, beyond that the Nyström machine by
+        conjugate gradients with m = √n·ln n centres (at least 500, at most 2·10⁴ and
+        what the memory limit allows; the refit of :class:`~kernelselect.KernelSelectionCV`
+        also takes twice the effective dimension it measured; :mod:`kernelselect._fit_policy`);
+        a row-chunked Dask X: the Nyström machine at every n;
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
+        nystrom-pcg or :class:`~kernelselect.NystroemPCG`: ridge regression on the
+        Nyström feature map of m centres by preconditioned conjugate gradients over
+        streamed passes, O(n·m) time per iteration and O(m²) memory, K(X, centres)
+        never held;
         nystrom, rff: ridge regression on the feature map of the stand-in K̃ = VVᵀ
         (the Nyström map or the random features), O(c³ + nck + nk²), solved stably in k
         dimensions; on the training points it is the machine on K̃ (Ding & Liao, PAKDD 2012, Alg. 1).
@@ -75,26 +87,49 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     >>> m.decision_function(X[:3]).shape
     (3, 1, 2)
     """
-    X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
-    Y = _check_targets(y, X.shape[0])
-    return fit_kernel_machine(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
-                              approximation=approximation, random_state=random_state,
-                              workers=workers)
+    X, Y = _function_data(X, y, min_rows=2)
+    return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
+                approximation=approximation, random_state=random_state, workers=workers)
 
 
 def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
             alpha: float | npt.ArrayLike = 1.0, *, kernel: str = "gaussian",
-            approximation: str | Approximation = "exact",
+            approximation: str | Approximation = "auto",
             random_state: RandomState = None, workers: int | None = None) -> KernelMachine:
     """Train kernel ridge regression (no bias): a = (K + αI)⁻¹y, f(x) = Σ a_i κ(x, x_i).
 
     Same parameters and return value as :func:`fit_lssvm` (intercepts are zero).
     """
-    X = check_matrix(X, "X", dtype=np.float64, min_rows=1)
-    Y = _check_targets(y, X.shape[0])
-    return fit_kernel_machine(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
-                              approximation=approximation, random_state=random_state,
+    X, Y = _function_data(X, y, min_rows=1)
+    return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
+                approximation=approximation, random_state=random_state, workers=workers)
+
+
+def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
+         approximation: Any, random_state: RandomState, workers: int | None
+         ) -> KernelMachine:
+    """The machine with ``approximation`` resolved for X's size ("auto", "nystrom-pcg":
+    :func:`kernelselect._fit_policy.machine_approximation`); a Dask X is fitted by a
+    recipe with a streamed solver only."""
+    n, d = X.shape
+    lazy = is_dask_array(X)
+    recipe = machine_approximation(approximation, int(n), int(d), int(Y.shape[1]),
+                                   workers=workers, in_memory=not lazy)
+    if lazy and not hasattr(recipe, "fit_machine"):
+        raise dask_recipe_error(approximation)
+    return fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
+                              approximation=recipe, random_state=random_state,
                               workers=workers)
+
+
+def _function_data(X: Any, y: Any, min_rows: int) -> tuple[Any, Any]:
+    """X (n, d) and Y (n, t) of fit_krr / fit_lssvm: checked in memory, or kept as
+    row-chunked Dask arrays."""
+    if is_dask_array(X) or is_dask_array(y):
+        Xd, _, Yd = dask_training_data(X, y)
+        return Xd, Yd if Yd.ndim == 2 else Yd[:, None]
+    X = check_matrix(X, "X", dtype=np.float64, min_rows=min_rows)
+    return X, _check_targets(y, X.shape[0])
 
 
 def _check_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
@@ -136,7 +171,7 @@ class _KernelMachineEstimator(BaseEstimator):
         return True
 
     def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
-                 alpha: float = 1.0, approximation: str | Approximation = "exact",
+                 alpha: float = 1.0, approximation: str | Approximation = "auto",
                  random_state: RandomState = None, workers: int | None = None) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -153,17 +188,25 @@ class _KernelMachineEstimator(BaseEstimator):
             raise ValueError(f"alpha must be a single positive number, got {self.alpha!r}.")
         return kernel, gamma, float(alpha[0])
 
-    def _fit_machine(self, X: np.ndarray, Y: np.ndarray, offset: np.ndarray | None = None
-                     ) -> Self:
-        """Solve for Y (n, t); with ``offset`` (t,), the machine is solved for Y − offset
-        and the offset becomes part of its intercept."""
+    def _fit_machine(self, X: Any, Y: Any, offset: np.ndarray | None = None) -> Self:
+        """Solve for Y (n, t) (in memory, or row-chunked Dask arrays); with ``offset``
+        (t,), the machine is solved for Y − offset and the offset becomes part of its
+        intercept."""
         kernel, gamma, alpha = self._check_params(X.shape[1])
-        self.model_ = fit_kernel_machine(
-            np.ascontiguousarray(X, dtype=np.float64), Y if offset is None else Y - offset,
-            gamma, alpha, kernel=kernel, bias=self._bias, approximation=self.approximation,
-            random_state=self.random_state, workers=self.workers)
+        if not is_dask_array(X):
+            X = np.ascontiguousarray(X, dtype=np.float64)
+        self.model_ = _fit(
+            X, Y if offset is None else Y - offset,
+            gamma, np.array([alpha]), kernel=kernel, bias=self._bias,
+            approximation=self.approximation, random_state=self.random_state,
+            workers=self.workers)
         self.gamma_ = gamma
         m = self.model_
+        how = describe_fit(m.details)
+        self.approximation_ = how["approximation"]
+        self.n_centres_ = how["n_centres"]
+        self.n_iter_ = how["n_iter"]
+        self.residual_ = how["residual"]
         if offset is not None:
             m.intercept = m.intercept + offset[:, None]
         if m.coef is not None:
@@ -172,10 +215,25 @@ class _KernelMachineEstimator(BaseEstimator):
         self.support_ = m.support_indices
         return self
 
-    def _decision(self, X: npt.ArrayLike) -> np.ndarray:
+    def _decision(self, X: npt.ArrayLike) -> Any:
+        """f(X) of shape (n, t); a Dask array, chunked like X's rows, for a Dask X."""
         check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if is_dask_array(X):
+            if not hasattr(self.model_, "conditioning"):
+                raise ValueError(
+                    f"this {type(self).__name__} was fitted with approximation="
+                    f"{self.approximation_!r} and predicts on X in memory; pass "
+                    "X.compute(), or fit on a Dask X (the Nyström machine).")
+            X = check_dask_features(self, X)
+        else:
+            X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.model_.decision_function(X, workers=self.workers)[:, :, 0]
+
+    def _dask_fit_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray | None, Any]:
+        """A Dask X and y checked (``dask_training_data``); sets ``n_features_in_``."""
+        Xd, y_local, y_dask = dask_training_data(X, y)
+        self.n_features_in_ = int(Xd.shape[1])
+        return Xd, y_local, y_dask
 
 
 class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
@@ -190,12 +248,15 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
         value per feature (or a scalar for all) with ``kernel="ard"``.
     alpha : float, default=1.0
         Ridge added to K (α = μ of Ding & Liao (PAKDD 2012)).
-    approximation : {"exact", "nystrom", "rff"} or Approximation, default="exact"
-        The kernel matrix the machine is solved on (see :func:`fit_lssvm`). Exact
-        models predict with the kernel against every training point; Nyström and RFF
-        models are linear in their feature map (the kernel against the landmarks
-        times a fixed map, or the random features), so that on the training points
-        they are the machine on the stand-in the criteria score.
+    approximation : {"auto", "exact", "nystrom-pcg", "nystrom", "rff"} or Approximation, \
+default="auto"
+        The kernel matrix the machine is solved on (see :func:`fit_lssvm`): "auto" is
+        exact up to 5000 rows and the Nyström machine by conjugate gradients
+        (:class:`~kernelselect.NystroemPCG`) beyond. Exact models predict with the
+        kernel against every training point; Nyström and RFF models are linear in
+        their feature map (the kernel against the centres times a fixed map, or the
+        random features), so that on the training points they are the machine on the
+        stand-in the criteria score.
     random_state : int, Generator or None
     workers : int or None
         Threads of the kernel computations.
@@ -212,6 +273,16 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
         Training rows of the support points (None when they are not training rows:
         k-means landmarks, random features).
     model_ : KernelMachine
+        The fitted machine; ``model_.details`` holds how it was solved.
+    approximation_ : str
+        How it was solved: "exact", "nystrom-pcg", "nystrom" or "rff".
+    n_centres_ : int or None
+        Centres (landmarks) of a Nyström model.
+    n_iter_ : int or None
+        Conjugate-gradient iterations of a "nystrom-pcg" fit.
+    residual_ : float or None
+        The relative residual of the normal equations that fit reached (largest over
+        the outputs).
     n_features_in_ : int
 
     Examples
@@ -227,7 +298,15 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
     _bias = True
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        """Fit on X (n, d) and class labels y (n,)."""
+        """Fit on X (n, d) and class labels y (n,); X and y may be row-chunked Dask
+        arrays (the Nyström machine, X never gathered)."""
+        if is_dask_array(X) or is_dask_array(y):
+            Xd, y_local, y_dask = self._dask_fit_data(X, y)
+            if y_local is None:
+                raise ValueError("y must be 1-D class labels of shape (n,).")
+            check_classification_targets(y_local)
+            self.classes_ = encode_labels(y_local).classes
+            return self._fit_machine(Xd, label_columns(y_dask, self.classes_))
         X, y = cast("tuple[np.ndarray, np.ndarray]", validate_data(self, X, y, dtype=np.float64))
         check_classification_targets(y)
         labels = encode_labels(y)
@@ -242,6 +321,8 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
     def predict(self, X: npt.ArrayLike) -> np.ndarray:
         """Class labels: sign of f (binary) or argmax over one-vs-rest f."""
         F = self._decision(X)
+        if is_dask_array(F):
+            return F.map_blocks(decide, self.classes_, drop_axis=1, dtype=self.classes_.dtype)
         return decide(F, self.classes_)
 
 
@@ -275,7 +356,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     """
 
     def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
-                 alpha: float = 1.0, approximation: str | Approximation = "exact",
+                 alpha: float = 1.0, approximation: str | Approximation = "auto",
                  random_state: RandomState = None, workers: int | None = None,
                  fit_intercept: bool | str = False) -> None:
         super().__init__(kernel=kernel, gamma=gamma, alpha=alpha, approximation=approximation,
@@ -287,8 +368,18 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         return _check_fit_intercept(self.fit_intercept) is True
 
     def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        """Fit on X (n, d) and real targets y (n,) or (n, t)."""
+        """Fit on X (n, d) and real targets y (n,) or (n, t); X and y may be
+        row-chunked Dask arrays (the Nyström machine, X never gathered)."""
         intercept = _check_fit_intercept(self.fit_intercept)
+        if is_dask_array(X) or is_dask_array(y):
+            Xd, y_local, y_dask = self._dask_fit_data(X, y)
+            self._single_output = y_dask.ndim == 1
+            Yd = y_dask[:, None] if y_dask.ndim == 1 else y_dask.astype(np.float64)
+            offset = None
+            if intercept == "mean":     # ȳ from the gathered vector: the in-memory fit's bits
+                offset = (mean_of(Yd) if y_local is None else
+                          np.asarray(y_local, dtype=np.float64)[:, None].mean(axis=0))
+            return self._fit_machine(Xd, Yd.astype(np.float64), offset)
         X, y = cast("tuple[np.ndarray, np.ndarray]",
                     validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                   multi_output=True))

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from .._dask import is_dask_array
 from .._scaling import ColumnScaling
 from .._sklearn import (BaseEstimator, OneToOneFeatureMixin, TransformerMixin,
                         check_is_fitted, validate_data)
@@ -35,7 +36,9 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     scikit-learn's ``StandardScaler`` computes the variance of x itself, which
     overflows for features of magnitude above about 1e154 and underflows below about
     1e-162; here data of size 10¹⁶⁰ or 10⁻¹⁶⁰ standardise as data of size 1 do.
-    Constant columns are centred (σ_j taken as 1).
+    Constant columns are centred (σ_j taken as 1). The column sums are taken over parts
+    of 2¹⁶ rows added in row order, so an in-memory X and a row-chunked Dask X (whose
+    statistics are computed chunk by chunk, X never gathered) give the same bits.
 
     Attributes
     ----------
@@ -60,10 +63,17 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X: npt.ArrayLike, y: Any = None) -> Self:
-        """Learn e_j, μ_j and σ_j from X of shape (n_samples, n_features)."""
-        X = validate_data(self, X, dtype=np.float64)
-        scaling = ColumnScaling.fit(X)
-        assert scaling is not None                  # validate_data refused non-finite X
+        """Learn e_j, μ_j and σ_j from X of shape (n_samples, n_features) (a row-chunked
+        Dask X: its column reductions are computed, X is not gathered)."""
+        data: Any
+        if is_dask_array(X):
+            from ._dask_input import dask_training_data
+
+            data = dask_training_data(X, np.zeros(int(np.shape(X)[0])))[0]
+            self.n_features_in_ = int(data.shape[1])
+        else:
+            data = validate_data(self, X, dtype=np.float64)
+        scaling = _fixed_order_scaling(data)
         self.scaling_ = scaling
         self.exponent_ = scaling.exponents
         self.mean_ = scaling.mean + scaling.shift
@@ -71,8 +81,13 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X: npt.ArrayLike) -> np.ndarray:
-        """(X · 2^−e − μ) / σ with the training statistics, float64."""
+        """(X · 2^−e − μ) / σ with the training statistics, float64 (a lazy Dask array
+        for a Dask X)."""
         check_is_fitted(self)
+        if is_dask_array(X):
+            from ._dask_input import check_dask_features
+
+            return self.scaling_.transform(check_dask_features(self, X))
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return np.asarray(self.scaling_.transform(X, dtype=np.float64))
 
@@ -81,3 +96,63 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return np.ldexp(X * self.scale_ + self.mean_, self.exponent_[None, :])
+
+
+def _fixed_order_scaling(X: Any) -> ColumnScaling:
+    """:class:`ColumnScaling`'s statistics, with every column sum taken over parts of
+    ``PART_ROWS`` rows added one after the other, so that an in-memory X and a Dask X
+    (any chunks) give the same bits: e_j from the largest magnitude, μ the mean of
+    x·2^−e, c the mean of the deviations from μ, σ² the mean square deviation − c²."""
+    from .._dask import compute
+
+    lazy = is_dask_array(X)
+    peak = np.asarray(compute(abs(X).max(axis=0)) if lazy else np.abs(X).max(axis=0))
+    exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
+    n = int(X.shape[0])
+    (total,) = _part_sums(X, _scaled_sums, exponents)
+    mu = total / n
+    if not np.all(np.isfinite(mu)):
+        raise ValueError("X contains NaN or inf; drop or impute those rows first.")
+    dev, sq = _part_sums(X, _deviation_sums, exponents, mu)
+    c, m2 = dev / n, sq / n
+    sd = np.sqrt(np.maximum(m2 - c * c, 0.0))
+    return ColumnScaling(exponents, mu, c, np.where(sd > 0, sd, 1.0))
+
+
+def _scaled_sums(block: np.ndarray, exponents: np.ndarray) -> list[np.ndarray]:
+    return [np.ldexp(block, -exponents[None, :]).sum(axis=0)]
+
+
+def _deviation_sums(block: np.ndarray, exponents: np.ndarray, mu: np.ndarray
+                    ) -> list[np.ndarray]:
+    D = np.ldexp(block, -exponents[None, :]) - mu
+    return [D.sum(axis=0), (D * D).sum(axis=0)]
+
+
+def _chunk_parts(x: Any, fn: Any, *args: Any) -> list[list[np.ndarray]]:
+    """``fn`` on each part of ``PART_ROWS`` rows of the block x (C-ordered float64)."""
+    from .._nystrom_rows import PART_ROWS
+
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return [fn(x[a:a + PART_ROWS], *args) for a in range(0, x.shape[0], PART_ROWS)]
+
+
+def _part_sums(X: Any, fn: Any, *args: Any) -> list[np.ndarray]:
+    """Σ of ``fn``'s outputs over the parts of X's rows, in row order (a Dask X: one task
+    per chunk, its chunks first aligned to whole parts)."""
+    from .._nystrom_rows import aligned_chunks, fold
+
+    if not is_dask_array(X):
+        return fold(_chunk_parts(X, fn, *args))
+    import dask
+
+    from .._dask import compute
+
+    rows = aligned_chunks(tuple(int(c) for c in X.chunks[0]))
+    if rows != tuple(X.chunks[0]):
+        X = X.rechunk({0: rows})
+    task = dask.delayed(_chunk_parts, pure=True)
+    per_chunk = [task(x, fn, *args) for x in X.to_delayed().ravel()]
+    done = compute(*per_chunk)
+    done = (done,) if len(per_chunk) == 1 else done
+    return fold([part for chunk in done for part in chunk])

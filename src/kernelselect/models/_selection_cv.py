@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._cv import cross_validate_grid
+from .. import _fit_policy
+from .._fit_policy import describe_fit, machine_approximation, pilot_effective_dimension
 from .._labels import encode_labels
 from .._policy import alpha_path
 from .._solvers import check_machine
@@ -25,6 +27,8 @@ from ..kernels import is_ard
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
+from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
+                          is_dask_array)
 from ._scaling import Standardizer
 from .._sklearn import (BaseEstimator, ClassifierMixin, MetaEstimatorMixin, RegressorMixin,
                         available_if, check_classification_targets, check_is_fitted, clone,
@@ -108,13 +112,32 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         return cast(_KernelMachineEstimator, est)
 
     # -- fit ----------------------------------------------------------------------
-    def fit(self, X: npt.ArrayLike, y: npt.ArrayLike) -> Self:
-        """Select (γ, α) on X (n, d) and y (n,), then refit the machine on all of it."""
+    def fit(self, X: Any, y: Any) -> Self:
+        """Select (γ, α) on X (n, d) and y (n,), then refit the machine on all of it.
+
+        X and y may be row-chunked Dask arrays: the selection streams over the chunks
+        (as :func:`kernelselect.select_kernel` on Dask input) and the refit is the
+        Nyström machine by conjugate gradients, one task per chunk per pass; X is never
+        gathered, and ``predict`` on a Dask X returns a Dask array."""
         standardize = check_bool(self.standardize, "standardize")
         refine = check_bool(self.refine, "refine")
-        X, y = cast("tuple[np.ndarray, np.ndarray]",
-                    validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
-                                  y_numeric=self._y_numeric()))
+        lazy = is_dask_array(X) or is_dask_array(y)
+        y_dask = None
+        if lazy:
+            if self.criterion == "cv":
+                raise ValueError("criterion='cv' refits a machine per fold and needs X in "
+                                 "memory; with Dask input use a selection criterion "
+                                 "(criterion='auto'), or pass X.compute().")
+            X, y_local, y_dask = dask_training_data(X, y)
+            if y_local is None:
+                raise ValueError(f"y must be 1-D of shape ({X.shape[0]},), got a 2-D "
+                                 "Dask array.")
+            y = y_local
+            self.n_features_in_ = int(X.shape[1])
+        else:
+            X, y = cast("tuple[np.ndarray, np.ndarray]",
+                        validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                                      y_numeric=self._y_numeric()))
         targets, est = self._targets(y)
         self.task_ = targets.task
         classifier = targets.task != "regression"
@@ -126,8 +149,15 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                              "kernel='ard' use criterion='auto' (the per-feature gradient "
                              "search of select_kernel).")
         # the final refit's feasibility (memory, approximation) before the selection runs
+        n, d = X.shape
+        outputs = 1 if targets.classes is None or len(targets.classes) <= 2 else len(
+            targets.classes)
         try:
-            check_machine(est.approximation, *X.shape)
+            recipe = machine_approximation(est.approximation, n, d, outputs,
+                                           workers=est.workers, in_memory=not lazy)
+            if lazy and not hasattr(recipe, "fit_machine"):
+                raise dask_recipe_error(est.approximation)
+            check_machine(recipe, n, d)
         except ValueError as exc:
             raise ValueError(
                 f"the final refit of {type(est).__name__}(approximation="
@@ -157,7 +187,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                 cv=self.cv, random_state=self.random_state, workers=est.workers,
                 center=intercept == "mean")
         else:
-            res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
+            res = select_kernel(Xs, y if y_dask is None else y_dask, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
                                 criterion=self.criterion, approximation=selection_approx,
                                 random_state=self.random_state, workers=est.workers,
                                 standardize=False, refine=refine,
@@ -177,7 +207,24 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             self.best_params_ = {"gamma": np.asarray(res.best_gamma, dtype=np.float64),
                                  "alpha": float(res.best_alpha)}
         est.set_params(**self.best_params_)
-        y_fit = y if classifier else targets.y
+        if est.random_state is None:        # the refit's centres follow random_state too
+            est.set_params(random_state=self.random_state)
+        if isinstance(est.approximation, str) and est.approximation == "auto":
+            # the centres of the Nyström refit follow the effective dimension measured
+            # at the chosen point (kernelselect._fit_policy)
+            d_eff = _selected_deff(res)
+            if d_eff is None and (lazy or n > _fit_policy.EXACT_FIT_MAX_N):
+                d_eff = pilot_effective_dimension(Xs, self.best_params_["gamma"],
+                                                  self.best_params_["alpha"], kernel,
+                                                  self.random_state)
+            res.details["refit_effective_dimension"] = d_eff
+            recipe = machine_approximation("auto", n, d, outputs, d_eff, est.workers,
+                                           in_memory=not lazy)
+            if hasattr(recipe, "fit_machine"):
+                est.set_params(approximation=recipe)
+        y_fit: Any = y if classifier else targets.y
+        if y_dask is not None:
+            y_fit = y_dask if classifier else y_dask.astype(np.float64)
         if scaler is not None:
             from sklearn.pipeline import Pipeline
 
@@ -185,6 +232,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             self.best_estimator_: Any = Pipeline([("standardizer", scaler), ("machine", est)])
         else:
             self.best_estimator_ = est.fit(X, y_fit)
+        res.details["refit"] = refit_details(
+            est, name, float(self.cv_results_["criterion_value"][self.best_index_]))
         return self
 
     @staticmethod
@@ -223,9 +272,12 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         return out, int(best)
 
     # -- use ----------------------------------------------------------------------
-    def _checked_input(self, X: npt.ArrayLike) -> np.ndarray:
-        """X checked against what the selection was fitted on, naming this estimator."""
+    def _checked_input(self, X: npt.ArrayLike) -> Any:
+        """X checked against what the selection was fitted on, naming this estimator
+        (a Dask X stays lazy)."""
         check_is_fitted(self, "best_estimator_")
+        if is_dask_array(X):
+            return check_dask_features(self, X)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
     def predict(self, X: npt.ArrayLike) -> np.ndarray:
@@ -241,8 +293,19 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         return self.best_estimator_.decision_function(X)
 
     def score(self, X: npt.ArrayLike, y: npt.ArrayLike) -> float:
-        """Accuracy (classifiers) or R² (regressors) of the refit estimator."""
+        """Accuracy (classifiers) or R² (regressors) of the refit estimator (Dask X or
+        y: the predictions and y are computed, n values each)."""
         X = self._checked_input(X)
+        if is_dask_array(X) or is_dask_array(y):
+            from sklearn.metrics import accuracy_score, r2_score
+
+            from .._dask import compute
+
+            pred = np.asarray(compute(self.predict(X)) if is_dask_array(X) else self.predict(X))
+            truth = np.asarray(compute(y) if is_dask_array(y) else y)
+            if getattr(self, "task_", "regression") == "regression":
+                return float(r2_score(truth, pred))
+            return float(accuracy_score(truth, pred))
         return float(self.best_estimator_.score(X, y))
 
 
@@ -260,7 +323,11 @@ _SHARED_PARAMETERS = """\
         The kernel-matrix stand-in used during selection ("auto", "exact",
         "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
         Ding & Liao (PAKDD 2012)'s approximate CV). The final refit uses the estimator's own
-        ``approximation``.
+        ``approximation``; its default "auto" is the exact machine up to 5000 rows and
+        beyond them the Nyström machine by conjugate gradients
+        (:class:`~kernelselect.NystroemPCG`) with m = max(√n·ln n, 2·d_eff) centres,
+        d_eff the effective dimension the selection measured at its choice (on Dask
+        input, the Nyström machine at every n).
     gammas : array-like or None
         Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
         004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
@@ -304,7 +371,11 @@ _SHARED_ATTRIBUTES = """\
         The whole criterion surface.
     best_estimator_ : estimator
         Refit on all of X, y with ``best_params_`` (a Pipeline with the scaler when
-        ``standardize``).
+        ``standardize``); the machine's ``approximation_``, ``n_centres_``,
+        ``n_iter_`` and ``residual_`` say how it was solved, and
+        ``selection_.details["refit"]`` holds the same with the selected criterion's
+        value and, for the Nyström machine, the final model's own GCV score
+        (RSS/n)/(1 − tr S/n)² and effective dimension tr S.
     task_ : str
         "binary", "multiclass" or "regression".
     n_features_in_ : int"""
@@ -469,3 +540,31 @@ def _rescaled(approximation: Any, transform: Any) -> Any:
     """``approximation`` with any points it holds in X's units mapped by ``transform``
     (:meth:`kernelselect.operators.Approximation.rescaled`); names pass unchanged."""
     return approximation if isinstance(approximation, str) else approximation.rescaled(transform)
+
+
+def _selected_deff(res: SelectionResult) -> float | None:
+    """The effective dimension Σ μ/(μ + α) the selection measured at its chosen point:
+    on the last level of the automatic search, when that level was a Nyström level that
+    settled the choice (then d_eff is at most half its landmarks, so not capped by
+    them); else None."""
+    levels = [lv for lv in (res.details.get("auto") or {}).get("levels") or []
+              if "approximation" in lv]
+    if levels and levels[-1].get("stable") and "effective_dimension" in levels[-1]:
+        return float(levels[-1]["effective_dimension"])
+    return None
+
+
+def refit_details(est: _KernelMachineEstimator, criterion: str, selected: float
+                  ) -> dict[str, Any]:
+    """How the final machine was solved and how it scores: the approximation, centres,
+    iterations and residual (:func:`kernelselect._fit_policy.describe_fit`), the
+    selection's value of ``criterion`` at the chosen point, and for a Nyström machine by
+    conjugate gradients its own generalised cross-validation score (RSS/n)/(1 − tr S/n)²
+    and effective dimension tr S, from its solve (per output)."""
+    details = est.model_.details
+    out: dict[str, Any] = dict(describe_fit(details), criterion=criterion,
+                               selected_value=selected)
+    if "gcv" in details:
+        out["gcv"] = np.asarray(details["gcv"][0], dtype=np.float64)
+        out["effective_dimension"] = float(details["effective_dimension"][0])
+    return out

@@ -1,0 +1,680 @@
+"""Nyström kernel ridge regression and the LSSVM with bias, solved by preconditioned
+conjugate gradients over streamed passes (the FALKON form).
+
+The model
+---------
+m centres z_1, …, z_m (rows of X), K_mm = K(Z, Z), K_nm = K(X, Z). With T the upper
+Cholesky factor of K_mm + δI (δ a small jitter, below), the feature map
+φ(x) = T⁻ᵀk(Z, x) ∈ Rᵐ has φ(x)ᵀφ(x′) = k(x, Z)(K_mm + δI)⁻¹k(Z, x′), the Nyström
+kernel. The machine is ridge regression on these features,
+
+    minimise over w, b   ‖Φw + b1 − y‖² + α‖w‖²,     Φ = K_nm T⁻¹ (n × m),
+
+with b = 0 (kernel ridge regression) or an unpenalised b (the LSSVM), and it predicts
+f(x) = k(x, Z)β + b with β = T⁻¹w. For δ = 0 this is Nyström kernel ridge regression
+(Rudi, Camoriano & Rosasco, NeurIPS 2015): β solves (K_nmᵀK_nm + αK_mm)β = K_nmᵀy,
+the exact KRR with K replaced by K_nm K_mm⁺ K_mn. Several outputs (one-vs-rest
+columns, several targets) are columns of y, solved together.
+
+The normal equations, in w, are (ΦᵀCΦ + αI)w = ΦᵀCy with C = I without bias and
+C = I − 11ᵀ/n with it (then b = ȳ − 1ᵀΦw/n).
+
+The preconditioner (Rudi, Carratino & Rosasco, NeurIPS 2017; Meanti, Carratino,
+Rosasco & Rudi, NeurIPS 2020)
+-----------------------------
+On the centres' own rows Φ is K_mm T⁻¹ ≈ Tᵀ, so when the centres are a uniform sample
+of the rows, ΦᵀΦ ≈ (n/m)TTᵀ and ΦᵀΦ + αI ≈ n(TTᵀ/m + λI), λ = α/n (FALKON). With A the
+upper Cholesky factor of that matrix divided by n, the substitution w = A⁻¹u/√n gives
+
+    A⁻ᵀ(ΦᵀCΦ/n + λI)A⁻¹ u = A⁻ᵀΦᵀCy/√n,
+
+whose matrix is close to the identity once the centres represent the data, solved by
+conjugate gradients. Each iteration is one streamed pass K_nmᵀ(K_nm v)
+(:mod:`kernelselect._nystrom_rows`; the bias adds a rank-one correction from
+s = K_nmᵀ1) and four triangular solves with m × m factors.
+
+The centres' own features under-represent the directions in which K_mm is small:
+φ(z_j) ≈ Te_j carries exactly K_mm's spectrum there, while the points between the
+centres carry more of those directions. q further uniformly sampled rows S correct
+this: A is then the factor of (TTᵀ + Φ_SᵀΦ_S)/(m + q) + λI, the same estimate of ΦᵀΦ/n
+from m + q rows instead of m, at the extra cost of K(S, Z) and 2qm² flops. With q = m
+the iterations to a residual of 1e-6 fell by about half on cadata and protein
+(n = 10⁴, m = 500 and 2000, α/n = 10⁻⁴ … 10⁻⁶: 35 → 21, 96 → 47, 129 → 57, 17 → 11,
+47 → 23, 70 → 31; the user guide's page "Fitting at large n" has the measurements).
+:data:`SAMPLE_PER_CENTRE` sets the default q/m of the fitted machines.
+
+Stopping rule
+-------------
+Per output column, the relative residual of the normal equations in w,
+
+    ‖ΦᵀCy − (ΦᵀCΦ + αI)w_k‖ / ‖ΦᵀCy‖ ≤ tol,
+
+read at every iteration from the conjugate-gradient residual r_k (the residual in w
+is √n·Aᵀr_k) and confirmed on exit by an explicit product (one more pass): if rounding
+made the recursive residual drift from the explicit one, the iteration restarts from
+the current point with the explicit residual, as long as each restart at least halves
+it (otherwise the attainable accuracy is reached). At most ``max_iter`` iterations.
+The iterations used and the residual reached are returned, whether or not ``tol`` was
+met. A residual ε bounds the change of the fitted values by ε‖ΦᵀCy‖/(2√α) (the largest
+σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
+
+Jitter
+------
+δ = m·max(2⁻⁵², 10⁻⁴λ), multiplied by 100 until the Cholesky factorisation of
+K_mm + δI succeeds (duplicate centres or a kernel much wider than the data make K_mm
+singular to working precision); likewise a shift of TTᵀ/m + λI if λ is below its
+rounding. The δ used is reported and is part of the model (φ is defined with
+K_mm + δI), so the solve and any reference agree. Why this size: rounding in φ is
+amplified by the condition number of T, √cond(K_mm + δI) ≤ √(m/δ), so m·2⁻⁵² alone
+(the usual floor, 2⁻⁵² times the trace of K_mm, whose diagonal is κ(0) = 1) leaves
+the fitted values accurate to only about 2⁻²⁶ ≈ 1.5e-8 when K_mm is numerically
+singular. The ridge already shrinks every direction of K_mm with eigenvalue μ by
+μ/(μ + λm) (the data's Gram is about n/m times the centres'), so a δ 10⁴ times below
+λm changes the fit only where the ridge has removed all but 10⁻⁴ of it, and the
+attainable accuracy becomes about 2⁻⁵²·√(10⁴/λ) (7e-10 at λ = 10⁻⁹).
+
+Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
+part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
+in for each solve), plus the passes' buffers (:func:`kernelselect._nystrom_rows.pass_bytes`);
+K_nm is never held.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Protocol
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+from . import lowlevel
+from ._dask import DaskRows, is_dask_array
+from ._dask import _compute as dask_compute
+from ._nystrom_rows import (APPLY, Conditioning, DaskNystromRows, NystromRows, dask_predict,
+                            pass_bytes, run_pass)
+from ._progress import progress_iter
+from ._resources import check_allocation, format_bytes, max_bytes
+from ._solvers import KernelMachine
+from ._threads import blas_for_flops, block_threads
+
+__all__ = [
+    "DEFAULT_TOL",
+    "DEFAULT_MAX_ITER",
+    "SAMPLE_PER_CENTRE",
+    "NystromPreconditioner",
+    "NystromSolution",
+    "nystrom_pcg",
+    "nystrom_pcg_bytes",
+    "largest_centres",
+    "check_solver_memory",
+    "choose_centres",
+    "choose_sample",
+    "fit_nystrom_pcg",
+    "NystromMachine",
+]
+
+#: default relative residual of the normal equations at which the iteration stops: at
+#: 1e-7 the predictions were within 3e-7 of the converged solve's (n = 2·10⁴, m = 1000,
+#: α/n = 10⁻⁶; 5e-6 at 1e-6, for 20 % more iterations), so fits whose data differ in
+#: their last bits (a Dask and an in-memory standardisation) predict alike to 1e-6
+DEFAULT_TOL = 1e-7
+#: default largest number of conjugate-gradient iterations
+DEFAULT_MAX_ITER = 100
+#: rows sampled for the preconditioner besides the centres, per centre (module notes)
+SAMPLE_PER_CENTRE = 1
+
+_EPS = 2.0 ** -52
+_JITTER_RIDGE = 1e-4       # δ ≥ 10⁻⁴·λm (module notes)
+_JITTER_STEPS = 8          # δ grows by 100 per failed factorisation: up to 1e14·δ₀
+_MIRROR_BLOCK = 512
+_SAMPLE_BLOCK = 2**21      # entries of K(sample rows, centres) formed at a time
+
+
+class RowPasses(Protocol):
+    """What the solver needs of the data: the streamed products of
+    :class:`kernelselect._nystrom_rows.NystromRows` (in memory) or its Dask form."""
+
+    n: int
+    cond: Conditioning
+
+    @property
+    def passes(self) -> int: ...
+
+    def normal(self, V: np.ndarray) -> np.ndarray: ...
+
+    def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+
+
+def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
+    """Bytes a solve with m centres and t outputs allocates: the m × m factors, the
+    passes' buffers (for t + 1 columns), the iteration's (m, t) vectors, the n × (t + 1)
+    right-hand side of the first pass and the blocks of the preconditioner's sample."""
+    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * n * (t + 1) + 8.0 * _SAMPLE_BLOCK
+            + 8.0 * m * d + pass_bytes(n, m, d, t + 1, threads))
+
+
+def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = None) -> int:
+    """The largest number of centres whose solve fits ``limit`` bytes (default: the
+    memory guard's limit), at least 0."""
+    limit = float(max_bytes() if limit is None else limit)
+    lo, hi = 0, max(1, n)
+    while lo < hi:                    # the estimate grows with m: bisect
+        mid = (lo + hi + 1) // 2
+        if nystrom_pcg_bytes(n, mid, d, t, threads) <= limit:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _mirror(F: np.ndarray, upper_to_lower: bool) -> None:
+    """Copy one strict triangle of the square F onto the other, in column blocks."""
+    m = F.shape[0]
+    for j0 in range(0, m, _MIRROR_BLOCK):
+        j1 = min(m, j0 + _MIRROR_BLOCK)
+        block = F[j0:j1, j0:j1]
+        if upper_to_lower:
+            F[j0:j1, :j0] = F[:j0, j0:j1].T
+            idx = np.tril_indices(j1 - j0, -1)
+        else:
+            F[:j0, j0:j1] = F[j0:j1, :j0].T
+            idx = np.triu_indices(j1 - j0, 1)
+        block[idx] = block.T[idx]
+
+
+def _potrf(F: np.ndarray, lower: bool) -> int:
+    """Cholesky factorisation of one triangle of F in place (the other untouched)."""
+    with blas_for_flops(F.shape[0] ** 3 / 3.0):
+        c, info = lapack.dpotrf(F, lower=int(lower), clean=0, overwrite_a=1)
+    if not np.shares_memory(c, F):         # pragma: no cover - F is Fortran-ordered
+        F[...] = c
+    return int(info)
+
+
+class NystromPreconditioner:
+    """The factors T (K_mm + δI = TᵀT) and A (AᵀA = G/r + λI), in one m × m array.
+
+    G estimates ΦᵀΦ·r/n from r sampled rows: the centres themselves (whose features
+    are φ(z_j) = T⁻ᵀK_mm e_j ≈ Te_j, so they contribute TTᵀ: FALKON's choice) and,
+    when given, q more rows S, which add Φ_SᵀΦ_S (r = m + q; module notes).
+
+    Parameters
+    ----------
+    cond : Conditioning
+        The centres (shifted and scaled) and γ.
+    n : int
+        Rows of the data.
+    alpha : float
+        The ridge α; λ = α/n.
+    sample : ndarray of shape (q, d) or None
+        More rows of X (as they are in X) for the estimate of ΦᵀΦ.
+
+    Attributes
+    ----------
+    jitter : float
+        δ added to K_mm's diagonal.
+    shift : float
+        The shift added to G/r + λI beyond λ (0 unless λ is below its rounding).
+    rows : int
+        r, the rows the estimate of ΦᵀΦ is made from.
+    """
+
+    def __init__(self, cond: Conditioning, n: int, alpha: float,
+                 sample: np.ndarray | None = None) -> None:
+        m = cond.centres.shape[0]
+        q = 0 if sample is None else int(sample.shape[0])
+        self.m, self.n, self.alpha, self.rows = m, n, alpha, m + q
+        self._cond = cond
+        self._sample = (None if not q else
+                        np.ascontiguousarray((np.asarray(sample, dtype=np.float64)
+                                              - cond.shift) * cond.scale))
+        lam = alpha / n
+        # BLAS threads per call, by its flops (kernelselect._threads)
+        K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
+        F = K.T                                   # symmetric: a Fortran-ordered view
+        self._F = F
+        self._diag = F.reshape(-1, order="F")[:: m + 1]   # a view of the diagonal
+        self.jitter = self._factor_T(m * max(_EPS, _JITTER_RIDGE * lam))
+        self._diag_T = self._diag.copy()
+        self.shift = self._factor_A(lam)
+        self._diag_A = self._diag.copy()
+        self._diag[:] = self._diag_T
+        self._sample = None
+
+    def _factor_T(self, delta: float) -> float:
+        F = self._F
+        for _ in range(_JITTER_STEPS):
+            self._diag[:] = 1.0 + delta           # κ(z, z) = 1
+            if _potrf(F, lower=False) == 0:
+                return delta
+            _mirror(F, upper_to_lower=False)      # the lower triangle still holds K_mm
+            delta *= 100.0
+        raise np.linalg.LinAlgError(
+            f"K(centres, centres) + δI is not positive definite even with δ = {delta:.3g}; "
+            "the centres or gamma are degenerate (check X for non-finite or huge values).")
+
+    def _gram(self) -> None:
+        """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S; T stays in the upper
+        triangle, its diagonal in ``_diag_T``."""
+        F, m = self._F, self.m
+        self._diag[:] = self._diag_T
+        _mirror(F, upper_to_lower=True)           # lower triangle := Tᵀ
+        with blas_for_flops(m ** 3 / 3.0):
+            _, info = lapack.dlauum(F, lower=1, overwrite_c=1)   # lower := T Tᵀ
+        if info != 0:                             # pragma: no cover - LAPACK argument error
+            raise np.linalg.LinAlgError(f"dlauum failed with info={info}")
+        if self._sample is None:
+            return
+        gram_diag = self._diag.copy()
+        rows = max(1, _SAMPLE_BLOCK // m)
+        for start in range(0, self._sample.shape[0], rows):
+            Kb = lowlevel.kernel_block(self._sample[start:start + rows], self._cond.centres,
+                                       self._cond.gamma, kernel=self._cond.kernel)
+            self._diag[:] = self._diag_T
+            with blas_for_flops(float(Kb.size) * m):
+                Pt = blas.dtrsm(1.0, F, Kb.T, lower=0, trans_a=1, overwrite_b=1)  # Φ_bᵀ
+                self._diag[:] = gram_diag
+                out = blas.dsyrk(1.0, Pt, beta=1.0, c=F, trans=0, lower=1, overwrite_c=1)
+            if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
+                raise RuntimeError("dsyrk did not update the preconditioner in place")
+            gram_diag = self._diag.copy()
+
+    def _factor_A(self, lam: float) -> float:
+        r = self.rows
+        extra = 0.0
+        for _ in range(_JITTER_STEPS):
+            self._gram()
+            self._diag += r * (lam + extra)       # factor G + rλI = r(G/r + λI)
+            if _potrf(self._F, lower=True) == 0:
+                return extra
+            extra = max(100.0 * extra, r * _EPS)
+        raise np.linalg.LinAlgError(
+            f"G/r + λI is not positive definite even with a shift of {extra:.3g}.")
+
+    def effective_dimension(self) -> float:
+        """Σ g/(g + λ) over the eigenvalues g of G/r, as m − λ‖A⁻¹‖_F² (AᵀA = G/r + λI).
+
+        Inverts A's factor in place (m³/3 flops): the solves with A end here."""
+        F, m, lam = self._F, self.m, self.alpha / self.n
+        self._diag[:] = self._diag_A
+        with blas_for_flops(m ** 3 / 3.0):
+            _, info = lapack.dtrtri(F, lower=1, overwrite_c=1)
+        if info != 0:                             # pragma: no cover - A is nonsingular
+            raise np.linalg.LinAlgError(f"dtrtri failed with info={info}")
+        total = 0.0                               # ‖L⁻¹‖_F², lower triangle by column blocks
+        for j0 in range(0, m, _MIRROR_BLOCK):
+            j1 = min(m, j0 + _MIRROR_BLOCK)
+            total += float(np.sum(np.tril(F[j0:j1, j0:j1]) ** 2))
+            total += float(np.sum(F[j1:, j0:j1] ** 2))
+        self._diag[:] = self._diag_T
+        self._diag_A = np.full(m, np.nan)         # A is gone: a later solve gives NaN
+        return float(m - lam * self.rows * total)
+
+    # The factor of A is stored as L with LLᵀ = G + rλI, so A = Lᵀ/√r.
+    def _trsm(self, B: np.ndarray, lower: bool, trans: bool, scale: float) -> np.ndarray:
+        if lower:
+            self._diag[:] = self._diag_A
+        try:
+            return blas.dtrsm(scale, self._F, B, lower=int(lower), trans_a=int(trans),
+                              overwrite_b=1)
+        finally:
+            if lower:
+                self._diag[:] = self._diag_T
+
+    def solve_T(self, B: np.ndarray) -> np.ndarray:
+        """T⁻¹B (B Fortran-ordered (m, t), overwritten)."""
+        return self._trsm(B, lower=False, trans=False, scale=1.0)
+
+    def solve_Tt(self, B: np.ndarray) -> np.ndarray:
+        """T⁻ᵀB."""
+        return self._trsm(B, lower=False, trans=True, scale=1.0)
+
+    def solve_A(self, B: np.ndarray) -> np.ndarray:
+        """A⁻¹B = √r L⁻ᵀB."""
+        return self._trsm(B, lower=True, trans=True, scale=math.sqrt(self.rows))
+
+    def solve_At(self, B: np.ndarray) -> np.ndarray:
+        """A⁻ᵀB = √r L⁻¹B."""
+        return self._trsm(B, lower=True, trans=False, scale=math.sqrt(self.rows))
+
+    def times_At(self, B: np.ndarray) -> np.ndarray:
+        """AᵀB = LB/√r."""
+        self._diag[:] = self._diag_A
+        try:
+            return blas.dtrmm(1.0 / math.sqrt(self.rows), self._F, B, lower=1, trans_a=0,
+                              overwrite_b=1)
+        finally:
+            self._diag[:] = self._diag_T
+
+
+@dataclass
+class NystromSolution:
+    """What :func:`nystrom_pcg` returns.
+
+    Attributes
+    ----------
+    coef : ndarray of shape (m, t)
+        β, with f(x) = k(x, Z)β + b.
+    intercept : ndarray of shape (t,)
+        b (zeros without bias).
+    iterations : int
+        Conjugate-gradient iterations used (every output column iterates together).
+    residual : ndarray of shape (t,)
+        The relative residual of the normal equations reached, per output (explicit).
+    converged : bool
+        Whether every residual is ≤ tol.
+    passes : int
+        Streamed passes over the data (iterations + the right-hand side + checks).
+    jitter, shift : float
+        The preconditioner's δ and extra shift.
+    tol, max_iter : the stopping rule.
+    seconds : dict
+        Time of the preconditioner, the right-hand side and the iterations.
+    history : ndarray of shape (iterations, t)
+        The (recursive) relative residual after each iteration.
+    rss : ndarray of shape (t,)
+        The residual sum of squares of the fit on the training rows.
+    effective_dimension : float
+        tr S, S the fit's smoother (the hat matrix) with Φ's Gram estimated as the
+        preconditioner's (from the r sampled rows): Σ g/(g + λ) over the eigenvalues
+        g of G/r, plus 1 for the bias.
+    gcv : ndarray of shape (t,)
+        The generalised cross-validation score (RSS/n)/(1 − tr S/n)² of the fit (Golub,
+        Heath & Wahba, Technometrics 1979): the rotation-invariant form of the
+        leave-one-out mean squared residual that ``eloo`` computes.
+    """
+
+    coef: np.ndarray
+    intercept: np.ndarray
+    iterations: int
+    residual: np.ndarray
+    converged: bool
+    passes: int
+    jitter: float
+    shift: float
+    tol: float
+    max_iter: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    history: np.ndarray = field(default_factory=lambda: np.empty((0, 0)))
+    rss: np.ndarray = field(default_factory=lambda: np.empty(0))
+    effective_dimension: float = float("nan")
+    gcv: np.ndarray = field(default_factory=lambda: np.empty(0))
+
+
+def _fortran(B: np.ndarray) -> np.ndarray:
+    return np.asfortranarray(B, dtype=np.float64)
+
+
+def _norms(B: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.einsum("ij,ij->j", B, B))
+
+
+def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
+                         relative: Callable[[np.ndarray], np.ndarray], tol: float,
+                         max_iter: int, steps: Iterator[int], history: list[np.ndarray]
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Conjugate gradients on M u = c, every column independently (its own step sizes)
+    but sharing each product M·P; a column stops moving once ``relative`` of its residual
+    is ≤ tol. On exit the residual is recomputed explicitly as c − Mu; while it is above
+    tol, the iteration restarts from u with it, as long as each restart at least halves
+    it. ``steps`` yields once per iteration allowed; ``history`` receives the residual
+    after every iteration. Returns (u, the explicit residual c − Mu, its relative size,
+    iterations)."""
+    U = np.zeros_like(c)
+    R = c.copy(order="F")
+    residual = checked = relative(R)
+    iterations = 0
+    while True:
+        active = residual > tol
+        direction = R.copy(order="F")
+        rr = np.einsum("ij,ij->j", R, R)
+        if active.any() and iterations < max_iter:
+            for _ in steps:
+                MP = matvec(direction)
+                pMp = np.einsum("ij,ij->j", direction, MP)
+                step = np.where(active & (pMp > 0), rr / np.where(pMp > 0, pMp, 1.0), 0.0)
+                U += step * direction
+                R -= step * MP
+                iterations += 1
+                residual = relative(R)
+                history.append(residual)
+                active = residual > tol
+                if not active.any():
+                    break
+                rr_new = np.einsum("ij,ij->j", R, R)
+                ratio = np.where(rr > 0, rr_new / np.where(rr > 0, rr, 1.0), 0.0)
+                direction = R + ratio * direction
+                rr = rr_new
+        R = c - matvec(U)                              # the explicit residual
+        previous, residual = checked, relative(R)
+        checked = residual
+        open_ = residual > tol
+        if (not open_.any() or iterations >= max_iter
+                or not np.any(residual[open_] < 0.5 * previous[open_])):
+            return U, R, residual, iterations          # met, out of iterations, or stalled
+
+
+def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
+                tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
+                sample: np.ndarray | None = None,
+                progress: bool | float = False) -> NystromSolution:
+    """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
+
+    Parameters
+    ----------
+    rows : NystromRows or DaskNystromRows
+        The data X, the targets Y (n, t) and the conditioned centres; its passes
+        stream K(X, Z).
+    alpha : float
+        The ridge α > 0.
+    bias : bool
+        An unpenalised intercept (the LSSVM) or none (kernel ridge regression).
+    tol, max_iter
+        The stopping rule (module notes).
+    sample : ndarray of shape (q, d) or None
+        Rows of X besides the centres for the preconditioner's estimate of ΦᵀΦ.
+    progress : bool or float
+        As ``select_kernel``'s ``progress``: a line per iteration count on long fits.
+
+    Returns
+    -------
+    NystromSolution
+    """
+    n, m = rows.n, rows.cond.centres.shape[0]
+    lam, sqrt_n = alpha / n, math.sqrt(n)
+    clock = time.perf_counter()
+    P = NystromPreconditioner(rows.cond, n, alpha, sample)
+    seconds = {"preconditioner": time.perf_counter() - clock}
+    clock = time.perf_counter()
+    KtY, sums, squares = rows.cross_targets()         # K_nmᵀ[1, Y], 1ᵀY, ‖Y‖²
+    s, rhs = KtY[:, 0], KtY[:, 1:]
+    ybar = np.asarray(sums, dtype=np.float64) / n
+    # ‖Cy‖²: the spread the fit explains a part of
+    spread = np.asarray(squares, dtype=np.float64) - (n * ybar * ybar if bias else 0.0)
+    if bias:
+        rhs = rhs - np.outer(s, ybar)                 # K_nmᵀ C y
+    with blas_for_flops(4.0 * m * m * rhs.shape[1]):
+        c = P.solve_At(P.solve_Tt(_fortran(rhs))) / sqrt_n
+        c_norm = _norms(P.times_At(c.copy(order="F")))
+    seconds["right-hand side"] = time.perf_counter() - clock
+
+    def matvec(U: np.ndarray) -> np.ndarray:
+        """A⁻ᵀ(ΦᵀCΦ/n + λI)A⁻¹U."""
+        with blas_for_flops(4.0 * m * m * U.shape[1]):
+            V = P.solve_A(U.copy(order="F"))
+            beta = P.solve_T(V.copy(order="F")) / sqrt_n
+        q = rows.normal(beta)
+        if bias:
+            q -= np.outer(s, s @ beta) / n
+        with blas_for_flops(4.0 * m * m * U.shape[1]):
+            W = P.solve_Tt(_fortran(q)) / sqrt_n + lam * V
+            return P.solve_At(_fortran(W))
+
+    def relative(R: np.ndarray) -> np.ndarray:
+        """The relative residual in w of the CG residual R (‖AᵀR‖/‖Aᵀc‖ per column)."""
+        with blas_for_flops(m * m * R.shape[1]):
+            norms = _norms(P.times_At(R.copy(order="F")))
+        return np.where(c_norm > 0, norms / np.where(c_norm > 0, c_norm, 1.0), 0.0)
+
+    clock = time.perf_counter()
+    steps = progress_iter(range(max_iter), max_iter, progress,
+                          desc="Nyström conjugate gradients", unit="iterations")
+    try:
+        history: list[np.ndarray] = []
+        U, R, residual, iterations = _conjugate_gradients(matvec, c, relative, tol, max_iter,
+                                                          steps, history)
+    finally:
+        close = getattr(steps, "close", None)
+        if close is not None:
+            close()
+    seconds["iterations"] = time.perf_counter() - clock
+    with blas_for_flops(2.0 * m * m * U.shape[1]):
+        V = P.solve_A(U.copy(order="F"))                  # √n·w
+        beta = P.solve_T(V.copy(order="F")) / sqrt_n
+    # The fit's residual sum of squares without another pass: with w = A⁻¹u/√n,
+    # wᵀΦᵀCy = uᵀc and the explicit residual ρ_w = √n·AᵀR gives wᵀρ_w = uᵀR, so
+    # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
+    rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
+        - lam * np.einsum("ij,ij->j", V, V)
+    d_eff = P.effective_dimension() + (1.0 if bias else 0.0)
+    intercept = ybar - (s @ beta) / n if bias else np.zeros(beta.shape[1])
+    return NystromSolution(
+        coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
+        residual=residual, converged=bool(np.all(residual <= tol)), passes=rows.passes,
+        jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
+        history=np.array(history).reshape(len(history), -1), rss=rss,
+        effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2)
+
+
+def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
+    """How to fit within the memory limit: the largest m that does."""
+    fits = largest_centres(n, d, t, threads)
+    if fits >= 1:
+        return (f"use at most {fits} centres (the m × m preconditioner, {format_bytes(8.0 * m * m)} "
+                f"at m = {m}, is most of it)")
+    return "use fewer rows or outputs at a time"
+
+
+def check_solver_memory(n: int, m: int, d: int, t: int, threads: int) -> int:
+    """The memory guard on a solve with m centres: refuses with the estimate and the
+    largest m that fits."""
+    return check_allocation(
+        nystrom_pcg_bytes(n, m, d, t, threads),
+        f"a Nyström conjugate-gradient solve with {m} centres ({n} rows, {t} outputs)",
+        refusal_hint(n, m, d, t, threads))
+
+
+def choose_centres(n: int, n_centres: int, random_state: np.random.Generator) -> np.ndarray:
+    """n_centres distinct rows drawn uniformly (sorted, so the passes read X in order)."""
+    if n_centres >= n:
+        return np.arange(n)
+    return np.sort(random_state.choice(n, size=n_centres, replace=False))
+
+
+def choose_sample(n: int, centres: np.ndarray, size: int,
+                  random_state: np.random.Generator) -> np.ndarray:
+    """``size`` distinct rows that are not centres, drawn uniformly (all of them when
+    fewer remain), sorted: the preconditioner's extra rows."""
+    rest = np.setdiff1d(np.arange(n), centres, assume_unique=True) if n <= 2**26 else None
+    if rest is not None:
+        if size >= rest.size:
+            return rest
+        return np.sort(random_state.choice(rest, size=size, replace=False))
+    taken = set(centres.tolist())               # huge n: rejection, a few draws per row
+    out: set[int] = set()
+    while len(out) < size:
+        for i in random_state.integers(0, n, size - len(out)).tolist():
+            if i not in taken:
+                out.add(i)
+    return np.array(sorted(out), dtype=np.intp)
+
+
+def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
+                    centres: np.ndarray, sample: np.ndarray | None = None,
+                    kernel: str = "gaussian", bias: bool = True,
+                    tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
+                    workers: int | None = None, progress: bool | float = False
+                    ) -> NystromMachine:
+    """Fit Nyström KRR (``bias=False``) or the LSSVM on the given centres by PCG.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64, C-contiguous, or a row-chunked Dask array
+        (validated by the caller; a Dask X is never gathered, only its centres are)
+    Y : ndarray of shape (n, t), or a Dask array chunked like the rows of X
+    gamma, alpha : float
+    centres : ndarray of int of shape (m,)
+        Rows of X used as centres.
+    sample : ndarray of int of shape (q,) or None
+        Other rows of X whose features join the centres' in the preconditioner's
+        estimate of ΦᵀΦ (:func:`choose_sample`; None: the centres alone, FALKON's form).
+    kernel, bias, tol, max_iter, workers, progress
+        As :func:`nystrom_pcg` (``workers``: threads of the in-memory passes; a Dask
+        pass runs one single-threaded task per chunk).
+
+    Returns
+    -------
+    NystromMachine
+        ``support`` = the centres, ``coef`` = β of shape (m, t, 1), ``method``
+        "nystrom-pcg"; ``details`` holds the iterations, residual reached, jitter.
+    """
+    n, d = X.shape
+    m, t = int(centres.size), Y.shape[1]
+    rows: RowPasses
+    if is_dask_array(X):
+        check_solver_memory(max(X.chunks[0]), m, d, t, 1)
+        Z = DaskRows(X, Y).gather(centres)
+        S = None if sample is None else DaskRows(X, Y).gather(sample)
+        low, high = dask_compute(X.min(axis=0), X.max(axis=0))
+        cond = Conditioning(Z, gamma, kernel, bounds=(low, high))
+        rows = DaskNystromRows(X, Y, cond)
+    else:
+        check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
+        Z = np.ascontiguousarray(X[centres])
+        S = None if sample is None else X[sample]
+        cond = Conditioning(Z, gamma, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
+        rows = NystromRows(X, Y, cond, workers)
+    sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
+                      progress=progress)
+    return NystromMachine(
+        support=Z, support_indices=centres, coef=sol.coef[:, :, None],
+        intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
+        kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m),
+        conditioning=cond)
+
+
+class NystromMachine(KernelMachine):
+    """A fitted Nyström machine, f(x) = k(x, centres)β + b: a :class:`KernelMachine`
+    whose predictions run the compiled pass over blocks of rows (the one the fit
+    streamed with), on in-memory or row-chunked Dask input."""
+
+    def __init__(self, *, conditioning: Conditioning, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.conditioning = conditioning
+
+    def decision_function(self, X: Any, workers: int | None = None) -> Any:
+        """f(X) of shape (n_new, t, L); a Dask array (rows chunked like X) for Dask X."""
+        assert self.coef is not None
+        m, t, L = self.coef.shape
+        coef = self.coef.reshape(m, t * L)
+        intercept = self.intercept.reshape(t * L)
+        if self.kernel == "ard":    # fitted on X·diag(√γ) with γ = 1 (the ARD machines)
+            X = X * np.sqrt(np.asarray(self.gamma, dtype=np.float64))
+        if is_dask_array(X):
+            out = dask_predict(X, self.conditioning, coef, intercept)
+            return out.reshape(X.shape[0], t, L)
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        F = run_pass(APPLY, X, self.conditioning, coef, workers) + intercept
+        return F.reshape(X.shape[0], t, L)
+
+
+def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
+    """What a fitted machine reports of its solve."""
+    return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
+            "residual": sol.residual.copy(), "converged": sol.converged, "tol": sol.tol,
+            "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
+            "seconds": dict(sol.seconds), "history": sol.history.copy(),
+            "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,
+            "gcv": sol.gcv.copy()}

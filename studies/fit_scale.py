@@ -1,0 +1,170 @@
+"""KernelSelectionCV() with no arguments at large n: in memory and on a Dask cluster.
+
+``memory``: n rows × 10 features (synthetic: X ~ N(0, I), y = sin(Xw) + 0.1·noise with
+a fixed w), ``KernelSelectionCV(random_state=0).fit(X, y)`` then ``predict`` on 10⁴ new
+rows; the seconds of each, the refit's approximation, centres, iterations and residual,
+the test NMSE, and the process's peak RSS (VmHWM, data generation included).
+The predictions are kept in ``/tmp`` for the ``dask`` part.
+
+``dask``: the same rows written to a ``.npy`` file (features and target as one array),
+read by ``kernelselect.datasets.open_chunked`` as row-chunked Dask arrays on a
+``LocalCluster`` of 2 single-threaded workers, then the same fit and ``predict`` on the
+same new rows as a Dask array; the largest difference from the in-memory predictions,
+the client's peak RSS and each worker's.
+
+One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
+``results/fit_scale.md``. Each part runs in its own process:
+
+    python studies/fit_scale.py memory --n 200000
+    python studies/fit_scale.py dask --n 200000
+    python studies/fit_scale.py report
+"""
+
+import argparse
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import _common as C
+
+RAW = C.RESULTS / "fit_scale_raw.jsonl"
+REPORT = C.RESULTS / "fit_scale.md"
+D = 10
+N_TEST = 10_000
+TMP = Path(tempfile.gettempdir()) / "kernelselect_fit_scale"
+
+
+def synthetic(n, seed=0):
+    rng = np.random.default_rng(seed)
+    w = np.random.default_rng(12345).standard_normal(D) / np.sqrt(D)
+    X = rng.standard_normal((n, D))
+    y = np.sin(2.0 * X @ w) + 0.1 * rng.standard_normal(n)
+    return X, y
+
+
+def load():
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def peak_rss_gb():
+    """This process's peak resident set (VmHWM: unlike ru_maxrss, not inherited from
+    the parent that started a worker)."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+
+
+def refit_summary(sel):
+    r = sel.selection_.details["refit"]
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in r.items()}
+
+
+def memory(args):
+    from kernelselect import KernelSelectionCV
+
+    X, y = synthetic(args.n)
+    Xt, yt = synthetic(N_TEST, seed=1)
+    rec = {"part": "memory", "n": args.n, "d": D, "load_before": load()}
+    t0 = time.perf_counter()
+    sel = KernelSelectionCV(random_state=0).fit(X, y)
+    rec["fit_seconds"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    pred = sel.predict(Xt)
+    rec["predict_seconds"] = time.perf_counter() - t0
+    rec.update(best_params={k: float(v) for k, v in sel.best_params_.items()},
+               refit=refit_summary(sel), test_nmse=float(np.mean((pred - yt) ** 2) / np.var(yt)),
+               peak_rss_gb=peak_rss_gb(), load_after=load())
+    TMP.mkdir(exist_ok=True)
+    np.save(TMP / f"memory_pred_{args.n}.npy", pred)
+    C.append_record(RAW, rec)
+    C.log(rec)
+
+
+def dask_part(args):
+    import dask
+    from dask.distributed import Client, LocalCluster
+
+    from kernelselect import KernelSelectionCV
+    from kernelselect.datasets import open_chunked
+
+    TMP.mkdir(exist_ok=True)
+    path = TMP / f"data_{args.n}.npy"
+    if not path.exists():
+        X, y = synthetic(args.n)
+        np.save(path, np.column_stack([X, y]))
+        del X, y
+    Xt, yt = synthetic(N_TEST, seed=1)
+    rec = {"part": "dask", "n": args.n, "d": D, "workers": 2, "load_before": load()}
+    rss_before = peak_rss_gb()
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      memory_limit=args.worker_memory, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        X, y = open_chunked(str(path), chunk_rows=args.chunk_rows)
+        rec["chunks"] = len(X.chunks[0])
+        t0 = time.perf_counter()
+        sel = KernelSelectionCV(random_state=0).fit(X, y)
+        rec["fit_seconds"] = time.perf_counter() - t0
+        import dask.array as da
+
+        t0 = time.perf_counter()
+        pred = sel.predict(da.from_array(Xt, chunks=(args.chunk_rows, -1)))
+        pred = np.asarray(dask.compute(pred)[0])
+        rec["predict_seconds"] = time.perf_counter() - t0
+        rec["worker_peak_rss_gb"] = sorted(client.run(peak_rss_gb).values())
+    rec.update(best_params={k: float(v) for k, v in sel.best_params_.items()},
+               refit=refit_summary(sel), test_nmse=float(np.mean((pred - yt) ** 2) / np.var(yt)),
+               client_peak_rss_gb=peak_rss_gb(), client_rss_before_gb=rss_before,
+               load_after=load())
+    other = TMP / f"memory_pred_{args.n}.npy"
+    if other.exists():
+        rec["max_abs_diff_memory"] = float(np.max(np.abs(pred - np.load(other))))
+    C.append_record(RAW, rec)
+    C.log(rec)
+
+
+def report(args):
+    recs = list(C.read_jsonl(RAW))
+    lines = ["# KernelSelectionCV() at large n", "",
+             "Generated by `studies/fit_scale.py report` from `fit_scale_raw.jsonl.gz`. "
+             "Synthetic data, d = 10; the machine has 2 cores and was shared with other "
+             "work during every run (1-minute load average before and after given).", "",
+             "| part | n | fit s | predict s (10⁴ rows) | refit | m | iterations | residual | "
+             "test NMSE | peak RSS GB | Dask − memory | load |",
+             "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---|"]
+    for r in recs:
+        f = r["refit"]
+        rss = (f"{r['peak_rss_gb']:.2f}" if r["part"] == "memory" else
+               f"client {r['client_peak_rss_gb']:.2f}, workers "
+               + ", ".join(f"{w:.2f}" for w in r["worker_peak_rss_gb"]))
+        diff = f"{r['max_abs_diff_memory']:.1e}" if "max_abs_diff_memory" in r else "—"
+        lines.append(
+            f"| {r['part']} | {r['n']} | {r['fit_seconds']:.0f} | {r['predict_seconds']:.1f} | "
+            f"{f['approximation']} | {f['n_centres'] or '—'} | {f['n_iter'] or '—'} | "
+            f"{f['residual'] or float('nan'):.1e} | {r['test_nmse']:.4f} | {rss} | {diff} | "
+            f"{r['load_before'][0]} → {r['load_after'][0]} |")
+    lines.append("")
+    REPORT.write_text("\n".join(lines))
+    print(REPORT.read_text())
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in ("memory", "dask"):
+        r = sub.add_parser(name)
+        r.add_argument("--n", type=int, default=200_000)
+        r.add_argument("--chunk-rows", type=int, default=2**16)
+        r.add_argument("--worker-memory", default="3GB")
+    sub.add_parser("report")
+    args = p.parse_args(argv)
+    {"memory": memory, "dask": dask_part, "report": report}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""The machines and the selection estimators on row-chunked Dask arrays: the Nyström
+machine by conjugate gradients, one task per chunk per pass, the in-memory fit's bits."""
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+import dask  # noqa: E402
+
+from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,  # noqa: E402
+                          NystroemPCG, fit_krr)
+from kernelselect import _fit_policy  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def threads_scheduler():
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
+def data(seed=0, n=700, d=3, t=1):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Y = np.sin(X @ rng.standard_normal((d, t))) + 0.1 * rng.standard_normal((n, t))
+    return X, Y
+
+
+def chunked(A, rows=250):
+    return da.from_array(A, chunks=(rows,) + A.shape[1:])
+
+
+@pytest.mark.parametrize("intercept", [False, True, "mean"])
+def test_regressor_on_dask_has_the_in_memory_bits(intercept):
+    X, Y = data()
+    recipe = NystroemPCG(n_centres=60)
+    lazy = KernelRidgeRegressor(gamma=0.4, alpha=0.5, approximation=recipe, random_state=1,
+                                fit_intercept=intercept).fit(chunked(X), chunked(Y[:, 0]))
+    eager = KernelRidgeRegressor(gamma=0.4, alpha=0.5, approximation=recipe, random_state=1,
+                                 fit_intercept=intercept).fit(X, Y[:, 0])
+    assert lazy.n_features_in_ == 3 and lazy.n_iter_ == eager.n_iter_
+    np.testing.assert_array_equal(lazy.model_.coef, eager.model_.coef)      # the same fit
+    np.testing.assert_array_equal(lazy.intercept_, eager.intercept_)
+    pred = lazy.predict(chunked(X))
+    assert isinstance(pred, da.Array) and pred.chunks[0] == (250, 250, 200)
+    # rows of a chunk that ends inside a 64-row block are multiplied in a shorter block
+    np.testing.assert_allclose(pred.compute(), eager.predict(X), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(lazy.predict(X), eager.predict(X))
+
+
+def test_default_on_dask_is_the_nystrom_machine_at_any_n():
+    X, Y = data(1, n=300)
+    reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(chunked(X), Y[:, 0])
+    assert reg.approximation_ == "nystrom-pcg"
+    assert reg.n_centres_ == min(300, _fit_policy.MIN_CENTRES)
+
+
+def test_multi_target_function_on_dask():
+    X, Y = data(2, t=3)
+    recipe = NystroemPCG(n_centres=50)
+    lazy = fit_krr(chunked(X), chunked(Y), 0.4, [0.1, 1.0], approximation=recipe,
+                   random_state=0)
+    eager = fit_krr(X, Y, 0.4, [0.1, 1.0], approximation=recipe, random_state=0)
+    np.testing.assert_array_equal(lazy.coef, eager.coef)
+    F = lazy.decision_function(chunked(X, 256))
+    assert isinstance(F, da.Array) and F.shape == (700, 3, 2)
+    np.testing.assert_array_equal(F.compute(), eager.decision_function(X))
+
+
+def test_classifier_on_dask_labels():
+    X, _ = data(3)
+    y = np.array(["a", "b", "c"])[np.digitize(X[:, 0], [-0.5, 0.5])]
+    recipe = NystroemPCG(n_centres=60)
+    lazy = LSSVMClassifier(gamma=0.5, alpha=0.1, approximation=recipe,
+                           random_state=0).fit(chunked(X), chunked(y))
+    eager = LSSVMClassifier(gamma=0.5, alpha=0.1, approximation=recipe,
+                            random_state=0).fit(X, y)
+    assert lazy.classes_.tolist() == ["a", "b", "c"]
+    np.testing.assert_array_equal(lazy.dual_coef_, eager.dual_coef_)
+    labels = lazy.predict(chunked(X))
+    assert isinstance(labels, da.Array)
+    np.testing.assert_array_equal(labels.compute(), eager.predict(X))
+    np.testing.assert_array_equal(lazy.decision_function(X), eager.decision_function(X))
+
+
+def test_dask_refusals():
+    X, Y = data(4, n=300)
+    with pytest.raises(ValueError, match="needs X in memory.*NystroemPCG"):
+        KernelRidgeRegressor(approximation="exact").fit(chunked(X), Y[:, 0])
+    exact = KernelRidgeRegressor(approximation="exact").fit(X, Y[:, 0])
+    with pytest.raises(ValueError, match="predicts on X in memory"):
+        exact.predict(chunked(X))
+    with pytest.raises(ValueError, match="criterion='cv'"):
+        KernelSelectionCV(criterion="cv").fit(chunked(X), Y[:, 0])
+    with pytest.raises(ValueError, match="selection was not started.*needs X in memory"):
+        KernelSelectionCV(KernelRidgeRegressor(approximation="exact")).fit(chunked(X), Y[:, 0])
+    reg = KernelRidgeRegressor(approximation=NystroemPCG(n_centres=20)).fit(chunked(X), Y[:, 0])
+    with pytest.raises(ValueError, match="2 features.*expecting 3"):
+        reg.predict(chunked(X[:, :2]))
+
+
+@pytest.mark.parametrize("standardize", [False, True])
+def test_selection_on_dask(monkeypatch, standardize):
+    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
+    monkeypatch.setattr(_fit_policy, "MIN_CENTRES", 40)
+    X, Y = data(5, n=600)
+    lazy = KernelSelectionCV(random_state=0, standardize=standardize).fit(chunked(X),
+                                                                          chunked(Y[:, 0]))
+    eager = KernelSelectionCV(random_state=0, standardize=standardize).fit(X, Y[:, 0])
+    assert lazy.best_params_ == pytest.approx(eager.best_params_, rel=1e-12)
+    refit = lazy.selection_.details["refit"]
+    assert refit["approximation"] == "nystrom-pcg" and refit["n_centres"] >= 40
+    pred = lazy.predict(chunked(X))
+    assert isinstance(pred, da.Array)
+    machine = (lambda sel: sel.best_estimator_[-1]) if standardize else (
+        lambda sel: sel.best_estimator_)
+    np.testing.assert_array_equal(machine(lazy).model_.coef, machine(eager).model_.coef)
+    np.testing.assert_allclose(pred.compute(), eager.predict(X), rtol=0, atol=1e-12)
+    assert lazy.score(chunked(X), chunked(Y[:, 0])) == pytest.approx(
+        eager.score(X, Y[:, 0]), abs=1e-12)
+
+
+def test_standardizer_has_the_same_bits_on_dask():
+    from kernelselect import Standardizer
+
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((70_000, 3)) * [1.0, 1e-170, 1e170] + [0.0, 0.0, 5e170]
+    eager = Standardizer().fit(X)
+    lazy = Standardizer().fit(da.from_array(X, chunks=(30_000, -1)))   # parts realigned
+    for name in ("exponent_", "mean_", "scale_"):
+        np.testing.assert_array_equal(getattr(lazy, name), getattr(eager, name))
+    Z = lazy.transform(da.from_array(X, chunks=(30_000, -1)))
+    assert isinstance(Z, da.Array)
+    np.testing.assert_array_equal(Z.compute(), eager.transform(X))
+    np.testing.assert_allclose(eager.transform(X).mean(axis=0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(eager.transform(X).std(axis=0), 1.0, rtol=1e-12)
