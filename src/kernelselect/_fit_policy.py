@@ -4,10 +4,11 @@
   the reference model. Its cost grows as n³/3 flops and n² doubles: at n = 5000 the
   exact fit took 14 s on this project's 2-core test machine under load (a 200 MB
   matrix), against 3 s for the Nyström machine with 500 centres and the same test
-  error within 1 %; at n = 10⁴ it took 50 s against 8–11 s (studies/fit_centres.py,
-  ``results/fit_centres.md``).
+  error within 1 %; at n = 10⁴ it took 50 s against 8–11 s (the user guide's
+  "Fitting at any n" page gives the measurements).
 * **Beyond, the Nyström machine** (:class:`~kernelselect._nystrom_machine.NystroemPCG`)
-  with m centres from :func:`auto_centres`:
+  with m centres from :func:`auto_centres` (defined beside the machine, in
+  :mod:`kernelselect._nystrom_machine`):
 
       m = max(⌈√n·ln n⌉, ⌈2·d_eff⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
 
@@ -30,8 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._nystrom_machine import (DEFF_FACTOR, GROWTH, MAX_CENTRES, MIN_CENTRES, NystroemPCG,
-                               auto_centres)
+from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres
 from ._threads import blas_for_flops
 from .operators import get_approximation
 from .operators._base import Approximation

@@ -61,7 +61,7 @@ The rules, each with its reason:
   effective-dimension check guards against): on the defaults study's training sets
   with 400 < n ≤ 1000 (split 0), +0.0084 NMSE on the four regression sets that reach
   the window (parkinsons +0.027); with n up to 2000, −0.74 pp (multi-class) and
-  +0.010 NMSE on those that reach it (studies/results/speed_exact_region.md). The
+  +0.010 NMSE on those that reach it (the repository's speed_exact_region study). The
   exact window stays. The levels stop at ``MAX_LANDMARKS`` whether settled or not:
   a level costs about 2nm² per γ, and on
   cadata at n = 10⁴ a level of 1600 landmarks took 33 s per γ against 6.7 s at 800
