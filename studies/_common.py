@@ -6,6 +6,7 @@ the repository; a set missing there is taken from the package's shipped datasets
 it ships. Nothing is ever downloaded.
 """
 
+import argparse
 import gzip
 import json
 import os
@@ -354,3 +355,16 @@ def z_statistic(best, other):
     worse at the one-sided 5 % level (normal approximation, as paper 000 uses after
     Cawley & Talbot 2007; with few repeats it is only indicative)."""
     return paired_t(other, best)
+
+
+def write_report(path, lines):
+    """Write a study's markdown report (``lines`` joined by newlines) and print it."""
+    path.write_text("\n".join(lines))
+    print(path.read_text())
+
+
+def command_parser(doc):
+    """(parser, sub-parsers) for a study run as ``study.py <command> [options]``, its
+    description the first line of ``doc``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    return parser, parser.add_subparsers(dest="command", required=True)

@@ -27,7 +27,6 @@ Run from the repository root with the project's virtualenv active:
     python studies/falkon_speed.py report
 """
 
-import argparse
 import json
 import os
 import resource
@@ -212,13 +211,11 @@ def report(args):
                          + ", ".join(
                 f"{k}: {h[k - 1]:.1e}" for k in marks))
         lines.append("")
-    REPORT.write_text("\n".join(lines))
-    print(REPORT.read_text())
+    C.write_report(REPORT, lines)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p, sub = C.command_parser(__doc__)
     s = sub.add_parser("speed")
     s.add_argument("--n", type=int, default=200_000)
     s.add_argument("--m", type=int, nargs="+", default=[1000, 5000, 20000])

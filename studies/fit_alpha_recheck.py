@@ -20,7 +20,6 @@ best α in hindsight. One JSON line per (set, n, m) in
     python studies/fit_alpha_recheck.py report
 """
 
-import argparse
 import os
 
 import numpy as np
@@ -110,13 +109,11 @@ def report(args):
               "up to 19 %. The final model is re-scored instead: its GCV (exact residual sum "
               "of squares, sampled effective dimension) is reported beside the selected "
               "criterion's value.", ""]
-    REPORT.write_text("\n".join(lines))
-    print(REPORT.read_text())
+    C.write_report(REPORT, lines)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p, sub = C.command_parser(__doc__)
     r = sub.add_parser("run")
     r.add_argument("--sets", nargs="+", default=["cadata", "protein"])
     r.add_argument("--n", type=int, nargs="+", default=[10_000])

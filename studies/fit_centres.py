@@ -25,7 +25,6 @@ seconds. One JSON line per (set, n, split) in ``results/fit_centres_raw.jsonl``;
     python studies/fit_centres.py report
 """
 
-import argparse
 import time
 
 import numpy as np
@@ -190,8 +189,7 @@ def report(args):
                          f"{row['seconds']:.1f} | {row['peer_error']:.4f} | "
                          f"{row['peer_seconds']:.1f} |")
         lines.append("")
-    REPORT.write_text("\n".join(lines))
-    print(REPORT.read_text())
+    C.write_report(REPORT, lines)
     plot(recs)
 
 
@@ -235,8 +233,7 @@ def _fmt(v, digits=0):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p, sub = C.command_parser(__doc__)
     r = sub.add_parser("run")
     r.add_argument("--sets", nargs="+", default=["protein", "cadata"])
     r.add_argument("--n", type=int, nargs="+", default=[20_000])

@@ -20,7 +20,6 @@ writes ``results/fit_default.md``.
     python studies/fit_default.py report
 """
 
-import argparse
 import os
 import time
 
@@ -118,13 +117,11 @@ def report(args):
             f"{r.get('exact_seconds', float('nan')):.0f} | {r['peer_seconds']:.0f} | "
             f"{r['load_before'][0]} → {r['load_after'][0]} |")
     lines.append("")
-    REPORT.write_text("\n".join(lines))
-    print(REPORT.read_text())
+    C.write_report(REPORT, lines)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p, sub = C.command_parser(__doc__)
     r = sub.add_parser("run")
     r.add_argument("--sets", nargs="+", default=["protein", "cadata"])
     r.add_argument("--n", type=int, nargs="+", default=[10_000, 20_000])

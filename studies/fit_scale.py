@@ -20,7 +20,6 @@ One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
     python studies/fit_scale.py report
 """
 
-import argparse
 import os
 import resource
 import tempfile
@@ -149,13 +148,11 @@ def report(args):
             f"{f['residual'] or float('nan'):.1e} | {r['test_nmse']:.4f} | {rss} | {diff} | "
             f"{r['load_before'][0]} → {r['load_after'][0]} |")
     lines.append("")
-    REPORT.write_text("\n".join(lines))
-    print(REPORT.read_text())
+    C.write_report(REPORT, lines)
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p, sub = C.command_parser(__doc__)
     for name in ("memory", "dask"):
         r = sub.add_parser(name)
         r.add_argument("--n", type=int, default=200_000)
