@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -347,3 +347,34 @@ def _with(value, i=0):
 def test_bad_input_raises(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(0, 70), cols=st.integers(1, 40), single=st.booleans(),
+       seed=st.integers(0, 2**31 - 1))
+def test_gram_update_adds_the_upper_triangle_of_PtP(rows, cols, single, seed):
+    """G += PᵀP on the upper triangle, G's strict lower triangle untouched, for both
+    dtypes; the reference is the formula Σ_r P[r, i] P[r, j]."""
+    from kernelselect._kernel_ops import gram_upper_add_unchecked
+
+    dtype = np.float32 if single else np.float64
+    rng = np.random.default_rng(seed)
+    P = rng.standard_normal((rows, cols)).astype(dtype)
+    G0 = rng.standard_normal((cols, cols)).astype(dtype)
+    G = G0.copy()
+    gram_upper_add_unchecked(P, G)
+    ref = G0.astype(np.float64) + np.einsum("ri,rj->ij", P.astype(np.float64),
+                                            P.astype(np.float64))
+    upper = np.triu_indices(cols)
+    tol = 1e-4 if single else 1e-12
+    scale = 1.0 + np.abs(ref).max()
+    assert np.abs(G[upper] - ref[upper]).max() <= tol * scale * max(rows, 1)
+    lower = np.tril_indices(cols, -1)
+    assert np.array_equal(G[lower], G0[lower])
+
+
+def test_gram_update_refuses_a_mismatched_output():
+    from kernelselect._kernel_ops import gram_upper_add_unchecked
+
+    with pytest.raises(ValueError, match="G"):
+        gram_upper_add_unchecked(np.ones((3, 4)), np.zeros((3, 3)))

@@ -1,5 +1,8 @@
 """The one thread policy (kernelselect._threads) that every kernel, FFT and BLAS call uses."""
 
+import os
+import sys
+
 import pytest
 from threadpoolctl import threadpool_info
 
@@ -55,7 +58,7 @@ def test_blas_limits():
 
 def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
     """The default thread count of the streamed passes: the usable cores less the
-    1-minute load beyond one process (rounded down), at least one; OMP_NUM_THREADS wins."""
+    other processes' runnable threads now, at least one; OMP_NUM_THREADS wins."""
     import os
 
     from kernelselect.operators import streaming_lowrank as sl
@@ -63,12 +66,53 @@ def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 4)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    for load, want in [(0.0, 4), (1.9, 4), (2.0, 3), (3.5, 2), (7.0, 1), (40.0, 1)]:
-        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
-        assert sl.default_threads() == want, load
+    for others, want in [(0, 4), (1, 3), (2, 2), (3, 1), (40, 1)]:
+        monkeypatch.setattr("kernelselect._threads._runnable_others", lambda o=others: o)
+        assert sl.default_threads() == want, others
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 3)
     assert sl.default_threads() == 3                       # the user's choice, whatever the load
+
+
+def test_free_cores_falls_back_to_the_load_average(monkeypatch):
+    """Where /proc does not give the run queue: the 1-minute load beyond one process
+    (rounded down) is taken as busy cores."""
+    import os
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 4)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr("kernelselect._threads._runnable_others", lambda: None)
+    for load, want in [(0.0, 4), (1.9, 4), (2.0, 3), (3.5, 2), (7.0, 1)]:
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert _threads.free_cores() == want, load
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
+def test_run_queue_sees_a_busy_neighbour_but_not_a_yielding_one():
+    """A spinning process is counted as soon as it runs (no minute of lag); one niced
+    far below this process is read as yielding (it gets under a tenth of a core beside
+    us) and so is not counted."""
+    import subprocess
+    import time
+
+    if os.nice(0) + _threads.YIELDING_NICE > 19:
+        pytest.skip("this process is itself niced too far for a yielding neighbour")
+    spin = [sys.executable, "-c", "while True: pass"]
+    busy = subprocess.Popen(spin)
+    polite = subprocess.Popen(["nice", "-n", "19"] + spin)
+    try:
+        time.sleep(0.3)
+        competing = _threads._competing_runnable()
+        assert busy.pid in competing and polite.pid not in competing
+        assert os.getpid() not in competing
+        assert _threads._task_state(f"/proc/{polite.pid}/stat") == (b"R", 19)
+        _threads._runqueue_reading = (-float("inf"), None)      # a fresh reading
+        assert _threads._runnable_others() >= 1
+    finally:
+        for p in (busy, polite):
+            p.kill()
+            p.wait()
 
 
 def test_blas_limits_nest_and_interleave():
@@ -220,11 +264,11 @@ def test_selection_threads_follow_size_and_load(monkeypatch):
     monkeypatch.setattr("kernelselect._threads.check_workers",
                         lambda w: 2 if w is None else w)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr("kernelselect._threads._runnable_others", lambda: 0)
     small, large = _threads.SERIAL_MAX_N, _threads.SERIAL_MAX_N + 1
     assert _threads.selection_workers(None, small) == 1
     assert _threads.selection_workers(None, large) is None          # idle: all cores
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.5, 2.5, 2.5))
+    monkeypatch.setattr("kernelselect._threads._runnable_others", lambda: 1)
     assert _threads.selection_workers(None, large) == 1             # the other core is busy
     assert _threads.selection_workers(2, small) == 2
 

@@ -1,9 +1,9 @@
 # Building blocks shared by the compiled kernels (inline; not installed, not a module
-# at run time): the one row-major gemm over scipy's BLAS, the one thread clamp, the
+# at run time): the one row-major gemm (and syrk) over scipy's BLAS, the one thread clamp, the
 # OpenMP thread number and the vector exp / cos loops of _vecmath.h.
 
 from cython cimport floating
-from scipy.linalg.cython_blas cimport dgemm, sgemm
+from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm, ssyrk
 
 cdef extern from "_openmp_helpers.h":
     int ks_omp_thread_num() noexcept nogil
@@ -36,6 +36,22 @@ cdef inline void gemm(bint trans_a, bint trans_b, int m, int n, int k, floating 
     else:
         sgemm(&ta, &tb, &n, &m, &k, &alpha, <float*>B, &ldb, <float*>A, &lda,
               &beta, C, &ldc)
+
+
+cdef inline void syrk_upper(int n, int k, floating alpha, const floating* A, int lda,
+                            floating beta, floating* C, int ldc) noexcept nogil:
+    """Row-major upper triangle of C (n, n) = alpha AᵀA + beta C, for A (k, n) row-major
+    with leading dimension lda; the strict lower triangle is not touched.
+
+    Column-major BLAS sees A as Aᵀ (n, k) and C's upper triangle as its lower one,
+    hence uplo 'L', trans 'N'.
+    """
+    cdef char uplo = b'L'
+    cdef char trans = b'N'
+    if floating is double:
+        dsyrk(&uplo, &trans, &n, &k, &alpha, <double*>A, &lda, &beta, C, &ldc)
+    else:
+        ssyrk(&uplo, &trans, &n, &k, &alpha, <float*>A, &lda, &beta, C, &ldc)
 
 
 cdef inline int clamp_threads(int threads, Py_ssize_t units) noexcept nogil:

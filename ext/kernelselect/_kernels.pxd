@@ -48,3 +48,8 @@ cdef Status kernel_sums_into(const floating* X,                   # IN  (n, d)
                              double* class_row_sums,              # OUT (n, n_classes)
                              double* row_sq_sums,                 # OUT (n,)
                              int threads) noexcept nogil
+
+# The upper triangle of G += PᵀP (one BLAS syrk; G's strict lower triangle untouched).
+cdef Status gram_upper_into(const floating* P,                    # IN  (rows, cols)
+                            Py_ssize_t rows, Py_ssize_t cols,
+                            floating* G) noexcept nogil         # IN/OUT (cols, cols)

@@ -23,7 +23,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
 from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
-                                   ks_omp_thread_num)
+                                   ks_omp_thread_num, syrk_upper)
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
                                    status_no_memory, status_ok, status_overflow)
 
@@ -447,6 +447,20 @@ cdef Status kernel_sums_into(const floating* X, Py_ssize_t n, Py_ssize_t d,
     return status
 
 
+cdef Status gram_upper_into(const floating* P, Py_ssize_t rows, Py_ssize_t cols,
+                            floating* G) noexcept nogil:
+    if rows < 0 or cols < 0:
+        return status_bad_argument(b"the number of rows", b">= 0")
+    if rows > BLAS_INT_MAX:
+        return status_overflow(b"rows")
+    if cols > BLAS_INT_MAX:
+        return status_overflow(b"cols")
+    if rows == 0 or cols == 0:
+        return status_ok()
+    syrk_upper(<int>cols, <int>rows, <floating>1.0, P, <int>cols, <floating>1.0, G, <int>cols)
+    return status_ok()
+
+
 # ---------------------------------------------------------------------------
 # Python bindings (memoryviews; inputs validated and converted by
 # kernelselect._kernel_ops, shapes checked here before pointers are taken)
@@ -493,3 +507,17 @@ def _kernel_sums_into(const floating[:, ::1] X, const Py_ssize_t[::1] codes,
                                   gamma, kernel, &class_row_sums[0, 0], &row_sq_sums[0],
                                   threads)
     check_status(status, "kernel_sums_into")
+
+
+def _gram_upper_into(const floating[:, ::1] P, floating[:, ::1] G):
+    """Upper triangle of G (c, c) += PᵀP for P (b, c), both C-contiguous and of one
+    dtype, by one BLAS syrk without the interpreter lock (BLAS threads as set around
+    the call)."""
+    cdef Status status
+    require(G.shape[0] == P.shape[1] and G.shape[1] == P.shape[1], "gram_upper_into", "G",
+            "of shape (c, c), P's columns")
+    if P.shape[0] == 0 or P.shape[1] == 0:
+        return
+    with nogil:
+        status = gram_upper_into(&P[0, 0], P.shape[0], P.shape[1], &G[0, 0])
+    check_status(status, "gram_upper_into")

@@ -13,8 +13,8 @@ scikit-learn's ``utils/_openmp_helpers``):
   points.
 - A whole selection (:func:`selection_workers`) left at ``workers=None``: one thread
   for OpenMP and BLAS alike on at most :data:`SERIAL_MAX_N` points, or when other
-  processes keep all but one core busy (:func:`free_cores`); otherwise the rules
-  below.
+  processes keep all but one core busy now (:func:`free_cores`, from the run
+  queue); otherwise the rules below.
 - BLAS/LAPACK: one thread below :data:`SMALL_FLOPS` floating-point operations
   (:func:`blas_for_flops`); one thread around compiled kernels that call BLAS from
   inside their own OpenMP loops (:func:`one_blas_thread`); at most the caller's
@@ -32,6 +32,7 @@ import numbers
 import os
 import sys
 import threading
+import time
 from typing import Any, Callable, ContextManager, Iterator, TypeVar
 
 import numpy as np
@@ -204,20 +205,128 @@ _blas_limiter = _BlasLimiter()
 
 #: a selection on at most this many points runs on one thread when ``workers`` is None:
 #: its kernel blocks, factorisations and criteria are too small for a second thread to
-#: pay for starting and waking it (studies/threads_default.py; at n = 200 the default
-#: threads took 0.6–0.8 s against 0.15 s on one thread on a busy 2-core machine)
-SERIAL_MAX_N = 1000
+#: pay for starting and waking it. Measured on an idle 2-core machine (cadata, median
+#: of 3 interleaved runs, default threads against one): 1.18× the one-thread time at
+#: n = 2000, 1.07× at 3000, 0.86× at 5000, 0.85× at 10⁴
+SERIAL_MAX_N = 4000
+
+
+#: samples of the run queue :func:`free_cores` takes, and the seconds between two
+RUNQUEUE_SAMPLES = 3
+RUNQUEUE_INTERVAL = 0.002
+#: a runnable thread this many nice levels below this process's priority, or more,
+#: does not hold a core from it: the scheduler's weights give it under a tenth of a
+#: core's time beside this process (CFS: weight 1024 at nice 0, 110 at nice 10)
+YIELDING_NICE = 10
+
+
+def _task_state(path: str) -> tuple[bytes, int] | None:
+    """(state, nice) of one task from its /proc stat file; None if it ended."""
+    try:
+        with open(path, "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # "pid (comm) S ppid ...": the name may hold spaces and parentheses; nice is the
+    # 19th field, the 17th after the state
+    fields = stat[stat.rfind(b")") + 2:].split()
+    return fields[0], int(fields[16])
+
+
+def _autogroup(pid: int | str) -> tuple[str, int] | None:
+    """(autogroup, its nice) of a process where the kernel groups the scheduling of
+    each session (/proc/sys/kernel/sched_autogroup_enabled); None otherwise or if
+    unreadable."""
+    try:
+        with open(f"/proc/{pid}/autogroup", "rb") as f:
+            name, _, nice = f.read().split()
+        return name.decode(), int(nice)
+    except (OSError, ValueError):
+        return None
+
+
+def _competing_runnable() -> list[int]:
+    """The process ids of the runnable threads of other processes that compete with
+    this one for a core now (one entry per thread): every task of /proc in state R,
+    less this process's own, less those that yield to it.
+
+    A thread yields when its scheduling weight is under a tenth of this process's:
+    niced :data:`YIELDING_NICE` levels or more below it. With autogroups (the
+    scheduler sharing the CPU between sessions first, then between the tasks of a
+    session) the nice that counts between two sessions is their groups', and a task's
+    own nice counts only within its session.
+    """
+    me = os.getpid()
+    own_nice = os.nice(0)
+    own_group = _autogroup(me)
+    pids = []
+    for proc in os.scandir("/proc"):
+        if not proc.name.isdigit() or int(proc.name) == me:
+            continue
+        try:
+            tasks = os.listdir(f"/proc/{proc.name}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            state = _task_state(f"/proc/{proc.name}/task/{tid}/stat")
+            if state is None or state[0] != b"R":
+                continue
+            group = _autogroup(proc.name) if own_group is not None else None
+            if group is None or group[0] == own_group[0]:        # type: ignore[index]
+                yields = state[1] >= own_nice + YIELDING_NICE
+            else:
+                yields = group[1] >= own_group[1] + YIELDING_NICE  # type: ignore[index]
+            if not yields:
+                pids.append(int(proc.name))
+    return pids
+
+
+#: seconds for which one reading of the run queue is reused
+RUNQUEUE_TTL = 1.0
+_runqueue_reading: tuple[float, int | None] = (-float("inf"), None)
+
+
+def _runnable_others() -> int | None:
+    """Threads of other processes running or waiting for a core now, and not yielding
+    to this one (:func:`_competing_runnable`), the median over
+    :data:`RUNQUEUE_SAMPLES` samples taken :data:`RUNQUEUE_INTERVAL` s apart (a few
+    milliseconds), reused for :data:`RUNQUEUE_TTL` s; None where /proc does not say
+    (not Linux)."""
+    global _runqueue_reading
+    now = time.monotonic()
+    if now - _runqueue_reading[0] < RUNQUEUE_TTL:
+        return _runqueue_reading[1]
+    counts: list[int] | None = []
+    if not os.path.isdir("/proc/self/task"):
+        counts = None
+    else:
+        try:
+            for i in range(RUNQUEUE_SAMPLES):
+                if i:
+                    time.sleep(RUNQUEUE_INTERVAL)
+                counts.append(len(_competing_runnable()))       # type: ignore[union-attr]
+        except (OSError, ValueError, IndexError):
+            counts = None
+    others = None if counts is None else int(np.median(counts))
+    _runqueue_reading = (time.monotonic(), others)
+    return others
 
 
 def free_cores() -> int:
     """Threads worth starting now: OMP_NUM_THREADS when set (capped); else the cores
     this process may run on, less those other processes keep busy.
 
-    The others' share is the 1-minute load average less one (this process may be part
-    of it), rounded down: on a machine already running more processes than cores a
-    second thread finds no free core, so it only adds overhead (measured at n = 10⁶ on
-    2 cores under a load of 6–9: 1.03× the wall time and 1.26× the CPU of one thread,
-    1.16× the wall time with one more busy process; docs/streaming.md).
+    The others' share is what the run queue holds now (:func:`_runnable_others`:
+    other processes' runnable threads, leaving out those niced far below this one),
+    not the 1-minute load average, which lags by a minute both ways: a neighbour that
+    has just started leaves the average low (two threads beside a spinning process
+    took 1.47× one thread's time at n = 2000 on 2 cores), and this process's own
+    threads of a moment ago raise it (a selection run right after a threaded one would
+    get one thread). Where /proc does not say, the load average less one (this
+    process may be part of it), rounded down. On a machine already running more
+    processes than cores a second thread finds no free core, so it only adds
+    overhead (measured at n = 10⁶ on 2 cores under a load of 6–9: 1.03× the wall time
+    and 1.26× the CPU of one thread; docs/streaming.md).
     """
     try:
         usable = len(os.sched_getaffinity(0))
@@ -226,10 +335,12 @@ def free_cores() -> int:
     threads = max(1, min(check_workers(None), usable))
     if os.environ.get("OMP_NUM_THREADS"):
         return threads
-    try:
-        others = int(max(os.getloadavg()[0] - 1.0, 0.0))
-    except (AttributeError, OSError):  # pragma: no cover - no load average
-        others = 0
+    others = _runnable_others()
+    if others is None:  # pragma: no cover - no /proc
+        try:
+            others = int(max(os.getloadavg()[0] - 1.0, 0.0))
+        except (AttributeError, OSError):
+            others = 0
     return max(1, min(threads, usable - others))
 
 

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
-from scipy.linalg.blas import dsyrk
 
+from .._kernel_ops import gram_upper_add_unchecked
 from .._threads import (cancel_passes, check_cancelled, free_cores, one_blas_thread,
                         resume_passes)
 from ._feature_maps import FeatureMap, block_rows
@@ -77,9 +77,8 @@ def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndar
             rotation = rotations[i]
             P = F if rotation is None else F @ rotation
             if G[i] is None:
-                G[i] = np.zeros((P.shape[1], P.shape[1]), order="F")
-            # the upper triangle of PᵀP by syrk (half the flops of a gemm), added in place
-            G[i] = dsyrk(1.0, P.T, beta=1.0, c=G[i], overwrite_c=True)
+                G[i] = np.zeros((P.shape[1], P.shape[1]))
+            gram_upper_add_unchecked(np.ascontiguousarray(P), G[i])
             h = P.T @ Yb
             H[i] = h if H[i] is None else H[i] + h
     full: list[Any] = [None if g is None else _symmetric(g) for g in G]   # None: no rows
