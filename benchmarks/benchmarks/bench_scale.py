@@ -1,0 +1,84 @@
+"""Work whose speed depends on threads and on the size of a stand-in: one streamed
+Nyström level (the row passes of the defaults' levels, on one and two threads), the
+large-m Nyström machine fitted by preconditioned conjugate gradients, and the
+per-feature (ARD) search.
+
+Public entry points only, so that any commit with the feature can be timed; commits
+without it are skipped.
+"""
+
+import numpy as np
+
+from ._common import require
+
+
+def _public(name):
+    try:
+        import kernelselect
+    except ImportError:
+        return None
+    return getattr(kernelselect, name, None)
+
+
+def _regression(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.3 * rng.standard_normal(n)
+    return X, y
+
+
+class StreamedNystroemLevel:
+    """``select_kernel`` on one Nyström level of 800 landmarks over 3 γ and 5 α with the
+    leave-one-out error: the first pass (Gram products PᵀP of every row block) and the
+    second pass (hat-matrix diagonals), on one and two threads."""
+    params = ([20_000], [1, 2])
+    param_names = ["n", "workers"]
+    timeout = 600
+
+    def setup(self, n, workers):
+        self.func = require(_public("select_kernel"))
+        self.nystroem = require(_public("Nystroem"))
+        self.X, self.y = _regression(n, 8)
+
+    def time_level(self, n, workers):
+        self.func(self.X, self.y, criterion="eloo", gammas=[0.05, 0.1, 0.2],
+                  alphas=np.logspace(-3, 1, 5) * n,
+                  approximation=self.nystroem(n_landmarks=800, random_state=0),
+                  random_state=0, workers=workers)
+
+
+class FitNystroemPCG:
+    """``KernelRidgeRegressor`` with the Nyström machine of 1000 centres solved by
+    preconditioned conjugate gradients (streamed row passes, m × m preconditioner)."""
+    params = ([20_000], [1, 2])
+    param_names = ["n", "workers"]
+    timeout = 600
+
+    def setup(self, n, workers):
+        regressor = require(_public("KernelRidgeRegressor"))
+        pcg = require(_public("NystroemPCG"))
+        self.model = regressor(gamma=0.1, alpha=1e-3 * n, approximation=pcg(n_centres=1000),
+                               random_state=0, workers=workers)
+        self.X, self.y = _regression(n, 8)
+
+    def time_fit(self, n, workers):
+        self.model.fit(self.X, self.y)
+
+
+class SelectArd:
+    """``select_kernel(X, y, kernel="ard")``: the isotropic start, the gradient search
+    over d + 1 log-parameters and its guard, exact closed-form criteria."""
+    params = ([500], [6])
+    param_names = ["n", "d"]
+    timeout = 600
+
+    def setup(self, n, d):
+        self.func = require(_public("select_kernel"))
+        self.X, self.y = _regression(n, d)
+        try:
+            self.func(self.X[:50], self.y[:50], kernel="ard", random_state=0, workers=1)
+        except (TypeError, ValueError):
+            raise NotImplementedError("no kernel='ard' in this version") from None
+
+    def time_select(self, n, d):
+        self.func(self.X, self.y, kernel="ard", random_state=0, workers=1)
