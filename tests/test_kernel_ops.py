@@ -355,7 +355,7 @@ def test_bad_input_raises(call, exc, match):
 def test_gram_update_adds_the_upper_triangle_of_PtP(rows, cols, single, seed):
     """G += PᵀP on the upper triangle, G's strict lower triangle untouched, for both
     dtypes; the reference is the formula Σ_r P[r, i] P[r, j]."""
-    from kernelselect._kernel_ops import gram_upper_add_unchecked
+    from kernelselect.primitives._kernel_ops import gram_upper_add_unchecked
 
     dtype = np.float32 if single else np.float64
     rng = np.random.default_rng(seed)
@@ -374,7 +374,7 @@ def test_gram_update_adds_the_upper_triangle_of_PtP(rows, cols, single, seed):
 
 
 def test_gram_update_refuses_a_mismatched_output():
-    from kernelselect._kernel_ops import gram_upper_add_unchecked
+    from kernelselect.primitives._kernel_ops import gram_upper_add_unchecked
 
     with pytest.raises(ValueError, match="G"):
         gram_upper_add_unchecked(np.ones((3, 4)), np.zeros((3, 3)))

@@ -463,7 +463,7 @@ cdef Status gram_upper_into(const floating* P, Py_ssize_t rows, Py_ssize_t cols,
 
 # ---------------------------------------------------------------------------
 # Python bindings (memoryviews; inputs validated and converted by
-# kernelselect._kernel_ops, shapes checked here before pointers are taken)
+# kernelselect.primitives._kernel_ops, shapes checked here before pointers are taken)
 # ---------------------------------------------------------------------------
 
 def _kernel_block_into(const floating[:, ::1] X, const floating[:, ::1] Z,
