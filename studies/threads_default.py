@@ -24,8 +24,12 @@ results/threads_default_raw.jsonl; the report (results/threads_default.md) is
 rebuilt from them with --report.
 
 Usage: python studies/threads_default.py [--sizes 200,2000,20000] [--repeats 3]
-                                        [--settings one,default]
+                                        [--settings one,default] [--label NAME]
        python studies/threads_default.py --report
+
+Records carry the ``--label`` of their run (the code and the machine's state, e.g.
+"c7d50d5, idle"); the report has one table per label, so that runs of different code
+or load stand side by side instead of being pooled.
 """
 
 import argparse
@@ -113,7 +117,12 @@ def measure(n, setting, condition):
     return rec
 
 
-def run(sizes, repeats, conditions, settings=tuple(SETTINGS)):
+def run(sizes, repeats, conditions, settings=tuple(SETTINGS), label=None):
+    if not RAW.exists() and RAW.with_suffix(".jsonl.gz").exists():
+        # continue the archived records instead of starting a new file that would
+        # replace them when archived again
+        with gzip.open(RAW.with_suffix(".jsonl.gz"), "rb") as g, open(RAW, "wb") as f:
+            f.write(g.read())
     with open(RAW, "a") as f:
         for n in sizes:
             for condition in conditions:
@@ -121,6 +130,8 @@ def run(sizes, repeats, conditions, settings=tuple(SETTINGS)):
                     for setting in settings:
                         rec = measure(n, setting, condition)
                         rec["repeat"] = rep
+                        if label:
+                            rec["label"] = label
                         C.log(f"n={n} {condition} {setting}: {rec['seconds']:.2f} s "
                               f"(load {rec['load_before']:.1f})")
                         f.write(json.dumps(rec) + "\n")
@@ -135,8 +146,7 @@ def _records():
         return [json.loads(line) for line in f if line.strip()]
 
 
-def report():
-    recs = _records()
+def _table(recs):
     rows = []
     keys = sorted({(r["n"], r["condition"]) for r in recs}, key=lambda k: (k[0], k[1]))
     for n, condition in keys:
@@ -148,18 +158,8 @@ def report():
         ratio = {s: (med[s] / one if one else float("nan")) for s in med}
         rows.append((n, condition, med, ratio, min(load), max(load),
                      len([r for r in sel if r["setting"] == "one"]), sel))
-    lines = [
-        "# Default threads against one thread",
-        "",
-        "`python studies/threads_default.py` (raw records: `threads_default_raw.jsonl.gz`).",
-        "Median wall time of `select_kernel(X, y, random_state=0)` in a fresh process, and",
-        "its ratio to one thread (< 1: faster than one thread). `busy`: one extra process",
-        "spinning on a core during the run. The load is the 1-minute load average seen",
-        "before and after the runs (min–max): on a shared machine it is part of the result.",
-        "",
-        "| n | condition | repeats | one (s) | default | passive | all cores | load |",
-        "|---:|---|---:|---:|---:|---:|---:|---|",
-    ]
+    lines = ["| n | condition | repeats | one (s) | default | passive | all cores | load |",
+             "|---:|---|---:|---:|---:|---:|---:|---|"]
     for n, condition, med, ratio, lo, hi, reps, sel in rows:
         def cell(s):
             if s not in med:
@@ -171,6 +171,29 @@ def report():
         lines.append(f"| {n} | {condition} | {reps} | {med.get('one', float('nan')):.2f} | "
                      f"{cell('default')} | {cell('passive')} | {cell('all_cores')} | "
                      f"{lo:.1f}–{hi:.1f} |")
+    return lines
+
+
+def report():
+    recs = _records()
+    labels = list(dict.fromkeys(r.get("label", "unlabelled (earlier runs)") for r in recs))
+    lines = [
+        "# Default threads against one thread",
+        "",
+        "`python studies/threads_default.py` (raw records: `threads_default_raw.jsonl.gz`).",
+        "Median wall time of `select_kernel(X, y, random_state=0)` in a fresh process, and",
+        "its ratio to one thread (< 1: faster than one thread). `busy`: one extra process",
+        "spinning on a core during the run. The load is the 1-minute load average seen",
+        "before and after the runs (min–max): on a shared machine it is part of the result.",
+        "One table per run label (the code measured and the machine's state).",
+    ]
+    for label in labels:
+        lines += ["", f"## {label}", ""]
+        lines += _table([r for r in recs
+                         if r.get("label", "unlabelled (earlier runs)") == label])
+    notes = C.RESULTS / "threads_default_notes.md"
+    if notes.exists():
+        lines += ["", notes.read_text().rstrip()]
     REPORT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -182,11 +205,12 @@ def main():
     p.add_argument("--conditions", default="alone,busy")
     p.add_argument("--settings", default=",".join(SETTINGS),
                    help="thread settings to time, comma-separated (default: all)")
+    p.add_argument("--label", default=None, help="names this run in the report")
     p.add_argument("--report", action="store_true", help="only rebuild the report")
     args = p.parse_args()
     if not args.report:
         run([int(v) for v in args.sizes.split(",")], args.repeats,
-            args.conditions.split(","), args.settings.split(","))
+            args.conditions.split(","), args.settings.split(","), args.label)
         with open(RAW, "rb") as f, gzip.open(RAW.with_suffix(".jsonl.gz"), "wb") as g:
             g.write(f.read())
     report()
