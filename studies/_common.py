@@ -368,3 +368,12 @@ def command_parser(doc):
     description the first line of ``doc``."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     return parser, parser.add_subparsers(dest="command", required=True)
+
+
+def run_command(parser, sub, argv, report, **commands):
+    """Add the command ``report`` (rebuild the report from the raw records) to a
+    :func:`command_parser`, parse ``argv`` and call the chosen command's function
+    (``report`` or one of ``commands``) with the parsed arguments."""
+    sub.add_parser("report")
+    args = parser.parse_args(argv)
+    return {**commands, "report": report}[args.command](args)

@@ -201,8 +201,7 @@ def report():
                      f"{r['defaults_seconds']:.2f} | {r['approximation']} | "
                      f"{r['gridsearch_seconds']:.1f} | {meas} | {r['ratio']:.0f}× | "
                      f"{r['load_before'][0]:.1f}–{r['load_after'][0]:.1f} |")
-    REPORT.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    C.write_report(REPORT, lines + [""])
 
 
 def main():

@@ -233,9 +233,7 @@ def main(argv=None):
     i.add_argument("--tol", type=float, default=1e-6)
     i.add_argument("--max-iter", type=int, default=300)
     i.add_argument("--workers", type=int, default=None)
-    sub.add_parser("report")
-    args = p.parse_args(argv)
-    {"speed": run_speed, "iterations": run_iterations, "report": report}[args.command](args)
+    C.run_command(p, sub, argv, report, speed=run_speed, iterations=run_iterations)
 
 
 if __name__ == "__main__":

@@ -112,22 +112,22 @@ def report(args):
     C.write_report(REPORT, lines)
 
 
-def main(argv=None):
-    p, sub = C.command_parser(__doc__)
-    r = sub.add_parser("run")
-    r.add_argument("--sets", nargs="+", default=["cadata", "protein"])
-    r.add_argument("--n", type=int, nargs="+", default=[10_000])
-    r.add_argument("--m", type=int, nargs="+", default=[1000, 2000])
-    sub.add_parser("report")
-    args = p.parse_args(argv)
-    if args.command == "report":
-        return report(args)
+def run(args):
     done = C.done_keys(RAW)
     for name in args.sets:
         for n in args.n:
             for m in args.m:
                 if (name, 0, f"n={n},m={m}") not in done:
                     run_one(name, n, m)
+
+
+def main(argv=None):
+    p, sub = C.command_parser(__doc__)
+    r = sub.add_parser("run")
+    r.add_argument("--sets", nargs="+", default=["cadata", "protein"])
+    r.add_argument("--n", type=int, nargs="+", default=[10_000])
+    r.add_argument("--m", type=int, nargs="+", default=[1000, 2000])
+    C.run_command(p, sub, argv, report, run=run)
 
 
 if __name__ == "__main__":

@@ -239,9 +239,7 @@ def main(argv=None):
     r.add_argument("--n", type=int, nargs="+", default=[20_000])
     r.add_argument("--splits", type=int, default=1)
     r.add_argument("--max-m", type=int, default=8000)
-    sub.add_parser("report")
-    args = p.parse_args(argv)
-    {"run": run, "report": report}[args.command](args)
+    C.run_command(p, sub, argv, report, run=run)
 
 
 if __name__ == "__main__":

@@ -126,9 +126,7 @@ def main(argv=None):
     r.add_argument("--sets", nargs="+", default=["protein", "cadata"])
     r.add_argument("--n", type=int, nargs="+", default=[10_000, 20_000])
     r.add_argument("--splits", type=int, default=1)
-    sub.add_parser("report")
-    args = p.parse_args(argv)
-    {"run": run, "report": report}[args.command](args)
+    C.run_command(p, sub, argv, report, run=run)
 
 
 if __name__ == "__main__":

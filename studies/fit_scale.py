@@ -158,9 +158,7 @@ def main(argv=None):
         r.add_argument("--n", type=int, default=200_000)
         r.add_argument("--chunk-rows", type=int, default=2**16)
         r.add_argument("--worker-memory", default="3GB")
-    sub.add_parser("report")
-    args = p.parse_args(argv)
-    {"memory": memory, "dask": dask_part, "report": report}[args.command](args)
+    C.run_command(p, sub, argv, report, memory=memory, dask=dask_part)
 
 
 if __name__ == "__main__":

@@ -264,40 +264,78 @@ def test_compiled_kernels_are_exported_for_cimport():
         assert name in names
 
 
-_OOM_SCRIPT = textwrap.dedent(
-    """
-    import resource, numpy as np
-    from kernelselect import lowlevel as L
-    X = np.random.default_rng(0).normal(size=(300, 3))
-    L.kernel_sums(X[:5], 0.5, workers=2); L.kernel_matvec(X[:5], np.ones(5), 0.5, workers=2)
-    status = [l for l in open("/proc/self/status") if l.startswith("VmSize")]
-    vm = int(status[0].split()[1]) * 1024
-    # Room for small Python objects, not for the 2 x 512 kB tile buffers.
-    resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 10), resource.RLIM_INFINITY))
-    for f in (lambda: L.kernel_sums(X, 0.5, workers=2),
-              lambda: L.kernel_matvec(X, np.ones(300), 0.5, workers=2)):
-        try:
-            f()
-            print("no error")
-        except MemoryError as exc:
-            print("MemoryError:", exc)
-    """
-)
+def _under_memory_limit(setup, calls):
+    """The line each of ``calls`` (lambdas, as source) prints, "MemoryError: …" or "no
+    error", run after ``setup`` in a fresh process whose address space is then capped
+    at its size plus 256 kB: room for small Python objects, not for work buffers of a
+    megabyte. ``setup`` should warm up what the calls share (the OpenMP team)."""
+    script = textwrap.dedent(setup) + textwrap.dedent(
+        """
+        import resource
+        status = [l for l in open("/proc/self/status") if l.startswith("VmSize")]
+        vm = int(status[0].split()[1]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (vm + (256 << 10), resource.RLIM_INFINITY))
+        for f in ({}):
+            try:
+                f()
+                print("no error")
+            except MemoryError as exc:
+                print("MemoryError:", exc)
+        """).format(", ".join(calls))
+    # A fixed mmap threshold makes glibc map (and unmap on free) every large buffer,
+    # so no freed heap space from earlier calls can satisfy the request.
+    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def _no_memory(function, nbytes):
+    return (f"MemoryError: {function}: could not allocate {nbytes} bytes "
+            f"({nbytes / 2**20:.1f} MiB) of work buffers")
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS and /proc")
 def test_failed_buffer_allocation_raises_memory_error():
     """A malloc failure inside the nogil kernels surfaces as MemoryError, not a crash."""
-    # A fixed mmap threshold makes glibc map (and unmap on free) every large buffer,
-    # so no freed heap space from earlier calls can satisfy the request.
-    env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
-    out = subprocess.run([sys.executable, "-c", _OOM_SCRIPT], capture_output=True, text=True,
-                         timeout=120, env=env)
-    assert out.returncode == 0, out.stderr
-    # 300 squared norms and two 128 × 512 tiles of float64
-    size = "could not allocate 1050976 bytes (1.0 MiB) of work buffers"
-    assert out.stdout.splitlines() == [f"MemoryError: kernel_sums_into: {size}",
-                                       f"MemoryError: kernel_matvec_into: {size}"]
+    lines = _under_memory_limit(
+        """
+        import numpy as np
+        from kernelselect import lowlevel as L
+        X = np.random.default_rng(0).normal(size=(300, 3))
+        L.kernel_sums(X[:5], 0.5, workers=2); L.kernel_matvec(X[:5], np.ones(5), 0.5, workers=2)
+        """,
+        ["lambda: L.kernel_sums(X, 0.5, workers=2)",
+         "lambda: L.kernel_matvec(X, np.ones(300), 0.5, workers=2)"])
+    size = 300 * 8 + 2 * 128 * 512 * 8          # 300 squared norms, two 128 × 512 tiles
+    assert lines == [_no_memory("kernel_sums_into", size), _no_memory("kernel_matvec_into", size)]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses RLIMIT_AS and /proc")
+def test_per_thread_work_that_cannot_be_allocated_raises_memory_error():
+    """The streamed prediction and the Nyström machine's passes allocate each thread's
+    buffer and one status per block of rows together; when that fails, the error gives
+    the bytes of both (a Status is a code, a size and two pointers: 32 bytes)."""
+    lines = _under_memory_limit(
+        """
+        import numpy as np
+        from kernelselect import _nystrom_passes, _predict
+        rng = np.random.default_rng(0)
+        X, Z = rng.normal(size=(300, 3)), rng.normal(size=(2000, 3))
+        C, out, KtKV, shift = np.ones((2000, 1)), np.empty((300, 1)), np.empty((2000, 1)), np.zeros(3)
+        partials = np.empty((_nystrom_passes._pass_groups(300), 2000, 1))
+        _predict._cross_kernel_matvec_into(X[:5], Z[:5], C[:5], 0.5, 0, out[:5], 2)
+        _nystrom_passes._nystrom_pass_into(0, X[:5], shift, 1.0, Z[:5], C[:5], 0.5, 0, KtKV[:5],
+                                           partials[:1, :5], 2)
+        """,
+        ["lambda: _predict._cross_kernel_matvec_into(X, Z, C, 0.5, 0, out, 2)",
+         "lambda: _nystrom_passes._nystrom_pass_into(0, X, shift, 1.0, Z, C, 0.5, 0, KtKV, "
+         "partials, 2)"])
+    statuses = 5 * 32                           # 300 rows: 5 blocks (and groups) of 64
+    assert lines == [
+        _no_memory("cross_kernel_matvec_into", 2 * 64 * 2000 * 8 + statuses),   # rows × n_train
+        _no_memory("nystrom_pass_into", 2 * 64 * (3 + 2000 + 1) * 8 + statuses)]  # rows × (d+m+t)
 
 
 # ---------------------------------------------------------------------------

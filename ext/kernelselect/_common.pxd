@@ -5,6 +5,10 @@
 from cython cimport floating
 from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm, ssyrk
 
+# the check of BLAS's 32-bit dimensions and the per-thread work of a parallel loop
+from libc.stdlib cimport free, malloc
+from kernelselect._status cimport OK, Status, status_no_memory, status_ok, status_overflow
+
 cdef extern from "_openmp_helpers.h":
     int ks_omp_thread_num() noexcept nogil
 
@@ -62,6 +66,48 @@ cdef inline int clamp_threads(int threads, Py_ssize_t units) noexcept nogil:
     if threads < 1:
         threads = 1
     return threads
+
+
+cdef inline Status blas_dims(Py_ssize_t a, const char* a_name, Py_ssize_t b,
+                             const char* b_name) noexcept nogil:
+    """OVERFLOW naming the first of two BLAS dimensions, a then b, that does not fit
+    BLAS's 32-bit int; else OK."""
+    if a > BLAS_INT_MAX:
+        return status_overflow(a_name)
+    if b > BLAS_INT_MAX:
+        return status_overflow(b_name)
+    return status_ok()
+
+
+cdef inline Status alloc_thread_work(int threads, Py_ssize_t per_thread, Py_ssize_t units,
+                                     double** buffers, Status** statuses) noexcept nogil:
+    """The work of a parallel loop over ``units`` units on ``threads`` threads: a buffer
+    of ``per_thread`` doubles for each thread (thread i's at buffers[0] + i * per_thread)
+    and one Status per unit. NO_MEMORY with the bytes of both, and nothing held, when
+    either allocation fails. Release with :func:`release_thread_work`."""
+    cdef size_t nbytes = <size_t>threads * per_thread * sizeof(double)
+    buffers[0] = <double*>malloc(nbytes)
+    statuses[0] = <Status*>malloc(units * sizeof(Status))
+    if buffers[0] == NULL or statuses[0] == NULL:
+        free(buffers[0])
+        free(statuses[0])
+        return status_no_memory(nbytes + units * sizeof(Status))
+    return status_ok()
+
+
+cdef inline Status release_thread_work(double* buffers, Status* statuses,
+                                       Py_ssize_t units) noexcept nogil:
+    """Free the work of :func:`alloc_thread_work`; returns the status of the first unit
+    (in unit order, whatever the thread count) that did not end OK, else OK."""
+    cdef Py_ssize_t unit
+    cdef Status status = status_ok()
+    for unit in range(units):
+        if statuses[unit].code != OK:
+            status = statuses[unit]
+            break
+    free(buffers)
+    free(statuses)
+    return status
 
 
 cdef inline void exp_neg_scaled(floating* a, Py_ssize_t size, floating gamma) noexcept nogil:

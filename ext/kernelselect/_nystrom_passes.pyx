@@ -24,13 +24,13 @@ loses its core on a busy machine does not hold the others up.
 """
 
 from cython.parallel cimport prange
-from libc.stdlib cimport free, malloc
 from libc.string cimport memset
 
-from kernelselect._common cimport BLAS_INT_MAX, clamp_threads, gemm, ks_omp_thread_num
+from kernelselect._common cimport (alloc_thread_work, blas_dims, clamp_threads, gemm,
+                                   ks_omp_thread_num, release_thread_work)
 from kernelselect._kernels cimport kernel_block_into
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
-                                   status_no_memory, status_ok, status_overflow)
+                                   status_ok)
 
 
 cdef enum:
@@ -102,11 +102,7 @@ cdef Status _check_sizes(int mode, Py_ssize_t n, Py_ssize_t d, Py_ssize_t m,
         return status_bad_argument(b"kernel", b"0 (Gaussian) or 1 (Laplacian)")
     if n < 0 or d < 1 or m < 0 or t < 0:
         return status_bad_argument(b"n, d, m and t", b">= 0 (d >= 1)")
-    if d > BLAS_INT_MAX:
-        return status_overflow(b"d")
-    if t > BLAS_INT_MAX:
-        return status_overflow(b"t")
-    return status_ok()
+    return blas_dims(d, b"d", t, b"t")
 
 
 cdef Status nystrom_pass_into(int mode,
@@ -125,7 +121,6 @@ cdef Status nystrom_pass_into(int mode,
     cdef Py_ssize_t n_units = n_blocks if mode == 2 else n_groups
     cdef Py_ssize_t per_thread = PASS_ROWS * (d + m + t)
     cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, k
-    cdef size_t nbytes
     cdef double* buffers
     cdef double* xb
     cdef double* T
@@ -142,13 +137,9 @@ cdef Status nystrom_pass_into(int mode,
     if n_units == 0 or t == 0 or m == 0:
         return status
     threads = clamp_threads(threads, n_units)
-    nbytes = <size_t>threads * per_thread * sizeof(double)
-    buffers = <double*>malloc(nbytes)
-    statuses = <Status*>malloc(n_units * sizeof(Status))
-    if buffers == NULL or statuses == NULL:
-        free(buffers)
-        free(statuses)
-        return status_no_memory(nbytes + n_units * sizeof(Status))
+    status = alloc_thread_work(threads, per_thread, n_units, &buffers, &statuses)
+    if status.code != OK:
+        return status
     for unit in prange(n_units, nogil=True, schedule='dynamic', num_threads=threads):
         xb = buffers + ks_omp_thread_num() * per_thread
         T = xb + PASS_ROWS * d
@@ -176,17 +167,12 @@ cdef Status nystrom_pass_into(int mode,
                 _add_transposed(T, bi, m, V + i0 * t, t, P)
             else:
                 _times_v(T, bi, m, V, t, out + i0 * t)
-    for unit in range(n_units):
-        if statuses[unit].code != OK:
-            status = statuses[unit]
-            break
+    status = release_thread_work(buffers, statuses, n_units)
     if status.code == OK and mode != 2:
         for g in range(n_groups):
             P = partials + g * m * t
             for k in range(m * t):
                 out[k] = out[k] + P[k]
-    free(buffers)
-    free(statuses)
     return status
 
 

@@ -6,14 +6,14 @@ Memory beyond the inputs and the output: threads × PREDICT_ROWS × n_train doub
 """
 
 from cython.parallel cimport prange
-from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
-                                   ks_omp_thread_num)
+from kernelselect._common cimport (alloc_thread_work, blas_dims, clamp_threads,
+                                   exp_neg_scaled, gemm, ks_omp_thread_num,
+                                   release_thread_work)
 from kernelselect._kernels cimport kernel_block_into
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
-                                   status_no_memory, status_ok, status_overflow)
+                                   status_ok)
 
 cdef enum:
     PREDICT_ROWS = 64
@@ -24,11 +24,7 @@ cdef Status _check_sizes(Py_ssize_t n_new, Py_ssize_t n_train, Py_ssize_t m) noe
         return status_bad_argument(b"n_new and m", b">= 0")
     if n_train < 1:
         return status_bad_argument(b"n_train", b">= 1")
-    if n_train > BLAS_INT_MAX:
-        return status_overflow(b"n_train")
-    if m > BLAS_INT_MAX:
-        return status_overflow(b"m")
-    return status_ok()
+    return blas_dims(n_train, b"n_train", m, b"m")
 
 
 cdef Status _stream(const double* X_new, const double* X_train, Py_ssize_t d,
@@ -40,7 +36,6 @@ cdef Status _stream(const double* X_new, const double* X_train, Py_ssize_t d,
     distances D as exp(-gamma D)."""
     cdef Py_ssize_t n_blocks = (n_new + PREDICT_ROWS - 1) // PREDICT_ROWS
     cdef Py_ssize_t blk, i0, bi
-    cdef size_t nbytes
     cdef double* buffers
     cdef double* T
     cdef Status* statuses
@@ -48,13 +43,9 @@ cdef Status _stream(const double* X_new, const double* X_train, Py_ssize_t d,
     if status.code != OK or n_blocks == 0 or m == 0:
         return status
     threads = clamp_threads(threads, n_blocks)
-    nbytes = <size_t>threads * PREDICT_ROWS * n_train * sizeof(double)
-    buffers = <double*>malloc(nbytes)
-    statuses = <Status*>malloc(n_blocks * sizeof(Status))
-    if buffers == NULL or statuses == NULL:
-        free(buffers)
-        free(statuses)
-        return status_no_memory(nbytes + n_blocks * sizeof(Status))
+    status = alloc_thread_work(threads, PREDICT_ROWS * n_train, n_blocks, &buffers, &statuses)
+    if status.code != OK:
+        return status
     for blk in prange(n_blocks, nogil=True, schedule='static', num_threads=threads):
         T = buffers + ks_omp_thread_num() * PREDICT_ROWS * n_train
         i0 = blk * PREDICT_ROWS
@@ -69,13 +60,7 @@ cdef Status _stream(const double* X_new, const double* X_train, Py_ssize_t d,
         if statuses[blk].code == OK:
             # out[i0:i0+bi] = T (bi, n_train) @ C (n_train, m)
             gemm(False, False, bi, m, n_train, 1.0, T, n_train, C, m, 0.0, out + i0 * m, m)
-    for blk in range(n_blocks):
-        if statuses[blk].code != OK:
-            status = statuses[blk]
-            break
-    free(buffers)
-    free(statuses)
-    return status
+    return release_thread_work(buffers, statuses, n_blocks)
 
 
 cdef Status cross_kernel_matvec_into(const double* X_new, Py_ssize_t n_new,

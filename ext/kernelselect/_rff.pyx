@@ -9,10 +9,10 @@ thread applies ``cos`` (vectorised, see ``_vecmath.h``) and the scale.
 from cython cimport floating
 from cython.parallel cimport prange
 
-from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, cos_scale, gemm,
+from kernelselect._common cimport (blas_dims, clamp_threads, cos_scale, gemm,
                                    ks_vecmath_backend)
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
-                                   status_ok, status_overflow)
+                                   status_ok)
 
 # About this many output entries per chunk (128 kB in float64): the chunk, its X rows
 # and W stay in L2 between gemm and cos.
@@ -59,14 +59,12 @@ cdef Status rff_columns_into(const floating* X, Py_ssize_t n, Py_ssize_t d,
                              floating* out,
                              int threads) noexcept nogil:
     cdef Py_ssize_t rows, n_chunks, c, start
+    cdef Status status
     if n < 0 or d < 0 or D < 0:
         return status_bad_argument(b"n, d and D", b">= 0")
-    if d > BLAS_INT_MAX:
-        return status_overflow(b"d")
-    if D > BLAS_INT_MAX:
-        return status_overflow(b"D")
-    if n == 0 or D == 0:
-        return status_ok()
+    status = blas_dims(d, b"d", D, b"D")
+    if status.code != OK or n == 0 or D == 0:
+        return status
     rows = rff_chunk_rows(D)
     n_chunks = (n + rows - 1) // rows
     threads = clamp_threads(threads, n_chunks)

@@ -44,12 +44,13 @@ cdef inline int check_status(Status status, str function) except -1:
     NO_MEMORY: MemoryError with the size; BAD_ARGUMENT: ValueError naming the argument
     and its rule; OVERFLOW: OverflowError naming the argument.
     """
+    cdef double mib = <double>status.nbytes / 1048576.0
     if status.code == OK:
         return 0
     if status.code == NO_MEMORY:
         raise MemoryError(
             f"{function}: could not allocate {status.nbytes} bytes "
-            f"({status.nbytes / 2**20:.1f} MiB) of work buffers"
+            f"({mib:.1f} MiB) of work buffers"
         )
     argument = status.argument.decode() if status.argument != NULL else "an argument"
     rule = status.rule.decode() if status.rule != NULL else "valid"

@@ -16,23 +16,34 @@ from .plans import _check_backend, _run_pyfftw, _scipy_fft
 # --------------------------------------------------------------------------- argument checks
 
 
+def _int_tuple(value: Any, name: str, what: str, entries: str,
+               least: int | None = None) -> tuple[int, ...]:
+    """``value``, an int or a sequence of ints (not bools), as a tuple of ints, each at
+    least ``least`` when given; otherwise ValueError: "{name} must be {what}" or
+    "{name} must hold {entries}"."""
+    scalar = isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+    items = (value,) if scalar else value
+    try:
+        raw = tuple(items)
+    except TypeError:
+        raise ValueError(f"{name} must be {what}, got {value!r}.") from None
+    for v in raw:
+        if (isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral)
+                or (least is not None and v < least)):
+            raise ValueError(f"{name} must hold {entries}, got {value!r}.")
+    return tuple(int(v) for v in raw)
+
+
 def _check_axes(axes: Any, ndim: int, name: str = "axes") -> tuple[int, ...]:
     if ndim == 0:
         raise ValueError("the input must have at least one dimension, got a 0-d array.")
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, numbers.Integral) and not isinstance(axes, (bool, np.bool_)):
-        axes = (axes,)
-    try:
-        raw = tuple(axes)
-    except TypeError:
-        raise ValueError(f"{name} must be an int or a sequence of ints, got {axes!r}.") from None
+    raw = _int_tuple(axes, name, "an int or a sequence of ints", "ints")
     if len(raw) == 0:
         raise ValueError(f"{name} must name at least one axis, got {axes!r}.")
     out: list[int] = []
     for ax in raw:
-        if isinstance(ax, (bool, np.bool_)) or not isinstance(ax, numbers.Integral):
-            raise ValueError(f"{name} must hold ints, got {axes!r}.")
         if not -ndim <= int(ax) < ndim:
             raise ValueError(f"{name}={axes!r} is out of range for an array with {ndim} dimension(s).")
         out.append(int(ax) % ndim)
@@ -155,16 +166,8 @@ def irfftn(A: npt.ArrayLike, s: int | Sequence[int], axes: int | Sequence[int] |
         conjugates of the stored ones. A fresh array.
     """
     arr = _complex_input(A, "A")
-    shape: Any = s
-    if isinstance(shape, numbers.Integral) and not isinstance(shape, (bool, np.bool_)):
-        shape = (shape,)
-    try:
-        s = tuple(shape)
-    except TypeError:
-        raise ValueError(f"s must be a sequence of positive ints (the real output's lengths), got {s!r}.") from None
-    for v in s:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral) or v < 1:
-            raise ValueError(f"s must hold positive ints, got {s!r}.")
+    s = _int_tuple(s, "s", "a sequence of positive ints (the real output's lengths)",
+                   "positive ints", least=1)
     if axes is None:
         if len(s) == 0 or len(s) > arr.ndim:
             raise ValueError(f"s={s!r} must have between 1 and A.ndim={arr.ndim} entries.")

@@ -38,6 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils._kernel_family import Kernel
+from ..utils._validation import check_positive
 from ..primitives._kernel_ops import Points
 from ..utils._resources import check_allocation
 from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
@@ -533,6 +534,17 @@ class Approximation:
               state: PreparedState, workers: int | None) -> KernelOperator:
         """The operator for kernel parameter ``gamma`` (``state`` from :meth:`prepare`)."""
         raise NotImplementedError
+
+    def _build_start(self, X: Any, y: Any, gamma: float, kernel: str | Kernel, state: Any,
+                     workers: int | None) -> tuple[Kernel, float, Any]:
+        """(the kernel family, γ checked positive, the state) that :meth:`build` starts
+        from; called without the state of :meth:`prepare`, it prepares one (with no
+        random state)."""
+        family = Kernel.of(kernel)
+        gamma = check_positive(gamma, "gamma")
+        if state is None:
+            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        return family, gamma, state
 
     def build_all(self, rows: Any, y: np.ndarray | None, gammas: Gammas, *,
                   kernel: str, state: PreparedState) -> Sequence[KernelOperator] | None:

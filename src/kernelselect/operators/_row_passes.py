@@ -43,6 +43,18 @@ def _sub_blocks(n: int, rows: int) -> Iterator[tuple[int, int]]:
         yield start, min(start + rows, n)
 
 
+def _sub_block_features(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray,
+                        values: np.ndarray | None
+                        ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+    """A block of rows cut into sub-blocks of :func:`block_rows` rows, so that the
+    temporaries stay O(b·c): for each, (its rows, the map's shared part S, a buffer F
+    for one γ's features, its probe basis Y_b). An interrupted pass ends between two."""
+    for a, b in _sub_blocks(Xb.shape[0], block_rows(fmap.width)):
+        check_cancelled()
+        S = fmap.shared(Xb[a:b])
+        yield b - a, S, np.empty((S.shape[0], fmap.width)), probe_basis(yb[a:b], values)
+
+
 def probe_basis(yb: npt.ArrayLike, values: np.ndarray | None) -> np.ndarray:
     """Rows of the probe basis Y: [y 1] ([Y 1] for a target matrix), or the class
     indicators when ``values`` (the distinct values of y, few of them) is given; y and
@@ -65,12 +77,7 @@ def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndar
     ng = _n_gammas(fmap)
     G: list[Any] = [None] * ng
     H: list[Any] = [None] * ng
-    rows = block_rows(fmap.width)
-    for a, b in _sub_blocks(Xb.shape[0], rows):
-        check_cancelled()                   # an interrupted pass ends here
-        S = fmap.shared(Xb[a:b])
-        F = np.empty((S.shape[0], fmap.width))
-        Yb = probe_basis(yb[a:b], values)
+    for _, S, F, Yb in _sub_block_features(fmap, Xb, yb, values):
         chain: list[Any] = [None, 0]
         for i in range(ng):
             fmap.block(S, i, F, chain)
@@ -104,12 +111,7 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
     (coef, cB, dgl, g0, func) as prepared by :func:`_plan`.
     """
     out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
-    rows = block_rows(fmap.width)
-    for a, b in _sub_blocks(Xb.shape[0], rows):
-        check_cancelled()                   # an interrupted pass ends here
-        S = fmap.shared(Xb[a:b])
-        F = np.empty((S.shape[0], fmap.width))
-        Yb = probe_basis(yb[a:b], values)
+    for rows, S, F, Yb in _sub_block_features(fmap, Xb, yb, values):
         slot = 0
         chain: list[Any] = [None, 0]
         for i, Mu, reqs in plan:
@@ -126,7 +128,7 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
                 else:
                     r, m, L = cB.shape[0], cB.shape[1], dgl.shape[1]
                     gB = (Qb @ (cB[:, :, None] * dgl[:, None, :]).reshape(r, m * L)
-                          ).reshape(b - a, m, L)
+                          ).reshape(rows, m, L)
                     gB += Bb[:, :, None] * g0[None, None, :]
                 part = np.asarray(func(Bb, gB, dg), dtype=np.float64)
                 out[slot] = part if out[slot] is None else out[slot] + part

@@ -13,10 +13,9 @@ import scipy.linalg
 
 from .._typing import Gammas, RandomState, SpectralFunction
 
-from ..utils._kernel_family import Kernel
 from ..primitives._kernel_ops import block_unchecked
 from ..utils._resources import check_allocation
-from ..utils._validation import check_positive, check_positive_int
+from ..utils._validation import check_positive_int
 from ._base import (
     check_function_output,
     _centred,
@@ -535,10 +534,7 @@ class Exact(Approximation):
 
     def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
               state: ExactState | None, workers: int | None) -> KernelOperator:
-        family = Kernel.of(kernel)
-        gamma = check_positive(gamma, "gamma")
-        if state is None:
-            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        family, gamma, state = self._build_start(X, y, gamma, kernel, state, workers)
         points = state.points(X, family)
         if state.method == "streaming":
             return StreamingOperator(points, gamma, kernel=family, workers=workers)

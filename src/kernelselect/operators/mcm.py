@@ -21,12 +21,10 @@ import numpy.typing as npt
 from .. import fft as _fft
 from ..primitives._columns import song_xu_unchecked
 from ..primitives._grid import choose_grid, fit_spacing, grid_order
-from ..utils._kernel_family import Kernel
 from ..utils._threads import team
 from ..utils._validation import (
     check_bool,
     check_matrix,
-    check_positive,
     check_positive_int,
     check_random_state,
 )
@@ -307,10 +305,7 @@ class MCM(Approximation):
     def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
               kernel: str = "gaussian", state: MCMState | None = None,
               workers: int | None = None) -> MCMOperator:
-        family = Kernel.of(kernel)
-        gamma = check_positive(gamma, "gamma")
-        if state is None:
-            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        family, gamma, state = self._build_start(X, y, gamma, kernel, state, workers)
         # the grid (at most n points) and its spacing were checked by prepare
         u = song_xu_unchecked(np.asarray(state.m, dtype=np.intp), state.h, gamma, family,
                               team(workers))

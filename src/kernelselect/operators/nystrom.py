@@ -429,10 +429,7 @@ class Nystroem(Approximation):
 
     def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
               state: NystroemState | None, workers: int | None) -> KernelOperator:
-        family = Kernel.of(kernel)
-        gamma = check_positive(gamma, "gamma")
-        if state is None:
-            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        family, gamma, state = self._build_start(X, y, gamma, kernel, state, workers)
         V, c, landmarks = self._factor(X, gamma, family, state, workers)
         op = LowRankOperator(V, landmarks=landmarks)
         op.name = "nystrom"

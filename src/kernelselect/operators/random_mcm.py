@@ -35,7 +35,6 @@ from ..utils._threads import team
 from ..kernels import sample_frequencies
 from ..utils._validation import (
     check_matrix,
-    check_positive,
     check_positive_int,
     check_random_state,
 )
@@ -313,10 +312,7 @@ class RandomMCM(Approximation):
     def build(self, X: npt.ArrayLike, y: npt.ArrayLike | None, gamma: float, *,
               kernel: str = "gaussian", state: RandomMCMState | None = None,
               workers: int | None = None) -> RandomMCMOperator:
-        family = Kernel.of(kernel)
-        gamma = check_positive(gamma, "gamma")
-        if state is None:
-            state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
+        family, gamma, state = self._build_start(X, y, gamma, kernel, state, workers)
         X = _checked_X(X, state)
         self.check_resources(*X.shape)
         if state.kernel is not family:
