@@ -9,7 +9,7 @@ import dask  # noqa: E402
 
 from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,  # noqa: E402
                           NystroemPCG, fit_krr)
-from kernelselect import _fit_policy  # noqa: E402
+from kernelselect.models import _fit_policy  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
