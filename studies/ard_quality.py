@@ -231,7 +231,7 @@ def run_evidence(name, task, data, split, args):
     optimum, with the closed-form held-out errors (5-fold, leave-one-out) of every
     candidate and of the start: what the second-opinion guards need."""
     import kernelselect
-    from kernelselect import _ard_search
+    from kernelselect.selection import _ard_search
 
     Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
                                                            args.test_cap)

@@ -324,7 +324,7 @@ def test_evidence_gradient_matches_central_differences(seed, n, d, t, kind, log_
 
 
 def test_evidence_refuses_a_constant_target_and_a_nystrom_stand_in():
-    from kernelselect import _ard_search
+    from kernelselect.selection import _ard_search
 
     X, _ = _data(7, 12, 2, 1, "regression")
     with pytest.raises(_ard.EvaluationError, match="constant"):
@@ -335,7 +335,7 @@ def test_evidence_refuses_a_constant_target_and_a_nystrom_stand_in():
 
 
 def test_shared_search_keeps_one_gamma_and_lowers_the_evidence():
-    from kernelselect import _ard_search
+    from kernelselect.selection import _ard_search
 
     X, Y = _data(8, 60, 3, 1, "regression")
     prob = _ard_search.make_problem(X, Y, "evidence", None)

@@ -52,7 +52,7 @@ def test_ard_finds_the_relevant_features(regression_result):
 def test_second_opinion_is_the_closed_form_five_fold_error():
     """The guard's two estimates are the LSSVM's 5-fold held-out errors by refitting."""
     import reference as ref
-    from kernelselect._ard_select import second_opinion
+    from kernelselect.selection._ard_select import second_opinion
     from kernelselect.criteria.kfold import fold_labels
 
     X, y = _relevant_two(n=50, d=3, seed=6)
@@ -69,7 +69,7 @@ def test_second_opinion_is_the_closed_form_five_fold_error():
 
 
 def test_second_opinion_keeps_the_isotropic_kernel_when_it_predicts_worse(monkeypatch):
-    import kernelselect._ard_select as sel
+    import kernelselect.selection._ard_select as sel
 
     X, y = _relevant_two(n=60, d=3, seed=1)
     iso = kernelselect.select_kernel(X, y, random_state=0)

@@ -57,7 +57,7 @@ for i kept and j dropped, 0 for both dropped. This is the exact derivative of th
 stand-in the library builds (the same floor, the same kept set) wherever the kept set
 does not change. Ĝ C F = (ĜΨ)(T P)ᵀ with T = U_kΣ_k^{−1/2}, and ĜΨ takes O(nk²), so a
 gradient costs O(nm² + nmd): both contractions are GEMMs (:func:`distance_contraction`).
-The Nyström form is evaluated in passes over row blocks (:mod:`kernelselect._ard_stream`).
+The Nyström form is evaluated in passes over row blocks (:mod:`kernelselect.selection._ard_stream`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ error in (log γ₁, …, log γ_d, log α), and the nested check that guards it
 The problem (:class:`ArdProblem`) fixes the data, the targets and the stand-in — the
 exact kernel matrix or a Nyström stand-in with fixed landmarks — and the objective,
 the logarithm of the mean squared held-out residual of the LSSVM (k-fold in closed
-form, or leave-one-out; :mod:`kernelselect._ard`). The rules that choose among these
-live in :mod:`kernelselect._ard_select`.
+form, or leave-one-out; :mod:`kernelselect.primitives._ard`). The rules that choose among these
+live in :mod:`kernelselect.selection._ard_select`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class ArdProblem:
 
     X : (n, d) centred features (standardised or not, as the selection decided);
     Y : (n, t) targets (±1 columns for classes); objective : "kfold", "loo" or
-    "evidence" (the Gaussian-process evidence, :func:`kernelselect._ard.evidence_exact`);
+    "evidence" (the Gaussian-process evidence, :func:`kernelselect.primitives._ard.evidence_exact`);
     folds : (n,) fold of each point (k-fold); landmarks : row indices of the Nyström
     landmarks, or None for the exact kernel matrix."""
 
@@ -88,7 +88,7 @@ class ArdProblem:
                  out: dict[str, Any] | None = None) -> tuple[float, np.ndarray | None]:
         """(f, ∇f) at θ = (log γ, log α): the mean squared held-out residual (not its
         logarithm), or the negative log evidence per point (``objective="evidence"``,
-        exact matrix only). Raises :class:`kernelselect._ard.EvaluationError`."""
+        exact matrix only). Raises :class:`kernelselect.primitives._ard.EvaluationError`."""
         gamma, alpha = np.exp(theta[:-1]), float(np.exp(theta[-1]))
         if self.objective == "evidence" and (self.landmarks is not None
                                              or self.rows is not None):

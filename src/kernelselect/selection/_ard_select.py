@@ -14,7 +14,7 @@ against isotropic 5-fold cross-validation):
   0.48 s with 200 landmarks (one thread, a busy machine).
 * **Objective**: for a real target up to :data:`EVIDENCE_MAX_N` points, the negative
   log evidence of the Gaussian-process model of the target with the signal scale
-  profiled out, on the exact kernel matrix (:func:`kernelselect._ard.evidence_exact`;
+  profiled out, on the exact kernel matrix (:func:`kernelselect.primitives._ard.evidence_exact`;
   α is the noise-to-signal ratio, the ridge of the machines). Otherwise the logarithm
   of the mean squared held-out residual of the LSSVM, the quantity of the default
   criteria: 5-fold cross-validation in closed form on the exact matrix (``ekfold``'s
@@ -27,7 +27,7 @@ against isotropic 5-fold cross-validation):
   same kernel; on class labels it lost accuracy on small sets (heart −5.8, liver
   disorders −6.4 points), so classes keep the held-out error.
 * **Search**: L-BFGS-B in (log γ₁, …, log γ_d, log α) with the analytic gradient,
-  jointly in α, inside a box (:func:`kernelselect._ard_search.bounds`). The held-out
+  jointly in α, inside a box (:func:`kernelselect.selection._ard_search.bounds`). The held-out
   error is searched from the isotropic point; the evidence from the isotropic point and
   from the isotropic evidence optimum (a search over one γ and α), keeping the lower
   evidence (:data:`EVIDENCE_STARTS`) — the isotropic defaults' point can be far from
@@ -238,7 +238,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
 
     Dask input (``X`` the caller's array; ``standardize`` says whether to standardise
     it, lazily, as the isotropic selection did) runs the Nyström passes chunk by chunk
-    as Dask graphs (:mod:`kernelselect._ard_stream`) on the landmarks of the isotropic
+    as Dask graphs (:mod:`kernelselect.selection._ard_stream`) on the landmarks of the isotropic
     selection; X is never gathered, and the guard (which refits in memory) does not run.
     """
     t_start = time.perf_counter()
