@@ -302,12 +302,8 @@ def evidence_exact(Xs: np.ndarray, Y: np.ndarray, alpha: float, grad: bool = Tru
     Yc = Y - Y.mean(axis=0)
     t = Yc.shape[1]
     K = gaussian_block(Xs, Xs, workers)
-    A = K.copy()
-    A.flat[:: n + 1] += alpha
     with blas_for_flops(float(n) ** 3):
-        L, info = scipy.linalg.lapack.dpotrf(A, lower=1, overwrite_a=1)
-        if info != 0:
-            raise EvaluationError(f"K + αI is not numerically positive definite (α={alpha:g})")
+        L = _ridge_cholesky(K, alpha)
         logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
         beta = scipy.linalg.cho_solve((L, True), Yc, check_finite=False)
         q = np.einsum("ic,ic->c", Yc, beta)
@@ -318,11 +314,7 @@ def evidence_exact(Xs: np.ndarray, Y: np.ndarray, alpha: float, grad: bool = Tru
             raise EvaluationError("the log evidence is not finite")
         if not grad:
             return value, None
-        Ainv, info = scipy.linalg.lapack.dpotri(L, lower=1, overwrite_c=1)
-        if info != 0:
-            raise EvaluationError("the inverse of K + αI failed")
-        G = np.tril(Ainv)
-        G += np.tril(Ainv, -1).T
+        G = _cholesky_inverse(L)
         G *= 0.5 / n
         Bq = beta / np.sqrt(2.0 * t * q)[None, :]
         G -= Bq @ Bq.T
@@ -335,20 +327,30 @@ def evidence_exact(Xs: np.ndarray, Y: np.ndarray, alpha: float, grad: bool = Tru
     return value, gradient
 
 
+def _ridge_cholesky(K: np.ndarray, alpha: float) -> np.ndarray:
+    """The lower Cholesky factor of K + αI (K untouched)."""
+    A = K.copy()
+    A.flat[:: K.shape[0] + 1] += alpha
+    L, info = scipy.linalg.lapack.dpotrf(A, lower=1, overwrite_a=1)
+    if info != 0:
+        raise EvaluationError(f"K + αI is not numerically positive definite (α={alpha:g})")
+    return L
+
+
+def _cholesky_inverse(L: np.ndarray) -> np.ndarray:
+    """(LLᵀ)⁻¹, both triangles, from the lower factor L (overwritten)."""
+    Ainv, info = scipy.linalg.lapack.dpotri(L, lower=1, overwrite_c=1)
+    if info != 0:
+        raise EvaluationError("the inverse of K + αI failed")
+    M = np.tril(Ainv)
+    M += np.tril(Ainv, -1).T
+    return M
+
+
 def _scaled_inverse(K: np.ndarray, alpha: float) -> np.ndarray:
     """αK_α⁻¹ (eigenvalues α/(λ + α) ∈ (0, 1]) from one Cholesky factorisation."""
-    n = K.shape[0]
-    A = K.copy()
-    A.flat[:: n + 1] += alpha
-    with blas_for_flops(float(n) ** 3):
-        L, info = scipy.linalg.lapack.dpotrf(A, lower=1, overwrite_a=1)
-        if info != 0:
-            raise EvaluationError(f"K + αI is not numerically positive definite (α={alpha:g})")
-        Ainv, info = scipy.linalg.lapack.dpotri(L, lower=1, overwrite_c=1)
-        if info != 0:
-            raise EvaluationError("the inverse of K + αI failed")
-    M0 = np.tril(Ainv)
-    M0 += np.tril(Ainv, -1).T
+    with blas_for_flops(float(K.shape[0]) ** 3):
+        M0 = _cholesky_inverse(_ridge_cholesky(K, alpha))
     M0 *= alpha
     return M0
 
