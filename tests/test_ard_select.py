@@ -43,9 +43,13 @@ def test_ard_finds_the_relevant_features(regression_result):
     assert info["optimum"]["value"] < info["start"]["value"]
     assert info["guard"]["rule"] == "kfold"
     assert info["guard"]["optimum"] < info["guard"]["start"]
+    from kernelselect.selection._ard_select import EVIDENCE_STARTS
+
     searches = info["optimum"]["searches"]
     assert info["optimum"]["value"] == min(searches[f"from_{k}"]["value"]
-                                           for k in ("start", "isotropic_evidence"))
+                                           for k in EVIDENCE_STARTS)
+    assert searches["from_isotropic_evidence"]["start_value"] == pytest.approx(
+        searches["isotropic_evidence"]["value"])
     np.testing.assert_allclose(res.best_gamma, info["optimum"]["gamma"])
 
 
