@@ -793,7 +793,8 @@ def _searches_label(r):
     found = [k for k in r.get("searches", []) if k.startswith("from_")]
     if r.get("objective") != "evidence":
         return ""
-    return " (2 searches)" if len(found) == 2 or "searches" not in r else " (1 search)"
+    return (", two per-feature searches" if len(found) == 2 or "searches" not in r
+            else ", one per-feature search")
 
 
 def archive(path):
