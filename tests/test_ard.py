@@ -205,8 +205,15 @@ def test_exact_gradients_match_central_differences(seed, n, d, t, kind, log_alph
     def kfold(th):
         return _ard.press_kfold_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]), folds)
 
+    def evidence(th):
+        return _ard.evidence_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]))
+
     _check_gradient(loo, theta)
     _check_gradient(kfold, theta)
+    if np.all(np.ptp(Y, axis=0) > 0):
+        # the evidence, also at a ridge per point of 10^-2.5 … 1 (α itself, not α/n)
+        _check_gradient(evidence, theta)
+        _check_gradient(evidence, np.r_[theta[:-1], log_alpha * np.log(10)])
 
 
 @settings(max_examples=20)
@@ -260,3 +267,71 @@ def test_distance_contraction_is_the_sum_over_pairs():
     direct = np.einsum("ij,ijk->k", S, (B[:, None, :] - B[None, :, :]) ** 2)
     np.testing.assert_allclose(_ard.distance_contraction(S, B, B, symmetric=True), direct,
                                rtol=1e-12)
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+@settings(max_examples=20)
+@given(scale=st.sampled_from([1e-3, 1.0, 30.0]), **_gradient_cases)
+def test_evidence_matches_the_gaussian_density(seed, n, d, t, kind, log_alpha, scale):
+    if kind == "regression":
+        t = 1
+    X, Y = _data(seed, n, d, t, kind)
+    assume(np.all(np.ptp(Y, axis=0) > 0))
+    g = np.exp(np.random.default_rng(seed + 4).uniform(-2, 0.5, d))
+    alpha = scale * 10.0 ** log_alpha
+    K = ref.ard_kernel_matrix(X, X, g)
+    value = _ard.evidence_exact(X * np.sqrt(g), Y, alpha, grad=False)[0]
+    assert value == pytest.approx(ref.gp_evidence(K, Y, alpha), rel=1e-9, abs=1e-10)
+
+
+def test_evidence_is_minus_the_log_density_per_point():
+    """Against scipy's multivariate normal at σ̂² = q/n (an independent density)."""
+    from scipy.stats import multivariate_normal
+
+    X, Y = _data(3, 25, 2, 1, "regression")
+    g, alpha = np.array([0.3, 1.2]), 0.05
+    Ka = ref.ard_kernel_matrix(X, X, g) + alpha * np.eye(25)
+    y = Y[:, 0] - Y[:, 0].mean()
+    s2 = y @ np.linalg.solve(Ka, y) / 25
+    logpdf = multivariate_normal(np.zeros(25), s2 * Ka).logpdf(y)
+    value = _ard.evidence_exact(X * np.sqrt(g), Y, alpha, grad=False)[0]
+    assert value == pytest.approx(-logpdf / 25, rel=1e-12)
+
+
+@pytest.mark.parametrize("t", [1, 3])
+def test_evidence_with_equal_gammas_is_the_isotropic_value(t):
+    X, Y = _data(6, 40, 3, t, "regression" if t == 1 else "classes")
+    for gamma in (0.02, 0.3, 3.0):
+        K = ref.kernel_matrix(X, X, gamma)
+        for alpha in (1e-6, 1e-2, 1.0):
+            value = _ard.evidence_exact(X * np.sqrt(np.full(3, gamma)), Y, alpha,
+                                        grad=False)[0]
+            assert value == pytest.approx(ref.gp_evidence(K, Y, alpha), rel=1e-10)
+
+
+def test_evidence_refuses_a_constant_target_and_a_nystrom_stand_in():
+    from kernelselect.selection import _ard_search
+
+    X, _ = _data(7, 12, 2, 1, "regression")
+    with pytest.raises(_ard.EvaluationError, match="constant"):
+        _ard.evidence_exact(X, np.ones((12, 1)), 0.1)
+    prob = _ard_search.make_problem(X, X[:, :1], "evidence", np.arange(4))
+    with pytest.raises(ValueError, match="exact kernel matrix"):
+        prob.evaluate(np.zeros(3))
+
+
+def test_shared_search_keeps_one_gamma_and_lowers_the_evidence():
+    from kernelselect.selection import _ard_search
+
+    X, Y = _data(8, 60, 3, 1, "regression")
+    prob = _ard_search.make_problem(X, Y, "evidence", None)
+    iso = _ard_search.optimise(prob, 0.05, 1.0, shared=True)
+    assert np.ptp(np.log(iso.gamma)) == 0.0
+    assert iso.value < iso.start_value
+    ard = _ard_search.optimise(prob, iso.gamma, iso.alpha)
+    assert ard.value <= iso.value
+    # at the isotropic optimum the summed γ-gradient and the α-gradient vanish
+    g = prob.evaluate(iso.theta())[1]
+    assert abs(g[:3].sum()) < 1e-3 and abs(g[3]) < 1e-3

@@ -37,6 +37,65 @@ def test_ard_finds_the_relevant_features(regression_result):
     assert info["kept"] and res.details["kernel"] == "ard"
     rel = res.relevances()
     assert min(rel[0], rel[1]) > 100 * max(rel[2:])
+    # the evidence searches lowered the negative log evidence from the isotropic start,
+    # the closed-form 5-fold error agrees, and the choice is the lowest optimum
+    assert info["objective"] == "evidence" and info["engine"] == "exact"
+    assert info["optimum"]["value"] < info["start"]["value"]
+    assert info["guard"]["rule"] == "kfold"
+    assert info["guard"]["optimum"] < info["guard"]["start"]
+    from kernelselect.selection._ard_select import EVIDENCE_STARTS
+
+    searches = info["optimum"]["searches"]
+    assert info["optimum"]["value"] == min(searches[f"from_{k}"]["value"]
+                                           for k in EVIDENCE_STARTS)
+    assert searches["from_isotropic_evidence"]["start_value"] == pytest.approx(
+        searches["isotropic_evidence"]["value"])
+    np.testing.assert_allclose(res.best_gamma, info["optimum"]["gamma"])
+
+
+def test_second_opinion_is_the_closed_form_five_fold_error():
+    """The guard's two estimates are the LSSVM's 5-fold held-out errors by refitting."""
+    import reference as ref
+    from kernelselect.selection._ard_select import second_opinion
+    from kernelselect.criteria.kfold import fold_labels
+
+    X, y = _relevant_two(n=50, d=3, seed=6)
+    Xc = X - X.mean(axis=0)
+    theta0 = np.r_[np.full(3, np.log(0.2)), np.log(0.5)]
+    theta = np.r_[np.log([1.0, 0.3, 0.01]), np.log(0.05)]
+    kept, rec = second_opinion(Xc, y[:, None], theta0, theta)
+    folds = fold_labels(50, 5, 0, None)
+    for key, th in (("start", theta0), ("optimum", theta)):
+        K = ref.ard_kernel_matrix(Xc, Xc, np.exp(th[:-1]))
+        assert rec[key] == pytest.approx(ref.lssvm_heldout_mse(K, y, np.exp(th[-1]), folds),
+                                         rel=1e-8)
+    assert kept == (rec["optimum"] <= rec["start"]) and rec["se_difference"] > 0
+
+
+def test_second_opinion_keeps_the_isotropic_kernel_when_it_predicts_worse(monkeypatch):
+    import kernelselect.selection._ard_select as sel
+
+    X, y = _relevant_two(n=60, d=3, seed=1)
+    iso = kernelselect.select_kernel(X, y, random_state=0)
+
+    def overfitted(problem, gamma0, alpha0):       # a useless per-feature kernel
+        theta = np.r_[np.log([1e-6, 1e-6, 50.0]), np.log(1e-6)]
+        return theta, {"gamma": np.exp(theta[:3]).tolist(), "alpha": 1e-6}
+
+    monkeypatch.setattr(sel, "_evidence_optimum", overfitted)
+    res = select_ard(X, y, isotropic=iso, random_state=0)
+    info = res.details["ard"]
+    assert info["guard"]["rule"] == "kfold" and not info["kept"]
+    assert info["guard"]["optimum"] > info["guard"]["start"]
+    np.testing.assert_array_equal(res.best_gamma, np.full(3, iso.best_gamma))
+    assert res.best_alpha == iso.best_alpha
+
+
+def test_nested_guard_averages_the_fold_optima():
+    X, y = _relevant_two()
+    iso = kernelselect.select_kernel(X, y, random_state=0)
+    res = select_ard(X, y, isotropic=iso, objective="kfold", guard="nested", random_state=0)
+    info = res.details["ard"]
     # the fold searches lowered the criterion from the isotropic start, their held-out
     # estimate agrees, and the choice is the mean of their optima in log space
     assert info["optimum"]["value"] < info["start"]["value"]
@@ -45,6 +104,10 @@ def test_ard_finds_the_relevant_features(regression_result):
     th = np.mean(info["guard"]["fold_thetas"], axis=0)
     np.testing.assert_allclose(np.log(res.best_gamma), th[:-1])
     assert res.best_alpha == pytest.approx(np.exp(th[-1]) * 120 / 96)
+    with pytest.raises(ValueError, match="objective='evidence'"):
+        select_ard(X, y, isotropic=iso, objective="evidence", guard="nested")
+    with pytest.raises(ValueError, match="exact kernel matrix"):
+        select_ard(X, y, isotropic=iso, objective="evidence", engine="nystrom")
 
 
 def test_ard_result_summarises_and_plots(regression_result):
@@ -87,7 +150,7 @@ def test_guard_keeps_the_isotropic_kernel_when_ard_loses(monkeypatch):
                 "seconds": 0.0, "fold_thetas": [[0.0] * 4] * folds}
 
     monkeypatch.setattr(sel, "nested_check", losing)
-    kept = select_ard(X, y, isotropic=iso, guard="nested", random_state=0)
+    kept = select_ard(X, y, isotropic=iso, objective="kfold", guard="nested", random_state=0)
     assert not kept.details["ard"]["kept"]
     np.testing.assert_array_equal(kept.best_gamma, np.full(3, iso.best_gamma))
     assert kept.best_alpha == iso.best_alpha

@@ -32,6 +32,14 @@ dM_ii = −(M dK_α M)_ii, and
 
 one n × n × d GEMM (H x̃), never an n × n × d tensor (:func:`distance_contraction`).
 
+The Gaussian-process evidence
+-----------------------------
+The second objective, :func:`evidence_exact`, is the negative log marginal likelihood
+of the Gaussian-process model of the targets with the signal scale profiled out
+(Rasmussen & Williams 2006, ch. 5): n log(yᵀK_α⁻¹y) + log det K_α up to constants,
+with the gradient tr(G dK_α), G = ½[K_α⁻¹/n − ββᵀ/q] (β = K_α⁻¹y, q = yᵀβ), from the
+same Cholesky factor and the same contraction H = G ∘ K.
+
 Nyström stand-in with fixed landmarks Z
 ---------------------------------------
 K̃ = C F Cᵀ, C = K(X, Z) (n × m), W = K(Z, Z) = UΣUᵀ, F = W_k⁺ = Σ_{i kept} u_i u_iᵀ/σ_i
@@ -49,7 +57,7 @@ for i kept and j dropped, 0 for both dropped. This is the exact derivative of th
 stand-in the library builds (the same floor, the same kept set) wherever the kept set
 does not change. Ĝ C F = (ĜΨ)(T P)ᵀ with T = U_kΣ_k^{−1/2}, and ĜΨ takes O(nk²), so a
 gradient costs O(nm² + nmd): both contractions are GEMMs (:func:`distance_contraction`).
-The Nyström form is evaluated in passes over row blocks (:mod:`kernelselect._ard_stream`).
+The Nyström form is evaluated in passes over row blocks (:mod:`kernelselect.selection._ard_stream`).
 """
 
 from __future__ import annotations
@@ -64,7 +72,8 @@ from .. import _kernels
 from ..utils._resources import check_allocation
 from ..utils._threads import blas_for_flops, block_workers, check_workers, one_blas_thread
 
-__all__ = ["LooState", "loo_residuals", "press_exact", "press_kfold_exact", "nystrom_factor",
+__all__ = ["LooState", "loo_residuals", "press_exact", "press_kfold_exact", "evidence_exact",
+           "nystrom_factor",
            "loo_path_nystrom", "distance_contraction", "gaussian_block", "EvaluationError"]
 
 
@@ -264,20 +273,84 @@ def press_kfold_exact(Xs: np.ndarray, Y: np.ndarray, alpha: float, fold_of: np.n
     return value, gradient
 
 
+def evidence_exact(Xs: np.ndarray, Y: np.ndarray, alpha: float, grad: bool = True,
+                   workers: int | None = None) -> tuple[float, np.ndarray | None]:
+    """Negative log evidence per point of the Gaussian-process model of the targets,
+    the signal scale profiled out, on the exact kernel matrix of the scaled features
+    ``Xs`` = X·diag(√γ), and its gradient in (log γ, log α).
+
+    Each centred target column y_c is modelled as N(0, σ²K_α), K_α = K + αI (α the
+    noise-to-signal ratio, the ridge of the machines). Maximising over σ² gives
+    σ̂² = q_c/n, q_c = y_cᵀK_α⁻¹y_c, and the negative log evidence per point
+    (Rasmussen & Williams 2006, §5.4.1, with σ² profiled out), averaged over the t
+    columns:
+
+        f = ½ [ (1/t) Σ_c log(2π q_c / n) + (1/n) log det K_α + 1 ].
+
+    With β_c = K_α⁻¹y_c, dq_c = −β_cᵀ dK_α β_c and d log det K_α = tr(K_α⁻¹dK_α), so
+
+        df = tr(G dK_α),   G = ½ [ K_α⁻¹/n − (1/t) Σ_c β_cβ_cᵀ / q_c ],
+
+    ∂f/∂log α = α tr G and ∂f/∂log γ_k = −Σ_ij G_ij K_ij (x̃_ik − x̃_jk)², one GEMM
+    (:func:`distance_contraction`). Cost: the kernel matrix, one Cholesky factorisation
+    and inverse of K_α (n³ flops), and 2n²d for the contraction. Raises
+    :class:`EvaluationError` when K_α is not numerically positive definite or a target
+    column is constant.
+    """
+    n, d = Xs.shape
+    _check_exact_memory(n)
+    Yc = Y - Y.mean(axis=0)
+    t = Yc.shape[1]
+    K = gaussian_block(Xs, Xs, workers)
+    with blas_for_flops(float(n) ** 3):
+        L = _ridge_cholesky(K, alpha)
+        logdet = 2.0 * float(np.sum(np.log(np.diag(L))))
+        beta = scipy.linalg.cho_solve((L, True), Yc, check_finite=False)
+        q = np.einsum("ic,ic->c", Yc, beta)
+        if not np.all(q > 0):
+            raise EvaluationError("a target column is constant (yᵀK_α⁻¹y = 0)")
+        value = 0.5 * (float(np.mean(np.log(2.0 * np.pi * q / n))) + logdet / n + 1.0)
+        if not np.isfinite(value):
+            raise EvaluationError("the log evidence is not finite")
+        if not grad:
+            return value, None
+        G = _cholesky_inverse(L)
+        G *= 0.5 / n
+        Bq = beta / np.sqrt(2.0 * t * q)[None, :]
+        G -= Bq @ Bq.T
+        trace = float(np.trace(G))
+        G *= K
+        c = distance_contraction(G, Xs, Xs, symmetric=True)
+    gradient = np.empty(d + 1)
+    gradient[:d] = -c
+    gradient[d] = alpha * trace
+    return value, gradient
+
+
+def _ridge_cholesky(K: np.ndarray, alpha: float) -> np.ndarray:
+    """The lower Cholesky factor of K + αI (K untouched)."""
+    A = K.copy()
+    A.flat[:: K.shape[0] + 1] += alpha
+    L, info = scipy.linalg.lapack.dpotrf(A, lower=1, overwrite_a=1)
+    if info != 0:
+        raise EvaluationError(f"K + αI is not numerically positive definite (α={alpha:g})")
+    return L
+
+
+def _cholesky_inverse(L: np.ndarray) -> np.ndarray:
+    """(LLᵀ)⁻¹, both triangles, from the lower factor L (overwritten)."""
+    Ainv, info = scipy.linalg.lapack.dpotri(L, lower=1, overwrite_c=1)
+    if info != 0:
+        raise EvaluationError("the inverse of K + αI failed")
+    M = np.tril(Ainv)
+    M += np.tril(Ainv, -1).T
+    return M
+
+
 def _scaled_inverse(K: np.ndarray, alpha: float) -> np.ndarray:
     """αK_α⁻¹ (eigenvalues α/(λ + α) ∈ (0, 1]) from one Cholesky factorisation."""
-    n = K.shape[0]
-    A = K.copy()
-    A.flat[:: n + 1] += alpha
-    with blas_for_flops(float(n) ** 3):
-        L, info = scipy.linalg.lapack.dpotrf(A, lower=1, overwrite_a=1)
-        if info != 0:
-            raise EvaluationError(f"K + αI is not numerically positive definite (α={alpha:g})")
-        Ainv, info = scipy.linalg.lapack.dpotri(L, lower=1, overwrite_c=1)
-        if info != 0:
-            raise EvaluationError("the inverse of K + αI failed")
-    M0 = np.tril(Ainv)
-    M0 += np.tril(Ainv, -1).T
+    with blas_for_flops(float(K.shape[0]) ** 3):
+        M0 = _cholesky_inverse(_ridge_cholesky(K, alpha))
     M0 *= alpha
     return M0
 

@@ -4,8 +4,8 @@ error in (log γ₁, …, log γ_d, log α), and the nested check that guards it
 The problem (:class:`ArdProblem`) fixes the data, the targets and the stand-in — the
 exact kernel matrix or a Nyström stand-in with fixed landmarks — and the objective,
 the logarithm of the mean squared held-out residual of the LSSVM (k-fold in closed
-form, or leave-one-out; :mod:`kernelselect._ard`). The rules that choose among these
-live in :mod:`kernelselect._ard_select`.
+form, or leave-one-out; :mod:`kernelselect.primitives._ard`). The rules that choose among these
+live in :mod:`kernelselect.selection._ard_select`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ GTOL = 1e-5
 #: (≥ 1 % up to n = 10⁴), and on a Nyström stand-in below the jumps of the criterion
 #: where an eigenvalue of W crosses the floor, which otherwise keep the line search busy
 #: (n = 5000, 200 landmarks: 126 evaluations, 109 of them after the error was within
-#: 2.5 % of the final one)
+#: 2.5 % of the final one). On the negative log evidence per point (no logarithm taken)
+#: the same number is an absolute fall: 1 nat of log evidence at n = 1000
 STALL_FRACTION = 1e-3
 STALL_EVALUATIONS = 10
 #: line-search steps per iteration (scipy's default is 20)
@@ -53,7 +54,8 @@ class ArdProblem:
     """What one ARD search optimises.
 
     X : (n, d) centred features (standardised or not, as the selection decided);
-    Y : (n, t) targets (±1 columns for classes); objective : "kfold" or "loo";
+    Y : (n, t) targets (±1 columns for classes); objective : "kfold", "loo" or
+    "evidence" (the Gaussian-process evidence, :func:`kernelselect.primitives._ard.evidence_exact`);
     folds : (n,) fold of each point (k-fold); landmarks : row indices of the Nyström
     landmarks, or None for the exact kernel matrix."""
 
@@ -85,8 +87,13 @@ class ArdProblem:
     def evaluate(self, theta: np.ndarray, grad: bool = True,
                  out: dict[str, Any] | None = None) -> tuple[float, np.ndarray | None]:
         """(f, ∇f) at θ = (log γ, log α): the mean squared held-out residual (not its
-        logarithm). Raises :class:`kernelselect._ard.EvaluationError`."""
+        logarithm), or the negative log evidence per point (``objective="evidence"``,
+        exact matrix only). Raises :class:`kernelselect.primitives._ard.EvaluationError`."""
         gamma, alpha = np.exp(theta[:-1]), float(np.exp(theta[-1]))
+        if self.objective == "evidence" and (self.landmarks is not None
+                                             or self.rows is not None):
+            raise ValueError("objective='evidence' runs on the exact kernel matrix only "
+                             "(engine='exact'); use objective='loo' on a Nyström stand-in.")
         if self.landmarks is not None or self.rows is not None:
             rows = self.rows if self.rows is not None else ArrayRows(self.X, self.Y,
                                                                      threads=self.workers)
@@ -95,6 +102,8 @@ class ArdProblem:
                                       n_classes=self.n_classes, eigen_floor=self.eigen_floor,
                                       grad=grad, out=out)
         Xs = self.X * np.sqrt(gamma)
+        if self.objective == "evidence":
+            return _ard.evidence_exact(Xs, self.Y, alpha, grad=grad, workers=self.workers)
         if self.objective == "kfold":
             assert self.folds is not None
             return _ard.press_kfold_exact(Xs, self.Y, alpha, self.folds, grad=grad,
@@ -166,44 +175,66 @@ def bounds(problem: ArdProblem, gamma0: float) -> list[tuple[float, float]]:
     return [(lo_g, hi_g)] * problem.d + [(float(lo_a), float(hi_a))]
 
 
-def optimise(problem: ArdProblem, gamma0: float, alpha0: float,
-             max_iter: int = MAX_ITER, max_evaluations: int = MAX_EVALUATIONS) -> Optimum:
-    """L-BFGS-B on log f(log γ, log α) from the isotropic point (γ₀·1, α₀).
+def optimise(problem: ArdProblem, gamma0: float | np.ndarray, alpha0: float,
+             max_iter: int = MAX_ITER, max_evaluations: int = MAX_EVALUATIONS,
+             shared: bool = False) -> Optimum:
+    """L-BFGS-B on log f(log γ, log α) (a held-out error) or on f (the negative log
+    evidence) from the point (γ₀, α₀), γ₀ a scalar (γ₀·1) or a vector.
 
-    An evaluation where the criterion is undefined (K + αI numerically singular)
-    counts as a large value with zero gradient, so that the line search backs off;
-    the best point evaluated is returned (it is the last accepted iterate unless the
-    search ended on such a failure)."""
+    ``shared``: one γ for every feature (the search over (log γ, log α) of the
+    isotropic kernel, the gradient in log γ the sum of the per-feature ones). The box
+    of :func:`bounds` is centred on γ₀ (its geometric mean for a vector γ₀). An
+    evaluation where the criterion is undefined
+    (K + αI numerically singular) counts as a large value with zero gradient, so that
+    the line search backs off; the best point evaluated is returned (it is the last
+    accepted iterate unless the search ended on such a failure)."""
     # scipy.optimize (~20 MB resident) is imported by the searches that use it, not by
     # every import of select_kernel
     import scipy.optimize
 
     t0 = time.perf_counter()
     d = problem.d
-    theta0 = np.r_[np.full(d, np.log(gamma0)), np.log(alpha0)]
-    box = bounds(problem, gamma0)
+    log_g0 = np.broadcast_to(np.log(np.asarray(gamma0, dtype=np.float64)), (d,))
+    full_box = bounds(problem, float(np.exp(log_g0.mean())))
+    if shared:
+        box = [full_box[0], full_box[-1]]
+        theta0 = np.r_[log_g0.mean(), np.log(alpha0)]
+    else:
+        box = full_box
+        theta0 = np.r_[log_g0, np.log(alpha0)]
     theta0 = np.clip(theta0, [b[0] for b in box], [b[1] for b in box])
+    logs = problem.objective != "evidence"          # held-out errors on the log scale
     best: dict[str, Any] = {"value": np.inf, "theta": theta0, "mark": np.inf, "since": 0}
     count = [0]
+
+    def expand(theta: np.ndarray) -> np.ndarray:
+        return np.r_[np.full(d, theta[0]), theta[1]] if shared else theta
 
     def fun(theta: np.ndarray) -> tuple[float, np.ndarray]:
         count[0] += 1
         best["since"] += 1
         try:
-            value, grad = problem.evaluate(theta)
+            value, grad = problem.evaluate(expand(theta))
         except _ard.EvaluationError:
-            return 1e300, np.zeros(d + 1)
+            return 1e300, np.zeros(theta.size)
         assert grad is not None
-        if value <= 0.0:                       # a perfect held-out fit: nothing to improve
-            return -745.0, np.zeros(d + 1)
+        if shared:
+            grad = np.r_[grad[:d].sum(), grad[d]]
+        if logs and value <= 0.0:              # a perfect held-out fit: nothing to improve
+            return -745.0, np.zeros(theta.size)
         if value < best["value"]:
             best.update(value=value, theta=theta.copy())
-        if value < (1.0 - STALL_FRACTION) * best["mark"]:
+        stalled = (value >= (1.0 - STALL_FRACTION) * best["mark"] if logs
+                   else value >= best["mark"] - STALL_FRACTION)
+        if not stalled:
             best.update(mark=value, since=0)
-        return float(np.log(value)), grad / value
+        if logs:
+            return float(np.log(value)), grad / value
+        return float(value), grad
 
     start = fun(theta0)[0]
-    start_value = float(np.exp(start)) if start < 1e299 else np.inf
+    start_value = (np.inf if start >= 1e299 else float(np.exp(start)) if logs
+                   else float(start))
     path: list[np.ndarray] = []
 
     def callback(intermediate_result: Any) -> None:
@@ -216,10 +247,10 @@ def optimise(problem: ArdProblem, gamma0: float, alpha0: float,
             fun, theta0, jac=True, method="L-BFGS-B", bounds=box, callback=callback,
             options={"maxiter": max_iter, "maxfun": max_evaluations, "ftol": FTOL,
                      "gtol": GTOL, "maxls": MAX_LINE_SEARCH})
-    theta = best["theta"]
+    theta = expand(best["theta"])
     message = str(res.message) if res.status != 99 else (
-        f"STALLED: the error fell by less than {STALL_FRACTION:g} of itself in the last "
-        f"{STALL_EVALUATIONS} evaluations")
+        f"STALLED: the criterion fell by less than {STALL_FRACTION:g} "
+        f"{'of itself ' if logs else ''}in the last {STALL_EVALUATIONS} evaluations")
     return Optimum(np.exp(theta[:d]), float(np.exp(theta[d])), float(best["value"]),
                    start_value, len(path), count[0], time.perf_counter() - t0, message, path)
 

@@ -3,7 +3,7 @@ passes over row blocks: no n × m array is held, and the same pass functions run
 in memory (:class:`~kernelselect.operators._row_passes.ArrayRows`, blocks on Python
 threads) or per chunk of a Dask array (:class:`kernelselect._dask.DaskRows`).
 
-The formulas are those of :mod:`kernelselect._ard` (module docstring). Everything
+The formulas are those of :mod:`kernelselect.primitives._ard` (module docstring). Everything
 per row follows from the row's landmark features C_b = K(X̃_b, Z̃), Ψ_b = C_b·TP and
 a few k × k statistics of the passes before:
 
