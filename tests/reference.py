@@ -657,3 +657,15 @@ def lssvm_heldout_mse(A, Y, alpha, fold_of=None):
             a, b = lssvm_solve(A[np.ix_(keep, keep)], Y[keep, c], alpha)
             E[test, c] = Y[test, c] - (A[np.ix_(test, keep)] @ a + b)
     return float(np.mean(E ** 2))
+
+
+def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian"):
+    """Mean squared leave-one-out residual of :func:`nystrom_ridge` per output, by
+    refitting without each row in turn (the centres Z and the jitter fixed)."""
+    Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
+    E = np.empty_like(Y)
+    for i in range(len(X)):
+        keep = np.arange(len(X)) != i
+        f = nystrom_ridge(X[keep], Y[keep], Z, gamma, alpha, bias, jitter, kernel)
+        E[i] = Y[i] - f(X[i:i + 1])[0]
+    return np.mean(E ** 2, axis=0)

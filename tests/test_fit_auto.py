@@ -183,3 +183,30 @@ def test_pilot_effective_dimension_against_the_dense_spectrum():
     big, _ = data(10, n=3000)                 # m₀ = 2⌈√n·ln n⌉ < n rows, scaled by n/m₀
     estimate = pilot_effective_dimension(big, 0.7, 1.0, "gaussian", random_state=0)
     assert 0 < estimate < 2 * np.ceil(np.sqrt(3000) * np.log(3000))
+
+
+def test_selection_refit_alpha_by_the_final_models_leave_one_out(small_exact_limit):
+    """Beyond the exact limit the refit solves the Nyström machine for the selection's
+    candidate α and keeps the one whose leave-one-out error on the final model is
+    smallest; the error reported is that of the model returned, checked by refitting it
+    without each row."""
+    from reference import nystrom_ridge_loo
+
+    X, Y = data(6, n=400)
+    sel = KernelSelectionCV(random_state=0).fit(X, Y[:, 0])
+    scaler, machine = sel.best_estimator_
+    refit = sel.selection_.details["refit"]
+    loo = refit["loo"]
+    assert refit["alpha_rule"] == "leave-one-out" and refit["n_iter"] is None
+    np.testing.assert_array_equal(
+        loo["alphas"], np.unique(np.r_[sel.selection_.alphas, sel.best_params_["alpha"]]))
+    k = int(np.argmin(loo["mse"][:, 0]))
+    assert refit["alpha"] == machine.alpha_ == loo["alphas"][k]
+    assert machine.alpha == sel.best_params_["alpha"]          # the selection's choice kept
+    np.testing.assert_array_equal(refit["loo_mse"], loo["mse"][k])
+    Z = scaler.transform(X)
+    y = Y[:, 0] - Y[:, 0].mean()                              # fit_intercept="mean"
+    dense = nystrom_ridge_loo(Z, y, Z[machine.support_], machine.gamma_, machine.alpha_,
+                              bias=False, jitter=machine.model_.details["jitter"])
+    np.testing.assert_allclose(refit["loo_mse"], dense, rtol=1e-6)
+    assert sel.score(X, Y[:, 0]) > 0.8
