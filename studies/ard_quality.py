@@ -130,8 +130,8 @@ def run_ard(name, task, data, split, args):
     ``select_kernel(X, y, kernel="ard")`` does, in its two steps so that each is timed
     and every guard candidate is scored on the same search)."""
     import kernelselect
-    from kernelselect import _ard_search
-    from kernelselect._ard_select import select_ard
+    from kernelselect.selection import _ard_search
+    from kernelselect.selection._ard_select import select_ard
 
     Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
                                                            args.test_cap)
@@ -199,7 +199,8 @@ def profile_optimise(problem, gamma0, alpha0):
     gradient in log γ at that α (the envelope theorem)."""
     import scipy.optimize
 
-    from kernelselect import _ard, _ard_search
+    from kernelselect.primitives import _ard
+    from kernelselect.selection import _ard_search
     from kernelselect.criteria import evaluate_criterion, get_criterion
     from kernelselect.operators.dense import Exact
 
@@ -262,7 +263,7 @@ def run_alpha(name, task, data, split, args):
     """Joint (log γ, log α) search against the inner α path, same start, same stand-in
     (exact up to n = 1000; a 200-landmark Nyström stand-in too), unguarded."""
     import kernelselect
-    from kernelselect import _ard_search
+    from kernelselect.selection import _ard_search
 
     Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
                                                            args.test_cap)

@@ -116,7 +116,7 @@ def run_speed(n=2000, seed=0):
     from sklearn.kernel_ridge import KernelRidge
     from sklearn.model_selection import GridSearchCV
 
-    from kernelselect._cv import CV_ALPHAS, CV_GAMMAS, make_folds
+    from kernelselect.models._cv import CV_ALPHAS, CV_GAMMAS, make_folds
 
     out = {"n": n}
     # classification: ringnorm subset, LSSVM, exact vs approximate CV
@@ -182,7 +182,7 @@ def run_speed(n=2000, seed=0):
 PREDICT_CHILD = r"""
 import json, resource, sys, time, tracemalloc
 import numpy as np
-from kernelselect._solvers import cross_kernel_matvec
+from kernelselect.models._solvers import cross_kernel_matvec
 rng = np.random.default_rng(0)
 n_test, n_train, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 Xte = rng.standard_normal((n_test, d)); Xtr = rng.standard_normal((n_train, d))

@@ -82,7 +82,7 @@ def floors(X, m, gamma):
     import scipy.linalg
     from scipy.linalg.blas import dsyrk
     from kernelselect.lowlevel import kernel_block
-    from kernelselect._threads import one_blas_thread
+    from kernelselect.utils._threads import one_blas_thread
 
     Z = X[np.random.default_rng(1).choice(X.shape[0], size=m, replace=False)]
     with one_blas_thread():

@@ -146,7 +146,7 @@ def child_dask(spec):
     import distributed
 
     import kernelselect
-    from kernelselect._dask import from_file
+    from kernelselect.utils._dask import from_file
 
     cluster = distributed.LocalCluster(n_workers=spec["workers"], threads_per_worker=1,
                                        processes=True, dashboard_address=":0",

@@ -8,7 +8,7 @@ interleaved, repeat after repeat, so that a change of machine load hits them ali
 
 Settings:
   one         OMP_NUM_THREADS=1, OPENBLAS_NUM_THREADS=1 (one thread everywhere)
-  default     nothing set: the library's policy (kernelselect._threads)
+  default     nothing set: the library's policy (kernelselect.utils._threads)
   passive     the default with OMP_WAIT_POLICY=PASSIVE (OpenMP threads sleep at once
               instead of spinning while they wait)
   all_cores   workers=-1: every core for OpenMP and BLAS whatever the size or load

@@ -140,7 +140,7 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 
 def main(name: str) -> None:
     warnings.simplefilter("ignore")
-    from kernelselect import _resources
+    from kernelselect.utils import _resources
     call = CASES[name]()
     base = _status("VmRSS") if _reset_peak() else None
     base = _peak() if base is None else base

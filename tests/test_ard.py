@@ -9,8 +9,10 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
-from kernelselect import _ard, _ard_stream, kernels, lowlevel
-from kernelselect._solvers import cross_kernel_matvec
+from kernelselect.primitives import _ard
+from kernelselect.selection import _ard_stream
+from kernelselect import kernels, lowlevel
+from kernelselect.models._solvers import cross_kernel_matvec
 from kernelselect.criteria import evaluate_criterion, get_criterion
 from kernelselect.criteria.kfold import fold_labels
 from kernelselect.operators.dense import Exact

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 import kernelselect
-from kernelselect import _ard_search, cli
-from kernelselect._ard_select import ArdSelectionResult, select_ard
+from kernelselect.selection import _ard_search
+from kernelselect import cli
+from kernelselect.selection._ard_select import ArdSelectionResult, select_ard
 from kernelselect.models import KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier
 
 
@@ -74,7 +75,7 @@ def test_ard_is_reproducible_and_follows_the_isotropic_start():
 
 
 def test_guard_keeps_the_isotropic_kernel_when_ard_loses(monkeypatch):
-    import kernelselect._ard_select as sel
+    import kernelselect.selection._ard_select as sel
 
     X, y = _relevant_two(n=60, d=3, seed=1)
     iso = kernelselect.select_kernel(X, y, random_state=0)
@@ -152,7 +153,7 @@ def test_ard_on_dask_input_streams_the_nystrom_passes():
 @pytest.mark.parametrize("classes", [0, 2, 3])
 def test_dask_passes_equal_the_passes_in_memory(classes):
     da = pytest.importorskip("dask.array")
-    from kernelselect import _dask
+    from kernelselect.utils import _dask
     from kernelselect.operators._row_passes import ArrayRows
 
     X, y = _relevant_two(n=200, d=3, seed=10)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import kernelselect
 from kernelselect import Nystroem, ProportionalNystroem, cross_validate_grid
-from kernelselect._cv import make_folds
+from kernelselect.models._cv import make_folds
 
 from reference import kernel_matrix, krr_mean_solve, krr_solve, lssvm_solve
 
@@ -193,7 +193,7 @@ def test_bad_targets():
 
 
 def test_cached_distance_predictions_equal_streaming():
-    from kernelselect._cv import _distance_predict, _held_out_distances
+    from kernelselect.models._cv import _distance_predict, _held_out_distances
 
     rng = np.random.default_rng(9)
     A, B = rng.standard_normal((130, 4)), rng.standard_normal((70, 4))
@@ -213,7 +213,7 @@ def test_cached_distance_predictions_equal_streaming():
     ("kernelselect.models", "paper004_grid", "nystrom_cv_setting"),
     ("kernelselect.models", "PAPER_004_GAMMAS", "CV_GAMMAS"),
     ("kernelselect.models", "PAPER_004_ALPHAS", "CV_ALPHAS"),
-    ("kernelselect._cv", "PAPER_004_GAMMAS", "CV_GAMMAS"),
+    ("kernelselect.models._cv", "PAPER_004_GAMMAS", "CV_GAMMAS"),
 ])
 def test_former_names_warn_and_give_the_new_object(where, old, new):
     import importlib

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 import kernelselect
 from kernelselect import GridEdgeWarning, KernelSelectionCV, cli, datasets, select_kernel
-from kernelselect import _policy, _search
-from kernelselect._policy import alpha_path
-from kernelselect._targets import detect_task, prepare_targets
+from kernelselect.selection import _policy, _search
+from kernelselect.selection._policy import alpha_path
+from kernelselect.utils._targets import detect_task, prepare_targets
 from kernelselect.criteria import evaluate_criterion
 from kernelselect.operators.dense import ExactState
 from kernelselect.operators import get_approximation

@@ -476,11 +476,11 @@ def test_transformer_without_scikit_learn_raises_import_error(monkeypatch):
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "sklearn", None)
     # the package's one scikit-learn import, loaded afresh without scikit-learn …
-    guard_path = Path(kernelselect.__file__).with_name("_sklearn.py")
-    spec = importlib.util.spec_from_file_location("kernelselect._sklearn", guard_path)
+    guard_path = Path(kernelselect.__file__).parent / "utils" / "_sklearn.py"
+    spec = importlib.util.spec_from_file_location("kernelselect.utils._sklearn", guard_path)
     guard = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(guard)
-    monkeypatch.setitem(sys.modules, "kernelselect._sklearn", guard)
+    monkeypatch.setitem(sys.modules, "kernelselect.utils._sklearn", guard)
     # … and the transformers built on it
     path = Path(kernelselect.di.__file__).with_name("transformers.py")
     spec = importlib.util.spec_from_file_location("kernelselect.di._transformers_nosk", path)

@@ -14,8 +14,10 @@ dask = pytest.importorskip("dask")
 da = pytest.importorskip("dask.array")
 
 import kernelselect  # noqa: E402
-from kernelselect import _dask, _policy, cli  # noqa: E402
-from kernelselect._targets import prepare_targets, rescale_target  # noqa: E402
+from kernelselect.utils import _dask  # noqa: E402
+from kernelselect.selection import _policy  # noqa: E402
+from kernelselect import cli  # noqa: E402
+from kernelselect.utils._targets import prepare_targets, rescale_target  # noqa: E402
 from kernelselect.selection import standardize_columns  # noqa: E402
 
 

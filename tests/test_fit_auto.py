@@ -7,8 +7,8 @@ import pytest
 import kernelselect
 from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,
                           NystroemPCG, fit_krr, fit_lssvm)
-from kernelselect import _fit_policy, _nystrom_machine
-from kernelselect._fit_policy import auto_centres, describe_fit, machine_approximation
+from kernelselect.models import _fit_policy, _nystrom_machine
+from kernelselect.models._fit_policy import auto_centres, describe_fit, machine_approximation
 from kernelselect.operators.dense import Exact
 
 from reference import nystrom_ridge
@@ -51,7 +51,7 @@ def test_auto_centres_rule():
     with kernelselect.config_context(max_bytes=200 * 2**20):
         capped = auto_centres(n, d_eff=4000.0, d=10)
     assert 1 <= capped < 8000
-    from kernelselect._nystrom_pcg import nystrom_pcg_bytes
+    from kernelselect.models._nystrom_pcg import nystrom_pcg_bytes
     assert nystrom_pcg_bytes(n, capped, 10, 1, 1) <= 200 * 2**20
 
 
@@ -167,7 +167,7 @@ def test_refit_memory_refused_before_the_selection():
 
 
 def test_pilot_effective_dimension_against_the_dense_spectrum():
-    from kernelselect._fit_policy import pilot_effective_dimension
+    from kernelselect.models._fit_policy import pilot_effective_dimension
 
     from reference import kernel_matrix
 

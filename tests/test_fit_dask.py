@@ -9,7 +9,7 @@ import dask  # noqa: E402
 
 from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,  # noqa: E402
                           NystroemPCG, fit_krr)
-from kernelselect import _fit_policy  # noqa: E402
+from kernelselect.models import _fit_policy  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -141,9 +141,9 @@ def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     more is refused with the largest m that fits, and the selection's refit says when
     the cap, not the rule, set m."""
     import kernelselect
-    from kernelselect import _nystrom_machine
-    from kernelselect._fit_policy import auto_centres
-    from kernelselect._nystrom_pcg import (largest_dask_centres, nystrom_pcg_client_bytes,
+    from kernelselect.models import _nystrom_machine
+    from kernelselect.models._fit_policy import auto_centres
+    from kernelselect.models._nystrom_pcg import (largest_dask_centres, nystrom_pcg_client_bytes,
                                            nystrom_pcg_task_bytes)
 
     X, Y = data(3, n=700)

@@ -6,10 +6,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kernelselect import datasets, di
-from kernelselect._cv import machine_targets, make_folds
-from kernelselect._labels import (check_labels, codes_for, column_codes, decide, encode_as,
+from kernelselect.models._cv import machine_targets, make_folds
+from kernelselect.utils._labels import (check_labels, codes_for, column_codes, decide, encode_as,
                                   encode_labels, one_vs_rest)
-from kernelselect._targets import prepare_targets
+from kernelselect.utils._targets import prepare_targets
 from kernelselect.criteria import encode_binary
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import kernelselect
 from kernelselect import lowlevel
-from kernelselect._threads import check_workers, max_workers
+from kernelselect.utils._threads import check_workers, max_workers
 
 
 def run_python(code, env=None):
@@ -32,7 +32,7 @@ def test_huge_worker_counts_raise_instead_of_crashing():
     code, out = run_python("""
         import numpy as np
         from kernelselect import lowlevel
-        from kernelselect._threads import check_workers, max_workers
+        from kernelselect.utils._threads import check_workers, max_workers
         for workers in (100000, 1000):
             try:
                 lowlevel.kernel_block(np.ones((5, 2)), np.ones((5, 2)), 0.5, workers=workers)

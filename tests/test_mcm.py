@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kernelselect._grid import _principal_directions, choose_grid, fit_spacing, grid_index_differences, grid_order
+from kernelselect.primitives._grid import (_principal_directions, choose_grid, fit_spacing,
+                                           grid_index_differences, grid_order)
 from kernelselect.operators.mcm import MCM
 
 

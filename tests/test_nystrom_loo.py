@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from kernelselect import KernelRidgeRegressor, NystroemPCG, fit_krr
-from kernelselect import _nystrom_loo
-from kernelselect._nystrom_loo import fit_nystrom_loo, loo_bytes, loo_flops
-from kernelselect._nystrom_pcg import choose_centres, fit_nystrom_pcg
+from kernelselect.models import _nystrom_loo
+from kernelselect.models._nystrom_loo import fit_nystrom_loo, loo_bytes, loo_flops
+from kernelselect.models._nystrom_pcg import choose_centres, fit_nystrom_pcg
 
 from reference import nystrom_ridge, nystrom_ridge_loo
 
@@ -101,7 +101,7 @@ def test_dask_gives_the_in_memory_bits():
     da = pytest.importorskip("dask.array")
     import dask
 
-    from kernelselect._nystrom_rows import PART_ROWS
+    from kernelselect.models._nystrom_rows import PART_ROWS
 
     n = 2 * PART_ROWS + 300          # three parts, two chunks of whole parts
     X, Y, rng = data(4, n, 2, 1)

@@ -51,7 +51,7 @@ def test_lowlevel_and_select_kernel_leave_scipy_optimize_unloaded():
                "import kernelselect\n"
                "kernelselect.select_kernel\n"
                "before = 'scipy.optimize' in sys.modules\n"
-               "from kernelselect._grid import fit_spacing\n"
+               "from kernelselect.primitives._grid import fit_spacing\n"
                "import numpy as np\n"
                "fit_spacing(np.arange(8.0).reshape(4, 2), (2, 2), random_state=0)\n"
                "print(before, 'scipy.optimize' in sys.modules)")

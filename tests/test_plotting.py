@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import kernelselect
-from kernelselect import _plotting
+from kernelselect.selection import _plotting
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

@@ -6,7 +6,8 @@ import time
 import numpy as np
 import pytest
 
-from kernelselect import _progress, cli, select_kernel
+from kernelselect.utils import _progress
+from kernelselect import cli, select_kernel
 
 
 class Stream(io.StringIO):

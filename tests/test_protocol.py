@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import kernelselect
-from kernelselect import _kernel_ops
-from kernelselect._kernel_family import Kernel
+from kernelselect.primitives import _kernel_ops
+from kernelselect.utils._kernel_family import Kernel
 from kernelselect.operators import Approximation, get_approximation
 from kernelselect.operators._base import Capabilities
 from kernelselect.operators.dense import DenseOperator, Exact
@@ -104,7 +104,7 @@ def test_kernel_value():
 def test_x_is_conditioned_once_per_data_set_not_per_gamma(monkeypatch, approximation,
                                                           criterion):
     """A selection over 3 or 9 γ conditions X (the check, translation and copy of
-    kernelselect._kernel_ops.Points) the same number of times, and never through the
+    kernelselect.primitives._kernel_ops.Points) the same number of times, and never through the
     public wrappers' per-call conditioning."""
     X, y = _data(60)
     made = []

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import kernelselect
-from kernelselect import _policy, select_kernel
+from kernelselect.selection import _policy
+from kernelselect import select_kernel
 from kernelselect.kernels import median_heuristic_gamma
 from kernelselect.operators import Approximation, get_approximation
 from kernelselect.selection import default_gammas
@@ -307,7 +308,7 @@ def test_reports_carry_the_loss():
     assert "eloo (squared loss)" in text and "eloo_error_rate " in text
     frame = res.to_frame()
     assert frame.attrs["criterion_params"]["eloo"]["loss"] == "squared"
-    from kernelselect._plotting import criterion_label
+    from kernelselect.selection._plotting import criterion_label
 
     assert criterion_label(res, "eloo") == "eloo, squared loss"
     assert criterion_label(res, "eloo_error_rate") == "eloo_error_rate"

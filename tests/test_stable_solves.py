@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import kernelselect
 from kernelselect import di
-from kernelselect._cv import cross_validate_grid
-from kernelselect._solvers import fit_kernel_machine
+from kernelselect.models._cv import cross_validate_grid
+from kernelselect.models._solvers import fit_kernel_machine
 from kernelselect.criteria import CRITERIA
 from kernelselect.criteria._base import evaluate
 from kernelselect.criteria.discriminant import operator_di

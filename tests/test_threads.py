@@ -1,10 +1,11 @@
-"""The one thread policy (kernelselect._threads) that every kernel, FFT and BLAS call uses."""
+"""The one thread policy (kernelselect.utils._threads) that every kernel, FFT and BLAS call uses."""
 
 import pytest
 from threadpoolctl import threadpool_info
 
-from kernelselect import _threads, fft
-from kernelselect._threads import check_workers
+from kernelselect.utils import _threads
+from kernelselect import fft
+from kernelselect.utils._threads import check_workers
 
 
 def _blas_threads():
@@ -61,13 +62,13 @@ def test_streamed_passes_leave_cores_kept_busy_by_others(monkeypatch):
     from kernelselect.operators import streaming_lowrank as sl
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 4)
+    monkeypatch.setattr("kernelselect.utils._threads.check_workers", lambda w: 4)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     for load, want in [(0.0, 4), (1.9, 4), (2.0, 3), (3.5, 2), (7.0, 1), (40.0, 1)]:
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert sl.default_threads() == want, load
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
-    monkeypatch.setattr("kernelselect._threads.check_workers", lambda w: 3)
+    monkeypatch.setattr("kernelselect.utils._threads.check_workers", lambda w: 3)
     assert sl.default_threads() == 3                       # the user's choice, whatever the load
 
 
@@ -161,7 +162,7 @@ def test_ctrl_c_reaches_the_caller_while_a_factorisation_runs():
     code = textwrap.dedent("""
         import os, signal, threading, time
         import numpy as np
-        from kernelselect import _threads
+        from kernelselect.utils import _threads
         A = np.random.default_rng(0).standard_normal((400, 400)); A = A @ A.T
         started, release = threading.Event(), threading.Event()
         def factor():
@@ -197,7 +198,7 @@ def test_interrupted_passes_end_their_queued_blocks():
 
     from types import SimpleNamespace
 
-    from kernelselect import _dask
+    from kernelselect.utils import _dask
     from kernelselect.operators._row_passes import first_pass
 
     fmap = SimpleNamespace(gammas=np.ones(1), width=2)
@@ -217,7 +218,7 @@ def test_selection_threads_follow_size_and_load(monkeypatch):
     import os
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr("kernelselect._threads.check_workers",
+    monkeypatch.setattr("kernelselect.utils._threads.check_workers",
                         lambda w: 2 if w is None else w)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from kernelselect import _threads
-from kernelselect import _validation as v
+from kernelselect.utils import _threads
+from kernelselect.utils import _validation as v
 
 
 def test_check_matrix_converts_and_copies_layout():

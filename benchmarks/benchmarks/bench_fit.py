@@ -8,18 +8,16 @@ approximation builds.
 
 import numpy as np
 
-from ._common import data, require
+from ._common import data, private, require
 
 EXACT_SOLVERS = ("cholesky", "eigh", "tridiagonal")
 
 
 def fit_machine():
-    """``kernelselect._solvers.fit_kernel_machine``, or None on commits without it."""
-    try:
-        from kernelselect._solvers import fit_kernel_machine as func
-    except ImportError:
-        return None
-    return func
+    """``fit_kernel_machine`` (``kernelselect.models._solvers``, formerly
+    ``kernelselect._solvers``), or None on commits without it."""
+    solvers = private("kernelselect.models._solvers", "kernelselect._solvers")
+    return getattr(solvers, "fit_kernel_machine", None)
 
 
 class FitMachine:

@@ -7,7 +7,7 @@ practical choice. One α unless the parameter says otherwise.
 
 import numpy as np
 
-from ._common import LARGE, data, require
+from ._common import LARGE, data, private, require
 
 N_GAMMAS = 15
 
@@ -102,10 +102,9 @@ class SelectExactWindow:
 
     def setup(self, n, last_level):
         self.func = require(select_kernel())
-        try:
-            from kernelselect import _policy
-        except ImportError:
-            raise NotImplementedError("no _policy module in this version") from None
+        _policy = private("kernelselect.selection._policy", "kernelselect._policy")
+        if _policy is None:
+            raise NotImplementedError("no _policy module in this version")
         if not hasattr(_policy, "LAST_LEVEL"):
             raise NotImplementedError("no LAST_LEVEL rule in this version")
         self.policy = _policy

@@ -449,7 +449,7 @@ cdef Status kernel_sums_into(const floating* X, Py_ssize_t n, Py_ssize_t d,
 
 # ---------------------------------------------------------------------------
 # Python bindings (memoryviews; inputs validated and converted by
-# kernelselect._kernel_ops, shapes checked here before pointers are taken)
+# kernelselect.primitives._kernel_ops, shapes checked here before pointers are taken)
 # ---------------------------------------------------------------------------
 
 def _kernel_block_into(const floating[:, ::1] X, const floating[:, ::1] Z,

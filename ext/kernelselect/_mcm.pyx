@@ -157,7 +157,7 @@ cdef Status song_xu_column_into(const Py_ssize_t* m, const double* h, Py_ssize_t
 def _song_xu_column_into(const Py_ssize_t[::1] m, const double[::1] h, double gamma,
                          int kernel, double[::1] out, int threads):
     """Python binding of song_xu_column_into (see the .pxd); used by
-    kernelselect._columns, which validates the inputs."""
+    kernelselect.primitives._columns, which validates the inputs."""
     cdef Status status
     cdef Py_ssize_t p = m.shape[0], size = 1, s
     require(h.shape[0] == p, "song_xu_column_into", "h", "of m's length p")

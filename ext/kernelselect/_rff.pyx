@@ -82,7 +82,7 @@ def _rff_columns_into(const floating[:, ::1] X, const floating[:, ::1] W,
                       const floating[::1] b, const floating[::1] row_scale, double scale,
                       floating[:, ::1] out, int threads):
     """Python binding of rff_columns_into (see the .pxd); an empty row_scale means 1.
-    Used by kernelselect._columns, which validates the inputs."""
+    Used by kernelselect.primitives._columns, which validates the inputs."""
     cdef Status status
     cdef Py_ssize_t n = X.shape[0], D = W.shape[1]
     require(W.shape[0] == X.shape[1], "rff_columns_into", "W", "of shape (d, D), X's d")

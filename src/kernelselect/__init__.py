@@ -8,21 +8,21 @@ features) and exact criteria computed by streaming over the kernel matrix.
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._config import config_context, get_config, reset_config, set_config
+from .utils._config import config_context, get_config, reset_config, set_config
 from ._version import __version__
 
 if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from . import criteria, datasets, di, fft, kernels, lowlevel, models, operators
     from . import selection
-    from ._show_config import show_config
-    from ._cv import ProportionalNystroem, cross_validate_grid, nystrom_cv_setting
+    from .primitives._show_config import show_config
+    from .models._cv import ProportionalNystroem, cross_validate_grid, nystrom_cv_setting
     from .di.transformers import DINystroem, DIRandomFourierFeatures
-    from ._policy import GridEdgeWarning
+    from .selection._policy import GridEdgeWarning
     from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
     from .models import (KernelRidgeRegressor, KernelSelectionClassifier, KernelSelectionCV,
                          KernelSelectionRegressor, LSSVMClassifier, Standardizer, fit_krr,
                          fit_lssvm)
-    from ._nystrom_machine import NystroemPCG
+    from .models._nystrom_machine import NystroemPCG
     from .operators.dense import Exact
     from .operators.mcm import MCM
     from .operators.nystrom import Nystroem
@@ -36,23 +36,23 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
 # `dir(kernelselect)` and `from kernelselect import *` work as if they were imported.
 # name → the module (relative to this package) that defines it.
 _LAZY = {
-    "show_config": "_show_config",
+    "show_config": "primitives._show_config",
     "select_kernel": "selection",
     "SelectionResult": "selection",
-    "GridEdgeWarning": "_policy",
+    "GridEdgeWarning": "selection._policy",
     "Exact": "operators.dense",
     "Nystroem": "operators.nystrom",
     "RFF": "operators.rff",
-    "NystroemPCG": "_nystrom_machine",
+    "NystroemPCG": "models._nystrom_machine",
     "MCM": "operators.mcm",
     "RandomMCM": "operators.random_mcm",
     "Criterion": "criteria",
     "CRITERIA": "criteria",
     "get_criterion": "criteria",
     "register_criterion": "criteria",
-    "cross_validate_grid": "_cv",
-    "nystrom_cv_setting": "_cv",
-    "ProportionalNystroem": "_cv",
+    "cross_validate_grid": "models._cv",
+    "nystrom_cv_setting": "models._cv",
+    "ProportionalNystroem": "models._cv",
     "KernelRidgeRegressor": "models",
     "KernelSelectionCV": "models",
     "KernelSelectionClassifier": "models",
@@ -127,7 +127,7 @@ if not TYPE_CHECKING:
         if name in _SUBMODULES:
             return importlib.import_module(f".{name}", __name__)
         if name in _RENAMED:
-            from ._warnings import renamed_attribute
+            from .utils._warnings import renamed_attribute
             return renamed_attribute(__name__, name, _RENAMED,
                                      {_RENAMED[name]: __getattr__(_RENAMED[name])})
         raise AttributeError(f"module 'kernelselect' has no attribute {name!r}")

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ._resources import check_allocation
-from ._validation import check_kernel, check_matrix, check_positive_int, check_random_state
+from .utils._resources import check_allocation
+from .utils._validation import check_kernel, check_matrix, check_positive_int, check_random_state
 
 __all__ = [
     "kernel_diagonal",

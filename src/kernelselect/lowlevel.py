@@ -15,9 +15,9 @@ too: ``choose_grid`` (grid shape m and the n′ it uses), ``grid_order``
 ``fit_spacing`` (least-squares fit of the spacing h).
 """
 
-from ._columns import labeled_rff_column, rff_features, song_xu_column
-from ._grid import choose_grid, fit_spacing, grid_order
-from ._kernel_ops import kernel_block, kernel_matvec, kernel_sums
+from .primitives._columns import labeled_rff_column, rff_features, song_xu_column
+from .primitives._grid import choose_grid, fit_spacing, grid_order
+from .primitives._kernel_ops import kernel_block, kernel_matvec, kernel_sums
 
 __all__ = [
     "song_xu_column",

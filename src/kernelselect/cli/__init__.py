@@ -56,7 +56,7 @@ from typing import Any, Sequence
 import kernelselect
 
 from .. import datasets as _datasets
-from .._threads import check_workers
+from ..utils._threads import check_workers
 from ._data import Loaded, _check_options, _load_data, _scheduler
 from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
                       _finite, _jsonable, _policy_lines, _render_plot, _safe, _write_atomic,

@@ -14,10 +14,10 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from .. import _dask
+from ..utils import _dask
 from .. import datasets as _datasets
-from .._resources import format_bytes, max_bytes
-from .._targets import detect_task
+from ..utils._resources import format_bytes, max_bytes
+from ..utils._targets import detect_task
 from ..datasets._base import _check_path
 from ..datasets._npy import _from_matrix
 from ._parsing import CommandError

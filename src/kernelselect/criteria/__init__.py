@@ -60,7 +60,7 @@ the stand-in; they take a target matrix, ``labels="matrix"``) — and
 """
 
 from . import alignment, discriminant, error, kfold, random_mcm, registry, spectral
-from .._labels import one_vs_rest
+from ..utils._labels import one_vs_rest
 from ._base import DIRECTIONS, LABEL_KINDS, Criterion, encode_binary
 from .alignment import FSM_ROUNDING, ckta, fsm, kta, mmd
 from .error import LOO_LOSSES, c1, eloo, eloo_multiclass, gcv, ipe, ree

@@ -11,7 +11,7 @@ from typing import Any, Callable, Mapping, Optional
 import numpy as np
 import numpy.typing as npt
 
-from .._labels import encode_labels, one_vs_rest
+from ..utils._labels import encode_labels, one_vs_rest
 from ..operators._base import KernelOperator, RidgeFunction
 
 DIRECTIONS = ("min", "max")
@@ -38,7 +38,7 @@ class Criterion:
         criterion receives one-vs-rest ±1 columns (n, C) built from the class labels
         (:func:`one_vs_rest`). "matrix": ``select_kernel`` hands the criterion a
         target matrix (n, L): for class labels (binary or multi-class) the class
-        indicator columns scaled to unit norm (:func:`~kernelselect._labels.unit_indicators`),
+        indicator columns scaled to unit norm (:func:`~kernelselect.utils._labels.unit_indicators`),
         for a real target its column(s) — ``select_kernel`` accepts a real y of shape
         (n, L) when every requested criterion takes "matrix"; called directly, the
         criterion receives y as given.
@@ -110,7 +110,7 @@ def encode_binary(y: npt.ArrayLike, criterion: str | None = None) -> tuple[np.nd
     """Two-valued y → ±1 floats (larger value → +1); raises when y has one class.
 
     Returns ``(y_pm, classes)``. More than two values raise as well: the binary
-    criteria need exactly two classes (:func:`kernelselect._labels.encode_labels`).
+    criteria need exactly two classes (:func:`kernelselect.utils._labels.encode_labels`).
     """
     who = f" (criterion {criterion!r} needs two classes)" if criterion else ""
     enc = encode_labels(np.asarray(y, dtype=np.float64), "y", squeeze="none", exactly=2,

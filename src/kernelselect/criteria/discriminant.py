@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._labels import encode_labels, unit_indicators
-from .._validation import check_positive
+from ..utils._labels import encode_labels, unit_indicators
+from ..utils._validation import check_positive
 from ..operators._base import KernelOperator
 
 __all__ = ["operator_di"]

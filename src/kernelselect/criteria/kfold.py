@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from .._labels import column_codes
+from ..utils._labels import column_codes
 from ..operators._base import KernelOperator
 from ._base import _comp, _unit_complement, resolve_label_loss
 from .error import _check_loss, _loo_loss, _one_vs_rest_sums, _single_output_sums

@@ -60,8 +60,8 @@ from typing import TYPE_CHECKING, Callable, Union
 import numpy as np
 import numpy.typing as npt
 
-from .._labels import numeric_labels
-from .._validation import check_grid, check_positive
+from ..utils._labels import numeric_labels
+from ..utils._validation import check_grid, check_positive
 from ._base import _ybar_signed, encode_binary
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._validation import check_positive, check_positive_int
+from ..utils._validation import check_positive, check_positive_int
 from ..operators._base import KernelOperator
 from ._base import _inv, _quad, _real_param, _ybar_signed
 

@@ -11,7 +11,7 @@ Conventions
   always the floats −1/+1 (:func:`to_binary_labels` maps any two distinct values and
   reports the mapping in ``meta["label_map"]``).
 * For files, ``task="auto"`` follows the package's one rule
-  (:func:`kernelselect._targets.detect_task`): two distinct values → binary; text
+  (:func:`kernelselect.utils._targets.detect_task`): two distinct values → binary; text
   labels, or whole-number codes 0…C−1 / 1…C → multiclass; other numbers →
   regression. ``task=`` overrides it.
 * Readers never guess silently: text is decoded strictly in a stated encoding, the
@@ -42,7 +42,7 @@ import numpy as np
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
-from .._dask import from_file
+from ..utils._dask import from_file
 from ._base import (_SPLIT_KEYS, DEFAULT_DATASET, MAX_DENSE_BYTES, TASKS, Dataset, DatasetInfo,
                     _check_flag, _check_path, _check_target, _from_arrays, to_binary_labels)
 from ._csv import load_csv

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._labels import encode_labels
-from .._targets import detect_task
+from ..utils._labels import encode_labels
+from ..utils._targets import detect_task
 
 #: The shipped dataset the ``kernelselect select`` command uses when given no data.
 DEFAULT_DATASET = "breast_cancer"
@@ -131,7 +131,7 @@ def to_binary_labels(y: Any, *, positive: Any = None) -> tuple[np.ndarray, dict[
 def _finish_target(y: Any, task: str, meta: dict[str, Any], *, source: str | Path
                    ) -> tuple[np.ndarray, str, dict[str, float] | None]:
     """Validate ``task``, infer it when "auto" (the package's one rule,
-    :func:`kernelselect._targets.detect_task`), and encode the labels: ±1 for binary,
+    :func:`kernelselect.utils._targets.detect_task`), and encode the labels: ±1 for binary,
     class codes 0…C−1 for text multiclass labels (``meta["classes"]`` keeps the names).
 
     Returns ``(y, task, mapping)``; ``mapping`` (raw value → ±1) only for binary.

@@ -37,7 +37,7 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from .._resources import check_allocation
+from ..utils._resources import check_allocation
 from ._base import (MAX_DENSE_BYTES, _MISSING_TOKENS, Dataset, _check_path, _check_target,
                     _check_task, _dense_guard, _finish_target, _finite_X)
 
@@ -329,7 +329,7 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
         0…w−1 / 1…w (the module notes give the rule and why);
         ``meta["header"]`` and ``meta["header_rule"]`` say what was decided.
     task : {"auto", "binary", "regression", "multiclass"}, default "auto"
-        "auto": :func:`kernelselect._targets.detect_task` (two distinct targets →
+        "auto": :func:`kernelselect.utils._targets.detect_task` (two distinct targets →
         binary, mapped to ±1; text labels or class codes → multiclass; other numbers
         → regression). The target may be text (e.g. ``yes``/``no``) for "binary" and
         "multiclass"; features must be numbers.

@@ -12,7 +12,7 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
-from .._resources import check_allocation, max_bytes
+from ..utils._resources import check_allocation, max_bytes
 from ._base import Dataset, _check_path, _check_target, _check_task, _finish_target, _finite_X
 
 #: The largest .npy header numpy writes or reads by default.

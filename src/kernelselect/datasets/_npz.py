@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from .._resources import check_allocation
+from ..utils._resources import check_allocation
 from ._base import (_SPLIT_KEYS, TASKS, Dataset, _check_path, _check_task, _file_kind,
                     _from_arrays)
 from ._npy import check_available, read_npy_data, read_npy_header

@@ -12,10 +12,10 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._columns import rff_features
-from .._kernel_ops import kernel_block
-from .._labels import encode_labels, unit_indicators
-from .._validation import check_matrix, check_positive, check_vector
+from ..primitives._columns import rff_features
+from ..primitives._kernel_ops import kernel_block
+from ..utils._labels import encode_labels, unit_indicators
+from ..utils._validation import check_matrix, check_positive, check_vector
 from ..criteria.discriminant import operator_di
 from ..operators._lowrank import svd_coordinates
 

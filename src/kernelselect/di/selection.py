@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .._validation import check_matrix, check_positive_int
+from ..utils._validation import check_matrix, check_positive_int
 from ..operators._base import Approximation
 from ..operators.nystrom import Nystroem
 from ..operators.rff import RFF

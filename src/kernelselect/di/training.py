@@ -10,8 +10,8 @@ from typing import Any, Callable
 import numpy as np
 import numpy.typing as npt
 
-from .._resources import check_allocation
-from .._validation import (check_bool, check_matrix, check_positive, check_positive_int,
+from ..utils._resources import check_allocation
+from ..utils._validation import (check_bool, check_matrix, check_positive, check_positive_int,
                            check_random_state)
 from .._typing import RandomState
 from ..kernels import sample_frequencies, scale_frequencies

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._labels import check_labels, encode_labels
-from .._validation import check_bool
+from ..utils._labels import check_labels, encode_labels
+from ..utils._validation import check_bool
 from .objectives import _gaussian_block, _rff_map
 from .._typing import RandomState
 from .training import train_nysdi, train_rfdi
@@ -25,7 +25,7 @@ from .training import train_nysdi, train_rfdi
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-from .._sklearn import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+from ..utils._sklearn import (BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
                         check_is_fitted, type_of_target, validate_data)
 
 __all__ = ["DIRandomFourierFeatures", "DINystroem"]

@@ -37,7 +37,7 @@ bounded cache of pyFFTW plans and their execution), :mod:`~kernelselect.fft.tran
 (the half-spectrum sums). Every name is importable from :mod:`kernelselect.fft`.
 """
 
-from .._threads import MIN_POINTS_PER_THREAD
+from ..utils._threads import MIN_POINTS_PER_THREAD
 from .plans import (
     KNOWN_BACKENDS,
     PLANNER_EFFORTS,

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .._threads import check_workers, openmp_team
+from ..utils._threads import check_workers, openmp_team
 
 
 class _LazyModule:

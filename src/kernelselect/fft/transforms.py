@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._threads import fft_threads as _threads
+from ..utils._threads import fft_threads as _threads
 from .plans import _check_backend, _run_pyfftw, _scipy_fft
 
 

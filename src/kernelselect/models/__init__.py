@@ -12,7 +12,7 @@ the risk (1/n)Σ(f − y)² + μ‖f‖² of Ding et al., AAAI 2018 and TNNLS 20
 The code lives in ``_machines`` (the solvers and the two machines),
 ``_selection_cv`` (:class:`KernelSelectionCV`, :class:`KernelSelectionClassifier`,
 :class:`KernelSelectionRegressor`), ``_scaling`` (:class:`Standardizer`) and
-``kernelselect._sklearn`` (scikit-learn or its stand-ins); every name is imported,
+``kernelselect.utils._sklearn`` (scikit-learn or its stand-ins); every name is imported,
 pickled and documented as ``kernelselect.models.<name>``.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._cv import (
+from ._cv import (
     CV_ALPHAS,
     CV_GAMMAS,
     RENAMED,
@@ -29,8 +29,8 @@ from .._cv import (
     make_folds,
     nystrom_cv_setting,
 )
-from .._solvers import KernelMachine
-from .._warnings import renamed_attribute
+from ._solvers import KernelMachine
+from ..utils._warnings import renamed_attribute
 from ._machines import KernelRidgeRegressor, LSSVMClassifier, fit_krr, fit_lssvm
 from ._scaling import Standardizer
 from ._selection_cv import KernelSelectionClassifier, KernelSelectionCV, KernelSelectionRegressor

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .._dask import check_dask_data, compute, is_dask_array
-from .._labels import codes_for
+from ..utils._dask import check_dask_data, compute, is_dask_array
+from ..utils._labels import codes_for
 
 __all__ = ["is_dask_array", "dask_training_data", "label_columns", "check_dask_features",
            "dask_recipe_error"]

@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._fit_policy import describe_fit, machine_approximation
+from ._fit_policy import describe_fit, machine_approximation
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array, label_columns, mean_of)
-from .._labels import decide, encode_labels
-from .._solvers import KernelMachine, check_alphas, fit_kernel_machine
+from ..utils._labels import decide, encode_labels
+from ._solvers import KernelMachine, check_alphas, fit_kernel_machine
 from .._typing import RandomState
-from .._validation import check_kernel, check_matrix, check_positive, check_vector
+from ..utils._validation import check_kernel, check_matrix, check_positive, check_vector
 from ..kernels import check_ard_gamma, is_ard
-from .._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
+from ..utils._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
 
 if TYPE_CHECKING:

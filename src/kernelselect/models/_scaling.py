@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from .._dask import is_dask_array
-from .._scaling import ColumnScaling
-from .._sklearn import (BaseEstimator, OneToOneFeatureMixin, TransformerMixin,
+from ..utils._dask import is_dask_array
+from ..utils._scaling import ColumnScaling
+from ..utils._sklearn import (BaseEstimator, OneToOneFeatureMixin, TransformerMixin,
                         check_is_fitted, validate_data)
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
     in a ``Pipeline`` before a kernel machine. Each column j is first divided by a
     power of two 2^e_j near its largest training magnitude (exact in floating point),
     and its mean and standard deviation are computed on those numbers of order one,
-    by the corrected two-pass formulas (:class:`kernelselect._scaling.ColumnScaling`:
+    by the corrected two-pass formulas (:class:`kernelselect.utils._scaling.ColumnScaling`:
     a first mean μ_j, then the mean c_j of the deviations from it, σ_j from their mean
     square)::
 
@@ -103,7 +103,7 @@ def _fixed_order_scaling(X: Any) -> ColumnScaling:
     ``PART_ROWS`` rows added one after the other, so that an in-memory X and a Dask X
     (any chunks) give the same bits: e_j from the largest magnitude, μ the mean of
     x·2^−e, c the mean of the deviations from μ, σ² the mean square deviation − c²."""
-    from .._dask import compute
+    from ..utils._dask import compute
 
     lazy = is_dask_array(X)
     peak = np.asarray(compute(abs(X).max(axis=0)) if lazy else np.abs(X).max(axis=0))
@@ -131,7 +131,7 @@ def _deviation_sums(block: np.ndarray, exponents: np.ndarray, mu: np.ndarray
 
 def _chunk_parts(x: Any, fn: Any, *args: Any) -> list[list[np.ndarray]]:
     """``fn`` on each part of ``PART_ROWS`` rows of the block x (C-ordered float64)."""
-    from .._nystrom_rows import PART_ROWS
+    from ._nystrom_rows import PART_ROWS
 
     x = np.ascontiguousarray(x, dtype=np.float64)
     return [fn(x[a:a + PART_ROWS], *args) for a in range(0, x.shape[0], PART_ROWS)]
@@ -140,13 +140,13 @@ def _chunk_parts(x: Any, fn: Any, *args: Any) -> list[list[np.ndarray]]:
 def _part_sums(X: Any, fn: Any, *args: Any) -> list[np.ndarray]:
     """Σ of ``fn``'s outputs over the parts of X's rows, in row order (a Dask X: one task
     per chunk, its chunks first aligned to whole parts)."""
-    from .._nystrom_rows import aligned_chunks, fold
+    from ._nystrom_rows import aligned_chunks, fold
 
     if not is_dask_array(X):
         return fold(_chunk_parts(X, fn, *args))
     import dask
 
-    from .._dask import compute
+    from ..utils._dask import compute
 
     rows = aligned_chunks(tuple(int(c) for c in X.chunks[0]))
     if rows != tuple(X.chunks[0]):

@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 import numpy.typing as npt
 
-from .._cv import cross_validate_grid
-from .. import _fit_policy
-from .._fit_policy import (centres_rule, describe_fit, machine_approximation,
-                           pilot_effective_dimension)
-from .._labels import encode_labels
-from .._policy import alpha_path
-from .._solvers import check_machine
-from .._targets import Targets, check_task, prepare_targets
+from ._cv import cross_validate_grid
+from . import _fit_policy
+from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
+                          pilot_effective_dimension)
+from ..utils._labels import encode_labels
+from ..selection._policy import alpha_path
+from ._solvers import check_machine
+from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
-from .._validation import check_bool, check_kernel
+from ..utils._validation import check_bool, check_kernel
 from ..kernels import is_ard
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
@@ -31,7 +31,7 @@ from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_interc
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array)
 from ._scaling import Standardizer
-from .._sklearn import (BaseEstimator, ClassifierMixin, MetaEstimatorMixin, RegressorMixin,
+from ..utils._sklearn import (BaseEstimator, ClassifierMixin, MetaEstimatorMixin, RegressorMixin,
                         available_if, check_classification_targets, check_is_fitted, clone,
                         validate_data)
 
@@ -312,7 +312,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         if is_dask_array(X) or is_dask_array(y):
             from sklearn.metrics import accuracy_score, r2_score
 
-            from .._dask import compute
+            from ..utils._dask import compute
 
             pred = np.asarray(compute(self.predict(X)) if is_dask_array(X) else self.predict(X))
             truth = np.asarray(compute(y) if is_dask_array(y) else y)

@@ -37,9 +37,9 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._kernel_family import Kernel
-from .._kernel_ops import Points
-from .._resources import check_allocation
+from ..utils._kernel_family import Kernel
+from ..primitives._kernel_ops import Points
+from ..utils._resources import check_allocation
 from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
 
 __all__ = ["Approximation", "Capabilities", "KernelOperator", "ExplicitBasisOperator",
@@ -438,7 +438,7 @@ class Capabilities:
 
 class PointsCache:
     """The points of the last in-memory X an approximation built on, conditioned for
-    the compiled kernels (:class:`~kernelselect._kernel_ops.Points`) on the first
+    the compiled kernels (:class:`~kernelselect.primitives._kernel_ops.Points`) on the first
     build and reused while the same array comes back: the drivers hand every γ of a
     grid the array they prepared, so X is checked, translated and copied once per data
     set, not per γ. Another array is conditioned anew."""
@@ -474,7 +474,7 @@ class Approximation:
 
     ``prepare`` receives X once per data set, as the public entry point checked it;
     ``build`` receives that same array for every γ (with a positive γ, a kernel name
-    or :class:`~kernelselect._kernel_family.Kernel` and a thread count) and does not
+    or :class:`~kernelselect.utils._kernel_family.Kernel` and a thread count) and does not
     check or copy it again.
     """
 

@@ -16,7 +16,7 @@ import numpy.typing as npt
 from scipy.spatial.distance import cdist
 
 from .. import _rff
-from .._kernel_family import Kernel
+from ..utils._kernel_family import Kernel
 
 __all__ = ["FeatureMap", "LandmarkFeatures", "FourierFeatures", "block_rows", "exp_block",
            "SQUARINGS", "BLOCK_ENTRIES"]

@@ -10,8 +10,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
-from .._threads import blas_for_flops as small_blas
+from ..utils._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
+from ..utils._threads import blas_for_flops as small_blas
 from ._base import KernelOperator, LazyBasisOperator
 
 __all__ = ["LowRankOperator", "LandmarkMap", "factor_spectrum", "factor_svd", "ridge_weights",

@@ -1,7 +1,7 @@
 """Row passes of the streamed operators: what is computed per block of rows (the
 statistics of the first pass, the row reductions of the second, both over a probe
 basis) and :class:`ArrayRows`, the in-process row source that runs them over X in
-memory (the Dask row source of :mod:`kernelselect._dask` runs the same functions per
+memory (the Dask row source of :mod:`kernelselect.utils._dask` runs the same functions per
 chunk).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.linalg.blas import dsyrk
 
-from .._threads import (cancel_passes, check_cancelled, free_cores, one_blas_thread,
+from ..utils._threads import (cancel_passes, check_cancelled, free_cores, one_blas_thread,
                         resume_passes)
 from ._feature_maps import FeatureMap, block_rows
 
@@ -146,7 +146,7 @@ def add_parts(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def default_threads() -> int:
-    """Threads of the in-process passes: :func:`kernelselect._threads.free_cores` (the
+    """Threads of the in-process passes: :func:`kernelselect.utils._threads.free_cores` (the
     cores other processes leave free, or OMP_NUM_THREADS). The thread count never
     changes a result (block sums are added in block order)."""
     return free_cores()

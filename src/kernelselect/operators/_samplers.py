@@ -2,7 +2,7 @@
 
 Every function streams the kernel (the compiled kernel sums and blocks) and never holds
 the n×n matrix. X is given as an array or, for every γ of a grid, as
-:class:`~kernelselect._kernel_ops.Points` conditioned once.
+:class:`~kernelselect.primitives._kernel_ops.Points` conditioned once.
 
 Sampling without replacement from a distribution p uses the Gumbel-top-c trick:
 with G_i i.i.d. standard Gumbel, the c indices with the largest log p_i + G_i are a
@@ -19,9 +19,9 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._kernel_family import Kernel
-from .._kernel_ops import Points, block_unchecked, sums_unchecked
-from .._threads import team
+from ..utils._kernel_family import Kernel
+from ..primitives._kernel_ops import Points, block_unchecked, sums_unchecked
+from ..utils._threads import team
 from ._lowrank import small_blas
 
 __all__ = [

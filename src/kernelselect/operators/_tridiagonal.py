@@ -8,7 +8,7 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from .._threads import blas_for_flops as small_blas
+from ..utils._threads import blas_for_flops as small_blas
 
 __all__ = ["TridiagonalReduction", "REFLECTOR_BLOCK"]
 

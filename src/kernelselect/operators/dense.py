@@ -13,10 +13,10 @@ import scipy.linalg
 
 from .._typing import Gammas, RandomState, SpectralFunction
 
-from .._kernel_family import Kernel
-from .._kernel_ops import block_unchecked
-from .._resources import check_allocation
-from .._validation import check_positive, check_positive_int
+from ..utils._kernel_family import Kernel
+from ..primitives._kernel_ops import block_unchecked
+from ..utils._resources import check_allocation
+from ..utils._validation import check_positive, check_positive_int
 from ._base import (
     check_function_output,
     _centred,
@@ -29,7 +29,7 @@ from ._base import (
     RidgeFunction,
     evaluate_at,
 )
-from .._threads import interruptible, team
+from ..utils._threads import interruptible, team
 from ._lowrank import shifted_cholesky, small_blas
 from ._row_passes import ArrayRows
 from .streaming import StreamingOperator

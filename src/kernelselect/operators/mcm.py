@@ -7,7 +7,7 @@ U = circ_m[u] with u_i = Σ_{j ∈ D_i} κ(‖(j_s h_s)_s‖), D_{i,s} = {0} if 
 else the set {i_s, m_s − i_s}. U is symmetric and diagonalised by the p-level
 DFT Φ: U = (1/Π) Φᴴ diag(λ) Φ with λ = FFT_p(u) real.
 
-Real data are placed on the grid by :mod:`kernelselect._grid` (n′ = Π m ≤ n
+Real data are placed on the grid by :mod:`kernelselect.primitives._grid` (n′ = Π m ≤ n
 points, recursive principal splits, least-squares spacing).
 """
 
@@ -19,11 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import fft as _fft
-from .._columns import song_xu_unchecked
-from .._grid import choose_grid, fit_spacing, grid_order
-from .._kernel_family import Kernel
-from .._threads import team
-from .._validation import (
+from ..primitives._columns import song_xu_unchecked
+from ..primitives._grid import choose_grid, fit_spacing, grid_order
+from ..utils._kernel_family import Kernel
+from ..utils._threads import team
+from ..utils._validation import (
     check_bool,
     check_matrix,
     check_positive,
@@ -213,7 +213,7 @@ class MCM(Approximation):
         p, the number of circulant levels. None picks min(3, d, ⌊log₂ n⌋).
     max_ratio : float, default 2.0
         Sides of the grid differ by at most this factor (see
-        :func:`kernelselect._grid.choose_grid`); n′ is the largest such Π m ≤ n.
+        :func:`kernelselect.primitives._grid.choose_grid`); n′ is the largest such Π m ≤ n.
     n_pairs : int, default 4096
         Random point pairs for the least-squares fit of h.
     periodic : bool, default True

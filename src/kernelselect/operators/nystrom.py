@@ -10,11 +10,11 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._kernel_family import Kernel
-from .._kernel_ops import Points, block_unchecked, matvec_unchecked
-from .._resources import check_allocation
-from .._threads import team
-from .._validation import check_positive, check_positive_int, check_random_state
+from ..utils._kernel_family import Kernel
+from ..primitives._kernel_ops import Points, block_unchecked, matvec_unchecked
+from ..utils._resources import check_allocation
+from ..utils._threads import team
+from ..utils._validation import check_positive, check_positive_int, check_random_state
 from .._typing import Gammas, RandomState
 from ._base import Approximation, Capabilities, KernelOperator, PointsCache
 from ._feature_maps import LandmarkFeatures

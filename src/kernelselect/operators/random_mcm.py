@@ -26,14 +26,14 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import fft as _fft
-from .._columns import rff_unchecked
-from .._dask import is_dask_array
-from .._kernel_family import Kernel
-from .._labels import numeric_labels
-from .._resources import check_allocation
-from .._threads import team
+from ..primitives._columns import rff_unchecked
+from ..utils._dask import is_dask_array
+from ..utils._kernel_family import Kernel
+from ..utils._labels import numeric_labels
+from ..utils._resources import check_allocation
+from ..utils._threads import team
 from ..kernels import sample_frequencies
-from .._validation import (
+from ..utils._validation import (
     check_matrix,
     check_positive,
     check_positive_int,

@@ -8,11 +8,11 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._columns import rff_unchecked
-from .._kernel_family import Kernel
-from .._resources import check_allocation
-from .._threads import team
-from .._validation import check_matrix, check_positive, check_positive_int, check_random_state
+from ..primitives._columns import rff_unchecked
+from ..utils._kernel_family import Kernel
+from ..utils._resources import check_allocation
+from ..utils._threads import team
+from ..utils._validation import check_matrix, check_positive, check_positive_int, check_random_state
 from ..kernels import sample_frequencies
 from .._typing import Gammas, RandomState
 from ._base import Approximation, Capabilities, KernelOperator

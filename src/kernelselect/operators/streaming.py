@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .._kernel_family import Kernel
-from .._kernel_ops import Points, matvec_unchecked, sums_unchecked
-from .._threads import team
+from ..utils._kernel_family import Kernel
+from ..primitives._kernel_ops import Points, matvec_unchecked, sums_unchecked
+from ..utils._threads import team
 from ._base import KernelOperator, _centred
 
 __all__ = ["StreamingOperator"]
@@ -27,7 +27,7 @@ class StreamingOperator(KernelOperator):
     or the class indicators once 1 and y were seen) costs no further pass. So the five
     moment criteria together need about two passes over K per γ.
 
-    ``X`` may be given as :class:`~kernelselect._kernel_ops.Points` (X conditioned
+    ``X`` may be given as :class:`~kernelselect.primitives._kernel_ops.Points` (X conditioned
     once for a whole grid, as :class:`~kernelselect.operators.dense.Exact` does);
     an array is conditioned here.
     """

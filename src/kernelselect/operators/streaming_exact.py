@@ -35,11 +35,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy.spatial.distance import cdist
 
-from .. import _dask
-from .._kernel_family import Kernel
+from ..utils import _dask
+from ..utils._kernel_family import Kernel
 from .._typing import Gammas
-from .._resources import check_allocation
-from .._threads import one_blas_thread
+from ..utils._resources import check_allocation
+from ..utils._threads import one_blas_thread
 from ._base import KernelOperator
 from ._feature_maps import exp_block
 from ._row_passes import ArrayRows, probe_basis, probe_values

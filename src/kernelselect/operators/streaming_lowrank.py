@@ -44,8 +44,8 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from .._resources import check_allocation
-from .._threads import blas_for_flops
+from ..utils._resources import check_allocation
+from ..utils._threads import blas_for_flops
 from .._typing import RowFunction, SpectralFunction
 from ._base import KernelOperator, evaluate_at
 from ._feature_maps import (

@@ -37,9 +37,9 @@ from typing import Any, Callable, NoReturn, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._kernel_family import Kernel
+from ..utils._kernel_family import Kernel
 from .._typing import Gammas
-from .._labels import numeric_labels
+from ..utils._labels import numeric_labels
 from ._base import Approximation, KernelOperator
 from ._feature_maps import FeatureMap, FourierFeatures, block_rows
 from ._row_passes import ArrayRows, _sub_blocks, probe_basis

@@ -33,7 +33,7 @@ class Kernel(str, enum.Enum):
 
     Examples
     --------
-    >>> from kernelselect._kernel_family import Kernel
+    >>> from kernelselect.utils._kernel_family import Kernel
     >>> k = Kernel.of("RBF")
     >>> k, k.power, k.frequency_scale(2.0)
     (<Kernel.GAUSSIAN: 'gaussian'>, 2, 2.0)

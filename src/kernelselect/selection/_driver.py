@@ -11,7 +11,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ._validation import (
+from ..utils._validation import (
     as_array,
     refuse_sparse_or_masked,
     check_bool,
@@ -20,20 +20,21 @@ from ._validation import (
     check_matrix,
     check_random_state,
 )
-from . import _dask, _policy, _search
+from ..utils import _dask
+from . import _policy, _search
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
                           select_ard)
-from ._progress import check_progress
-from ._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
+from ..utils._progress import check_progress
+from ..utils._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
                        target_matrix)
-from ._typing import RandomState
-from ._threads import blas_threads as _blas_threads
-from ._threads import selection_workers as _selection_workers
-from .criteria import Criterion, check_compatible, encode_binary, get_criterion
-from .kernels import is_ard, median_heuristic_gamma
-from .operators import Approximation, get_approximation
+from .._typing import RandomState
+from ..utils._threads import blas_threads as _blas_threads
+from ..utils._threads import selection_workers as _selection_workers
+from ..criteria import Criterion, check_compatible, encode_binary, get_criterion
+from ..kernels import is_ard, median_heuristic_gamma
+from ..operators import Approximation, get_approximation
 from ._result import SearchLevel, SelectionResult, check_selects
-from ._scaling import ColumnScaling
+from ..utils._scaling import ColumnScaling
 
 __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
            "default_gammas"]
@@ -94,7 +95,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     or leave-one-out error of the LSSVM in closed form over γ × α, on the exact kernel
     matrix or nested
     Nyström stand-ins that grow until the choice stops moving, with grids that extend
-    past their edges. The rules are stated in :mod:`kernelselect._policy`; what was
+    past their edges. The rules are stated in :mod:`kernelselect.selection._policy`; what was
     done is in ``result.details``.
 
     For every γ, one operator (the kernel matrix or a stand-in for it) is built once
@@ -122,18 +123,18 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         exp(−γ‖x − x′‖²), exp(−γ‖x − x′‖₁), or exp(−Σ_k γ_k (x_k − x′_k)²) with one γ
         per feature: ``"ard"`` runs the isotropic selection, then a gradient search of
         (γ₁, …, γ_d, α) from its choice, kept only when it predicts better on nested
-        folds (:mod:`kernelselect._ard_select`); the result is an
-        :class:`~kernelselect._ard_select.ArdSelectionResult` whose ``best_gamma`` has
+        folds (:mod:`kernelselect.selection._ard_select`); the result is an
+        :class:`~kernelselect.selection._ard_select.ArdSelectionResult` whose ``best_gamma`` has
         shape (n_features,) and which offers ``relevances()``. ``"auto"``: ``"ard"``
         for a real target, ``"gaussian"`` for class labels (the evidence is in
-        :func:`kernelselect._ard_select.auto_kernel`; ``details["kernel_rule"]``).
+        :func:`kernelselect.selection._ard_select.auto_kernel`; ``details["kernel_rule"]``).
     gammas : array-like of positive floats or None
         Candidate γ. None: γ₀·2^k, k = −7, …, 7, around the median heuristic γ₀
         (:func:`default_gammas`), extended past an edge when the best γ is on it.
     alphas : array-like of positive floats or None, default=None
         Ridge values; the ridge is added to the kernel matrix, K + αI. None: for
         criteria that estimate the test error (the leave-one-out and k-fold errors,
-        gcv; :data:`kernelselect._policy.ALPHA_SELECTING`) the
+        gcv; :data:`kernelselect.selection._policy.ALPHA_SELECTING`) the
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
@@ -162,7 +163,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         Threads of the compiled kernels (-1: all cores). When given, BLAS/LAPACK are
         limited to the same number of threads for the call. None: one thread (BLAS
         too) for n ≤ 1000 or when other processes keep all but one core busy, else
-        OpenMP's default (:mod:`kernelselect._threads`).
+        OpenMP's default (:mod:`kernelselect.utils._threads`).
     progress : bool or float, default=False
         Show progress on stderr, one bar over the operator builds planned (the total
         grows as levels and extensions are added), with the time left: a tqdm bar on
@@ -173,7 +174,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         (:func:`standardize_columns`, safe at any magnitude; distances, hence γ, then
         do not depend on the units of the features).
     task : {"auto", "binary", "multiclass", "regression"}, default="auto"
-        What y is; "auto" follows :func:`kernelselect._targets.detect_task` (two
+        What y is; "auto" follows :func:`kernelselect.utils._targets.detect_task` (two
         values → binary; whole-number codes 0…C−1 or 1…C → multiclass; other numbers
         → regression; non-numeric labels → classes).
     refine : bool, default=False
@@ -510,7 +511,7 @@ def _run(plan: _Plan) -> _Outcome:
 def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: Approximation,
             state: Any) -> tuple[Approximation, Any]:
     """Nested Nyström levels from the first surface until the choice settles
-    (:func:`kernelselect._policy.auto_levels`); ``out`` then holds the last level."""
+    (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level."""
     assert out.auto is not None
     final, f_approx, f_state, levels, windows = _policy.auto_levels(
         search, out.surface, perm, _policy.START_LANDMARKS)
@@ -528,7 +529,7 @@ def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: App
 def _refine(search: _search.Search, approx: Approximation, state: Any,
             surface: _search.Surface) -> dict[str, Any]:
     """The refinement around the first criterion's best grid point
-    (:func:`kernelselect._policy.refine_best`): its record, with the point kept."""
+    (:func:`kernelselect.selection._policy.refine_best`): its record, with the point kept."""
     first = search.crits[0]
     idx = _search.best_index(surface.curves[first.name], first.direction)
     assert idx is not None                    # check_selects found a finite value
@@ -567,7 +568,7 @@ def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
 def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
                 workers: Any, standardize: Any, task: Any, **settings: Any) -> SelectionResult:
     """kernel="ard": the isotropic selection with the same settings, then the gradient
-    search of one γ per feature from its choice (:mod:`kernelselect._ard_select`)."""
+    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`)."""
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,

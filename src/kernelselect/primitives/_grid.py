@@ -22,8 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._resources import check_allocation
-from ._validation import (check_bool, check_finite, check_matrix, check_positive_int,
+from ..utils._resources import check_allocation
+from ..utils._validation import (check_bool, check_finite, check_matrix, check_positive_int,
                           check_random_state, real_array)
 
 __all__ = ["choose_grid", "grid_order", "fit_spacing", "grid_index_differences"]

@@ -97,12 +97,12 @@ import numpy as np
 
 from ._result import SearchLevel
 from ._search import Search, Surface, best_index
-from ._warnings import warn_user
-from .operators.dense import Exact
-from .operators.nystrom import Nystroem
+from ..utils._warnings import warn_user
+from ..operators.dense import Exact
+from ..operators.nystrom import Nystroem
 
 if TYPE_CHECKING:
-    from .operators import Approximation
+    from ..operators import Approximation
 
 __all__ = ["GridEdgeWarning", "default_criterion", "alpha_path", "ALPHA_EXPONENTS",
            "START_LANDMARKS", "MAX_LANDMARKS", "GATHER_BELOW", "WINDOW", "EXTEND_STEPS",

@@ -10,7 +10,8 @@ from typing import Any
 
 __all__ = ["warn_user", "renamed_attribute"]
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+#: the package's folder (this module sits in its utils/)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 def warn_user(message: str, category: type[Warning]) -> None:

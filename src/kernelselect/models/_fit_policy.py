@@ -32,9 +32,9 @@ import math
 from typing import Any
 
 from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres, rule_centres
-from ._threads import blas_for_flops
-from .operators import get_approximation
-from .operators._base import Approximation
+from ..utils._threads import blas_for_flops
+from ..operators import get_approximation
+from ..operators._base import Approximation
 
 __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_centres",
            "pilot_effective_dimension", "machine_approximation", "centres_rule",
@@ -59,11 +59,11 @@ def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
     m₀ rows are read); ``kernel="ard"`` takes γ of shape (d,)."""
     import numpy as np
 
-    from . import lowlevel
-    from ._dask import compute, is_dask_array
+    from .. import lowlevel
+    from ..utils._dask import compute, is_dask_array
     from ._nystrom_pcg import choose_centres
-    from ._validation import check_random_state
-    from .kernels import ard_scale
+    from ..utils._validation import check_random_state
+    from ..kernels import ard_scale
 
     n = int(X.shape[0])
     m0 = int(min(n, 2 * math.ceil(math.sqrt(n) * math.log(max(n, 2))), PILOT_MAX))

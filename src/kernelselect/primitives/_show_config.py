@@ -1,6 +1,6 @@
 """The build and run-time report :func:`show_config` (what was compiled, which OpenMP,
 FFT and BLAS the package uses); the settings themselves are in
-:mod:`kernelselect._config`."""
+:mod:`kernelselect.utils._config`."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import scipy
 import scipy.linalg  # noqa: F401  (loads the BLAS/LAPACK that scipy uses, to list it)
 from threadpoolctl import threadpool_info
 
-from . import fft
-from ._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
-from ._rff import vecmath_backend
-from ._version import __version__
+from .. import fft
+from .._openmp_info import omp_max_threads, omp_num_procs, openmp_enabled
+from .._rff import vecmath_backend
+from .._version import __version__
 
 __all__ = ["show_config"]
 

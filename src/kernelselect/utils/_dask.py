@@ -8,7 +8,7 @@ of ``dask.delayed`` additions, on whatever scheduler is active (a
 and the k×k statistics; X is not gathered: the landmarks and the pairs of the
 median heuristic are gathered by index, and y (one float per row) is gathered to
 the caller for the probe coefficients of the criteria. The one exception is small
-input under ``approximation="auto"`` (:data:`kernelselect._policy.GATHER_BELOW` rows),
+input under ``approximation="auto"`` (:data:`kernelselect.selection._policy.GATHER_BELOW` rows),
 which :func:`gather` brings into memory so that it follows the in-memory policy
 exactly, exact kernel matrix included.
 
@@ -127,9 +127,9 @@ def _brief(chunks: Sequence[Any]) -> str:
 
 
 def encoded_target(y_dask: Any, classes: Any, task: str, scale: float = 1.0) -> Any:
-    """y as the criteria see it (:func:`kernelselect._labels.encode_as`: ±1 for binary,
+    """y as the criteria see it (:func:`kernelselect.utils._labels.encode_as`: ±1 for binary,
     class codes for multiclass, the values divided by the power of two ``scale`` for
-    regression, as :func:`kernelselect._targets.rescale_target` does in memory), still a
+    regression, as :func:`kernelselect.utils._targets.rescale_target` does in memory), still a
     Dask array, chunk by chunk with the classes of the whole target."""
     if task == "regression" or classes is None:
         y = y_dask.astype(np.float64)

@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _mcm
-from . import _rff
-from ._resources import check_allocation
-from ._threads import check_workers, one_blas_thread
-from ._kernel_family import Kernel
-from ._validation import check_finite, check_matrix, check_positive, check_vector
+from .. import _mcm
+from .. import _rff
+from ..utils._resources import check_allocation
+from ..utils._threads import check_workers, one_blas_thread
+from ..utils._kernel_family import Kernel
+from ..utils._validation import check_finite, check_matrix, check_positive, check_vector
 
 __all__ = ["song_xu_column", "labeled_rff_column", "rff_features", "song_xu_unchecked",
            "rff_unchecked", "rff_column_unchecked"]

@@ -89,15 +89,15 @@ from typing import Any, Callable, Iterator, Protocol
 import numpy as np
 from scipy.linalg import blas, lapack
 
-from . import lowlevel
-from ._dask import DaskRows, is_dask_array
-from ._dask import _compute as dask_compute
+from .. import lowlevel
+from ..utils._dask import DaskRows, is_dask_array
+from ..utils._dask import _compute as dask_compute
 from ._nystrom_rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
-from ._progress import progress_iter
-from ._resources import check_allocation, format_bytes, max_bytes
+from ..utils._progress import progress_iter
+from ..utils._resources import check_allocation, format_bytes, max_bytes
 from ._solvers import KernelMachine
-from ._threads import blas_for_flops, block_threads
+from ..utils._threads import blas_for_flops, block_threads
 
 __all__ = [
     "DEFAULT_TOL",

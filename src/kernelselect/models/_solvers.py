@@ -50,23 +50,24 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _predict, lowlevel
-from ._dask import is_dask_array
-from ._kernel_ops import _condition
-from .kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
-from ._validation import KERNEL_CODES, check_random_state
-from .operators import KernelOperator, RidgeFunction, get_approximation
-from .operators._base import check_function_output
-from .operators._lowrank import LowRankOperator
-from .operators.dense import MACHINE_SOLVERS, DenseOperator
-from .operators.mcm import MCM_MACHINE_REFUSAL  # noqa: F401  (its home; named here too)
-from ._validation import check_grid, check_kernel, check_matrix, check_positive
-from ._threads import SMALL_BLOCK, block_threads, block_workers, one_blas_thread  # noqa: F401
-from ._threads import blas_for_flops as small_blas
-from ._typing import PreparedState, RandomState
+from .. import _predict, lowlevel
+from ..utils._dask import is_dask_array
+from ..primitives._kernel_ops import _condition
+from ..kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
+from ..utils._validation import KERNEL_CODES, check_random_state
+from ..operators import KernelOperator, RidgeFunction, get_approximation
+from ..operators._base import check_function_output
+from ..operators._lowrank import LowRankOperator
+from ..operators.dense import MACHINE_SOLVERS, DenseOperator
+from ..operators.mcm import MCM_MACHINE_REFUSAL  # noqa: F401  (its home; named here too)
+from ..utils._validation import check_grid, check_kernel, check_matrix, check_positive
+from ..utils._threads import (SMALL_BLOCK, block_threads, block_workers,  # noqa: F401
+                              one_blas_thread)
+from ..utils._threads import blas_for_flops as small_blas
+from .._typing import PreparedState, RandomState
 
 if TYPE_CHECKING:
-    from .operators import Approximation
+    from ..operators import Approximation
 
 __all__ = [
     "EXACT_SOLVERS",

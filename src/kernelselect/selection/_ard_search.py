@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from . import _ard
+from ..primitives import _ard
 from ._ard_stream import press_nystrom_rows
-from ._labels import column_codes
-from .operators._row_passes import ArrayRows
-from .criteria.kfold import fold_labels
+from ..utils._labels import column_codes
+from ..operators._row_passes import ArrayRows
+from ..criteria.kfold import fold_labels
 
 __all__ = ["ArdProblem", "Optimum", "optimise", "nested_check", "heldout_errors"]
 

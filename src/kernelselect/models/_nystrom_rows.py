@@ -28,10 +28,10 @@ import math
 from typing import Any
 import numpy as np
 
-from . import _nystrom_passes
-from ._kernel_ops import _SAFE_EXPONENT
-from ._threads import block_threads, one_blas_thread
-from ._validation import KERNEL_CODES
+from .. import _nystrom_passes
+from ..primitives._kernel_ops import _SAFE_EXPONENT
+from ..utils._threads import block_threads, one_blas_thread
+from ..utils._validation import KERNEL_CODES
 
 __all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystromRows",
            "dask_predict", "pass_bytes", "run_pass"]
@@ -255,8 +255,8 @@ class DaskNystromRows:
     def _parts(self, fn: Any, *args: Any) -> list[list[np.ndarray]]:
         import dask
 
-        from ._dask import _chunk_task
-        from ._dask import _compute as compute
+        from ..utils._dask import _chunk_task
+        from ..utils._dask import _compute as compute
 
         self._passes += 1
         payload = dask.delayed((self.cond, args), traverse=False)

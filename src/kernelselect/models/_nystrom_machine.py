@@ -19,15 +19,15 @@ import numpy as np
 from ._nystrom_loo import fit_nystrom_loo, loo_affordable
 from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
                            check_dask_solver_memory, check_solver_memory, choose_centres,
-                           choose_sample,
-                           fit_nystrom_pcg, largest_centres, largest_dask_centres)
+                           choose_sample, fit_nystrom_pcg, largest_centres,
+                           largest_dask_centres)
 from ._nystrom_rows import aligned_chunks
-from ._progress import check_progress
-from ._threads import block_threads
-from ._typing import RandomState
 from ._solvers import check_alphas
-from ._validation import check_positive, check_positive_int, check_random_state
-from .operators._base import Approximation, Capabilities
+from ..utils._progress import check_progress
+from ..utils._threads import block_threads
+from .._typing import RandomState
+from ..utils._validation import check_positive, check_positive_int, check_random_state
+from ..operators._base import Approximation, Capabilities
 
 __all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "memory_centres"]
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from .criteria.error import LOSS_WORDS
+from ..criteria.error import LOSS_WORDS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from .selection import SelectionResult
+    from ._result import SelectionResult
 
 PlotKind = Literal["curves", "heatmap", "both"]
 

@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from . import _ard
-from ._threads import blas_for_flops
-from .operators._row_passes import ArrayRows
+from ..primitives import _ard
+from ..utils._threads import blas_for_flops
+from ..operators._row_passes import ArrayRows
 
 __all__ = ["ArdLandmarks", "press_nystrom_rows", "press_nystrom"]
 

@@ -49,12 +49,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _ard, _ard_search, _dask
+from ..primitives import _ard
+from . import _ard_search
+from ..utils import _dask
 from ._ard_search import ArdProblem, make_problem, nested_check, optimise
 from ._result import SelectionResult
-from ._scaling import ColumnScaling
-from ._targets import prepare_targets, rescale_target
-from ._validation import check_matrix, check_random_state
+from ..utils._scaling import ColumnScaling
+from ..utils._targets import prepare_targets, rescale_target
+from ..utils._validation import check_matrix, check_random_state
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _kernels
-from ._kernel_family import Kernel
-from ._labels import encode_labels
-from ._resources import check_allocation
-from ._threads import check_workers, one_blas_thread
-from .kernels import ard_as_gaussian, is_ard
-from ._validation import (
+from .. import _kernels
+from ..utils._kernel_family import Kernel
+from ..utils._labels import encode_labels
+from ..utils._resources import check_allocation
+from ..utils._threads import check_workers, one_blas_thread
+from ..kernels import ard_as_gaussian, is_ard
+from ..utils._validation import (
     check_finite,
     check_matrix,
     check_positive,
@@ -119,7 +119,7 @@ class Points:
     ----------
     X : ndarray of shape (n, d)
         float32 or float64 (anything else is converted to float64 by
-        :func:`~kernelselect._validation.check_matrix`).
+        :func:`~kernelselect.utils._validation.check_matrix`).
     kernel : Kernel or str
     name : str, default="X"
         The argument named by the error for non-finite values.
@@ -351,7 +351,7 @@ def _unit_scale(V: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 def _check_labels(labels: npt.ArrayLike, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(classes, codes) of ``labels`` (:func:`kernelselect._labels.encode_labels`); one
+    """(classes, codes) of ``labels`` (:func:`kernelselect.utils._labels.encode_labels`); one
     class is allowed here (its sums are the plain ones)."""
     enc = encode_labels(labels, "labels", n=n, squeeze="any", min_classes=1)
     return enc.classes, enc.codes

@@ -37,7 +37,7 @@ from typing import Any, Callable, ContextManager, Iterator, TypeVar
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from ._openmp_info import omp_max_threads
+from .._openmp_info import omp_max_threads
 
 __all__ = [
     "WORKERS_PER_CORE",

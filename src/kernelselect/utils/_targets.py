@@ -49,7 +49,7 @@ def check_task(task: Any, name: str = "task") -> str:
 
 
 def _as_labels(y: Any, name: str) -> np.ndarray:
-    """``y`` as a checked 1-D label array (:func:`kernelselect._labels.check_labels`)."""
+    """``y`` as a checked 1-D label array (:func:`kernelselect.utils._labels.check_labels`)."""
     return check_labels(y, name)
 
 

@@ -1,7 +1,7 @@
 """The machinery of one selection: :class:`Search` evaluates criteria on a (γ, α) grid
 with one approximation, :class:`Surface` holds the values and grows at its edges.
 The rules that drive them (which grid, which approximation, when to stop) are in
-:mod:`kernelselect._policy`."""
+:mod:`kernelselect.selection._policy`."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
-from ._kernel_family import Kernel
-from ._progress import ProgressBar
+from ..utils._kernel_family import Kernel
+from ..utils._progress import ProgressBar
 from ._result import SearchLevel, n_landmarks_of
-from .criteria import evaluate_criterion
-from .operators.streaming_lowrank import ArrayRows, evaluate_grid
+from ..criteria import evaluate_criterion
+from ..operators.streaming_lowrank import ArrayRows, evaluate_grid
 
 if TYPE_CHECKING:
-    from .criteria import Criterion
-    from .operators import Approximation, KernelOperator
+    from ..criteria import Criterion
+    from ..operators import Approximation, KernelOperator
 
 __all__ = ["Search", "Surface", "best_index"]
 

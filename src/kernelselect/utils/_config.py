@@ -2,7 +2,7 @@
 and :func:`config_context` (the names and roles of scikit-learn's ``_config``).
 
 One setting so far, ``max_bytes``: the largest allocation a single call may plan,
-which the memory guard (:func:`kernelselect._resources.check_allocation`) holds every
+which the memory guard (:func:`kernelselect.utils._resources.check_allocation`) holds every
 estimate against. The limit, in bytes, is the first of:
 
 1. the value set by :func:`set_config` (``max_bytes=...``) or, temporarily, by the

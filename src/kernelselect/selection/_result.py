@@ -25,7 +25,7 @@ class SearchLevel:
 
     ``approximation="auto"`` beyond the exact range searches in levels: the coarse
     γ × α grid with a first Nyström stand-in, then windows of that grid around the
-    best point with ever more landmarks (:mod:`kernelselect._policy`). Every other
+    best point with ever more landmarks (:mod:`kernelselect.selection._policy`). Every other
     selection is one level.
 
     Attributes

@@ -60,9 +60,9 @@ import numpy as np
 import scipy.linalg
 import scipy.linalg.lapack
 
-from . import _kernels
-from ._resources import check_allocation
-from ._threads import blas_for_flops, block_workers, check_workers, one_blas_thread
+from .. import _kernels
+from ..utils._resources import check_allocation
+from ..utils._threads import blas_for_flops, block_workers, check_workers, one_blas_thread
 
 __all__ = ["LooState", "loo_residuals", "press_exact", "press_kfold_exact", "nystrom_factor",
            "loo_path_nystrom", "distance_contraction", "gaussian_block", "EvaluationError"]

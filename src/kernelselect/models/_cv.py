@@ -6,7 +6,7 @@ Nyström factor (Ding & Liao, PAKDD 2012, Alg. 2 with Alg. 1 inside) —
 and every α of the grid is solved from that factorisation. Held-out points are
 predicted by the fold's model: the true kernel against the fold's training points
 (exact), or the Nyström feature map, i.e. the kernel against the fold's landmarks
-(see :mod:`kernelselect._solvers`; the held-out error is then that of the model the
+(see :mod:`kernelselect.models._solvers`; the held-out error is then that of the model the
 fold's criterion would score, at every α).
 """
 
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from . import _predict
-from .selection import SelectionResult
-from ._labels import decide, encode_labels
+from .. import _predict
+from ..selection import SelectionResult
+from ..utils._labels import decide, encode_labels
 from ._solvers import check_alphas, check_machine, fit_kernel_machine
-from ._threads import block_threads, one_blas_thread
-from ._validation import (
+from ..utils._threads import block_threads, one_blas_thread
+from ..utils._validation import (
     check_grid,
     check_kernel,
     check_matrix,
@@ -32,13 +32,13 @@ from ._validation import (
     check_random_state,
     check_vector,
 )
-from ._typing import RandomState
-from ._warnings import renamed_attribute
-from .operators.nystrom import Nystroem
+from .._typing import RandomState
+from ..utils._warnings import renamed_attribute
+from ..operators.nystrom import Nystroem
 
 if TYPE_CHECKING:
-    from .operators import Approximation
-    from .selection import SelectionResult
+    from ..operators import Approximation
+    from ..selection import SelectionResult
 
 __all__ = [
     "cross_validate_grid",
@@ -178,7 +178,7 @@ def make_folds(y: np.ndarray, cv: Any = 5, stratify: bool = True,
 
 def machine_targets(y: np.ndarray, classification: bool) -> tuple[np.ndarray, np.ndarray | None]:
     """(Y (n, t), classes or None): ±1 columns (one for binary, one per class for
-    one-vs-rest; :meth:`kernelselect._labels.LabelCodes.columns`) or the real targets."""
+    one-vs-rest; :meth:`kernelselect.utils._labels.LabelCodes.columns`) or the real targets."""
     if not classification:
         return (y[:, None] if y.ndim == 1 else y), None
     enc = encode_labels(y, "y", squeeze="none")
@@ -248,7 +248,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
         "nystrom" (ridge regression on each fold's Nyström features) or an instance
         such as ``ProportionalNystroem(0.1, 0.5)`` (Ding & Liao (PAKDD 2012): c = 0.1n, k = 0.5c); "rff"
         works too ("mcm" is refused: it does not train a model, see
-        :func:`kernelselect._solvers.check_machine`).
+        :func:`kernelselect.models._solvers.check_machine`).
     cv : int, splitter or (train, test) pairs
         An int gives k folds, stratified by class for ``loss="error"``.
     random_state : int, Generator or None

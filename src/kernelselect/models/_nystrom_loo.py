@@ -54,12 +54,12 @@ import numpy as np
 from scipy import linalg
 from scipy.linalg import blas
 
-from . import lowlevel
-from ._dask import check_rows_finite
+from .. import lowlevel
+from ..utils._dask import check_rows_finite
+from ..utils._resources import max_bytes
+from ..utils._threads import blas_for_flops, one_blas_thread
 from ._nystrom_pcg import NystromMachine, factor_upper, jitter_for, streamed_rows
 from ._nystrom_rows import PART_ROWS, Conditioning, NystromRows, fold
-from ._resources import max_bytes
-from ._threads import blas_for_flops, one_blas_thread
 
 __all__ = ["LOO_FLOPS", "LooSolution", "loo_flops", "loo_bytes", "loo_affordable",
            "nystrom_loo", "fit_nystrom_loo"]
@@ -209,7 +209,7 @@ def _gram_pass(rows: Any, F: np.ndarray) -> list[np.ndarray]:
                               rows.workers)
     import dask
 
-    from ._dask import _compute as compute
+    from ..utils._dask import _compute as compute
 
     payload = dask.delayed((rows.cond, F), traverse=False)
     task = dask.delayed(_gram_chunk, pure=False)
