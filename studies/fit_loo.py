@@ -144,6 +144,28 @@ def run(args):
                     run_one(name, n, split, args)
 
 
+def peer_more(args):
+    """The peer at the "more centres" m of the records that lack it."""
+    for r in C.read_records(RAW):
+        if r["dataset"] not in args.sets:
+            continue
+        for it in r.get("more", []):
+            if "peer" in it or it["factor"] not in args.factors:
+                continue
+            data = C.load_data(r["dataset"])
+            X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
+            Xtr, ytr, Xte, yte, rng = C.half_split(X, y, "regression", r["dataset"], r["split"])
+            tr = C.subsample(rng, Xtr.shape[0], int(r["part"][2:]))
+            te = C.subsample(rng, Xte.shape[0], TEST_CAP)
+            from kernelselect import Standardizer
+
+            scaler = Standardizer().fit(Xtr[tr])
+            it["peer"] = peer(scaler.transform(Xtr[tr]), ytr[tr], scaler.transform(Xte[te]),
+                              yte[te], r["gamma"], it["m"], r["split"])
+            C.log(r["dataset"], r["n"], it["factor"], it["peer"])
+            C.append_record(RAW, r)
+
+
 def _f(v, fmt=".4f"):
     return "—" if v is None else format(v, fmt)
 
@@ -203,9 +225,12 @@ def main(argv=None):
     r.add_argument("--library-exact-max", type=int, default=10_000)
     r.add_argument("--loo-flops", type=float, default=None,
                    help="the leave-one-out route's budget (default: the library's)")
+    q = sub.add_parser("peer")
+    q.add_argument("--sets", nargs="+", default=["protein"])
+    q.add_argument("--factors", type=float, nargs="+", default=[3.0])
     sub.add_parser("report")
     args = p.parse_args(argv)
-    {"run": run, "report": report}[args.command](args)
+    {"run": run, "peer": peer_more, "report": report}[args.command](args)
 
 
 if __name__ == "__main__":

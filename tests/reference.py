@@ -659,13 +659,18 @@ def lssvm_heldout_mse(A, Y, alpha, fold_of=None):
     return float(np.mean(E ** 2))
 
 
-def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian"):
+def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian",
+                      rows=None):
     """Mean squared leave-one-out residual of :func:`nystrom_ridge` per output, by
-    refitting without each row in turn (the centres Z and the jitter fixed)."""
+    refitting without each row in turn (the centres Z and the jitter fixed); with
+    ``rows``, the squared residuals of those rows only, shape (len(rows), t) squeezed."""
     Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
-    E = np.empty_like(Y)
-    for i in range(len(X)):
+    which = np.arange(len(X)) if rows is None else np.asarray(rows)
+    E = np.empty((which.size, Y.shape[1]))
+    for k, i in enumerate(which):
         keep = np.arange(len(X)) != i
         f = nystrom_ridge(X[keep], Y[keep], Z, gamma, alpha, bias, jitter, kernel)
-        E[i] = Y[i] - f(X[i:i + 1])[0]
+        E[k] = Y[i] - f(X[i:i + 1])[0]
+    if rows is not None:
+        return np.squeeze(E ** 2)
     return np.mean(E ** 2, axis=0)

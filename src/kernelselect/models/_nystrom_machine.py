@@ -37,13 +37,13 @@ MIN_CENTRES = 500
 MAX_CENTRES = 20_000
 #: centres per √n·ln n
 GROWTH = 1.0
-#: centres per unit of effective dimension
-DEFF_FACTOR = 2.0
+#: centres per unit of effective dimension (the user guide's "The choice of m")
+DEFF_FACTOR = 3.0
 
 
 def rule_centres(n: int, d_eff: float | None = None) -> int:
     """m for n rows by the rule alone (module notes of :mod:`kernelselect._fit_policy`):
-    max(√n·ln n, 2·d_eff) within [MIN_CENTRES, MAX_CENTRES], at most n."""
+    max(√n·ln n, 3·d_eff) within [MIN_CENTRES, MAX_CENTRES], at most n."""
     m = GROWTH * math.sqrt(n) * math.log(max(n, 2))
     if d_eff is not None and math.isfinite(d_eff):
         m = max(m, DEFF_FACTOR * d_eff)

@@ -337,10 +337,13 @@ _SHARED_PARAMETERS = """\
         "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
         Ding & Liao (PAKDD 2012)'s approximate CV). The final refit uses the estimator's own
         ``approximation``; its default "auto" is the exact machine up to 5000 rows and
-        beyond them the Nyström machine by conjugate gradients
-        (:class:`~kernelselect.NystroemPCG`) with m = max(√n·ln n, 2·d_eff) centres,
-        d_eff the effective dimension the selection measured at its choice (on Dask
-        input, the Nyström machine at every n).
+        beyond them the Nyström machine (:class:`~kernelselect.NystroemPCG`) with
+        m = max(√n·ln n, 3·d_eff) centres, d_eff the effective dimension the selection
+        measured at its choice, and at most what the memory limit allows (on Dask input,
+        the Nyström machine at every n, m within the client's and each task's memory).
+        Where n·m² is affordable its α is chosen again among the selection's candidates
+        by the final model's exact leave-one-out error (``loo_alphas``), else it is the
+        selected α, solved by conjugate gradients.
     gammas : array-like or None
         Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
         004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
@@ -387,8 +390,11 @@ _SHARED_ATTRIBUTES = """\
         ``standardize``); the machine's ``approximation_``, ``n_centres_``,
         ``n_iter_`` and ``residual_`` say how it was solved, and
         ``selection_.details["refit"]`` holds the same with the selected criterion's
-        value and, for the Nyström machine, the final model's own GCV score
-        (RSS/n)/(1 − tr S/n)² and effective dimension tr S.
+        value, the final model's ``alpha`` and ``alpha_rule`` ("leave-one-out" or
+        "given"; the machine's ``alpha_``), and for the Nyström machine its own GCV
+        score (RSS/n)/(1 − tr S/n)², effective dimension tr S, ``centres_rule`` ("rule"
+        or "memory cap") and, on the leave-one-out route, its mean squared leave-one-out
+        residual ``loo_mse`` and every candidate's (``loo``).
     task_ : str
         "binary", "multiclass" or "regression".
     n_features_in_ : int"""
