@@ -100,6 +100,22 @@ def dask_part(args):
         del X, y
     Xt, yt = synthetic(N_TEST, seed=1)
     rec = {"part": "dask", "n": args.n, "d": D, "workers": 2, "load_before": load()}
+    if args.max_iter:       # a bounded run: the refit stops after this many iterations
+        from kernelselect.models import _fit_policy
+
+        plain = _fit_policy.machine_approximation
+
+        def bounded(*a, **k):
+            recipe = plain(*a, **k)
+            if hasattr(recipe, "max_iter"):
+                recipe.max_iter = args.max_iter
+            return recipe
+
+        _fit_policy.machine_approximation = bounded
+        import kernelselect.models._selection_cv as scv
+
+        scv.machine_approximation = bounded
+        rec["max_iter"] = args.max_iter
     rss_before = peak_rss_gb()
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       memory_limit=args.worker_memory, dashboard_address=None) as cluster, \
@@ -116,6 +132,10 @@ def dask_part(args):
         pred = np.asarray(dask.compute(pred)[0])
         rec["predict_seconds"] = time.perf_counter() - t0
         rec["worker_peak_rss_gb"] = sorted(client.run(peak_rss_gb).values())
+        model = sel.best_estimator_[-1].model_
+        rec["refit_seconds"] = {k: (v if not isinstance(v, list) else v[0])
+                                for k, v in model.details.get("seconds", [{}])[0].items()} \
+            if isinstance(model.details.get("seconds"), list) else None
     rec.update(best_params={k: float(v) for k, v in sel.best_params_.items()},
                refit=refit_summary(sel), test_nmse=float(np.mean((pred - yt) ** 2) / np.var(yt)),
                client_peak_rss_gb=peak_rss_gb(), client_rss_before_gb=rss_before,
@@ -158,6 +178,7 @@ def main(argv=None):
         r.add_argument("--n", type=int, default=200_000)
         r.add_argument("--chunk-rows", type=int, default=2**16)
         r.add_argument("--worker-memory", default="3GB")
+        r.add_argument("--max-iter", type=int, default=None)
     C.run_command(p, sub, argv, report, memory=memory, dask=dask_part)
 
 

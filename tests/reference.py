@@ -675,3 +675,20 @@ def gp_evidence(A, Y, alpha):
         s2 = q / n
         out.append(0.5 * (n * np.log(2 * np.pi * s2) + logdet + q / s2) / n)
     return float(np.mean(out))
+
+
+def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian",
+                      rows=None):
+    """Mean squared leave-one-out residual of :func:`nystrom_ridge` per output, by
+    refitting without each row in turn (the centres Z and the jitter fixed); with
+    ``rows``, the squared residuals of those rows only, shape (len(rows), t) squeezed."""
+    Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
+    which = np.arange(len(X)) if rows is None else np.asarray(rows)
+    E = np.empty((which.size, Y.shape[1]))
+    for k, i in enumerate(which):
+        keep = np.arange(len(X)) != i
+        f = nystrom_ridge(X[keep], Y[keep], Z, gamma, alpha, bias, jitter, kernel)
+        E[k] = Y[i] - f(X[i:i + 1])[0]
+    if rows is not None:
+        return np.squeeze(E ** 2)
+    return np.mean(E ** 2, axis=0)

@@ -182,6 +182,7 @@ SUBLAYERS = {
     "models": [
         {"_solvers", "_nystrom_rows", "_dask_input"},
         {"_cv", "_nystrom_pcg", "_scaling"},
+        {"_nystrom_loo"},
         {"_nystrom_machine"},
         {"_fit_policy"},
         {"_machines"},

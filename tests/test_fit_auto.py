@@ -44,13 +44,13 @@ def test_auto_centres_rule():
     base = auto_centres(n)
     assert base == int(np.ceil(np.sqrt(n) * np.log(n)))
     assert auto_centres(n, d_eff=100.0) == base               # √n·ln n dominates
-    assert auto_centres(n, d_eff=4000.0) == 8000              # 2·d_eff dominates
+    assert auto_centres(n, d_eff=4000.0) == 12000             # 3·d_eff dominates
     assert auto_centres(n, d_eff=1e6) == _fit_policy.MAX_CENTRES
     assert auto_centres(n, d_eff=float("nan")) == base
-    # the memory limit caps m: the m × m factors alone of 8000 centres are 512 MB
+    # the memory limit caps m: the m × m factors alone of 12000 centres are 1.15 GB
     with kernelselect.config_context(max_bytes=200 * 2**20):
         capped = auto_centres(n, d_eff=4000.0, d=10)
-    assert 1 <= capped < 8000
+    assert 1 <= capped < 12000
     from kernelselect.models._nystrom_pcg import nystrom_pcg_bytes
     assert nystrom_pcg_bytes(n, capped, 10, 1, 1) <= 200 * 2**20
 
@@ -183,3 +183,41 @@ def test_pilot_effective_dimension_against_the_dense_spectrum():
     big, _ = data(10, n=3000)                 # m₀ = 2⌈√n·ln n⌉ < n rows, scaled by n/m₀
     estimate = pilot_effective_dimension(big, 0.7, 1.0, "gaussian", random_state=0)
     assert 0 < estimate < 2 * np.ceil(np.sqrt(3000) * np.log(3000))
+
+
+def test_selection_refit_alpha_by_the_final_models_leave_one_out(small_exact_limit):
+    """Beyond the exact limit the refit solves the Nyström machine for the selection's
+    candidate α and keeps the one whose leave-one-out error on the final model is
+    smallest; the error reported is that of the model returned, checked by refitting it
+    without each row."""
+    from reference import kernel_matrix, nystrom_ridge_loo
+
+    X, Y = data(6, n=150)
+    sel = KernelSelectionCV(random_state=0).fit(X, Y[:, 0])
+    scaler, machine = sel.best_estimator_
+    refit = sel.selection_.details["refit"]
+    loo = refit["loo"]
+    assert refit["alpha_rule"] == "leave-one-out" and refit["n_iter"] is None
+    np.testing.assert_array_equal(
+        loo["alphas"], np.unique(np.r_[sel.selection_.alphas, sel.best_params_["alpha"]]))
+    k = int(np.argmin(loo["mse"][:, 0]))
+    assert refit["alpha"] == machine.alpha_ == loo["alphas"][k]
+    assert machine.alpha == sel.best_params_["alpha"]          # the selection's choice kept
+    np.testing.assert_array_equal(refit["loo_mse"], loo["mse"][k])
+    Z = scaler.transform(X)
+    y = Y[:, 0] - Y[:, 0].mean()                              # fit_intercept="mean"
+    rows = np.arange(0, 150, 15)            # refitted without each of these rows
+    dense = nystrom_ridge_loo(Z, y, Z[machine.support_], machine.gamma_, machine.alpha_,
+                              bias=False, jitter=machine.model_.details["jitter"],
+                              rows=rows)
+    f = machine.model_.decision_function(Z)[:, 0, 0]
+    # the same residuals from the fitted values and the leverages of the dense hat matrix
+    lam, U = np.linalg.eigh(kernel_matrix(Z[machine.support_], Z[machine.support_],
+                                          machine.gamma_)
+                            + machine.model_.details["jitter"] * np.eye(machine.n_centres_))
+    Phi = kernel_matrix(Z, Z[machine.support_], machine.gamma_) @ (U / np.sqrt(lam))
+    H = Phi @ np.linalg.solve(Phi.T @ Phi + machine.alpha_ * np.eye(Phi.shape[1]), Phi.T)
+    closed = (Y[:, 0] - f) / (1.0 - np.diag(H))      # f includes ȳ
+    np.testing.assert_allclose(closed[rows] ** 2, dense, rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(refit["loo_mse"], np.mean(closed ** 2), rtol=1e-6)
+    assert sel.score(X, Y[:, 0]) > 0.8

@@ -133,3 +133,34 @@ def test_standardizer_has_the_same_bits_on_dask():
     np.testing.assert_array_equal(Z.compute(), eager.transform(X))
     np.testing.assert_allclose(eager.transform(X).mean(axis=0), 0.0, atol=1e-12)
     np.testing.assert_allclose(eager.transform(X).std(axis=0), 1.0, rtol=1e-12)
+
+
+def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
+    """On Dask the centres are capped by the client's part of the solve (the m × m
+    factors) and each task's, through the memory guard's limit; a recipe asking for
+    more is refused with the largest m that fits, and the selection's refit says when
+    the cap, not the rule, set m."""
+    import kernelselect
+    from kernelselect.models import _nystrom_machine
+    from kernelselect.models._fit_policy import auto_centres
+    from kernelselect.models._nystrom_pcg import (largest_dask_centres, nystrom_pcg_client_bytes,
+                                           nystrom_pcg_task_bytes)
+
+    X, Y = data(3, n=700)
+    limit = nystrom_pcg_client_bytes(700, 300, 3, 1)
+    assert nystrom_pcg_task_bytes(700, 300, 3, 1) < limit          # the client's part binds
+    assert auto_centres(700, None, 3, 1, chunks=(250, 250, 200)) == 500   # the rule
+    with kernelselect.config_context(max_bytes=limit):
+        assert auto_centres(700, None, 3, 1, chunks=(250, 250, 200)) == 300
+        reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(chunked(X),
+                                                                           Y[:, 0])
+        assert reg.n_centres_ == 300
+        with pytest.raises(ValueError, match="client's part.*Use at most 300 centres"):
+            KernelRidgeRegressor(approximation=NystroemPCG(n_centres=400)).fit(chunked(X),
+                                                                                Y[:, 0])
+    # the selection itself needs more than this limit at n = 700: the refit's cap alone
+    monkeypatch.setattr(_nystrom_machine, "largest_dask_centres",
+                        lambda n, rows, d, t: largest_dask_centres(n, rows, d, t, limit))
+    sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
+    refit = sel.selection_.details["refit"]
+    assert refit["n_centres"] == 300 and refit["centres_rule"] == "memory cap"

@@ -10,20 +10,25 @@
   with m centres from :func:`auto_centres` (defined beside the machine, in
   :mod:`kernelselect._nystrom_machine`):
 
-      m = max(⌈√n·ln n⌉, ⌈2·d_eff⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
+      m = max(⌈√n·ln n⌉, ⌈3·d_eff⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
 
   and at most what the memory guard allows. √n·ln n is the number of uniformly
   drawn centres with which Nyström kernel ridge regression keeps the exact
   estimator's learning rate at the ridge λ ≍ 1/√n (Rudi, Camoriano & Rosasco,
   NeurIPS 2015, Theorem 1 and its corollary); d_eff = Σ μᵢ/(μᵢ + α), the effective
   dimension at the selected (γ, α), counts the directions the ridge leaves in the
-  model, and a Nyström model of rank m cannot fit more than m of them — twice d_eff
-  leaves room for the sampling (the same theorem's m ≳ N(λ)·log n with the log
-  replaced by a constant factor, which the fit_centres study found sufficient: at
-  n = 10⁴, d_eff = 528 on cadata, m = 1000 matched the exact model's test error).
+  model, and a Nyström model of rank m cannot fit more than m of them — three times
+  d_eff leaves room for the sampling (the same theorem's m ≳ N(λ)·log n with the log
+  replaced by a constant factor). The factor was measured (the user guide's "The
+  choice of m"): with α chosen on the final model, protein at n = 2·10⁴ (d_eff = 1228)
+  came within 3.0 % of the exact model's test error at 2·d_eff, 0.5 % at 3·d_eff and
+  −0.6 % at 4·d_eff; cadata at n = 10⁴ within 0.3 % at 2·d_eff and −0.2 % at 3·d_eff.
   The selection measures d_eff on its last Nyström level when that level settled the
   choice (d_eff at most half its landmarks); otherwise the refit estimates it by
   :func:`pilot_effective_dimension`.
+* **The refit's α**: the selection's candidates are re-scored on the final model by
+  its exact leave-one-out error where n·m² is affordable
+  (:mod:`kernelselect.models._nystrom_loo`); beyond, the selected α.
 """
 
 from __future__ import annotations
@@ -31,13 +36,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres
+from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres, rule_centres
 from ..utils._threads import blas_for_flops
 from ..operators import get_approximation
 from ..operators._base import Approximation
 
 __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_centres",
-           "pilot_effective_dimension", "machine_approximation", "describe_fit"]
+           "pilot_effective_dimension", "machine_approximation", "centres_rule",
+           "describe_fit"]
 
 #: the exact dense fit is used up to this many rows
 EXACT_FIT_MAX_N = 5000
@@ -78,25 +84,35 @@ def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
 
 def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
                           d_eff: float | None = None, workers: int | None = None,
-                          in_memory: bool = True) -> Approximation:
+                          in_memory: bool = True, chunks: tuple[int, ...] | None = None,
+                          loo_alphas: Any = None) -> Approximation:
     """The recipe a machine on n rows of d features (t outputs) is fitted with.
 
     ``"auto"``: :class:`~kernelselect.operators.Exact` up to :data:`EXACT_FIT_MAX_N`
     rows, else :class:`NystroemPCG` with :func:`auto_centres` (``d_eff``: the effective
-    dimension at the chosen (γ, α), when the selection measured it). ``"nystrom-pcg"``
-    (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``. Anything else as
-    :func:`kernelselect.operators.get_approximation`. ``in_memory=False`` (a Dask X,
-    never gathered): ``"auto"`` is the Nyström machine at every n.
+    dimension at the chosen (γ, α), when the selection measured it; ``loo_alphas``: its
+    candidate ridges). ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``.
+    Anything else as :func:`kernelselect.operators.get_approximation`.
+    ``in_memory=False`` (a Dask X of row ``chunks``, never gathered): ``"auto"`` is the
+    Nyström machine at every n, its centres within what the client's and each task's
+    memory allow.
     """
     if isinstance(approximation, str):
         key = approximation.strip().lower().replace("-", "_")
         if key == "auto":
             if in_memory and n <= EXACT_FIT_MAX_N:
                 return get_approximation("exact")
-            return NystroemPCG(n_centres=auto_centres(n, d_eff, d, t, workers))
+            m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
+            return NystroemPCG(n_centres=m, loo_alphas=loo_alphas)
         if key in PCG_NAMES:
             return NystroemPCG()
     return get_approximation(approximation)
+
+
+def centres_rule(recipe: Any, n: int, d_eff: float | None) -> str:
+    """How the automatic recipe's m was set: "rule" (:func:`rule_centres`) or "memory
+    cap" (the memory guard allowed fewer centres than the rule asks for)."""
+    return "memory cap" if recipe.n_centres < rule_centres(n, d_eff) else "rule"
 
 
 def describe_fit(details: dict[str, Any]) -> dict[str, Any]:

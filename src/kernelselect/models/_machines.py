@@ -114,7 +114,8 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
     n, d = X.shape
     lazy = is_dask_array(X)
     recipe = machine_approximation(approximation, int(n), int(d), int(Y.shape[1]),
-                                   workers=workers, in_memory=not lazy)
+                                   workers=workers, in_memory=not lazy,
+                                   chunks=tuple(int(c) for c in X.chunks[0]) if lazy else None)
     if lazy and not hasattr(recipe, "fit_machine"):
         raise dask_recipe_error(approximation)
     return fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
@@ -202,6 +203,7 @@ class _KernelMachineEstimator(BaseEstimator):
             workers=self.workers)
         self.gamma_ = gamma
         m = self.model_
+        self.alpha_ = float(m.alphas[0])
         how = describe_fit(m.details)
         self.approximation_ = how["approximation"]
         self.n_centres_ = how["n_centres"]
@@ -283,6 +285,9 @@ default="auto"
     residual_ : float or None
         The relative residual of the normal equations that fit reached (largest over
         the outputs).
+    alpha_ : float
+        The ridge of the fitted model: ``alpha``, or the candidate of a
+        ``NystroemPCG(loo_alphas=...)`` recipe with the smallest leave-one-out error.
     n_features_in_ : int
 
     Examples

@@ -16,16 +16,20 @@ from typing import Any
 
 import numpy as np
 
+from ._nystrom_loo import fit_nystrom_loo, loo_affordable
 from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
-                           check_solver_memory, choose_centres, choose_sample,
-                           fit_nystrom_pcg, largest_centres)
+                           check_dask_solver_memory, check_solver_memory, choose_centres,
+                           choose_sample, fit_nystrom_pcg, largest_centres,
+                           largest_dask_centres)
+from ._nystrom_rows import aligned_chunks
+from ._solvers import check_alphas
 from ..utils._progress import check_progress
 from ..utils._threads import block_threads
 from .._typing import RandomState
 from ..utils._validation import check_positive, check_positive_int, check_random_state
 from ..operators._base import Approximation, Capabilities
 
-__all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres"]
+__all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "memory_centres"]
 
 
 #: fewest and most centres the automatic rule gives
@@ -33,20 +37,37 @@ MIN_CENTRES = 500
 MAX_CENTRES = 20_000
 #: centres per √n·ln n
 GROWTH = 1.0
-#: centres per unit of effective dimension
-DEFF_FACTOR = 2.0
+#: centres per unit of effective dimension (the user guide's "The choice of m")
+DEFF_FACTOR = 3.0
 
 
-def auto_centres(n: int, d_eff: float | None = None, d: int | None = None, t: int = 1,
-                 workers: int | None = None) -> int:
-    """m for n rows (module notes): at most n, and, when the number of features d is
-    given, at most the largest m whose solve the memory guard allows."""
+def rule_centres(n: int, d_eff: float | None = None) -> int:
+    """m for n rows by the rule alone (module notes of :mod:`kernelselect._fit_policy`):
+    max(√n·ln n, 3·d_eff) within [MIN_CENTRES, MAX_CENTRES], at most n."""
     m = GROWTH * math.sqrt(n) * math.log(max(n, 2))
     if d_eff is not None and math.isfinite(d_eff):
         m = max(m, DEFF_FACTOR * d_eff)
-    m = int(min(n, MAX_CENTRES, max(MIN_CENTRES, math.ceil(m))))
+    return int(min(n, MAX_CENTRES, max(MIN_CENTRES, math.ceil(m))))
+
+
+def memory_centres(n: int, d: int, t: int = 1, workers: int | None = None,
+                   chunks: tuple[int, ...] | None = None, m: int = MAX_CENTRES) -> int:
+    """The most centres (at least 1) whose solve the memory guard allows: in memory the
+    whole solve (:func:`~kernelselect._nystrom_pcg.nystrom_pcg_bytes`); on a Dask X with
+    row ``chunks``, the client's part (the m × m factors) and each task's (one chunk's
+    pass): :func:`~kernelselect._nystrom_pcg.largest_dask_centres`."""
+    if chunks is None:
+        return max(1, largest_centres(n, d, t, block_threads(float(n) * m, workers)))
+    return max(1, largest_dask_centres(n, max(aligned_chunks(chunks)), d, t))
+
+
+def auto_centres(n: int, d_eff: float | None = None, d: int | None = None, t: int = 1,
+                 workers: int | None = None, chunks: tuple[int, ...] | None = None) -> int:
+    """m for n rows (module notes): :func:`rule_centres`, and, when the number of
+    features d is given, at most :func:`memory_centres`."""
+    m = rule_centres(n, d_eff)
     if d is not None:
-        m = min(m, max(1, largest_centres(n, d, t, block_threads(float(n) * m, workers))))
+        m = min(m, memory_centres(n, d, t, workers, chunks, m))
     return m
 
 
@@ -71,6 +92,14 @@ class NystroemPCG(Approximation):
         At most this many conjugate-gradient iterations.
     progress : bool or float, default=False
         Progress lines during long fits (as ``select_kernel``'s ``progress``).
+    loo_alphas : array-like or None, default=None
+        Candidate ridges. When given, and where the route is affordable (n·m² within
+        :data:`~kernelselect._nystrom_loo.LOO_FLOPS` and m × m arrays within the memory
+        limit), the machine is solved for all of them and the fitting α at once by one
+        eigendecomposition and keeps the candidate whose exact leave-one-out error on
+        this model is smallest (:mod:`kernelselect._nystrom_loo`); the model has that one
+        α (``details["alpha"]``, the errors in ``details["loo"]``). Beyond, the fitting α
+        by conjugate gradients.
 
     Notes
     -----
@@ -92,12 +121,13 @@ class NystroemPCG(Approximation):
 
     def __init__(self, n_centres: int | None = None, sample_per_centre: float = SAMPLE_PER_CENTRE,
                  tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
-                 progress: bool | float = False) -> None:
+                 progress: bool | float = False, loo_alphas: Any = None) -> None:
         self.n_centres = n_centres
         self.sample_per_centre = sample_per_centre
         self.tol = tol
         self.max_iter = max_iter
         self.progress = progress
+        self.loo_alphas = loo_alphas
 
     def checked(self) -> tuple[int | None, float, float, int, bool | float]:
         """The parameters, validated: (n_centres, sample_per_centre, tol, max_iter,
@@ -108,6 +138,12 @@ class NystroemPCG(Approximation):
         return m, q, tol, check_positive_int(self.max_iter, "max_iter"), check_progress(
             self.progress)
 
+    def checked_loo_alphas(self) -> np.ndarray | None:
+        """``loo_alphas`` validated: None, or the positive finite candidates, ascending."""
+        if self.loo_alphas is None:
+            return None
+        return np.unique(check_alphas(self.loo_alphas, "loo_alphas"))
+
     def centres_for(self, n: int, d_eff: float | None = None) -> int:
         """m for n training rows: ``n_centres`` (at most n), else the automatic rule."""
         m = self.checked()[0]
@@ -117,6 +153,13 @@ class NystroemPCG(Approximation):
                         d_eff: float | None = None) -> Any:
         m = self.centres_for(n, d_eff)
         return check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
+
+    def check_dask_resources(self, n: int, chunks: tuple[int, ...], d: int, t: int = 1,
+                             d_eff: float | None = None) -> None:
+        """The memory guard on a fit on a Dask X of row ``chunks``: the client's part
+        and one task's (:func:`~kernelselect._nystrom_pcg.check_dask_solver_memory`)."""
+        m = self.centres_for(n, d_eff)
+        check_dask_solver_memory(n, max(aligned_chunks(chunks)), m, d, t)
 
     def fit_machine(self, X: Any, Y: Any, gamma: float, alphas: np.ndarray, *, kernel: str,
                     bias: bool, random_state: RandomState = None,
@@ -138,10 +181,20 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     was met, and the centres m.
     """
     m_param, q_per, tol, max_iter, progress = recipe.checked()
-    n = int(X.shape[0])
+    candidates = recipe.checked_loo_alphas()
+    n, d = (int(v) for v in X.shape)
     m = recipe.centres_for(n, d_eff)
     rng = check_random_state(random_state)
     centres = choose_centres(n, m, rng)
+    rule = "n_centres" if m_param is not None else "auto"
+    if candidates is not None:
+        candidates = np.unique(np.concatenate([candidates, np.asarray(alphas, dtype=np.float64)]))
+        if loo_affordable(n, m, d, int(Y.shape[1]), candidates.size):
+            model = fit_nystrom_loo(X, Y, gamma, candidates, centres=centres, kernel=kernel,
+                                    bias=bias, workers=workers)
+            model.details.update(n_support=m, sample_rows=0, centres_rule=rule,
+                                 alpha_rule="leave-one-out")
+            return model
     q = int(round(q_per * m))
     sample = choose_sample(n, centres, q, rng) if q else None
     fits = [fit_nystrom_pcg(X, Y, gamma, float(a), centres=centres, sample=sample,
@@ -159,7 +212,8 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "seconds": [d["seconds"] for d in per_alpha],
         "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
         "effective_dimension": [d["effective_dimension"] for d in per_alpha],
-        "centres_rule": "n_centres" if m_param is not None else "auto"}
+        "centres_rule": rule,
+        "alpha_rule": "given" if candidates is None else "given (leave-one-out beyond budget)"}
     first = fits[0]
     return NystromMachine(support=first.support, support_indices=centres, coef=coef,
                           intercept=intercept, alphas=np.asarray(alphas, dtype=np.float64),

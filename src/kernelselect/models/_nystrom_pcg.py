@@ -92,8 +92,8 @@ from scipy.linalg import blas, lapack
 from .. import lowlevel
 from ..utils._dask import DaskRows, is_dask_array
 from ..utils._dask import _compute as dask_compute
-from ._nystrom_rows import (APPLY, Conditioning, DaskNystromRows, NystromRows, dask_predict,
-                            pass_bytes, run_pass)
+from ._nystrom_rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
+                            aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ..utils._progress import progress_iter
 from ..utils._resources import check_allocation, format_bytes, max_bytes
 from ._solvers import KernelMachine
@@ -108,10 +108,17 @@ __all__ = [
     "nystrom_pcg",
     "nystrom_pcg_bytes",
     "largest_centres",
+    "largest_dask_centres",
+    "check_dask_solver_memory",
+    "nystrom_pcg_client_bytes",
+    "nystrom_pcg_task_bytes",
     "check_solver_memory",
     "choose_centres",
     "choose_sample",
     "fit_nystrom_pcg",
+    "streamed_rows",
+    "jitter_for",
+    "factor_upper",
     "NystromMachine",
 ]
 
@@ -155,18 +162,64 @@ def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
             + 8.0 * m * d + pass_bytes(n, m, d, t + 1, threads))
 
 
-def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = None) -> int:
-    """The largest number of centres whose solve fits ``limit`` bytes (default: the
-    memory guard's limit), at least 0."""
-    limit = float(max_bytes() if limit is None else limit)
+def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int) -> float:
+    """Bytes the client of a solve on a row-chunked Dask X allocates: the m × m factors,
+    the iteration's (m, t) vectors, the centres and sample rows, the blocks of the
+    preconditioner's sample and each pass's gathered (m, t + 1) results, one per part of
+    ``PART_ROWS`` rows (the tasks' own memory is :func:`nystrom_pcg_bytes` of a chunk)."""
+    parts = -(-n // PART_ROWS)
+    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * _SAMPLE_BLOCK + 16.0 * m * d
+            + 8.0 * parts * m * (t + 1))
+
+
+def nystrom_pcg_task_bytes(rows: int, m: int, d: int, t: int) -> float:
+    """Bytes one task of a solve on a row-chunked Dask X allocates for its chunk of
+    ``rows`` rows: the pass's buffers (one thread), the chunk's [1, Y] and the centres,
+    the (m, t + 1) vectors and the parts' results it returns."""
+    parts = -(-rows // PART_ROWS)
+    return (pass_bytes(rows, m, d, t + 1, 1) + 8.0 * rows * (t + 1) + 8.0 * m * d
+            + 8.0 * (parts + 2) * m * (t + 1))
+
+
+def _largest(fits: Callable[[int], bool], n: int) -> int:
     lo, hi = 0, max(1, n)
     while lo < hi:                    # the estimate grows with m: bisect
         mid = (lo + hi + 1) // 2
-        if nystrom_pcg_bytes(n, mid, d, t, threads) <= limit:
+        if fits(mid):
             lo = mid
         else:
             hi = mid - 1
     return lo
+
+
+def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = None) -> int:
+    """The largest number of centres whose solve fits ``limit`` bytes (default: the
+    memory guard's limit), at least 0."""
+    limit = float(max_bytes() if limit is None else limit)
+    return _largest(lambda m: nystrom_pcg_bytes(n, m, d, t, threads) <= limit, n)
+
+
+def largest_dask_centres(n: int, rows: int, d: int, t: int, limit: float | None = None
+                         ) -> int:
+    """The largest number of centres whose solve on a Dask X of n rows in chunks of at
+    most ``rows`` rows fits ``limit`` bytes (default: the guard's) on the client
+    (:func:`nystrom_pcg_client_bytes`) and in each task (:func:`nystrom_pcg_task_bytes`)."""
+    limit = float(max_bytes() if limit is None else limit)
+    return _largest(lambda m: max(nystrom_pcg_client_bytes(n, m, d, t),
+                                  nystrom_pcg_task_bytes(rows, m, d, t)) <= limit, n)
+
+
+def check_dask_solver_memory(n: int, rows: int, m: int, d: int, t: int) -> None:
+    """The memory guard on a solve with m centres on a Dask X (n rows, chunks of at most
+    ``rows``): the client's part and one task's, each refused with the largest m that
+    fits."""
+    fits = largest_dask_centres(n, rows, d, t)
+    hint = f"use at most {fits} centres" if fits >= 1 else "use smaller chunks of rows"
+    what = f"a Nyström conjugate-gradient solve with {m} centres ({n} rows, {t} outputs)"
+    check_allocation(nystrom_pcg_client_bytes(n, m, d, t), f"the client's part of {what}",
+                     hint)
+    check_allocation(nystrom_pcg_task_bytes(rows, m, d, t),
+                     f"one task of {what} (a chunk of {rows} rows)", hint)
 
 
 def _mirror(F: np.ndarray, upper_to_lower: bool) -> None:
@@ -191,6 +244,26 @@ def _potrf(F: np.ndarray, lower: bool) -> int:
     if not np.shares_memory(c, F):         # pragma: no cover - F is Fortran-ordered
         F[...] = c
     return int(info)
+
+
+def jitter_for(m: int, lam: float) -> float:
+    """δ₀ = m·max(2⁻⁵², 10⁻⁴λ), the first jitter tried (module notes)."""
+    return m * max(_EPS, _JITTER_RIDGE * lam)
+
+
+def factor_upper(F: np.ndarray, diag: np.ndarray, delta: float) -> float:
+    """T, the upper Cholesky factor of K_mm + δI, in the upper triangle of F (which holds
+    K_mm, Fortran-ordered; ``diag`` a view of its diagonal), δ multiplied by 100 until
+    the factorisation succeeds; returns the δ used."""
+    for _ in range(_JITTER_STEPS):
+        diag[:] = 1.0 + delta                     # κ(z, z) = 1
+        if _potrf(F, lower=False) == 0:
+            return delta
+        _mirror(F, upper_to_lower=False)          # the lower triangle still holds K_mm
+        delta *= 100.0
+    raise np.linalg.LinAlgError(
+        f"K(centres, centres) + δI is not positive definite even with δ = {delta:.3g}; "
+        "the centres or gamma are degenerate (check X for non-finite or huge values).")
 
 
 class NystromPreconditioner:
@@ -236,7 +309,7 @@ class NystromPreconditioner:
         F = K.T                                   # symmetric: a Fortran-ordered view
         self._F = F
         self._diag = F.reshape(-1, order="F")[:: m + 1]   # a view of the diagonal
-        self.jitter = self._factor_T(m * max(_EPS, _JITTER_RIDGE * lam))
+        self.jitter = self._factor_T(jitter_for(m, lam))
         self._diag_T = self._diag.copy()
         self.shift = self._factor_A(lam)
         self._diag_A = self._diag.copy()
@@ -244,16 +317,7 @@ class NystromPreconditioner:
         self._sample = None
 
     def _factor_T(self, delta: float) -> float:
-        F = self._F
-        for _ in range(_JITTER_STEPS):
-            self._diag[:] = 1.0 + delta           # κ(z, z) = 1
-            if _potrf(F, lower=False) == 0:
-                return delta
-            _mirror(F, upper_to_lower=False)      # the lower triangle still holds K_mm
-            delta *= 100.0
-        raise np.linalg.LinAlgError(
-            f"K(centres, centres) + δI is not positive definite even with δ = {delta:.3g}; "
-            "the centres or gamma are degenerate (check X for non-finite or huge values).")
+        return factor_upper(self._F, self._diag, delta)
 
     def _gram(self) -> None:
         """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S; T stays in the upper
@@ -591,6 +655,26 @@ def choose_sample(n: int, centres: np.ndarray, size: int,
     return np.array(sorted(out), dtype=np.intp)
 
 
+def streamed_rows(X: Any, Y: Any, gamma: float, centres: np.ndarray,
+                  sample: np.ndarray | None, kernel: str, workers: int | None
+                  ) -> tuple[RowPasses, np.ndarray, np.ndarray | None]:
+    """The passes over X (in memory or a row-chunked Dask array) with the given centres,
+    the centres and the sample rows as they are in X."""
+    rows: RowPasses
+    if is_dask_array(X):
+        Z = DaskRows(X, Y).gather(centres)
+        S = None if sample is None else DaskRows(X, Y).gather(sample)
+        low, high = dask_compute(X.min(axis=0), X.max(axis=0))
+        cond = Conditioning(Z, gamma, kernel, bounds=(low, high))
+        rows = DaskNystromRows(X, Y, cond)
+    else:
+        Z = np.ascontiguousarray(X[centres])
+        S = None if sample is None else X[sample]
+        cond = Conditioning(Z, gamma, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
+        rows = NystromRows(X, Y, cond, workers)
+    return rows, Z, S
+
+
 def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
                     centres: np.ndarray, sample: np.ndarray | None = None,
                     kernel: str = "gaussian", bias: bool = True,
@@ -622,27 +706,18 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     """
     n, d = X.shape
     m, t = int(centres.size), Y.shape[1]
-    rows: RowPasses
     if is_dask_array(X):
-        check_solver_memory(max(X.chunks[0]), m, d, t, 1)
-        Z = DaskRows(X, Y).gather(centres)
-        S = None if sample is None else DaskRows(X, Y).gather(sample)
-        low, high = dask_compute(X.min(axis=0), X.max(axis=0))
-        cond = Conditioning(Z, gamma, kernel, bounds=(low, high))
-        rows = DaskNystromRows(X, Y, cond)
+        check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
     else:
         check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
-        Z = np.ascontiguousarray(X[centres])
-        S = None if sample is None else X[sample]
-        cond = Conditioning(Z, gamma, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
-        rows = NystromRows(X, Y, cond, workers)
+    rows, Z, S = streamed_rows(X, Y, gamma, centres, sample, kernel, workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
                       progress=progress)
     return NystromMachine(
         support=Z, support_indices=centres, coef=sol.coef[:, :, None],
         intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
         kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m),
-        conditioning=cond)
+        conditioning=rows.cond)
 
 
 class NystromMachine(KernelMachine):

@@ -16,7 +16,8 @@ import numpy.typing as npt
 
 from ._cv import cross_validate_grid
 from . import _fit_policy
-from ._fit_policy import describe_fit, machine_approximation, pilot_effective_dimension
+from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
+                          pilot_effective_dimension)
 from ..utils._labels import encode_labels
 from ..selection._policy import alpha_path
 from ._solvers import check_machine
@@ -153,11 +154,17 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         outputs = 1 if targets.classes is None or len(targets.classes) <= 2 else len(
             targets.classes)
         try:
+            chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
             recipe = machine_approximation(est.approximation, n, d, outputs,
-                                           workers=est.workers, in_memory=not lazy)
-            if lazy and not hasattr(recipe, "fit_machine"):
-                raise dask_recipe_error(est.approximation)
-            check_machine(recipe, n, d)
+                                           workers=est.workers, in_memory=not lazy,
+                                           chunks=chunks)
+            if lazy:
+                check_dask = getattr(recipe, "check_dask_resources", None)
+                if check_dask is None:
+                    raise dask_recipe_error(est.approximation)
+                check_dask(n, chunks, d, outputs)
+            else:
+                check_machine(recipe, n, d)
         except ValueError as exc:
             raise ValueError(
                 f"the final refit of {type(est).__name__}(approximation="
@@ -218,10 +225,14 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                                   self.best_params_["alpha"], kernel,
                                                   self.random_state)
             res.details["refit_effective_dimension"] = d_eff
+            # the final model's α is chosen again, among the selection's candidates, by
+            # its own exact leave-one-out error where that is affordable
             recipe = machine_approximation("auto", n, d, outputs, d_eff, est.workers,
-                                           in_memory=not lazy)
+                                           in_memory=not lazy, chunks=chunks,
+                                           loo_alphas=np.asarray(res.alphas, dtype=np.float64))
             if hasattr(recipe, "fit_machine"):
                 est.set_params(approximation=recipe)
+                res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
         y_fit: Any = y if classifier else targets.y
         if y_dask is not None:
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
@@ -234,6 +245,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             self.best_estimator_ = est.fit(X, y_fit)
         res.details["refit"] = refit_details(
             est, name, float(self.cv_results_["criterion_value"][self.best_index_]))
+        if "refit_centres_rule" in res.details:
+            res.details["refit"]["centres_rule"] = res.details.pop("refit_centres_rule")
         return self
 
     @staticmethod
@@ -324,10 +337,13 @@ _SHARED_PARAMETERS = """\
         "nystrom", ...; for "cv": "exact" (also for "auto") or "nystrom" per fold,
         Ding & Liao (PAKDD 2012)'s approximate CV). The final refit uses the estimator's own
         ``approximation``; its default "auto" is the exact machine up to 5000 rows and
-        beyond them the Nyström machine by conjugate gradients
-        (:class:`~kernelselect.NystroemPCG`) with m = max(√n·ln n, 2·d_eff) centres,
-        d_eff the effective dimension the selection measured at its choice (on Dask
-        input, the Nyström machine at every n).
+        beyond them the Nyström machine (:class:`~kernelselect.NystroemPCG`) with
+        m = max(√n·ln n, 3·d_eff) centres, d_eff the effective dimension the selection
+        measured at its choice, and at most what the memory limit allows (on Dask input,
+        the Nyström machine at every n, m within the client's and each task's memory).
+        Where n·m² is affordable its α is chosen again among the selection's candidates
+        by the final model's exact leave-one-out error (``loo_alphas``), else it is the
+        selected α, solved by conjugate gradients.
     gammas : array-like or None
         Candidate γ; None → select_kernel's median-heuristic grid (criteria) or paper
         004's grid 2^{−15,−13,…,9} (``criterion="cv"``).
@@ -374,8 +390,11 @@ _SHARED_ATTRIBUTES = """\
         ``standardize``); the machine's ``approximation_``, ``n_centres_``,
         ``n_iter_`` and ``residual_`` say how it was solved, and
         ``selection_.details["refit"]`` holds the same with the selected criterion's
-        value and, for the Nyström machine, the final model's own GCV score
-        (RSS/n)/(1 − tr S/n)² and effective dimension tr S.
+        value, the final model's ``alpha`` and ``alpha_rule`` ("leave-one-out" or
+        "given"; the machine's ``alpha_``), and for the Nyström machine its own GCV
+        score (RSS/n)/(1 − tr S/n)², effective dimension tr S, ``centres_rule`` ("rule"
+        or "memory cap") and, on the leave-one-out route, its mean squared leave-one-out
+        residual ``loo_mse`` and every candidate's (``loo``).
     task_ : str
         "binary", "multiclass" or "regression".
     n_features_in_ : int"""
@@ -563,8 +582,14 @@ def refit_details(est: _KernelMachineEstimator, criterion: str, selected: float
     and effective dimension tr S, from its solve (per output)."""
     details = est.model_.details
     out: dict[str, Any] = dict(describe_fit(details), criterion=criterion,
-                               selected_value=selected)
-    if "gcv" in details:
+                               selected_value=selected, alpha=float(est.alpha_),
+                               alpha_rule=details.get("alpha_rule", "given"))
+    if details.get("solver") == "eigh":          # the leave-one-out route
+        out["gcv"] = np.asarray(details["gcv"], dtype=np.float64)
+        out["effective_dimension"] = float(details["effective_dimension"])
+        out["loo_mse"] = np.asarray(details["loo_mse"], dtype=np.float64)
+        out["loo"] = {k: np.asarray(v, dtype=np.float64) for k, v in details["loo"].items()}
+    elif "gcv" in details:
         out["gcv"] = np.asarray(details["gcv"][0], dtype=np.float64)
         out["effective_dimension"] = float(details["effective_dimension"][0])
     return out

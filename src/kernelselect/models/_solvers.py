@@ -351,7 +351,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
-    recipe = check_machine(approximation, *np.shape(X))
+    # a Dask X is fitted by a recipe with its own solver, which checks the client's and
+    # each task's memory itself
+    recipe = (get_approximation(approximation) if is_dask_array(X)
+              else check_machine(approximation, *np.shape(X)))
     fit_machine = getattr(recipe, "fit_machine", None)
     if fit_machine is not None:                 # the recipe solves by itself
         Y2 = Y if is_dask_array(Y) else np.asarray(Y, dtype=np.float64)

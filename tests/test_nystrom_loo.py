@@ -1,0 +1,143 @@
+"""The Nyström machine with its ridge chosen by exact leave-one-out: the errors against
+refitting without each row, the model against a least-squares solve, the route's
+budget and every door's bits."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from threadpoolctl import threadpool_limits
+
+from kernelselect import KernelRidgeRegressor, NystroemPCG, fit_krr
+from kernelselect.models import _nystrom_loo
+from kernelselect.models._nystrom_loo import fit_nystrom_loo, loo_bytes, loo_flops
+from kernelselect.models._nystrom_pcg import choose_centres, fit_nystrom_pcg
+
+from reference import nystrom_ridge, nystrom_ridge_loo
+
+
+def data(seed, n, d, t):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Y = np.sin(X @ rng.standard_normal((d, t))) + 0.1 * rng.standard_normal((n, t))
+    return X, Y, rng
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(6, 30), st.integers(1, 3), st.integers(2, 12),
+       st.integers(1, 2), st.booleans(), st.floats(0.1, 2.0))
+def test_leave_one_out_errors_equal_refits(seed, n, d, m, t, bias, gamma):
+    """Every candidate's error equals the mean squared residual of the model refitted
+    without each row (centres and jitter fixed), and the machine is the candidate with
+    the smallest mean over the outputs."""
+    X, Y, rng = data(seed, n, d, t)
+    centres = choose_centres(n, min(m, n), rng)
+    alphas = n * np.array([1e-6, 1e-4, 1e-2, 1.0])
+    model = fit_nystrom_loo(X, Y, gamma, alphas, centres=centres, bias=bias)
+    loo = model.details["loo"]
+    np.testing.assert_array_equal(loo["alphas"], alphas)
+    for k, alpha in enumerate(alphas):
+        ref = nystrom_ridge_loo(X, Y, X[centres], gamma, alpha, bias,
+                                jitter=model.details["jitter"])
+        np.testing.assert_allclose(loo["mse"][k], ref, rtol=1e-6, atol=1e-10)
+    best = int(np.argmin(loo["mse"].mean(axis=1)))
+    assert model.alphas[0] == alphas[best] == model.details["alpha"]
+    np.testing.assert_array_equal(model.details["loo_mse"], loo["mse"][best])
+
+
+LAMBDAS = [1e-2, 1e-4, 1e-6, 1e-9]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(8, 60), st.integers(2, 4), st.integers(2, 20),
+       st.integers(1, 3), st.booleans(), st.sampled_from(LAMBDAS), st.floats(0.1, 2.0))
+def test_chosen_model_matches_stable_least_squares(seed, n, d, m, t, bias, lam, gamma):
+    """With one candidate the route fits the solver's model: fitted values equal the
+    least-squares solve of the same model to 1e-8 of max|y| down to α/n = 1e-6, and to
+    1e-5 at 1e-9 (the eigendecomposition's weights are exact for a Gram matrix
+    perturbed by about 2⁻⁵²·n, relative 2⁻⁵²/λ to the ridge)."""
+    X, Y, rng = data(seed, n, d, t)
+    centres = choose_centres(n, min(m, n), rng)
+    alpha = lam * n
+    model = fit_nystrom_loo(X, Y, gamma, np.array([alpha]), centres=centres, bias=bias)
+    reference = nystrom_ridge(X, Y, X[centres], gamma, alpha, bias,
+                              jitter=model.details["jitter"])
+    scale = max(1.0, np.abs(Y).max())
+    tol = 1e-8 if lam >= 1e-6 else 1e-5
+    np.testing.assert_allclose(model.decision_function(X)[:, :, 0], reference(X), rtol=0,
+                               atol=tol * scale)
+    rss = np.sum((Y - reference(X)) ** 2, axis=0)
+    np.testing.assert_allclose(model.details["rss"], rss, rtol=1e-6, atol=1e-10 * scale**2)
+    if not bias:
+        assert np.all(model.intercept == 0)
+
+
+def test_one_candidate_is_the_conjugate_gradient_model():
+    X, Y, rng = data(3, 500, 3, 2)
+    centres = choose_centres(500, 80, rng)
+    for bias in (False, True):
+        direct = fit_nystrom_loo(X, Y, 0.5, np.array([0.05]), centres=centres, bias=bias)
+        pcg = fit_nystrom_pcg(X, Y, 0.5, 0.05, centres=centres, bias=bias, tol=1e-13,
+                              max_iter=1000)
+        assert direct.details["jitter"] == pcg.details["jitter"]
+        X_new = rng.standard_normal((50, 3))
+        np.testing.assert_allclose(direct.decision_function(X_new),
+                                   pcg.decision_function(X_new), rtol=0, atol=1e-9)
+
+
+def test_same_bits_on_any_thread_count():
+    X, Y, rng = data(11, 3000, 5, 2)
+    centres = choose_centres(3000, 300, rng)
+    fits = []
+    for threads in (1, 2):
+        with threadpool_limits(threads):
+            fits.append(fit_nystrom_loo(X, Y, 0.2, np.array([0.1, 1.0, 10.0]),
+                                        centres=centres, bias=True, workers=threads))
+    np.testing.assert_array_equal(fits[0].coef, fits[1].coef)
+    np.testing.assert_array_equal(fits[0].details["loo"]["mse"], fits[1].details["loo"]["mse"])
+
+
+def test_dask_gives_the_in_memory_bits():
+    da = pytest.importorskip("dask.array")
+    import dask
+
+    from kernelselect.models._nystrom_rows import PART_ROWS
+
+    n = 2 * PART_ROWS + 300          # three parts, two chunks of whole parts
+    X, Y, rng = data(4, n, 2, 1)
+    centres = choose_centres(n, 40, rng)
+    alphas = np.array([1e-3, 1.0, 100.0])
+    eager = fit_nystrom_loo(X, Y, 0.5, alphas, centres=centres, bias=True)
+    with dask.config.set(scheduler="threads"):
+        lazy = fit_nystrom_loo(da.from_array(X, chunks=(PART_ROWS, 2)),
+                               da.from_array(Y, chunks=(PART_ROWS, 1)), 0.5, alphas,
+                               centres=centres, bias=True)
+    np.testing.assert_array_equal(lazy.coef, eager.coef)
+    np.testing.assert_array_equal(lazy.intercept, eager.intercept)
+    np.testing.assert_array_equal(lazy.details["loo"]["mse"], eager.details["loo"]["mse"])
+
+
+def test_recipe_routes_by_budget(monkeypatch):
+    """``loo_alphas`` takes the leave-one-out route within the budget (the fitting α
+    joins the candidates) and the conjugate-gradient route at the fitting α beyond."""
+    X, Y, _ = data(5, 400, 3, 1)
+    recipe = NystroemPCG(n_centres=60, loo_alphas=[1e-3, 1e-1, 10.0])
+    reg = KernelRidgeRegressor(gamma=0.5, alpha=1.0, approximation=recipe,
+                               random_state=0).fit(X, Y[:, 0])
+    loo = reg.model_.details["loo"]
+    np.testing.assert_array_equal(loo["alphas"], [1e-3, 1e-1, 1.0, 10.0])
+    assert reg.alpha_ == loo["alphas"][np.argmin(loo["mse"][:, 0])]
+    assert reg.model_.details["alpha_rule"] == "leave-one-out" and reg.n_iter_ is None
+    monkeypatch.setattr(_nystrom_loo, "LOO_FLOPS", 1.0)
+    over = KernelRidgeRegressor(gamma=0.5, alpha=1.0, approximation=recipe,
+                                random_state=0).fit(X, Y[:, 0])
+    assert over.alpha_ == 1.0 and over.n_iter_ > 0
+    assert over.model_.details["alpha_rule"].startswith("given")
+    with pytest.raises(ValueError, match="loo_alphas"):
+        fit_krr(X, Y, 0.5, 1.0, approximation=NystroemPCG(loo_alphas=[-1.0]))
+
+
+def test_costs_grow_with_the_sizes():
+    assert loo_flops(10**4, 1000, 1, 13) > 4e10
+    assert loo_flops(2 * 10**4, 1000, 1, 13) > loo_flops(10**4, 1000, 1, 13)
+    assert loo_bytes(2000, 10, 1, 13) > 4 * 8 * 2000**2
