@@ -34,15 +34,10 @@ import numpy as np
 
 import _common as C
 from fit_centres import exact_fit
+from fit_default import EXACT_MAX, TEST_CAP, default_fit, nmse  # the same rows, caps, score
 
 RAW = C.RESULTS / "fit_loo_raw.jsonl"
 REPORT = C.RESULTS / "fit_loo.md"
-TEST_CAP = 20_000
-EXACT_MAX = 20_000
-
-
-def nmse(pred, y):
-    return float(np.mean((pred - y) ** 2) / np.var(y))
 
 
 def peer(Ztr, ytr, Zte, yte, gamma, m, split):
@@ -71,22 +66,10 @@ def machine(Ztr, ytr, Zte, yte, gamma, alpha, recipe, split):
 
 
 def run_one(name, n_cap, split, args):
-    from kernelselect import KernelSelectionCV, NystroemPCG
+    from kernelselect import NystroemPCG
 
-    data = C.load_data(name)
-    X, y = np.asarray(data.X, dtype=np.float64), np.asarray(data.y, dtype=np.float64)
-    Xtr, ytr, Xte, yte, rng = C.half_split(X, y, "regression", name, split)
-    tr = C.subsample(rng, Xtr.shape[0], n_cap)
-    te = C.subsample(rng, Xte.shape[0], TEST_CAP)
-    Xtr, ytr = np.ascontiguousarray(Xtr[tr]), ytr[tr]
-    Xte, yte = np.ascontiguousarray(Xte[te]), yte[te]
+    rec, sel, Xtr, ytr, Xte, yte = default_fit(name, n_cap, split)
     n = Xtr.shape[0]
-    rec = {"dataset": name, "n": n, "split": split, "repeat": split, "part": f"n={n_cap}",
-           "d": X.shape[1], "load_before": [round(v, 2) for v in os.getloadavg()]}
-    t0 = time.perf_counter()
-    sel = KernelSelectionCV(random_state=split).fit(Xtr, ytr)
-    rec["default_seconds"] = time.perf_counter() - t0
-    rec["default_nmse"] = nmse(sel.predict(Xte), yte)
     refit = sel.selection_.details["refit"]
     rec["refit"] = {k: (v.tolist() if isinstance(v, np.ndarray) else
                         {a: b.tolist() for a, b in v.items()} if isinstance(v, dict) else v)
