@@ -207,6 +207,9 @@ def test_ctrl_c_reaches_the_caller_while_a_factorisation_runs():
         import os, signal, threading, time
         import numpy as np
         from kernelselect.utils import _threads
+        # Python's own handler, even where the parent ignores SIGINT (a command started
+        # in the background by a shell without job control inherits SIG_IGN)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         A = np.random.default_rng(0).standard_normal((400, 400)); A = A @ A.T
         started, release = threading.Event(), threading.Event()
         def factor():
