@@ -267,11 +267,14 @@ def _competing_runnable() -> list[int]:
             tasks = os.listdir(f"/proc/{proc.name}/task")
         except OSError:
             continue
+        group: tuple[str, int] | None = None
+        looked_up = own_group is None          # no session groups: nothing to read
         for tid in tasks:
             state = _task_state(f"/proc/{proc.name}/task/{tid}/stat")
             if state is None or state[0] != b"R":
                 continue
-            group = _autogroup(proc.name) if own_group is not None else None
+            if not looked_up:                  # once per process, and only if it runs
+                group, looked_up = _autogroup(proc.name), True
             if group is None or group[0] == own_group[0]:        # type: ignore[index]
                 yields = state[1] >= own_nice + YIELDING_NICE
             else:
