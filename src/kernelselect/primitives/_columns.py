@@ -8,6 +8,7 @@ arguments checked once per data set.
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -68,7 +69,7 @@ def _check_grid_memory(grid: np.ndarray, what: str) -> int:
 
 def _check_spacing(h: Any, p: int) -> np.ndarray:
     arr = np.asarray(h)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number)) or np.iscomplexobj(arr):
+    if arr.dtype.kind not in "iuf":                     # not bool, complex, object, text
         raise TypeError(f"h must be a positive number or a sequence of them, got {h!r}.")
     if arr.ndim == 0:
         arr = np.full(p, arr, dtype=np.float64)
@@ -77,8 +78,9 @@ def _check_spacing(h: Any, p: int) -> np.ndarray:
             f"h must be a scalar or have one spacing per level of m ({p}), got shape {arr.shape}."
         )
     arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr) & (arr > 0)):
-        raise ValueError(f"h must hold finite spacings > 0, got {arr.tolist()}.")
+    values = arr.tolist()                               # p is small: no array temporaries
+    if not all(math.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"h must hold finite spacings > 0, got {values}.")
     return arr
 
 
@@ -141,10 +143,10 @@ def song_xu_unchecked(grid: np.ndarray, spacing: np.ndarray, gamma: float, kerne
     """:func:`song_xu_column` with no check: ``grid`` an intp array of p sizes ≥ 1,
     ``spacing`` p finite spacings > 0 (float64), γ > 0, ``threads`` ≥ 1, and the memory
     for the Π m entries checked by the caller."""
-    out = np.empty(int(np.prod(grid, dtype=np.int64)), dtype=np.float64)
-    _mcm._song_xu_column_into(grid, spacing, gamma, kernel.code, out,
+    out = np.empty(tuple(grid.tolist()), dtype=np.float64)
+    _mcm._song_xu_column_into(grid, spacing, gamma, kernel.code, out.reshape(-1),
                               min(threads, _INT32_MAX))
-    return out.reshape(tuple(int(v) for v in grid))
+    return out
 
 
 # ---------------------------------------------------------------------------

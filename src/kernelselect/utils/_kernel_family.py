@@ -54,7 +54,12 @@ class Kernel(str, enum.Enum):
         the Gaussian, or a ``Kernel``); ``ValueError`` listing the known names."""
         if isinstance(kernel, cls):
             return kernel
-        return cls(check_kernel(kernel))
+        if not isinstance(kernel, str):
+            return cls(check_kernel(kernel))
+        family = _FAMILY_OF_NAME.get(kernel)
+        if family is None:                 # checked once per spelling, then looked up
+            family = _FAMILY_OF_NAME[kernel] = cls(check_kernel(kernel))
+        return family
 
     @property
     def code(self) -> int:
@@ -87,3 +92,7 @@ class Kernel(str, enum.Enum):
         if self is Kernel.GAUSSIAN:
             return rng.standard_normal(shape)
         return rng.standard_cauchy(shape)
+
+
+#: the family of each spelling already checked by :meth:`Kernel.of`
+_FAMILY_OF_NAME: dict[str, Kernel] = {}

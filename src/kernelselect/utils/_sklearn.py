@@ -41,23 +41,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without scikit-l
                 "kernelselect.cross_validate_grid and select_kernel work without it."
             ) from _SKLEARN_ERROR
 
-    class ClassifierMixin:  # type: ignore[no-redef]
-        pass
-
-    class RegressorMixin:  # type: ignore[no-redef]
-        pass
-
-    class MetaEstimatorMixin:  # type: ignore[no-redef]
-        pass
-
-    class TransformerMixin:  # type: ignore[no-redef]
-        pass
-
-    class OneToOneFeatureMixin:  # type: ignore[no-redef]
-        pass
-
-    class ClassNamePrefixFeaturesOutMixin:  # type: ignore[no-redef]
-        pass
+    # the mixins add nothing here: no estimator can be constructed without scikit-learn;
+    # they stay distinct classes so that the estimators' bases are still valid
+    for _mixin in ("ClassifierMixin", "RegressorMixin", "MetaEstimatorMixin", "TransformerMixin",
+                   "OneToOneFeatureMixin", "ClassNamePrefixFeaturesOutMixin"):
+        globals()[_mixin] = type(_mixin, (), {"__module__": __name__})
 
     def available_if(check: Callable[[Any], bool]) -> Callable[[Any], Any]:
         return lambda method: method
