@@ -35,6 +35,13 @@ Protocol (per dataset, per split)
   the class — regression on the labels, the same model as the kernel ridge machines
   scored here, rather than the Laplace-approximate classifier). Run where its
   gradient tensor (n × n × (d + 2) float64) stays under ``--gp-max-bytes``.
+* **labels** (``--methods labels``, binary sets; nothing searched): every recorded
+  choice of the same rows — CV's, the isotropic defaults', the nested searches' (the
+  mean of the fold optima, the unguarded optimum), the evidence searches' — scored
+  again in the model the library fits, the LSSVM with bias (exact solve), and the
+  closed-form 5-fold held-out residuals of the LSSVM on all rows at each of them and
+  at the start, per point: the error-rate and squared-residual second opinions with
+  the standard error of their per-point difference to the start.
 * Score of every choice: test accuracy (binary; Δ in percentage points) or test MSE /
   training variance of y (regression) of kernel ridge regression (no intercept)
   refitted at the chosen kernel and ridge — the scorer of ``defaults_quality.py``;
@@ -45,6 +52,25 @@ Protocol (per dataset, per split)
   and after. The speed comparison against the GP is made in one process, set by set
   (``--methods speed``).
 
+Class labels: the rule, fixed before the ``labels`` records were made
+-------------------------------------------------------------------
+The candidates (``_label_rules``): ``isotropic`` (no per-feature search on labels);
+``isoev_rate`` (the isotropic evidence optimum, one γ, if its closed-form 5-fold error
+rate is below the start's by one standard error of the per-point difference);
+``ev2_rate`` (the same test for the per-feature evidence optimum from there);
+``ev2_kfold_m1se`` (the same point, the mean squared residual deciding: the rule of a
+real target); ``bag_rate`` (the mean of the nested fold optima, the error-rate test);
+``bagged_nested`` (the mean of the nested fold optima if the nested check passes: the
+rule shipped for labels before). Score: test accuracy of the LSSVM with bias at the
+rule's choice — the model the library fits and whose held-out error every criterion
+here estimates — minus 5-fold CV's in its own model (KRR without intercept); the
+KRR-refit scores of the same choices are reported beside. Over the sets where every
+candidate has records, on half A: among the candidates with no set below −1 point
+(all candidates if none), the highest mean Δ, where a candidate within 0.05 point of a
+cheaper one gives way to it (cheapest first: the order above, ``bagged_nested`` last
+with its five nested searches). Half B confirms it if its mean Δ is at least the
+isotropic start's minus 0.1 point and no set is below −1 point.
+
 Records go to ``<out>/ard_quality_raw.jsonl`` (one line per dataset, split and
 method); reruns skip what is there; ``--report-only`` rebuilds the report.
 
@@ -53,6 +79,7 @@ Usage
     python studies/ard_quality.py --methods gp
     python studies/ard_quality.py --methods ard
     python studies/ard_quality.py --methods evidence
+    python studies/ard_quality.py --methods labels --tasks binary
     python studies/ard_quality.py --methods speed --rerun --datasets abalone,cadata
     python studies/ard_quality.py --methods speed --datasets abalone,cadata
     python studies/ard_quality.py --archive        # the working .jsonl into its .gz
@@ -300,6 +327,91 @@ def run_evidence(name, task, data, split, args):
                  load=[load0, load_average()])]
 
 
+# --------------------------------------------------------------------------- class labels
+
+
+def lssvm_score(Xtr, ytr, Xte, yte, task, gamma, alpha):
+    """Test accuracy of the LSSVM with bias (the classifier the library fits, exact
+    solve) at (γ, α); a vector γ is the per-feature kernel."""
+    import kernelselect
+
+    T, classes = C.targets(ytr, task)
+    g = np.asarray(gamma, dtype=float)
+    kernel = "ard" if g.ndim else "gaussian"
+    model = kernelselect.fit_lssvm(Xtr, T, g if g.ndim else float(g), alpha=float(alpha),
+                                   kernel=kernel, approximation="exact")
+    pred = np.asarray(model.decision_function(Xte))[:, :, 0]
+    return C.score(pred, yte, task, classes)
+
+
+def _record(recs, name, split, method):
+    for r in recs:
+        if r["dataset"] == name and r["split"] == split and r["method"] == method:
+            return r
+    return None
+
+
+def run_labels(name, task, data, split, args):
+    """Class labels: every recorded choice (5-fold CV's, the isotropic defaults', the
+    nested searches', the evidence searches') scored again in the model the library
+    fits (the LSSVM with bias), and the closed-form 5-fold held-out errors of each
+    per-feature or refined candidate against the start's, per point (the error-rate
+    second opinions). Nothing is searched: the points come from the ``ard``,
+    ``evidence`` and CV records of the same rows."""
+    import kernelselect
+    from kernelselect.selection import _ard_search
+
+    if task == "regression":
+        return []
+    Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
+                                                           args.test_cap)
+    n, d = Xtr.shape
+    base = dict(dataset=name, task=task, split=split, n_train=n, d=d, n_test=int(Xte.shape[0]))
+    recs = C.read_jsonl(args.out_dir / RAW)
+    ard, ev = _record(recs, name, split, "ard"), _record(recs, name, split, "evidence")
+    cv = _record(C.read_jsonl(C.RESULTS / "defaults_quality_raw.jsonl.gz"), name, split, "cv")
+    if ard is None or cv is None:
+        return [dict(base, method="labels", skipped="no ard or cv record")]
+    load0 = load_average()
+    t0 = time.perf_counter()
+    points = {"cv": (cv["gamma"], cv["alpha"]), "iso": (ard["iso"]["gamma"], ard["iso"]["alpha"]),
+              "bag": (ard["bag"]["gamma"], ard["bag"]["alpha"]),
+              "ard_raw": (ard["unguarded"]["gamma"], ard["unguarded"]["alpha"])}
+    if ev is not None:
+        for key, src in (("iso_ev", "iso_ev"), ("ev", "ev"), ("ev_two", "ev_two")):
+            s = ev["searches"][src]
+            points[key] = (s["gamma"], s["alpha"])
+    lssvm = {k: lssvm_score(Xtr, ytr, Xte, yte, task, g, a) for k, (g, a) in points.items()}
+    Xw = kernelselect.selection.standardize_columns(Xtr)
+    Y = res_targets(ytr, task)
+    kf = _ard_search.make_problem(Xw, Y, "kfold", None)
+    wrong, sq = {}, {}
+    for key in points:
+        if key == "cv":
+            continue
+        g, a = points[key]
+        g = np.broadcast_to(np.asarray(g, dtype=float), (d,))
+        store = {}
+        try:
+            kf.evaluate(np.r_[np.log(g), np.log(a)], grad=False, out=store)
+        except Exception:                      # an undefined point: no held-out error
+            continue
+        E = store["residuals"]
+        sq[key] = np.sum(E * E, axis=1) / Y.shape[1]
+        wrong[key] = (Y[:, 0] * (Y[:, 0] - E[:, 0]) <= 0.0).astype(float)
+    kfold = {}
+    for key in sq:
+        kfold[key] = dict(rate=float(np.mean(wrong[key])), mse=float(np.mean(sq[key])))
+        if key != "iso" and "iso" in sq:
+            kfold[key]["se_rate_diff"] = float(np.std(wrong[key] - wrong["iso"], ddof=1)
+                                               / np.sqrt(n))
+            kfold[key]["se_sq_diff"] = float(np.std(sq[key] - sq["iso"], ddof=1) / np.sqrt(n))
+    return [dict(base, method="labels", lssvm=lssvm, kfold=kfold,
+                 points={k: dict(gamma=np.asarray(g, dtype=float).tolist(), alpha=float(a))
+                         for k, (g, a) in points.items()},
+                 seconds=time.perf_counter() - t0, load=[load0, load_average()])]
+
+
 # --------------------------------------------------------------------------- α: joint or path
 
 
@@ -442,7 +554,7 @@ def run_speed(name, task, data, split, args):
 
 
 RUNNERS = {"gp": run_gp, "ard": run_ard, "alpha": run_alpha, "speed": run_speed,
-           "evidence": run_evidence}
+           "evidence": run_evidence, "labels": run_labels}
 
 
 def main(argv=None):
@@ -797,6 +909,156 @@ def _searches_label(r):
             else ", one per-feature search")
 
 
+#: the label rules of the ``labels`` records, cheapest first (what a tie yields to):
+#: name → (description, rule(labels record, ard record) → point key or None)
+def _label_rules():
+    def second_opinion(point, kind):
+        """``point`` if its closed-form 5-fold error (``kind``: the error rate or the
+        mean squared residual) is below the start's by one standard error of the
+        per-point difference, else the start."""
+        def rule(lab, ard):
+            k = lab["kfold"]
+            if point not in lab["points"]:
+                return None
+            if point not in k or "iso" not in k:
+                return "iso"
+            new, old = k[point], k["iso"]
+            if kind == "rate":
+                return point if new["rate"] <= old["rate"] - new["se_rate_diff"] else "iso"
+            return point if new["mse"] <= old["mse"] - new["se_sq_diff"] else "iso"
+        return rule
+
+    def bagged(lab, ard):
+        g = ard["ard"]["guard"]
+        return "bag" if g["ard"] < g["isotropic"] else "iso"
+
+    return {
+        "isotropic": ("the isotropic defaults (no per-feature search)", lambda lab, ard: "iso"),
+        "isoev_rate": ("the isotropic evidence optimum (one γ) if its 5-fold error rate is "
+                       "below the start's by one standard error", second_opinion("iso_ev", "rate")),
+        "ev2_rate": ("the per-feature evidence optimum (from the isotropic evidence optimum) "
+                     "if its 5-fold error rate is below the start's by one standard error",
+                     second_opinion("ev_two", "rate")),
+        "ev2_kfold_m1se": ("the same with the mean squared 5-fold residual deciding (the rule "
+                           "of a real target)", second_opinion("ev_two", "mse")),
+        "bag_rate": ("the mean of the nested fold optima if its 5-fold error rate is below "
+                     "the start's by one standard error", second_opinion("bag", "rate")),
+        "bagged_nested": ("the mean of the nested fold optima if the nested check passes "
+                          "(shipped before)", bagged),
+    }
+
+
+def _label_scores(lab, ard, ev, cv):
+    """Per point key: (LSSVM test accuracy, KRR-refit test accuracy)."""
+    krr = {"cv": cv["score"], "iso": ard["scores"]["iso"], "bag": ard["scores"]["ard_bag"],
+           "ard_raw": ard["scores"]["ard_raw"]}
+    if ev is not None:
+        krr.update({k: ev["scores"]["x_" + k] for k in ("iso_ev", "ev", "ev_two")})
+    return {k: (lab["lssvm"][k], krr.get(k)) for k in lab["lssvm"]}
+
+
+def _labels_section(recs, cv_by):
+    """Class labels in the model the library fits: the label rules of
+    :func:`_label_rules` scored by the LSSVM's test accuracy (and by the KRR refit),
+    against 5-fold CV in its own model; the rule chosen on half A and checked on half B
+    (module docstring)."""
+    labs = {(r["dataset"], r["split"]): r for r in recs if r["method"] == "labels"
+            and "lssvm" in r}
+    if not labs:
+        return []
+    ard = {(r["dataset"], r["split"]): r for r in recs if r["method"] == "ard"}
+    ev = {(r["dataset"], r["split"]): r for r in recs if r["method"] == "evidence"}
+    rules = _label_rules()
+    per = {}          # set → rule → list of (Δ LSSVM, Δ KRR) over splits, in points
+    kept = {}
+    for key, lab in sorted(labs.items()):
+        if key not in ard or key not in cv_by:
+            continue
+        sc = _label_scores(lab, ard[key], ev.get(key), cv_by[key])
+        cv_krr = sc["cv"][1]
+        row = per.setdefault(key[0], {})
+        for name, (_, rule) in list(rules.items()) + [("cv_in_lssvm", ("", None))]:
+            pick = "cv" if rule is None else rule(lab, ard[key])
+            if pick is None:
+                continue
+            lss, krr = sc[pick]
+            row.setdefault(name, []).append((100 * (lss - cv_krr), 100 * (krr - cv_krr)))
+            if rule is not None and pick != "iso":
+                kept[(key[0], name)] = kept.get((key[0], name), 0) + 1
+    # the sets where every rule has every split (the evidence records cover 24 of 28)
+    full = sorted(s for s, row in per.items()
+                  if all(len(row.get(k, [])) == len(row["isotropic"]) for k in rules))
+    a_half, b_half = halves(full)
+
+    def summary(name, group, which):
+        vals = {s: np.mean([v[which] for v in per[s][name]]) for s in group if name in per[s]}
+        if not vals:
+            return float("nan"), float("nan"), "–"
+        worst = min(vals, key=vals.get)
+        return float(np.mean(list(vals.values()))), float(vals[worst]), worst
+
+    lines = ["## Class labels in the model the library fits", "",
+             "The rows above score every choice by kernel ridge regression without intercept "
+             "refitted at it; the library's classifier is the LSSVM with bias, and the "
+             "selection criteria (the closed-form held-out errors, the nested check) are "
+             "those of the LSSVM. Here each choice is also scored by the test accuracy of "
+             "the LSSVM at it (exact solve; `labels` records), against 5-fold CV in its own "
+             "model (KRR without intercept, what `GridSearchCV(KernelRidge)` fits); "
+             "`cv_in_lssvm` is CV's choice refitted as an LSSVM. Δ in points, mean over "
+             f"sets (worst set); the {len(full)} sets with every rule's records "
+             f"(halves A: {len(a_half)}, B: {len(b_half)}).", "",
+             "| rule | LSSVM: all | half A | half B | KRR refit: all | half A | half B |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    table = {}
+    for name in list(rules) + ["cv_in_lssvm"]:
+        cells = []
+        for which in (0, 1):
+            for group in (full, sorted(a_half), sorted(b_half)):
+                h, w, where = summary(name, group, which)
+                table[(name, which, tuple(group))] = (h, w)
+                cells.append(f"{h:+.2f} ({w:+.2f} {where})")
+        desc = rules[name][0] if name in rules else "CV's choice refitted as an LSSVM (reference)"
+        lines.append(f"| {name}: {desc} | " + " | ".join(cells) + " |")
+    # the choice fixed in the module docstring
+    a_key, b_key = tuple(sorted(a_half)), tuple(sorted(b_half))
+    order = list(rules)
+    ok = [k for k in order if table[(k, 0, a_key)][1] >= -1.0]
+    pool = ok or order
+    top = max(table[(k, 0, a_key)][0] for k in pool)
+    chosen = next(k for k in pool if table[(k, 0, a_key)][0] >= top - 0.05)
+    hb, wb = table[(chosen, 0, b_key)]
+    iso_b = table[("isotropic", 0, b_key)][0]
+    confirmed = hb >= iso_b - 0.1 and wb >= -1.0
+    lines += ["", f"Chosen on half A (LSSVM scores): **{chosen}** — mean "
+              f"{table[(chosen, 0, a_key)][0]:+.2f}, worst {table[(chosen, 0, a_key)][1]:+.2f}"
+              f"{'' if ok else ' (no rule kept every set of half A above −1 point)'}. Half B: "
+              f"{hb:+.2f} (isotropic {iso_b:+.2f}), worst {wb:+.2f}: "
+              + ("confirmed." if confirmed else "not confirmed."), "",
+              "| set | half | splits | CV (KRR) | CV's choice (LSSVM) | isotropic (KRR / LSSVM) "
+              f"| bagged_nested (KRR / LSSVM) | {chosen} (KRR / LSSVM) | kept |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    cv_means = {}
+    for key in labs:
+        if key in cv_by:
+            cv_means.setdefault(key[0], []).append(100 * cv_by[key]["score"])
+    for s in sorted(per):
+        row = per[s]
+        half = "A" if s in a_half else "B" if s in b_half else "–"
+
+        def cell(name):
+            if name not in row:
+                return "–"
+            m = np.mean(row[name], axis=0)
+            return f"{m[1]:+.2f} / {m[0]:+.2f}"
+        cvm = np.mean(cv_means[s])
+        lines.append(f"| {s} | {half} | {len(row['isotropic'])} | {cvm:.2f} | "
+                     f"{np.mean([v[0] for v in row['cv_in_lssvm']]):+.2f} | {cell('isotropic')} | "
+                     f"{cell('bagged_nested')} | {cell(chosen)} | "
+                     f"{kept.get((s, chosen), 0)}/{len(row['isotropic'])} |")
+    lines += ["", "(Entries after CV's own are Δ points against it.)", ""]
+    return lines
+
+
 def archive(path):
     """Every record of ``path`` and its archive into ``path.gz`` (later lines win per
     dataset, split and method), sorted, with a fixed gzip header."""
@@ -886,6 +1148,7 @@ def report(out_dir):
                 f"{np.median([_shipped_seconds(r) for r in rs]):.1f} |")
         lines.append("")
     lines += _choose_guard(ard, cv_by, tasks, cands)
+    lines += _labels_section(recs, cv_by)
     lines += _policy_section(ard, tasks, cands)
     speed = list({r["dataset"]: r for r in recs if r["method"] == "speed"}.values())
     if speed:
