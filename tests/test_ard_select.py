@@ -314,13 +314,14 @@ def test_evidence_start_runs_the_first_level_alone(monkeypatch):
 
     monkeypatch.setattr(sel, "EVIDENCE_START", "first")
     X, y = _relevant_two(n=410, d=2, seed=4)
-    first = sel.start_approximation("auto", "auto", X, y, "auto", "auto")
+    limits = dict(exact_max_n=400, first_level=100)
+    first = sel.start_approximation("auto", "auto", X, y, "auto", "auto", **limits)
     assert isinstance(first, Nystroem) and first.n_landmarks == 100
     for args in [("auto", "auto", X[:400], y[:400], "auto", "auto"),   # the exact range
                  ("auto", "eloo", X, y, "auto", "auto"),               # a criterion given
                  ("exact", "auto", X, y, "auto", "exact"),             # a stand-in given
                  ("auto", "auto", X, np.sign(y), "auto", "auto")]:     # class labels
-        assert sel.start_approximation(*args) is args[0]
+        assert sel.start_approximation(*args, **limits) is args[0]
     res = kernelselect.select_kernel(X, y, kernel="ard", random_state=0)
     assert res.details["ard"]["start"]["approximation"] == "nystrom"
     assert res.details["ard"]["objective"] == "evidence"
@@ -328,7 +329,7 @@ def test_evidence_start_runs_the_first_level_alone(monkeypatch):
                                      random_state=0)
     assert res.details["ard"]["start"]["gamma"] == iso.best_gamma
     monkeypatch.setattr(sel, "EVIDENCE_START", "levels")
-    assert sel.start_approximation("auto", "auto", X, y, "auto", "auto") == "auto"
+    assert sel.start_approximation("auto", "auto", X, y, "auto", "auto", **limits) == "auto"
 
 
 @settings(max_examples=6, deadline=None)

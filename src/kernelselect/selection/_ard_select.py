@@ -73,7 +73,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..primitives import _ard
-from . import _ard_search, _policy
+from . import _ard_search
 from ..utils import _dask
 from ._ard_search import ArdProblem, make_problem, nested_check, optimise
 from ._result import SelectionResult
@@ -382,18 +382,18 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
 
 
 def start_approximation(approximation: Any, criterion: Any, X: Any, y: Any, task: Any,
-                        engine: str) -> Any:
+                        engine: str, exact_max_n: int, first_level: int) -> Any:
     """The approximation of the isotropic start of ``select_kernel(kernel="ard")``:
     ``approximation`` itself, except that with :data:`EVIDENCE_START` = "first" a start
     the evidence search will follow (a real target, criterion and approximation "auto",
-    n beyond the policy's exact range and at most :data:`EVIDENCE_MAX_N`) runs the first
-    Nyström level of the defaults alone."""
+    exact_max_n < n ≤ :data:`EVIDENCE_MAX_N`, ``exact_max_n`` the defaults' exact range)
+    runs the defaults' first Nyström level alone (``first_level`` landmarks)."""
     auto_criterion = isinstance(criterion, str) and criterion.strip().lower() == "auto"
     if (EVIDENCE_START != "first" or engine != "auto" or not auto_criterion
             or _dask.is_dask_array(X) or _dask.is_dask_array(y)):
         return approximation
     shape = np.shape(X)
-    if len(shape) != 2 or not _policy.EXACT_MAX_N < shape[0] <= EVIDENCE_MAX_N:
+    if len(shape) != 2 or not exact_max_n < shape[0] <= EVIDENCE_MAX_N:
         return approximation
     try:
         task_name = _targets_matrix(y, task)[1]
@@ -401,7 +401,7 @@ def start_approximation(approximation: Any, criterion: Any, X: Any, y: Any, task
         return approximation
     if task_name != "regression":
         return approximation
-    return Nystroem(n_landmarks=_policy.START_LANDMARKS)
+    return Nystroem(n_landmarks=first_level)
 
 
 def _evidence_optimum(problem: ArdProblem, gamma0: float, alpha0: float

@@ -571,7 +571,9 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`)."""
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
-    start = start_approximation(approximation, criterion, X, y, task, engine)
+    start = start_approximation(approximation, criterion, X, y, task, engine,
+                                exact_max_n=_policy.EXACT_MAX_N,
+                                first_level=_policy.START_LANDMARKS)
     iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
                         approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
