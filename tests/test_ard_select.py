@@ -5,6 +5,7 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import kernelselect
 from kernelselect.selection import _ard_search
@@ -302,3 +303,89 @@ def test_kernel_auto_follows_the_target():
     assert not isinstance(clf, ArdSelectionResult) and np.ndim(clf.best_gamma) == 0
     assert "binary labels" in clf.details["kernel_rule"]
     assert clf.best_gamma == kernelselect.select_kernel(X, labels, random_state=0).best_gamma
+
+
+def test_evidence_start_runs_the_first_level_alone(monkeypatch):
+    """EVIDENCE_START = "first": a real target beyond the exact range starts the evidence
+    search from the defaults' first Nyström level alone; any other problem, or
+    "levels", starts from the isotropic defaults as given."""
+    import kernelselect.selection._ard_select as sel
+    from kernelselect.operators.nystrom import Nystroem
+
+    monkeypatch.setattr(sel, "EVIDENCE_START", "first")
+    X, y = _relevant_two(n=410, d=2, seed=4)
+    limits = dict(exact_max_n=400, first_level=100)
+    first = sel.start_approximation("auto", "auto", X, y, "auto", "auto", **limits)
+    assert isinstance(first, Nystroem) and first.n_landmarks == 100
+    for args in [("auto", "auto", X[:400], y[:400], "auto", "auto"),   # the exact range
+                 ("auto", "eloo", X, y, "auto", "auto"),               # a criterion given
+                 ("exact", "auto", X, y, "auto", "exact"),             # a stand-in given
+                 ("auto", "auto", X, np.sign(y), "auto", "auto")]:     # class labels
+        assert sel.start_approximation(*args, **limits) is args[0]
+    res = kernelselect.select_kernel(X, y, kernel="ard", random_state=0)
+    assert res.details["ard"]["start"]["approximation"] == "nystrom"
+    assert res.details["ard"]["objective"] == "evidence"
+    iso = kernelselect.select_kernel(X, y, approximation=Nystroem(n_landmarks=100),
+                                     random_state=0)
+    assert res.details["ard"]["start"]["gamma"] == iso.best_gamma
+    monkeypatch.setattr(sel, "EVIDENCE_START", "levels")
+    assert sel.start_approximation("auto", "auto", X, y, "auto", "auto", **limits) == "auto"
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10**6), classes=st.sampled_from([2, 3]))
+def test_rate_second_opinion_is_the_refitted_five_fold_error_rate(seed, classes):
+    """guard="rate"'s estimates: the LSSVM's 5-fold held-out error rate by refitting on
+    each training part (sign of the ±1 column, or argmax over one-vs-rest columns)."""
+    import reference as ref
+    from kernelselect.selection._ard_select import second_opinion
+    from kernelselect.criteria.kfold import fold_labels
+    from kernelselect.utils._labels import column_codes
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((45, 3))
+    codes = np.digitize(X[:, 0] + 0.5 * rng.standard_normal(45),
+                        np.quantile(X[:, 0], np.linspace(0, 1, classes + 1)[1:-1]))
+    Y = np.where(codes[:, None] == np.arange(classes)[None, :], 1.0, -1.0)
+    Y = Y[:, 1:] if classes == 2 else Y
+    Xc = X - X.mean(axis=0)
+    theta0 = np.r_[np.full(3, np.log(0.3)), np.log(0.5)]
+    theta = np.r_[np.log(rng.uniform(0.05, 2.0, 3)), np.log(0.1)]
+    kept, rec = second_opinion(Xc, Y, theta0, theta, loss="rate")
+    folds = fold_labels(45, 5, 0, column_codes(Y))     # ekfold's stratified folds
+    wrong = {}
+    for key, th in (("start", theta0), ("optimum", theta)):
+        K = ref.ard_kernel_matrix(Xc, Xc, np.exp(th[:-1]))
+        F = Y - ref.kfold_lssvm_bruteforce(K, Y, np.exp(th[-1]), folds)
+        wrong[key] = (F[:, 0] * Y[:, 0] <= 0 if classes == 2
+                      else np.argmax(F, axis=1) != np.argmax(Y, axis=1))
+        assert rec[key] == pytest.approx(np.mean(wrong[key]), abs=1e-12)
+    diff = wrong["optimum"].astype(float) - wrong["start"]
+    se = np.std(diff, ddof=1) / np.sqrt(45)
+    assert rec["se_difference"] == pytest.approx(se, abs=1e-12)
+    assert kept == (rec["optimum"] <= rec["start"] - se) and rec["rule"] == "rate"
+
+
+def test_labels_keep_the_bagged_optimum_only_when_its_error_rate_is_lower():
+    """Class labels: the nested searches' bagged optimum, kept when its closed-form
+    5-fold error rate is below the start's by one standard error (guard="rate")."""
+    from kernelselect.selection._ard_select import bagged, second_opinion
+
+    X, labels = _relevant_two(n=120, d=4, seed=7, task="classes")
+    res = kernelselect.select_kernel(X, labels, kernel="ard", random_state=3)
+    info = res.details["ard"]
+    guard = info["guard"]
+    assert guard["rule"] == "rate" and info["kept"] == guard["kept"] == guard["rate"]["kept"]
+    iso = kernelselect.select_kernel(X, labels, random_state=3)
+    Xw = kernelselect.selection.standardize_columns(X)
+    Y = np.where(labels == "yes", 1.0, -1.0)[:, None]
+    theta0 = np.r_[np.full(4, np.log(iso.best_gamma)), np.log(iso.best_alpha)]
+    theta_bag = bagged(guard["fold_thetas"], 120, guard["folds"])
+    kept, rec = second_opinion(Xw - Xw.mean(axis=0), Y, theta0, theta_bag, loss="rate")
+    assert kept == info["kept"] and rec["optimum"] == pytest.approx(guard["rate"]["optimum"])
+    expect = np.exp(theta_bag[:-1]) if kept else np.full(4, iso.best_gamma)
+    np.testing.assert_allclose(res.best_gamma, expect, rtol=1e-12)
+    X2, y2 = _relevant_two(n=60, d=2, seed=1)
+    with pytest.raises(ValueError, match="guard='rate'.*real target"):
+        select_ard(X2, y2, isotropic=kernelselect.select_kernel(X2, y2, random_state=0),
+                   objective="kfold", guard="rate")

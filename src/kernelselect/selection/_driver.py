@@ -23,7 +23,7 @@ from ..utils._validation import (
 from ..utils import _dask
 from . import _policy, _search
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
-                          select_ard)
+                          select_ard, start_approximation)
 from ..utils._progress import check_progress
 from ..utils._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
                        target_matrix)
@@ -571,8 +571,11 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`)."""
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
+    start = start_approximation(approximation, criterion, X, y, task, engine,
+                                exact_max_n=_policy.EXACT_MAX_N,
+                                first_level=_policy.START_LANDMARKS)
     iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
-                        approximation=approximation, random_state=rng, workers=workers,
+                        approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
     if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
