@@ -195,3 +195,27 @@ def test_doubling_grid_blocks_equal_fresh_exponentials():
         fmap.block(S, i, F, chain)
         np.testing.assert_allclose(F, np.exp(-g * S), rtol=16 * np.finfo(float).eps, atol=0)
     assert chain == [9, 1]            # squared three times in a row, then a fresh exp
+
+
+def test_compiled_eigendecompositions_leave_the_selection_as_scipys_did(monkeypatch):
+    """The per-γ eigendecompositions of the streamed Nyström grid (landmark Gram
+    matrices, then VᵀV) run without the interpreter lock, on the row source's threads:
+    the curves, and so the chosen point, are those of scipy.linalg.eigh (driver
+    "evd") bit for bit, on one thread and on two."""
+    import scipy.linalg
+
+    from kernelselect.operators import nystrom, streaming_lowrank
+
+    X, y = _problem(n=700, binary=False)
+    kwargs = dict(criterion=["gcv", "eloo"], gammas=np.logspace(-2, 1, 6),
+                  alphas=np.logspace(-4, 0, 4) * 700, random_state=0,
+                  approximation=kernelselect.Nystroem(n_landmarks=80, random_state=0))
+    got = [kernelselect.select_kernel(X, y, workers=w, **kwargs) for w in (1, 2)]
+    scipy_evd = lambda A: scipy.linalg.eigh(A, driver="evd")  # noqa: E731
+    monkeypatch.setattr(nystrom, "symmetric_eigh_unchecked", scipy_evd)
+    monkeypatch.setattr(streaming_lowrank, "symmetric_eigh_unchecked", scipy_evd)
+    want = kernelselect.select_kernel(X, y, workers=1, **kwargs)
+    for res in got:
+        for name in ("gcv", "eloo"):
+            np.testing.assert_array_equal(res.curves[name], want.curves[name])
+            assert res.best[name] == want.best[name]

@@ -11,9 +11,10 @@ import numpy.typing as npt
 import scipy.linalg
 
 from ..utils._kernel_family import Kernel
-from ..primitives._kernel_ops import Points, block_unchecked, matvec_unchecked
+from ..primitives._kernel_ops import (Points, block_unchecked, matvec_unchecked,
+                                      symmetric_eigh_unchecked)
 from ..utils._resources import check_allocation
-from ..utils._threads import team
+from ..utils._threads import map_in_threads, team
 from ..utils._validation import check_positive, check_positive_int, check_random_state
 from .._typing import Gammas, RandomState
 from ._base import Approximation, Capabilities, KernelOperator, PointsCache
@@ -129,7 +130,7 @@ def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float, split: bool
     W = np.asarray(W, dtype=np.float64)
     W = 0.5 * (W + W.T)
     with small_blas(float(W.shape[0]) ** 3):
-        sig, U = scipy.linalg.eigh(W, driver="evd")
+        sig, U = symmetric_eigh_unchecked(W)
     order = np.argsort(sig)[::-1]
     sig, U = sig[order], U[:, order]
     top = sig[0] if sig.size else 0.0
@@ -413,17 +414,21 @@ class Nystroem(Approximation):
         Z = rows.gather(idx) if pts is None else pts
         Zc = Points(Z, family, name="the landmarks")       # checked once for the grid
         floor, k = float(self.eigen_floor), state.rank
-        transforms, details = [], []
-        for gamma in gammas:
+
+        def transform(gamma: float) -> Transform:
             W = _landmark_gram(Zc, float(gamma))
             U, scale = nystroem_transform(W, k, floor, split=True)
             T = U * scale
             if scale.size and scale.max() > ROTATE_ABOVE * scale.min():
-                transforms.append(Transform(rotation=np.ascontiguousarray(U), post=scale, T=T))
-            else:
-                transforms.append(Transform(post=T, T=T))
-            details.append({"n_landmarks": int(Z.shape[0]), "rank": int(k),
-                            "sampler": state.sampler})
+                return Transform(rotation=np.ascontiguousarray(U), post=scale, T=T)
+            return Transform(post=T, T=T)
+
+        # the γ are independent: on the row source's threads (the landmark Gram block
+        # and its eigendecomposition release the interpreter lock)
+        transforms = map_in_threads(transform, list(gammas),
+                                    getattr(rows, "threads", None) or 1)
+        details = [{"n_landmarks": int(Z.shape[0]), "rank": int(k), "sampler": state.sampler}
+                   for _ in transforms]
         return build_operators(rows, LandmarkFeatures(Z, gammas, family), y, transforms,
                                "nystrom", details)
 
@@ -455,7 +460,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
     C = np.asarray(block_unchecked(P.data, Z, g, P.kernel, threads), dtype=np.float64)
     c = C.shape[1]
     with small_blas(float(C.shape[0]) * c * c):
-        s2, R = scipy.linalg.eigh(C.T @ C, driver="evd")
+        s2, R = symmetric_eigh_unchecked(C.T @ C)
     keep = np.flatnonzero(s2 > eigen_floor * max(s2.max(initial=0.0), 0.0))
     if keep.size == 0:
         return np.zeros((C.shape[0], 0)), np.zeros((c, 0))
@@ -464,7 +469,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
         Q = C @ M
     del C
     with small_blas(float(Q.shape[0]) * keep.size ** 2):
-        d, Pq = scipy.linalg.eigh(Q.T @ Q, driver="evd")
+        d, Pq = symmetric_eigh_unchecked(Q.T @ Q)
         again = (Pq / np.sqrt(d)) @ Pq.T
         Q = Q @ again
     M = M @ again
@@ -474,7 +479,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
     del KQ
     core = 0.5 * (core + core.T)
     with small_blas(float(core.shape[0]) ** 3):
-        sig, U = scipy.linalg.eigh(core, driver="evd")
+        sig, U = symmetric_eigh_unchecked(core)
     order = np.argsort(sig)[::-1]
     sig, U = sig[order], U[:, order]
     keep = np.flatnonzero(sig > eigen_floor * max(sig[0], 0.0))[:rank]
