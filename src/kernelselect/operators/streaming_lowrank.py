@@ -3,7 +3,9 @@
 The low-rank stand-ins K̃ = VVᵀ of :mod:`~kernelselect.operators.nystrom` and
 :mod:`~kernelselect.operators.rff` have V = F T, where F (n × c) is a feature block
 (Nyström: C = K(X, Z) for c landmarks Z; random features: Z) and T (c × k′) a small
-map (Nyström: U_k Σ_k^{−1/2} from W = K(Z, Z) = UΣUᵀ; random features: I). Every
+map (Nyström: U_k Σ_k^{−1/2} from W = K(Z, Z) = UΣUᵀ, or L⁻ᵀ from W = LLᵀ where W is
+well conditioned (:func:`~kernelselect.operators.nystrom._cholesky_transform`);
+random features: I). Every
 spectral form the criteria use is a function of small statistics and of rows of F:
 
 *First pass* (one read of X for every γ of the grid). Per row block X_b the shared
