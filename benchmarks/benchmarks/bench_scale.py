@@ -47,19 +47,15 @@ class StreamedNystroemLevel:
                   random_state=0, workers=workers)
 
 
-class NystroemLevelSpectra:
+class NystroemLevelSpectra(StreamedNystroemLevel):
     """``select_kernel`` on one Nyström level of 800 landmarks over 15 γ with gcv, on
     few rows: the per-γ eigendecompositions (of the landmark Gram matrix and of VᵀV),
     not the first pass, take most of the time; on two threads they run at once where
     they release the interpreter lock."""
     params = ([2000], [1, 2])
-    param_names = ["n", "workers"]
-    timeout = 600
 
     def setup(self, n, workers):
-        self.func = require(_public("select_kernel"))
-        self.nystroem = require(_public("Nystroem"))
-        self.X, self.y = _regression(n, 8)
+        super().setup(n, workers)
         self.gammas = 2.0 ** np.arange(-7, 8) / 16.0
 
     def time_level(self, n, workers):
