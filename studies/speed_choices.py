@@ -7,7 +7,10 @@ and seeds) with two versions of the package — the installed one and, with
 sits in DIR — saving each version's choices (γ, α) and the criterion value of every
 level; ``--compare A B`` counts identical choices and the largest relative difference
 of the values at the chosen point. Since the test score is a function of (γ, α), sets
-with identical choices keep their defaults-study scores exactly.
+with identical choices keep their defaults-study scores exactly; with ``--score`` each
+choice's test score is recorded as well (KRR refitted at (γ, α), the defaults study's
+scorer), and ``--compare`` gives the mean change per task (accuracy in percentage
+points, NMSE) and the change on each set whose choice moved.
 
 Only training sets above ``--min-n`` rows are run by default (400: below it the
 exact path decides, which the speed work does not touch).
@@ -17,6 +20,7 @@ Usage
     python studies/speed_choices.py --label main --code /path/to/main/pkg
     python studies/speed_choices.py --label new
     python studies/speed_choices.py --compare main new
+    python studies/speed_choices.py --label new --cap 1000 --splits 0 --score
 """
 
 import argparse
@@ -56,10 +60,28 @@ def compare(a, b):
     summary = dict(compared=len(keys), identical_choice=len(same), bit_identical_value=bit,
                    max_value_rel_diff=max(rel) if rel else None,
                    different=[list(k) for k in keys if k not in same],
+                   score_change=_score_change(ra, rb, keys),
                    seconds={a: float(np.sum([ra[k]["seconds"] for k in keys])),
                             b: float(np.sum([rb[k]["seconds"] for k in keys]))})
     print(json.dumps(summary, indent=1))
     return summary
+
+
+def _score_change(ra, rb, keys):
+    """Mean test-score change b − a per task over the sets both scored (accuracy in
+    percentage points, NMSE as is) and the change on every set whose choice moved."""
+    keys = [k for k in keys if ra[k].get("score") is not None
+            and rb[k].get("score") is not None]
+    out = {}
+    for task in sorted({ra[k]["task"] for k in keys}):
+        unit = 1.0 if task == "regression" else 100.0
+        diffs = {k: unit * (rb[k]["score"] - ra[k]["score"]) for k in keys
+                 if ra[k]["task"] == task}
+        out[task] = dict(sets=len(diffs), mean=float(np.mean(list(diffs.values()))),
+                         moved={f"{k[0]}/{k[1]}": v for k, v in diffs.items()
+                                if (ra[k]["gamma"], ra[k]["alpha"])
+                                != (rb[k]["gamma"], rb[k]["alpha"])})
+    return out
 
 
 def main():
@@ -72,6 +94,8 @@ def main():
     p.add_argument("--label", default="new")
     p.add_argument("--code", default=None)
     p.add_argument("--compare", nargs=2, default=None)
+    p.add_argument("--score", action="store_true",
+                   help="also record each choice's test score (KRR refitted at it)")
     a = p.parse_args()
     if a.compare:
         compare(*a.compare)
@@ -90,8 +114,8 @@ def main():
     load0 = os.getloadavg()
     for r in recs:
         data = C.load_data(r["dataset"])
-        Xtr, ytr, _, _, _, seed = C.capped_half_split(r["dataset"], r["task"], data, r["split"],
-                                                      a.cap, a.test_cap)
+        Xtr, ytr, Xte, yte, _, seed = C.capped_half_split(r["dataset"], r["task"], data,
+                                                          r["split"], a.cap, a.test_cap)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t0 = time.perf_counter()
@@ -102,7 +126,10 @@ def main():
                         gamma=res.best_gamma, alpha=res.best_alpha,
                         value=levels[-1]["value"] if levels else None,
                         level_values=[lv["value"] for lv in levels],
-                        approximation=res.details.get("approximation"), seconds=seconds))
+                        approximation=res.details.get("approximation"), seconds=seconds,
+                        task=r["task"],
+                        score=C.test_score(Xtr, ytr, Xte, yte, r["task"], res.best_gamma,
+                                           res.best_alpha) if a.score else None))
         C.log(a.label, r["dataset"], r["split"], res.details.get("approximation"),
               f"{seconds:.2f} s")
     out_path(a.label).write_text(json.dumps(dict(

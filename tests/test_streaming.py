@@ -195,3 +195,79 @@ def test_doubling_grid_blocks_equal_fresh_exponentials():
         fmap.block(S, i, F, chain)
         np.testing.assert_allclose(F, np.exp(-g * S), rtol=16 * np.finfo(float).eps, atol=0)
     assert chain == [9, 1]            # squared three times in a row, then a fresh exp
+
+
+def test_compiled_eigendecompositions_leave_the_selection_as_scipys_did(monkeypatch):
+    """The per-γ eigendecompositions of the streamed Nyström grid (landmark Gram
+    matrices, then VᵀV) run without the interpreter lock, on the row source's threads:
+    the curves, and so the chosen point, are those of scipy.linalg.eigh (driver
+    "evd") bit for bit, on one thread and on two."""
+    import scipy.linalg
+
+    from kernelselect.operators import nystrom, streaming_lowrank
+
+    X, y = _problem(n=700, binary=False)
+    kwargs = dict(criterion=["gcv", "eloo"], gammas=np.logspace(-2, 1, 6),
+                  alphas=np.logspace(-4, 0, 4) * 700, random_state=0,
+                  approximation=kernelselect.Nystroem(n_landmarks=80, random_state=0))
+    got = [kernelselect.select_kernel(X, y, workers=w, **kwargs) for w in (1, 2)]
+    scipy_evd = lambda A: scipy.linalg.eigh(A, driver="evd")  # noqa: E731
+    monkeypatch.setattr(nystrom, "symmetric_eigh_unchecked", scipy_evd)
+    monkeypatch.setattr(streaming_lowrank, "symmetric_eigh_unchecked", scipy_evd)
+    want = kernelselect.select_kernel(X, y, workers=1, **kwargs)
+    for res in got:
+        for name in ("gcv", "eloo"):
+            np.testing.assert_array_equal(res.curves[name], want.curves[name])
+            assert res.best[name] == want.best[name]
+
+
+def test_landmark_cholesky_where_w_is_well_conditioned_and_eigh_elsewhere():
+    """TTᵀ = W⁻¹ with T upper triangular where κ(W) is certainly ≤ 10⁴ and no
+    eigenvalue is at the floor; None (the eigendecomposition) for wide kernels, a rank
+    below c or a floor the bound cannot clear."""
+    from kernelselect import lowlevel
+    from kernelselect.operators import nystrom
+
+    X = np.random.default_rng(4).standard_normal((60, 4))
+    W = lowlevel.kernel_block(X, X, 2.0)
+    W = 0.5 * (W + W.T)
+    T = nystrom._cholesky_transform(W, 60, 1e-8)
+    assert T is not None and np.array_equal(T, np.triu(T))
+    np.testing.assert_allclose(T @ T.T @ W, np.eye(60), atol=1e-10)
+    lam = np.linalg.eigvalsh(W)
+    assert lam.max() / lam.min() <= nystrom.CHOLESKY_MAX_COND
+    wide = lowlevel.kernel_block(X, X, 1e-3)
+    assert nystrom._cholesky_transform(0.5 * (wide + wide.T), 60, 1e-8) is None
+    assert nystrom._cholesky_transform(W, 59, 1e-8) is None
+    assert nystrom._cholesky_transform(W, 60, 0.5) is None
+    assert nystrom._cholesky_transform(np.zeros((0, 0)), 0, 1e-8) is None
+
+
+def test_cholesky_levels_give_the_spectrum_and_criteria_of_the_eigendecomposition(
+        monkeypatch):
+    """A streamed grid from narrow kernels (W factored by Cholesky) to wide ones (W
+    eigendecomposed): eigenvalues and criteria as with the eigendecomposition on every
+    γ, to rounding."""
+    from kernelselect.operators import nystrom
+
+    X, y = _problem(n=500, binary=False)
+    approx = kernelselect.Nystroem(n_landmarks=50)
+    gammas = [0.01, 0.3, 3.0, 30.0]
+    factored, original = [], nystrom._cholesky_transform
+
+    def counted(*args):
+        T = original(*args)
+        factored.append(T is not None)
+        return T
+
+    monkeypatch.setattr(nystrom, "_cholesky_transform", counted)
+    chol, _ = _ops(approx, X, y, gammas)
+    assert 0 < sum(factored) < len(gammas)            # both ways on this grid
+    monkeypatch.setattr(nystrom, "CHOLESKY_MAX_COND", 0.0)
+    eig, _ = _ops(approx, X, y, gammas)
+    for a, b in zip(chol, eig):
+        np.testing.assert_allclose(a.eigenvalues, b.eigenvalues, rtol=1e-9,
+                                   atol=1e-12 * b.eigenvalues.max())
+    va, vb = _values(chol, y, ["gcv", "eloo"]), _values(eig, y, ["gcv", "eloo"])
+    for name in va:
+        np.testing.assert_allclose(va[name], vb[name], rtol=1e-9)

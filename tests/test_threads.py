@@ -295,3 +295,29 @@ def test_small_selection_runs_blas_on_one_thread(monkeypatch):
     X = rng.standard_normal((150, 3))
     kernelselect.select_kernel(X, np.sign(X[:, 0]), gammas=[0.5, 1.0])
     assert seen and seen[0] == 1 and set(seen[:-1]) == {1} and seen[-1] is None
+
+
+def test_map_in_threads_keeps_order_runs_blas_on_one_thread_and_raises_the_first_error():
+    import threading
+
+    seen = []
+
+    def square(x):
+        seen.append((threading.get_ident(), _threads._blas_limiter.active))
+        return x * x
+
+    for threads in (1, 2, 5):
+        assert _threads.map_in_threads(square, list(range(7)), threads) == [
+            x * x for x in range(7)]
+    assert all(active >= 1 for _, active in seen)          # one BLAS thread held
+    assert _threads.map_in_threads(square, [], 2) == []
+
+    def fail(x):
+        if x == 3:
+            raise ValueError("bad item 3")
+        return x
+
+    for threads in (1, 2):
+        with pytest.raises(ValueError, match="bad item 3"):
+            _threads.map_in_threads(fail, list(range(6)), threads)
+    assert _threads._blas_limiter.active == 0

@@ -47,6 +47,24 @@ class StreamedNystroemLevel:
                   random_state=0, workers=workers)
 
 
+class NystroemLevelSpectra(StreamedNystroemLevel):
+    """``select_kernel`` on one Nyström level of 800 landmarks over 15 γ with gcv, on
+    few rows: the per-γ eigendecompositions (of the landmark Gram matrix and of VᵀV),
+    not the first pass, take most of the time; on two threads they run at once where
+    they release the interpreter lock."""
+    params = ([2000], [1, 2])
+
+    def setup(self, n, workers):
+        super().setup(n, workers)
+        self.gammas = 2.0 ** np.arange(-7, 8) / 16.0
+
+    def time_level(self, n, workers):
+        self.func(self.X, self.y, criterion="gcv", gammas=self.gammas,
+                  alphas=np.logspace(-3, 1, 5) * n,
+                  approximation=self.nystroem(n_landmarks=800, random_state=0),
+                  random_state=0, workers=workers)
+
+
 class FitNystroemPCG:
     """``KernelRidgeRegressor`` with the Nyström machine of 1000 centres solved by
     preconditioned conjugate gradients (streamed row passes, m × m preconditioner)."""

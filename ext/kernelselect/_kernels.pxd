@@ -53,3 +53,14 @@ cdef Status kernel_sums_into(const floating* X,                   # IN  (n, d)
 cdef Status gram_upper_into(const floating* P,                    # IN  (rows, cols)
                             Py_ssize_t rows, Py_ssize_t cols,
                             floating* G) noexcept nogil         # IN/OUT (cols, cols)
+
+# The eigenvalues w (ascending) and unit eigenvectors of the symmetric A, by LAPACK's
+# divide-and-conquer ?syevd (scipy.linalg.cython_lapack), the driver and workspace of
+# scipy.linalg.eigh(A, driver="evd"), whose result it reproduces bit for bit: A's
+# lower triangle (A[i, j], i >= j) is read, row j of Z is the eigenvector of w[j].
+# BAD_ARGUMENT for a non-finite entry of that triangle, NOT_CONVERGED when ?syevd
+# reports info > 0. BLAS threads as set around the call.
+cdef Status symmetric_eigh_into(const floating* A,                # IN  (n, n)
+                                Py_ssize_t n,
+                                floating* w,                      # OUT (n,)
+                                floating* Z) noexcept nogil       # OUT (n, n), not A

@@ -18,14 +18,16 @@ core does not leave the others waiting at the end.
 
 from cython cimport floating
 from cython.parallel cimport prange
-from libc.math cimport fabs, fabsf
+from libc.math cimport INFINITY, fabs, fabsf, isfinite, nextafterf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
+from scipy.linalg.cython_lapack cimport dsyevd, ssyevd
 
 from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
                                    ks_omp_thread_num, syrk_upper)
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
-                                   status_no_memory, status_ok, status_overflow)
+                                   status_no_memory, status_not_converged, status_ok,
+                                   status_overflow)
 
 cdef extern from *:
     """
@@ -45,6 +47,7 @@ cdef enum:
     ROW_BLOCK = 128
     COL_BLOCK = 512
     BLOCK_ENTRIES = 16384     # entries of K per chunk of kernel_block_into (128 KiB in float64)
+    TRANSPOSE_TILE = 32       # rows and columns of a tile of a transposed copy
 
 
 # ---------------------------------------------------------------------------
@@ -461,6 +464,78 @@ cdef Status gram_upper_into(const floating* P, Py_ssize_t rows, Py_ssize_t cols,
     return status_ok()
 
 
+cdef inline void _syevd(char* jobz, char* uplo, int* n, floating* a, int* lda, floating* w,
+                        floating* work, int* lwork, int* iwork, int* liwork,
+                        int* info) noexcept nogil:
+    if floating is double:
+        dsyevd(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info)
+    else:
+        ssyevd(jobz, uplo, n, a, lda, w, work, lwork, iwork, liwork, info)
+
+
+cdef Status symmetric_eigh_into(const floating* A, Py_ssize_t n, floating* w,
+                                floating* Z) noexcept nogil:
+    # LAPACK is column-major: Z, read by columns, starts as a copy of A (Z[j*n + i] =
+    # A[i, j]), so the lower triangle ?syevd reads is A's, as scipy's wrapper (which
+    # copies A into Fortran order) passes it; the eigenvectors come back in Z's columns,
+    # i.e. in the rows of the row-major Z. The workspace is the size LAPACK's query
+    # gives, as scipy's eigh asks for it (the blocking of the reduction depends on it).
+    cdef char jobz = b'V'
+    cdef char uplo = b'L'
+    cdef int size, lwork = -1, liwork = -1, info = 0, iwork_size = 0
+    cdef floating work_size = 0
+    cdef double wanted
+    cdef floating* work
+    cdef int* iwork
+    cdef Py_ssize_t i, j, i0, j0
+    if n < 0:
+        return status_bad_argument(b"n", b">= 0")
+    if n > BLAS_INT_MAX:
+        return status_overflow(b"n")
+    for i in range(n):
+        for j in range(i + 1):
+            if not isfinite(A[i * n + j]):
+                return status_bad_argument(b"A", b"finite (its lower triangle holds NaN "
+                                                 b"or infinity)")
+    if n == 0:
+        return status_ok()
+    i0 = 0
+    while i0 < n:                      # the transposed copy in tiles, cache-friendly
+        j0 = 0
+        while j0 < n:
+            for i in range(i0, min(i0 + TRANSPOSE_TILE, n)):
+                for j in range(j0, min(j0 + TRANSPOSE_TILE, n)):
+                    Z[j * n + i] = A[i * n + j]
+            j0 = j0 + TRANSPOSE_TILE
+        i0 = i0 + TRANSPOSE_TILE
+    size = <int>n
+    _syevd(&jobz, &uplo, &size, Z, &size, w, &work_size, &lwork, &iwork_size, &liwork, &info)
+    if info != 0:
+        return status_bad_argument(b"n", b"a size ?syevd's workspace query accepts")
+    if floating is float:      # a large size may be rounded down in single precision
+        wanted = <double>nextafterf(work_size, INFINITY)
+    else:
+        wanted = work_size
+    if wanted > BLAS_INT_MAX or iwork_size < 0:
+        return status_overflow(b"the ?syevd workspace")
+    lwork = max(<int>wanted, 1)
+    liwork = max(iwork_size, 1)
+    work = <floating*>malloc(<size_t>lwork * sizeof(floating))
+    iwork = <int*>malloc(<size_t>liwork * sizeof(int))
+    if work == NULL or iwork == NULL:
+        free(work)
+        free(iwork)
+        return status_no_memory(<size_t>lwork * sizeof(floating) + <size_t>liwork * sizeof(int))
+    _syevd(&jobz, &uplo, &size, Z, &size, w, work, &lwork, iwork, &liwork, &info)
+    free(work)
+    free(iwork)
+    if info < 0:
+        return status_bad_argument(b"an argument of ?syevd", b"valid (LAPACK info < 0)")
+    if info > 0:
+        return status_not_converged(b"?syevd")
+    return status_ok()
+
+
 # ---------------------------------------------------------------------------
 # Python bindings (memoryviews; inputs validated and converted by
 # kernelselect.primitives._kernel_ops, shapes checked here before pointers are taken)
@@ -521,3 +596,22 @@ def _gram_upper_into(const floating[:, ::1] P, floating[:, ::1] G):
     with nogil:
         status = gram_upper_into(&P[0, 0], P.shape[0], P.shape[1], &G[0, 0])
     check_status(status, "gram_upper_into")
+
+
+def _symmetric_eigh_into(const floating[:, ::1] A, floating[::1] w, floating[:, ::1] Z):
+    """w (n,) ascending and Z (n, n), whose row j is the unit eigenvector of w[j], for
+    the symmetric A (n, n) of which the lower triangle is read; LAPACK's ?syevd
+    without the interpreter lock (BLAS threads as set around the call)."""
+    cdef Status status
+    cdef Py_ssize_t n = A.shape[0]
+    require(A.shape[1] == n, "symmetric_eigh_into", "A", "square, of shape (n, n)")
+    require(w.shape[0] == n, "symmetric_eigh_into", "w", "of length n, A's order")
+    require(Z.shape[0] == n and Z.shape[1] == n, "symmetric_eigh_into", "Z",
+            "of A's shape (n, n)")
+    if n == 0:
+        return
+    require(<const void*>&Z[0, 0] != <const void*>&A[0, 0], "symmetric_eigh_into", "Z",
+            "an array other than A")
+    with nogil:
+        status = symmetric_eigh_into(&A[0, 0], n, &w[0], &Z[0, 0])
+    check_status(status, "symmetric_eigh_into")

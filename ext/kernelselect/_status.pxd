@@ -14,11 +14,13 @@ cdef enum StatusCode:
     NO_MEMORY = 1       # a work buffer could not be allocated
     BAD_ARGUMENT = 2    # an argument is outside its domain (e.g. an unknown kernel code)
     OVERFLOW = 3        # a size does not fit the 32-bit integers BLAS takes
+    NOT_CONVERGED = 4   # an iterative LAPACK routine reported that it did not converge
 
 ctypedef struct Status:
     StatusCode code
     size_t nbytes           # NO_MEMORY: bytes requested by the failed allocation(s)
-    const char* argument    # BAD_ARGUMENT, OVERFLOW: the argument's name
+    const char* argument    # BAD_ARGUMENT, OVERFLOW: the argument's name;
+                            # NOT_CONVERGED: the routine's name
     const char* rule        # BAD_ARGUMENT, OVERFLOW: what the argument must satisfy
 
 
@@ -38,11 +40,16 @@ cdef inline Status status_overflow(const char* argument) noexcept nogil:
     return Status(OVERFLOW, 0, argument, b"below 2**31 (a BLAS dimension)")
 
 
+cdef inline Status status_not_converged(const char* routine) noexcept nogil:
+    return Status(NOT_CONVERGED, 0, routine, NULL)
+
+
 cdef inline int check_status(Status status, str function) except -1:
     """Raise the exception a non-OK ``status`` of ``function`` stands for.
 
     NO_MEMORY: MemoryError with the size; BAD_ARGUMENT: ValueError naming the argument
-    and its rule; OVERFLOW: OverflowError naming the argument.
+    and its rule; OVERFLOW: OverflowError naming the argument; NOT_CONVERGED:
+    numpy.linalg.LinAlgError (a ValueError) naming the routine.
     """
     cdef double mib = <double>status.nbytes / 1048576.0
     if status.code == OK:
@@ -53,6 +60,9 @@ cdef inline int check_status(Status status, str function) except -1:
             f"({mib:.1f} MiB) of work buffers"
         )
     argument = status.argument.decode() if status.argument != NULL else "an argument"
+    if status.code == NOT_CONVERGED:
+        from numpy.linalg import LinAlgError
+        raise LinAlgError(f"{function}: LAPACK's {argument} did not converge")
     rule = status.rule.decode() if status.rule != NULL else "valid"
     if status.code == OVERFLOW:
         raise OverflowError(f"{function}: {argument} must be {rule}")

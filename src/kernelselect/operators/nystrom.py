@@ -9,11 +9,13 @@ from typing import Any, Callable, Literal, Sequence, overload
 import numpy as np
 import numpy.typing as npt
 import scipy.linalg
+import scipy.linalg.lapack
 
 from ..utils._kernel_family import Kernel
-from ..primitives._kernel_ops import Points, block_unchecked, matvec_unchecked
+from ..primitives._kernel_ops import (Points, block_unchecked, matvec_unchecked,
+                                      symmetric_eigh_unchecked)
 from ..utils._resources import check_allocation
-from ..utils._threads import team
+from ..utils._threads import map_in_threads, team
 from ..utils._validation import check_positive, check_positive_int, check_random_state
 from .._typing import Gammas, RandomState
 from ._base import Approximation, Capabilities, KernelOperator, PointsCache
@@ -33,6 +35,11 @@ OPTIMAL_MAX_N = 5000
 #: eigenvalues of W span more than this ratio in Σ^{−1/2} (10⁴ in σ); see
 #: streaming_lowrank.Transform
 ROTATE_ABOVE = 1e2
+#: the streamed grid factors W = LLᵀ by Cholesky instead of eigh when its condition
+#: number, bounded from L (:func:`_cholesky_transform`), is at most this: the
+#: threshold of ROTATE_ABOVE in σ_max/σ_min, below which the first pass accumulates
+#: the unrotated Gram matrix FᵀF either way
+CHOLESKY_MAX_COND = ROTATE_ABOVE ** 2
 #: samplers whose landmarks do not depend on γ: select_kernel streams them
 #: (build_all), holding no n × c array
 STREAMING_SAMPLERS = ("uniform", "kmeans")
@@ -129,7 +136,7 @@ def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float, split: bool
     W = np.asarray(W, dtype=np.float64)
     W = 0.5 * (W + W.T)
     with small_blas(float(W.shape[0]) ** 3):
-        sig, U = scipy.linalg.eigh(W, driver="evd")
+        sig, U = symmetric_eigh_unchecked(W)
     order = np.argsort(sig)[::-1]
     sig, U = sig[order], U[:, order]
     top = sig[0] if sig.size else 0.0
@@ -137,6 +144,37 @@ def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float, split: bool
     if split:
         return U[:, keep], 1.0 / np.sqrt(sig[keep])
     return U[:, keep] / np.sqrt(sig[keep])
+
+
+def _cholesky_transform(W: np.ndarray, rank: int, eigen_floor: float) -> np.ndarray | None:
+    """T = L⁻ᵀ (c, c, upper triangular) with TTᵀ = W⁻¹ for the Cholesky factor
+    W = LLᵀ, where it gives the Nyström stand-in of :func:`nystroem_transform`: VVᵀ =
+    C W⁻¹ Cᵀ = C W_k⁺ Cᵀ when every eigenvalue of W is kept. None (take the
+    eigendecomposition) when that is not certain or not accurate enough: a rank below
+    c; W not numerically positive definite (wide kernels: dpotrf or dtrtri fails); or
+    the bound κ₂(W) ≤ ‖W‖₁·min(‖T‖_F², ‖T‖₁‖T‖_∞) (‖W‖₂ ≤ ‖W‖₁ for a symmetric W,
+    ‖W⁻¹‖₂ = ‖T‖₂²) above :data:`CHOLESKY_MAX_COND` (today's limit for the unrotated
+    Gram matrix, whose rounding error TᵀGT amplifies by κ) or at least 1/eigen_floor
+    (an eigenvalue might be at or below the floor, which the eigendecomposition
+    drops). Either way VᵀV = TᵀGT has the same eigenvalues to rounding: the transforms
+    differ by an orthogonal c × c factor. About c³ flops (c³/3 each for dpotrf and
+    dtrtri, O(c²) for the bound) against about 9c³ for the eigendecomposition.
+    """
+    c = W.shape[0]
+    if c == 0 or rank < c:
+        return None
+    L, info = scipy.linalg.lapack.dpotrf(W, lower=1, clean=1)
+    if info != 0:
+        return None
+    L, info = scipy.linalg.lapack.dtrtri(L, lower=1)
+    if info != 0 or not np.all(np.isfinite(L)):
+        return None
+    A = np.abs(L)
+    inverse = min(float(np.sum(L * L)), float(A.sum(axis=0).max() * A.sum(axis=1).max()))
+    bound = float(np.abs(W).sum(axis=0).max()) * inverse
+    if not bound <= CHOLESKY_MAX_COND or bound * eigen_floor >= 1.0:
+        return None
+    return np.ascontiguousarray(L.T)
 
 
 class Nystroem(Approximation):
@@ -413,17 +451,24 @@ class Nystroem(Approximation):
         Z = rows.gather(idx) if pts is None else pts
         Zc = Points(Z, family, name="the landmarks")       # checked once for the grid
         floor, k = float(self.eigen_floor), state.rank
-        transforms, details = [], []
-        for gamma in gammas:
+
+        def transform(gamma: float) -> Transform:
             W = _landmark_gram(Zc, float(gamma))
+            T = _cholesky_transform(0.5 * (W + W.T), k, floor)
+            if T is not None:
+                return Transform(post=T, T=T)
             U, scale = nystroem_transform(W, k, floor, split=True)
             T = U * scale
             if scale.size and scale.max() > ROTATE_ABOVE * scale.min():
-                transforms.append(Transform(rotation=np.ascontiguousarray(U), post=scale, T=T))
-            else:
-                transforms.append(Transform(post=T, T=T))
-            details.append({"n_landmarks": int(Z.shape[0]), "rank": int(k),
-                            "sampler": state.sampler})
+                return Transform(rotation=np.ascontiguousarray(U), post=scale, T=T)
+            return Transform(post=T, T=T)
+
+        # the γ are independent: on the row source's threads (the landmark Gram block
+        # and its eigendecomposition release the interpreter lock)
+        transforms = map_in_threads(transform, list(gammas),
+                                    getattr(rows, "threads", None) or 1)
+        details = [{"n_landmarks": int(Z.shape[0]), "rank": int(k), "sampler": state.sampler}
+                   for _ in transforms]
         return build_operators(rows, LandmarkFeatures(Z, gammas, family), y, transforms,
                                "nystrom", details)
 
@@ -455,7 +500,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
     C = np.asarray(block_unchecked(P.data, Z, g, P.kernel, threads), dtype=np.float64)
     c = C.shape[1]
     with small_blas(float(C.shape[0]) * c * c):
-        s2, R = scipy.linalg.eigh(C.T @ C, driver="evd")
+        s2, R = symmetric_eigh_unchecked(C.T @ C)
     keep = np.flatnonzero(s2 > eigen_floor * max(s2.max(initial=0.0), 0.0))
     if keep.size == 0:
         return np.zeros((C.shape[0], 0)), np.zeros((c, 0))
@@ -464,7 +509,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
         Q = C @ M
     del C
     with small_blas(float(Q.shape[0]) * keep.size ** 2):
-        d, Pq = scipy.linalg.eigh(Q.T @ Q, driver="evd")
+        d, Pq = symmetric_eigh_unchecked(Q.T @ Q)
         again = (Pq / np.sqrt(d)) @ Pq.T
         Q = Q @ again
     M = M @ again
@@ -474,7 +519,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
     del KQ
     core = 0.5 * (core + core.T)
     with small_blas(float(core.shape[0]) ** 3):
-        sig, U = scipy.linalg.eigh(core, driver="evd")
+        sig, U = symmetric_eigh_unchecked(core)
     order = np.argsort(sig)[::-1]
     sig, U = sig[order], U[:, order]
     keep = np.flatnonzero(sig > eigen_floor * max(sig[0], 0.0))[:rank]

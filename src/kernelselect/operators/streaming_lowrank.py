@@ -3,7 +3,9 @@
 The low-rank stand-ins K̃ = VVᵀ of :mod:`~kernelselect.operators.nystrom` and
 :mod:`~kernelselect.operators.rff` have V = F T, where F (n × c) is a feature block
 (Nyström: C = K(X, Z) for c landmarks Z; random features: Z) and T (c × k′) a small
-map (Nyström: U_k Σ_k^{−1/2} from W = K(Z, Z) = UΣUᵀ; random features: I). Every
+map (Nyström: U_k Σ_k^{−1/2} from W = K(Z, Z) = UΣUᵀ, or L⁻ᵀ from W = LLᵀ where W is
+well conditioned (:func:`~kernelselect.operators.nystrom._cholesky_transform`);
+random features: I). Every
 spectral form the criteria use is a function of small statistics and of rows of F:
 
 *First pass* (one read of X for every γ of the grid). Per row block X_b the shared
@@ -42,10 +44,10 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
-import scipy.linalg
 
+from ..primitives._kernel_ops import symmetric_eigh_unchecked
 from ..utils._resources import check_allocation
-from ..utils._threads import blas_for_flops
+from ..utils._threads import blas_for_flops, map_in_threads
 from .._typing import RowFunction, SpectralFunction
 from ._base import KernelOperator, evaluate_at
 from ._feature_maps import (
@@ -208,7 +210,7 @@ class StreamingLowRankOperator(KernelOperator):
             lam, R = np.zeros(0), np.zeros((0, 0))
         else:
             with blas_for_flops(float(VtV.shape[0]) ** 3):
-                lam, R = scipy.linalg.eigh(0.5 * (VtV + VtV.T), driver="evd")
+                lam, R = symmetric_eigh_unchecked(0.5 * (VtV + VtV.T))
         order = np.argsort(lam)[::-1]
         lam, R = lam[order], R[:, order]
         top = max(float(lam[0]), 0.0) if lam.size else 0.0
@@ -327,12 +329,15 @@ def build_operators(rows: Any, fmap: FeatureMap, y: npt.ArrayLike | None,
     family = _Family(rows, fmap, np.asarray(y, dtype=np.float64))
     parts = rows.reduce(first_pass, fmap, family.values, [t.rotation for t in transforms])
     ng = len(transforms)
-    ops = []
-    for i, T in enumerate(transforms):
-        op = StreamingLowRankOperator(family, i, parts[i], parts[ng + i], T, name)
+
+    def operator(i: int) -> StreamingLowRankOperator:
+        op = StreamingLowRankOperator(family, i, parts[i], parts[ng + i], transforms[i], name)
         op.details = dict(details[i], effective_rank=op.effective_rank, method="streaming")
-        ops.append(op)
-    return ops
+        return op
+
+    # one eigendecomposition per γ, on the row source's threads (it releases the
+    # interpreter lock)
+    return map_in_threads(operator, range(ng), getattr(rows, "threads", None) or 1)
 
 
 def evaluate_grid(ops: Sequence[Any], tasks: Sequence[Any],

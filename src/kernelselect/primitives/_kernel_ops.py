@@ -34,7 +34,8 @@ from ..utils._validation import (
 )
 
 __all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "block_unchecked",
-           "matvec_unchecked", "sums_unchecked", "gram_upper_add_unchecked"]
+           "matvec_unchecked", "sums_unchecked", "gram_upper_add_unchecked",
+           "symmetric_eigh_unchecked"]
 
 _INT_MAX = 2**31 - 1
 # Data whose largest magnitude leaves [2**-k, 2**k] is rescaled by a power of two
@@ -177,6 +178,24 @@ def gram_upper_add_unchecked(P: np.ndarray, G: np.ndarray) -> None:
     and G (c, c) C-contiguous float64 or float32 of one dtype; G's strict lower
     triangle is left as it was."""
     _kernels._gram_upper_into(P, G)
+
+
+def symmetric_eigh_unchecked(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(w, U): the eigenvalues w (ascending) and orthonormal eigenvectors U (U[:, j]
+    belongs to w[j]) of the symmetric A, of which the lower triangle is read.
+
+    LAPACK's divide-and-conquer ?syevd with the workspace scipy asks for: the same bits
+    as ``scipy.linalg.eigh(A, driver="evd")``, whose wrapper holds the interpreter lock
+    for the whole call; this one releases it, so that the eigendecompositions of
+    several γ run at once on Python threads. No check beyond the compiled one
+    (ValueError for a non-finite entry, LinAlgError when ?syevd does not converge):
+    A (c, c) float64 or float32; U is F-ordered, as scipy returns it.
+    """
+    A = np.ascontiguousarray(A)
+    w = np.empty(A.shape[0], dtype=A.dtype)
+    Z = np.empty(A.shape, dtype=A.dtype)
+    _kernels._symmetric_eigh_into(A, w, Z)
+    return w, Z.T
 
 
 def _check_common(X: npt.ArrayLike, gamma: float, kernel: str, workers: int | None

@@ -19,6 +19,8 @@ scikit-learn's ``utils/_openmp_helpers``):
   (:func:`blas_for_flops`); one thread around compiled kernels that call BLAS from
   inside their own OpenMP loops (:func:`one_blas_thread`); at most the caller's
   ``workers`` around a whole selection (:func:`blas_threads`).
+- The per-γ work of a grid (:func:`map_in_threads`): the γ on the Python threads of
+  the row source, BLAS on one thread each.
 
 The thread counts never change a result: the compiled kernels split their work
 into blocks fixed by the data, not by the number of threads.
@@ -27,13 +29,14 @@ into blocks fixed by the data, not by the number of threads.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import contextlib
 import numbers
 import os
 import sys
 import threading
 import time
-from typing import Any, Callable, ContextManager, Iterator, TypeVar
+from typing import Any, Callable, ContextManager, Iterator, Sequence, TypeVar
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -55,6 +58,7 @@ __all__ = [
     "blas_for_flops",
     "blas_threads",
     "one_blas_thread",
+    "map_in_threads",
     "openmp_team",
     "SERIAL_MAX_N",
     "free_cores",
@@ -399,6 +403,31 @@ def one_blas_thread() -> ContextManager[Any]:
     """A context running BLAS on one thread (around compiled kernels that call BLAS
     from their own OpenMP threads, and around work run in parallel tasks)."""
     return _blas_limiter.limit(1)
+
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def map_in_threads(fn: Callable[[T], U], items: Sequence[T], threads: int) -> list[U]:
+    """``[fn(item) for item in items]`` on up to ``threads`` Python threads, BLAS on one
+    thread throughout: the per-γ work of a grid (eigendecompositions and small
+    products, which release the interpreter lock). Each call runs alone on
+    single-threaded BLAS whatever ``threads`` is, so the results, returned in the
+    order of ``items``, do not depend on it. The first error raised is raised again
+    once the calls already running have ended; calls not yet started are dropped."""
+    threads = min(int(threads), len(items))
+    with one_blas_thread():
+        if threads <= 1:
+            return [fn(item) for item in items]
+        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
+            futures = [pool.submit(fn, item) for item in items]
+            try:
+                return [future.result() for future in futures]
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
 
 
 def blas_threads(workers: int | None) -> ContextManager[Any]:
