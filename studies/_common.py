@@ -359,8 +359,8 @@ def z_statistic(best, other):
 
 def write_report(path, lines):
     """Write a study's markdown report (``lines`` joined by newlines) and print it."""
-    path.write_text("\n".join(lines))
-    print(path.read_text())
+    path.write_text("\n".join(lines) + "\n")
+    print(path.read_text(), end="")
 
 
 def command_parser(doc):
@@ -368,6 +368,51 @@ def command_parser(doc):
     description the first line of ``doc``."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     return parser, parser.add_subparsers(dest="command", required=True)
+
+
+def held_out_parser(doc, tasks, small_splits, cap):
+    """The parser of a study over the shared sets' held-out halves, with the options
+    every such study takes: where the data and results live, which sets, tasks and
+    splits (``small_splits`` extra on sets with at most ``--small`` training rows) and
+    the caps on the training and test halves."""
+    p = argparse.ArgumentParser(description=doc.split("\n")[0])
+    p.add_argument("--data-dir", type=Path, default=DATA)
+    p.add_argument("--out-dir", type=Path, default=RESULTS)
+    p.add_argument("--datasets", default=None)
+    p.add_argument("--tasks", default=tasks)
+    p.add_argument("--splits", default="0,1")
+    p.add_argument("--small-splits", default=small_splits,
+                   help="extra splits for sets whose training half has at most --small rows")
+    p.add_argument("--small", type=int, default=1000)
+    p.add_argument("--cap", type=int, default=cap)
+    p.add_argument("--test-cap", type=int, default=10000)
+    p.add_argument("--report-only", action="store_true",
+                   help="rebuild the report from the raw records, running nothing")
+    return p
+
+
+def parse_held_out(parser, argv):
+    """The parsed arguments of a :func:`held_out_parser`, its output folder made."""
+    args = parser.parse_args(argv)
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def run_and_record(raw, name, task, split, method, run):
+    """Run ``run()`` for one (set, split, method) of a held-out study, append the
+    records it returns to ``raw`` and log them with the time taken. An exception is
+    recorded as an ``error/<method>`` record: one failing set is a result, not a stop."""
+    t0 = time.perf_counter()
+    try:
+        recs = run()
+    except Exception as exc:
+        recs = [dict(dataset=name, task=task, split=split, method=f"error/{method}",
+                     error=f"{type(exc).__name__}: {exc}")]
+    for r in recs:
+        append_record(raw, r)
+    log(f"{name} split {split} {method}: {time.perf_counter() - t0:.1f} s "
+        + " ".join(f"{r['method']}={r.get('score', r.get('error'))}" for r in recs))
+    return recs
 
 
 def run_command(parser, sub, argv, report, **commands):

@@ -106,12 +106,10 @@ Usage
     python studies/ard_quality.py --report-only
 """
 
-import argparse
 import functools
 import os
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
@@ -660,26 +658,14 @@ RUNNERS = {"gp": run_gp, "ard": run_ard, "alpha": run_alpha, "speed": run_speed,
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", type=Path, default=C.DATA)
-    p.add_argument("--out-dir", type=Path, default=C.RESULTS)
-    p.add_argument("--datasets", default=None)
-    p.add_argument("--tasks", default="regression,binary")
-    p.add_argument("--splits", default="0,1")
-    p.add_argument("--small-splits", default="2,3,4",
-                   help="extra splits for sets whose training half has at most --small rows")
-    p.add_argument("--small", type=int, default=1000)
+    p = C.held_out_parser(__doc__, tasks="regression,binary", small_splits="2,3,4", cap=1000)
     p.add_argument("--methods", default="ard")
-    p.add_argument("--cap", type=int, default=1000)
-    p.add_argument("--test-cap", type=int, default=10000)
     p.add_argument("--gp-max-bytes", type=float, default=2**30)
     p.add_argument("--rerun", action="store_true",
                    help="run the methods again where records exist (the later record wins)")
-    p.add_argument("--report-only", action="store_true")
     p.add_argument("--archive", action="store_true",
                    help="write every record of <out>/ard_quality_raw.jsonl into its .gz")
-    args = p.parse_args(argv)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+    args = C.parse_held_out(p, argv)
     if args.archive:
         archive(args.out_dir / RAW)
         return
@@ -695,16 +681,8 @@ def main(argv=None):
         if name not in loaded:
             loaded.clear()
             loaded[name] = C.load_data(name, args.data_dir)
-        t0 = time.perf_counter()
-        try:
-            recs = RUNNERS[method](name, task, loaded[name], split, args)
-        except Exception as exc:  # one failing set is a result, not a stop
-            recs = [dict(dataset=name, task=task, split=split, method=f"error/{method}",
-                         error=f"{type(exc).__name__}: {exc}")]
-        for r in recs:
-            C.append_record(raw, r)
-        C.log(f"{name} split {split} {method}: {time.perf_counter() - t0:.1f} s "
-              + " ".join(f"{r['method']}={r.get('score', r.get('error'))}" for r in recs))
+        C.run_and_record(raw, name, task, split, method,
+                         lambda: RUNNERS[method](name, task, loaded[name], split, args))
 
 
 def _work(args):
@@ -1380,8 +1358,7 @@ def report(out_dir):
                          f"{p['value']:.4g} | {j['evaluations']} / {p['evaluations']} "
                          f"({p['inner']}) | {j['seconds']:.1f} / {p['seconds']:.1f} |")
         lines.append("")
-    (out_dir / "ard_quality.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    C.write_report(out_dir / "ard_quality.md", lines)
 
 
 if __name__ == "__main__":

@@ -40,10 +40,8 @@ Usage
     python studies/defaults_quality.py --report-only
 """
 
-import argparse
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -342,33 +340,21 @@ def report(out_dir, speed=None):
                          f"{r['gridsearch_seconds']:.0f} | {r['ratio']:.0f}× | {meas} | "
                          f"{r['load_before'][0]:.1f} / {r['load_after'][0]:.1f} |")
         lines.append("")
-    (out_dir / "defaults_quality.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    C.write_report(out_dir / "defaults_quality.md", lines)
 
 
 # --------------------------------------------------------------------------- main
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--data-dir", type=Path, default=C.DATA)
-    p.add_argument("--out-dir", type=Path, default=C.RESULTS)
-    p.add_argument("--datasets", default=None)
-    p.add_argument("--tasks", default="binary,regression,multiclass")
-    p.add_argument("--splits", default="0,1")
-    p.add_argument("--small-splits", default=None,
-                   help="extra splits for sets whose training half has at most --small rows")
-    p.add_argument("--small", type=int, default=1000)
+    p = C.held_out_parser(__doc__, tasks="binary,regression,multiclass", small_splits=None,
+                          cap=2000)
     p.add_argument("--methods", default="cv,defaults")
-    p.add_argument("--cap", type=int, default=2000)
-    p.add_argument("--test-cap", type=int, default=10000)
     p.add_argument("--exact-variant-max", type=int, default=1000,
                    help="run the exact-matrix variant on training sets up to this size")
-    p.add_argument("--report-only", action="store_true")
     p.add_argument("--check-gridsearch", action="store_true",
                    help="compare the written-out CV with GridSearchCV on --datasets (split 0)")
-    args = p.parse_args(argv)
-    args.out_dir.mkdir(parents=True, exist_ok=True)
+    args = C.parse_held_out(p, argv)
     if args.report_only:
         speed = args.out_dir / "defaults_speed.json"
         report(args.out_dir, json.loads(speed.read_text()) if speed.exists() else None)
@@ -400,16 +386,8 @@ def main(argv=None):
                     continue
                 if data is None:
                     data = C.load_data(name, args.data_dir)
-                t0 = time.perf_counter()
-                try:
-                    recs = runners[m](name, task, data, split, args)
-                except Exception as exc:  # one failing set is a result, not a stop
-                    recs = [dict(dataset=name, task=task, split=split, method=f"error/{m}",
-                                 error=f"{type(exc).__name__}: {exc}")]
-                for r in recs:
-                    C.append_record(raw, r)
-                C.log(f"{name} split {split} {m}: {time.perf_counter() - t0:.1f} s "
-                    + " ".join(f"{r['method']}={r.get('score', r.get('error'))}" for r in recs))
+                C.run_and_record(raw, name, task, split, m,
+                                 lambda: runners[m](name, task, data, split, args))
 
 
 if __name__ == "__main__":

@@ -34,3 +34,19 @@ def no_selection(monkeypatch):
         raise AssertionError("select_kernel ran although the command was invalid")
 
     monkeypatch.setattr(kernelselect, "select_kernel", forbidden, raising=False)
+
+
+@pytest.fixture
+def on_one_and_two_threads():
+    """``run(fit)``: [fit(1), fit(2)], each called with BLAS limited to that many
+    threads, for the tests that a result has the same bits on any thread count."""
+    from threadpoolctl import threadpool_limits
+
+    def run(fit):
+        results = []
+        for threads in (1, 2):
+            with threadpool_limits(threads):
+                results.append(fit(threads))
+        return results
+
+    return run

@@ -85,13 +85,11 @@ def test_one_candidate_is_the_conjugate_gradient_model():
                                    pcg.decision_function(X_new), rtol=0, atol=1e-9)
 
 
-def test_same_bits_on_any_thread_count():
+def test_same_bits_on_any_thread_count(on_one_and_two_threads):
     X, Y, rng = data(11, 3000, 5, 2)
     centres = choose_centres(3000, 300, rng)
-    fits = []
-    for threads in (1, 2):
-        with threadpool_limits(threads):
-            fits.append(fit_nystrom_loo(X, Y, 0.2, np.array([0.1, 1.0, 10.0]),
+    fits = on_one_and_two_threads(
+        lambda threads: fit_nystrom_loo(X, Y, 0.2, np.array([0.1, 1.0, 10.0]),
                                         centres=centres, bias=True, workers=threads))
     np.testing.assert_array_equal(fits[0].coef, fits[1].coef)
     np.testing.assert_array_equal(fits[0].details["loo"]["mse"], fits[1].details["loo"]["mse"])

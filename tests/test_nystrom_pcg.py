@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from threadpoolctl import threadpool_limits
 
 import kernelselect
 from kernelselect.models._nystrom_pcg import (NystromPreconditioner, check_solver_memory,
@@ -168,13 +167,11 @@ def test_stopping_rule_reports_iterations_and_residual():
     assert capped.details["passes"] == 2 + 2
 
 
-def test_same_bits_on_any_thread_count():
+def test_same_bits_on_any_thread_count(on_one_and_two_threads):
     X, Y, rng = data(11, 3000, 5, 2)
     centres = choose_centres(3000, 700, rng)
-    fits = []
-    for threads in (1, 2):
-        with threadpool_limits(threads):
-            fits.append(fit_nystrom_pcg(X, Y, 0.2, 0.5, centres=centres, bias=True,
+    fits = on_one_and_two_threads(
+        lambda threads: fit_nystrom_pcg(X, Y, 0.2, 0.5, centres=centres, bias=True,
                                         tol=1e-8, workers=threads))
     assert np.array_equal(fits[0].coef, fits[1].coef)
     assert np.array_equal(fits[0].intercept, fits[1].intercept)

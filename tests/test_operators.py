@@ -16,18 +16,16 @@ from kernelselect.operators import approximation_names, get_approximation
 from kernelselect.operators._lowrank import factor_spectrum
 
 import reference as ref
+from _toy import binary_data, prepare
 
 
 def data(n=30, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    return X, y
+    return binary_data(n, d, seed)
 
 
 def make(approx, X, y, gamma, kernel="gaussian", seed=0):
     approx = get_approximation(approx)
-    state = approx.prepare(X, y, kernel=kernel, random_state=np.random.default_rng(seed), workers=None)
+    state = prepare(approx, X, y, kernel, seed)
     return approx.build(X, y, gamma, kernel=kernel, state=state, workers=None), state
 
 

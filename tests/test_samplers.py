@@ -14,18 +14,11 @@ from kernelselect.operators._samplers import (
 from kernelselect.operators.nystrom import SAMPLERS
 
 import reference as ref
+from _toy import binary_data, prepare
 
 
 def data(n=40, d=3, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    y = np.where(X[:, 0] + 0.3 * X[:, 1] > 0, 1.0, -1.0)
-    return X, y
-
-
-def prepare(approx, X, y, kernel="gaussian", seed=0):
-    return approx.prepare(X, y, kernel=kernel, random_state=np.random.default_rng(seed),
-                          workers=None)
+    return binary_data(n, d, seed, tilt=0.3)
 
 
 def dense(op):
