@@ -114,6 +114,9 @@ def test_selection_on_dask(monkeypatch, standardize):
     machine = (lambda sel: sel.best_estimator_[-1]) if standardize else (
         lambda sel: sel.best_estimator_)
     np.testing.assert_array_equal(machine(lazy).model_.coef, machine(eager).model_.coef)
+    np.testing.assert_array_equal(machine(lazy).intercept_, machine(eager).intercept_)
+    assert refit["intercept_form"] == machine(eager).intercept_form_
+    assert refit["intercept_rule"] == "leave-one-out"
     np.testing.assert_allclose(pred.compute(), eager.predict(X), rtol=0, atol=1e-12)
     assert lazy.score(chunked(X), chunked(Y[:, 0])) == pytest.approx(
         eager.score(X, Y[:, 0]), abs=1e-12)
@@ -164,3 +167,4 @@ def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
     refit = sel.selection_.details["refit"]
     assert refit["n_centres"] == 300 and refit["centres_rule"] == "memory cap"
+
