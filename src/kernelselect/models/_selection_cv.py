@@ -23,6 +23,7 @@ from ..selection._policy import alpha_path
 from ._solvers import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
+from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._validation import check_bool, check_kernel
 from ..kernels import is_ard
 from ..selection import select_kernel
@@ -237,6 +238,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             if hasattr(recipe, "fit_machine"):
                 est.set_params(approximation=recipe)
                 res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
+                # the budget the cap held m to: the client's part on Dask
+                res.details["refit_centres_budget"] = (dask_client_limit() if lazy
+                                                       else max_bytes())
         y_fit: Any = y if classifier else targets.y
         if y_dask is not None:
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
@@ -251,6 +255,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             est, name, float(self.cv_results_["criterion_value"][self.best_index_]))
         if "refit_centres_rule" in res.details:
             res.details["refit"]["centres_rule"] = res.details.pop("refit_centres_rule")
+            res.details["refit"]["centres_budget"] = res.details.pop("refit_centres_budget")
         return self
 
     @staticmethod
