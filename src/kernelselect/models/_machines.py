@@ -55,7 +55,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
         auto (the default): exact up to 5000 rows, beyond that the Nyström machine by
         conjugate gradients with m = √n·ln n centres (at least 500, at most 2·10⁴ and
         what the memory limit allows; the refit of :class:`~kernelselect.KernelSelectionCV`
-        also takes twice the effective dimension it measured; :mod:`kernelselect._fit_policy`);
+        also takes three times the effective dimension it measured; :mod:`kernelselect._fit_policy`);
         a row-chunked Dask X: the Nyström machine at every n;
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
         nystrom-pcg or :class:`~kernelselect.NystroemPCG`: ridge regression on the
