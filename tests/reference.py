@@ -681,12 +681,19 @@ def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian"
                       rows=None):
     """Mean squared leave-one-out residual of :func:`nystrom_ridge` per output, by
     refitting without each row in turn (the centres Z and the jitter fixed); with
-    ``rows``, the squared residuals of those rows only, shape (len(rows), t) squeezed."""
+    ``rows``, the squared residuals of those rows only, shape (len(rows), t) squeezed.
+    ``bias="mean"``: no bias, the targets centred by their mean, which is taken again
+    without each row (f = ȳ₋ᵢ + ridge of y − ȳ₋ᵢ)."""
     Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
     which = np.arange(len(X)) if rows is None else np.asarray(rows)
     E = np.empty((which.size, Y.shape[1]))
     for k, i in enumerate(which):
         keep = np.arange(len(X)) != i
+        if isinstance(bias, str) and bias == "mean":
+            ybar = Y[keep].mean(axis=0)
+            f = nystrom_ridge(X[keep], Y[keep] - ybar, Z, gamma, alpha, False, jitter, kernel)
+            E[k] = Y[i] - ybar - f(X[i:i + 1])[0]
+            continue
         f = nystrom_ridge(X[keep], Y[keep], Z, gamma, alpha, bias, jitter, kernel)
         E[k] = Y[i] - f(X[i:i + 1])[0]
     if rows is not None:

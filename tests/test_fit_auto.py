@@ -187,10 +187,11 @@ def test_pilot_effective_dimension_against_the_dense_spectrum():
 
 def test_selection_refit_alpha_by_the_final_models_leave_one_out(small_exact_limit):
     """Beyond the exact limit the refit solves the Nyström machine for the selection's
-    candidate α and keeps the one whose leave-one-out error on the final model is
-    smallest; the error reported is that of the model returned, checked by refitting it
-    without each row."""
-    from reference import kernel_matrix, nystrom_ridge_loo
+    candidate α and both forms of the constant term (ȳ with the rest left to the kernel,
+    or an unpenalised bias) and keeps the pair whose leave-one-out error on the final
+    model is smallest; the errors reported are those of the models, checked by refitting
+    without each row (ȳ or the bias refitted too)."""
+    from reference import nystrom_ridge_loo
 
     X, Y = data(6, n=150)
     sel = KernelSelectionCV(random_state=0).fit(X, Y[:, 0])
@@ -198,26 +199,23 @@ def test_selection_refit_alpha_by_the_final_models_leave_one_out(small_exact_lim
     refit = sel.selection_.details["refit"]
     loo = refit["loo"]
     assert refit["alpha_rule"] == "leave-one-out" and refit["n_iter"] is None
+    assert refit["intercept_rule"] == "leave-one-out"
+    assert refit["intercept_form"] == machine.intercept_form_ in ("mean", "bias")
     np.testing.assert_array_equal(
         loo["alphas"], np.unique(np.r_[sel.selection_.alphas, sel.best_params_["alpha"]]))
+    forms = refit["loo_forms"]
+    best = {f: v[:, 0].min() for f, v in forms.items()}
+    assert refit["intercept_loo"] == best
+    assert best[machine.intercept_form_] == min(best.values())
+    np.testing.assert_array_equal(loo["mse"], forms[machine.intercept_form_])
     k = int(np.argmin(loo["mse"][:, 0]))
     assert refit["alpha"] == machine.alpha_ == loo["alphas"][k]
     assert machine.alpha == sel.best_params_["alpha"]          # the selection's choice kept
     np.testing.assert_array_equal(refit["loo_mse"], loo["mse"][k])
     Z = scaler.transform(X)
-    y = Y[:, 0] - Y[:, 0].mean()                              # fit_intercept="mean"
-    rows = np.arange(0, 150, 15)            # refitted without each of these rows
-    dense = nystrom_ridge_loo(Z, y, Z[machine.support_], machine.gamma_, machine.alpha_,
-                              bias=False, jitter=machine.model_.details["jitter"],
-                              rows=rows)
-    f = machine.model_.decision_function(Z)[:, 0, 0]
-    # the same residuals from the fitted values and the leverages of the dense hat matrix
-    lam, U = np.linalg.eigh(kernel_matrix(Z[machine.support_], Z[machine.support_],
-                                          machine.gamma_)
-                            + machine.model_.details["jitter"] * np.eye(machine.n_centres_))
-    Phi = kernel_matrix(Z, Z[machine.support_], machine.gamma_) @ (U / np.sqrt(lam))
-    H = Phi @ np.linalg.solve(Phi.T @ Phi + machine.alpha_ * np.eye(Phi.shape[1]), Phi.T)
-    closed = (Y[:, 0] - f) / (1.0 - np.diag(H))      # f includes ȳ
-    np.testing.assert_allclose(closed[rows] ** 2, dense, rtol=1e-6, atol=1e-12)
-    np.testing.assert_allclose(refit["loo_mse"], np.mean(closed ** 2), rtol=1e-6)
+    jitter = machine.model_.details["jitter"]
+    for form, bias in (("mean", "mean"), ("bias", True)):
+        dense = nystrom_ridge_loo(Z, Y[:, 0], Z[machine.support_], machine.gamma_,
+                                  machine.alpha_, bias=bias, jitter=jitter)
+        np.testing.assert_allclose(forms[form][k], dense, rtol=1e-6)
     assert sel.score(X, Y[:, 0]) > 0.8

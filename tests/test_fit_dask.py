@@ -114,6 +114,9 @@ def test_selection_on_dask(monkeypatch, standardize):
     machine = (lambda sel: sel.best_estimator_[-1]) if standardize else (
         lambda sel: sel.best_estimator_)
     np.testing.assert_array_equal(machine(lazy).model_.coef, machine(eager).model_.coef)
+    np.testing.assert_array_equal(machine(lazy).intercept_, machine(eager).intercept_)
+    assert refit["intercept_form"] == machine(eager).intercept_form_
+    assert refit["intercept_rule"] == "leave-one-out"
     np.testing.assert_allclose(pred.compute(), eager.predict(X), rtol=0, atol=1e-12)
     assert lazy.score(chunked(X), chunked(Y[:, 0])) == pytest.approx(
         eager.score(X, Y[:, 0]), abs=1e-12)
@@ -164,3 +167,38 @@ def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
     refit = sel.selection_.details["refit"]
     assert refit["n_centres"] == 300 and refit["centres_rule"] == "memory cap"
+
+
+def test_client_budget_caps_the_automatic_centres_on_dask(monkeypatch):
+    """Without a limit set, the automatic m on Dask keeps the client's part within the
+    client budget (512 MiB by default); a limit that was set is the budget; centres
+    given explicitly are held to the limit only; the selection's refit records the
+    cap and its budget."""
+    import kernelselect
+    from kernelselect.models._fit_policy import auto_centres
+    from kernelselect.models._nystrom_pcg import nystrom_pcg_client_bytes
+    from kernelselect.utils import _resources
+
+    monkeypatch.delenv("KERNELSELECT_MAX_BYTES", raising=False)
+    X, Y = data(3, n=700)
+    chunks = (250, 250, 200)
+    assert _resources.dask_client_limit() == min(_resources.max_bytes(), 512 * 2**20)
+    assert auto_centres(700, None, 3, 1, chunks=chunks) == 500          # the rule
+    budget = nystrom_pcg_client_bytes(700, 300, 3, 1)
+    monkeypatch.setattr(_resources, "DASK_CLIENT_BYTES", budget)
+    assert _resources.dask_client_limit() == budget
+    assert auto_centres(700, None, 3, 1, chunks=chunks) == 300          # the client's cap
+    assert auto_centres(700, None, 3, 1) == 500                         # in memory: none
+    with kernelselect.config_context(max_bytes="1G"):                   # a limit set
+        assert _resources.dask_client_limit() == 2**30
+        assert auto_centres(700, None, 3, 1, chunks=chunks) == 500
+    reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(chunked(X), Y[:, 0])
+    assert reg.n_centres_ == 300
+    given = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0,
+                                 approximation=NystroemPCG(n_centres=400, max_iter=2)
+                                 ).fit(chunked(X), Y[:, 0])
+    assert given.n_centres_ == 400
+    sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
+    refit = sel.selection_.details["refit"]
+    assert refit["n_centres"] == 300 and refit["centres_rule"] == "memory cap"
+    assert refit["centres_budget"] == budget

@@ -10,7 +10,8 @@ from threadpoolctl import threadpool_limits
 
 from kernelselect import KernelRidgeRegressor, NystroemPCG, fit_krr
 from kernelselect.models import _nystrom_loo
-from kernelselect.models._nystrom_loo import fit_nystrom_loo, loo_bytes, loo_flops
+from kernelselect.models._nystrom_loo import (fit_nystrom_loo, intercept_forms, loo_bytes,
+                                              loo_flops)
 from kernelselect.models._nystrom_pcg import choose_centres, fit_nystrom_pcg
 
 from reference import nystrom_ridge, nystrom_ridge_loo
@@ -43,6 +44,84 @@ def test_leave_one_out_errors_equal_refits(seed, n, d, m, t, bias, gamma):
     best = int(np.argmin(loo["mse"].mean(axis=1)))
     assert model.alphas[0] == alphas[best] == model.details["alpha"]
     np.testing.assert_array_equal(model.details["loo_mse"], loo["mse"][best])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(12, 30), st.integers(1, 3), st.integers(2, 6),
+       st.integers(1, 2), st.floats(0.1, 2.0), st.floats(-5.0, 5.0))
+def test_intercept_forms_equal_refits(seed, n, d, m, t, gamma, offset):
+    """With both forms of the constant term, each form's error at every candidate (α/n
+    from 1e-9 to 1) equals the refit without each row: for "mean" the ridge on the
+    targets centred by the mean of the other rows, that mean added back; for "bias" the
+    unpenalised bias refitted too. The machine is the (form, α) pair with the smallest
+    mean error, and fits as that form's least-squares solve."""
+    X, Y, rng = data(seed, n, d, t)
+    Y = Y + offset
+    Yc = Y - Y.mean(axis=0)                      # the "mean" form's targets
+    centres = choose_centres(n, m, rng)
+    alphas = n * np.array([1e-9, 1e-6, 1e-3, 1.0])
+    model = fit_nystrom_loo(X, Yc, gamma, alphas, centres=centres, forms=("mean", "bias"))
+    jitter = model.details["jitter"]
+    errors = model.details["loo_forms"]
+    for form, bias in (("mean", "mean"), ("bias", True)):
+        for k, alpha in enumerate(alphas):
+            ref = nystrom_ridge_loo(X, Y, X[centres], gamma, alpha, bias, jitter=jitter)
+            np.testing.assert_allclose(errors[form][k], ref, rtol=1e-5, atol=1e-9)
+    scores = np.array([errors[f].mean(axis=1) for f in ("mean", "bias")])
+    j, k = np.unravel_index(int(np.argmin(scores)), scores.shape)
+    form = ("mean", "bias")[j]
+    assert model.details["intercept_form"] == form and model.alphas[0] == alphas[k]
+    np.testing.assert_array_equal(model.details["loo_mse"], errors[form][k])
+    reference = nystrom_ridge(X, Yc, X[centres], gamma, alphas[k], form == "bias",
+                              jitter=jitter)
+    scale = max(1.0, np.abs(Y).max())
+    np.testing.assert_allclose(model.decision_function(X)[:, :, 0], reference(X), rtol=0,
+                               atol=(1e-8 if k else 1e-5) * scale)
+
+
+def test_intercept_forms():
+    assert intercept_forms(False, True, True) == ("mean", "bias")
+    assert intercept_forms(False, False, True) == ("none", "bias")
+    assert intercept_forms(True, False, True) == ("bias",)
+    assert intercept_forms(False, True, False) == ("mean",)
+    assert loo_flops(10**4, 1000, 1, 13, ("mean", "bias")) > loo_flops(10**4, 1000, 1, 13)
+    assert loo_bytes(1000, 3, 1, 13, ("mean", "bias")) > loo_bytes(1000, 3, 1, 13)
+
+
+def test_recipe_chooses_the_intercept_form(monkeypatch):
+    """``loo_intercept=True`` scores the regressor's own form ("mean") and the bias; the
+    model returned is the chosen form's, as fitted with that ``fit_intercept`` alone;
+    beyond the budget of both forms, the own form with its α by leave-one-out."""
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((300, 2))
+    y = np.where(X[:, 0] > 1.0, 6.0, 0.0) + 0.05 * rng.standard_normal(300)
+    choose = NystroemPCG(n_centres=60, loo_alphas=[1e-4, 1e-2, 1.0], loo_intercept=True)
+    reg = KernelRidgeRegressor(gamma=2.0, alpha=1.0, approximation=choose,
+                               fit_intercept="mean", random_state=0).fit(X, y)
+    details = reg.model_.details
+    assert details["intercept_rule"] == "leave-one-out"
+    assert reg.intercept_form_ == details["intercept_form"] in ("mean", "bias")
+    best = {f: v.mean(axis=1).min() for f, v in details["loo_forms"].items()}
+    assert best[reg.intercept_form_] == min(best.values())
+    alone = NystroemPCG(n_centres=60, loo_alphas=[1e-4, 1e-2, 1.0])
+    same = KernelRidgeRegressor(gamma=2.0, alpha=1.0, approximation=alone, random_state=0,
+                                fit_intercept=True if reg.intercept_form_ == "bias" else "mean"
+                                ).fit(X, y)
+    assert same.alpha_ == reg.alpha_
+    np.testing.assert_allclose(same.predict(X), reg.predict(X), rtol=0, atol=1e-9)
+    own = KernelRidgeRegressor(gamma=2.0, alpha=1.0, approximation=alone, random_state=0,
+                               fit_intercept="mean").fit(X, y)
+    np.testing.assert_array_equal(own.model_.details["loo"]["mse"],
+                                  details["loo_forms"]["mean"])
+    flops = loo_flops(300, 60, 1, 3, ("mean",))
+    monkeypatch.setattr(_nystrom_loo, "LOO_FLOPS", flops)
+    capped = KernelRidgeRegressor(gamma=2.0, alpha=1.0, approximation=choose,
+                                  fit_intercept="mean", random_state=0).fit(X, y)
+    assert capped.intercept_form_ == "mean" and capped.alpha_ == own.alpha_
+    assert capped.model_.details["intercept_rule"] == "given (both forms beyond budget)"
+    with pytest.raises(TypeError, match="loo_intercept"):
+        KernelRidgeRegressor(approximation=NystroemPCG(loo_alphas=[1.0], loo_intercept="yes"),
+                             gamma=1.0).fit(X, y)
 
 
 LAMBDAS = [1e-2, 1e-4, 1e-6, 1e-9]
@@ -105,14 +184,17 @@ def test_dask_gives_the_in_memory_bits():
     X, Y, rng = data(4, n, 2, 1)
     centres = choose_centres(n, 40, rng)
     alphas = np.array([1e-3, 1.0, 100.0])
-    eager = fit_nystrom_loo(X, Y, 0.5, alphas, centres=centres, bias=True)
-    with dask.config.set(scheduler="threads"):
-        lazy = fit_nystrom_loo(da.from_array(X, chunks=(PART_ROWS, 2)),
-                               da.from_array(Y, chunks=(PART_ROWS, 1)), 0.5, alphas,
-                               centres=centres, bias=True)
-    np.testing.assert_array_equal(lazy.coef, eager.coef)
-    np.testing.assert_array_equal(lazy.intercept, eager.intercept)
-    np.testing.assert_array_equal(lazy.details["loo"]["mse"], eager.details["loo"]["mse"])
+    Y = Y - Y.mean(axis=0)
+    for forms in (("bias",), ("mean", "bias")):
+        eager = fit_nystrom_loo(X, Y, 0.5, alphas, centres=centres, forms=forms)
+        with dask.config.set(scheduler="threads"):
+            lazy = fit_nystrom_loo(da.from_array(X, chunks=(PART_ROWS, 2)),
+                                   da.from_array(Y, chunks=(PART_ROWS, 1)), 0.5, alphas,
+                                   centres=centres, forms=forms)
+        np.testing.assert_array_equal(lazy.coef, eager.coef)
+        np.testing.assert_array_equal(lazy.intercept, eager.intercept)
+        np.testing.assert_array_equal(lazy.details["loo"]["mse"], eager.details["loo"]["mse"])
+        assert lazy.details["intercept_form"] == eager.details["intercept_form"]
 
 
 def test_recipe_routes_by_budget(monkeypatch):

@@ -28,7 +28,9 @@
   :func:`pilot_effective_dimension`.
 * **The refit's α**: the selection's candidates are re-scored on the final model by
   its exact leave-one-out error where n·m² is affordable
-  (:mod:`kernelselect.models._nystrom_loo`); beyond, the selected α.
+  (:mod:`kernelselect.models._nystrom_loo`); beyond, the selected α. For the default
+  regressor the same leave-one-out also chooses the constant term: the training mean
+  of y with the rest left to the kernel, or an unpenalised bias.
 """
 
 from __future__ import annotations
@@ -85,13 +87,14 @@ def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
 def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
                           d_eff: float | None = None, workers: int | None = None,
                           in_memory: bool = True, chunks: tuple[int, ...] | None = None,
-                          loo_alphas: Any = None) -> Approximation:
+                          loo_alphas: Any = None, loo_intercept: bool = False) -> Approximation:
     """The recipe a machine on n rows of d features (t outputs) is fitted with.
 
     ``"auto"``: :class:`~kernelselect.operators.Exact` up to :data:`EXACT_FIT_MAX_N`
     rows, else :class:`NystroemPCG` with :func:`auto_centres` (``d_eff``: the effective
     dimension at the chosen (γ, α), when the selection measured it; ``loo_alphas``: its
-    candidate ridges). ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``.
+    candidate ridges; ``loo_intercept``: the leave-one-out also chooses the constant
+    term). ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``.
     Anything else as :func:`kernelselect.operators.get_approximation`.
     ``in_memory=False`` (a Dask X of row ``chunks``, never gathered): ``"auto"`` is the
     Nyström machine at every n, its centres within what the client's and each task's
@@ -103,7 +106,7 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
             if in_memory and n <= EXACT_FIT_MAX_N:
                 return get_approximation("exact")
             m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
-            return NystroemPCG(n_centres=m, loo_alphas=loo_alphas)
+            return NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
         if key in PCG_NAMES:
             return NystroemPCG()
     return get_approximation(approximation)

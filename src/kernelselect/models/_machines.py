@@ -55,7 +55,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
         auto (the default): exact up to 5000 rows, beyond that the Nyström machine by
         conjugate gradients with m = √n·ln n centres (at least 500, at most 2·10⁴ and
         what the memory limit allows; the refit of :class:`~kernelselect.KernelSelectionCV`
-        also takes twice the effective dimension it measured; :mod:`kernelselect._fit_policy`);
+        also takes three times the effective dimension it measured; :mod:`kernelselect._fit_policy`);
         a row-chunked Dask X: the Nyström machine at every n;
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
         nystrom-pcg or :class:`~kernelselect.NystroemPCG`: ridge regression on the
@@ -106,8 +106,8 @@ def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
 
 
 def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
-         approximation: Any, random_state: RandomState, workers: int | None
-         ) -> KernelMachine:
+         approximation: Any, random_state: RandomState, workers: int | None,
+         centred: bool = False) -> KernelMachine:
     """The machine with ``approximation`` resolved for X's size ("auto", "nystrom-pcg":
     :func:`kernelselect._fit_policy.machine_approximation`); a Dask X is fitted by a
     recipe with a streamed solver only."""
@@ -120,7 +120,7 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
         raise dask_recipe_error(approximation)
     return fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
                               approximation=recipe, random_state=random_state,
-                              workers=workers)
+                              workers=workers, centred=centred)
 
 
 def _function_data(X: Any, y: Any, min_rows: int) -> tuple[Any, Any]:
@@ -200,7 +200,7 @@ class _KernelMachineEstimator(BaseEstimator):
             X, Y if offset is None else Y - offset,
             gamma, np.array([alpha]), kernel=kernel, bias=self._bias,
             approximation=self.approximation, random_state=self.random_state,
-            workers=self.workers)
+            workers=self.workers, centred=offset is not None)
         self.gamma_ = gamma
         m = self.model_
         self.alpha_ = float(m.alphas[0])
@@ -209,6 +209,8 @@ class _KernelMachineEstimator(BaseEstimator):
         self.n_centres_ = how["n_centres"]
         self.n_iter_ = how["n_iter"]
         self.residual_ = how["residual"]
+        self.intercept_form_ = m.details.get(
+            "intercept_form", "bias" if self._bias else "mean" if offset is not None else "none")
         if offset is not None:
             m.intercept = m.intercept + offset[:, None]
         if m.coef is not None:
@@ -288,6 +290,11 @@ default="auto"
     alpha_ : float
         The ridge of the fitted model: ``alpha``, or the candidate of a
         ``NystroemPCG(loo_alphas=...)`` recipe with the smallest leave-one-out error.
+    intercept_form_ : str
+        The constant term of the fitted model: "bias" (an unpenalised b), "mean" (the
+        training mean of y, the rest left to the kernel) or "none"; the
+        ``fit_intercept`` asked for, unless a ``NystroemPCG(loo_intercept=True)``
+        recipe chose the bias by leave-one-out.
     n_features_in_ : int
 
     Examples

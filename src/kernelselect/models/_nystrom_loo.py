@@ -1,11 +1,20 @@
-"""The Nyström machine with its ridge chosen by exact leave-one-out on the model itself.
+"""The Nyström machine with its ridge, and its intercept form, chosen by exact
+leave-one-out on the model itself.
 
 The model is the one of :mod:`kernelselect._nystrom_pcg`: ridge regression on the
-Nyström features φ(x) = T⁻ᵀk(Z, x), TᵀT = K_mm + δI, with an unpenalised bias (the
-LSSVM) or without one. Where n·m² is affordable, it is solved here for a whole path of
-candidate ridges α from one eigendecomposition, which also gives every candidate's exact
-leave-one-out error on the final model; the machine keeps the candidate with the
-smallest one.
+Nyström features φ(x) = T⁻ᵀk(Z, x), TᵀT = K_mm + δI. Where n·m² is affordable, it is
+solved here for a whole path of candidate ridges α from one eigendecomposition, which
+also gives every candidate's exact leave-one-out error on the final model; the machine
+keeps the candidate with the smallest one. The constant term takes one of three forms:
+
+* ``"none"``: f = φᵀw, no constant (kernel ridge regression);
+* ``"mean"``: the caller centred the targets by their mean ȳ, f = ȳ + φᵀw; the
+  constant is left to the kernel (penalised with it) beyond ȳ;
+* ``"bias"``: an unpenalised b, f = φᵀw + b (the LSSVM), i.e. ridge regression on the
+  centred features φ − μ, μ = Φᵀ1/n, and b = ȳ − μᵀw.
+
+Given several forms, every (form, α) pair is scored and the smallest leave-one-out
+error decides both (ties go to the first form given).
 
 Two streamed passes over the rows, K_nm never held:
 
@@ -13,35 +22,49 @@ Two streamed passes over the rows, K_nm never held:
    a rank-b update (2·n·m² flops). Forming Φ block by block keeps the rounding of the
    Gram matrix at 2⁻⁵²·‖Φ‖² ≤ 2⁻⁵²·n; transforming K_nmᵀK_nm by T⁻¹ afterwards would
    amplify it by cond(K_mm + δI).
-2. With the centred Gram Φ_cᵀΦ_c = ΦᵀΦ − nμμᵀ = V diag(g) Vᵀ (μ = Φᵀ1/n; without the
-   bias μ = 0, ȳ = 0 and no 1/n below), each row's coordinates p_i = Vᵀ(φ_i − μ) give
-   for every α the fitted value and the leverage
+2. With the Gram matrix of the form's features, ΦᵀΦ = V diag(g) Vᵀ ("none", "mean")
+   or Φ_cᵀΦ_c = ΦᵀΦ − nμμᵀ = V diag(g) Vᵀ ("bias"), each row's coordinates
+   p_i = Vᵀ(φ_i − μ) (μ = 0 without the bias) give for every α the fitted value and
+   the leverage
 
-       f_i = ȳ + p_iᵀ diag(1/(g + α)) c,   c = VᵀΦ_cᵀy,
-       h_i = 1/n + Σ_k p_ik² / (g_k + α),
+       f_i = ȳ_b + p_iᵀ diag(1/(g + α)) c,   c = VᵀΦ_(c)ᵀy,
+       h_i = 1/n_b + Σ_k p_ik² / (g_k + α),
 
-   (2·n·m² flops for p, 2·n·m·L(t + 1) for L candidates). The hat matrix of ridge
-   regression with an unpenalised intercept is 11ᵀ/n + Φ_c(Φ_cᵀΦ_c + αI)⁻¹Φ_cᵀ, and
-   for any such linear smoother the leave-one-out residual, the model refitted
-   without row i (bias included), is (y_i − f_i)/(1 − h_i) (Golub, Heath & Wahba,
-   Technometrics 1979, the PRESS identity their GCV rotates). The criterion is the
-   mean squared leave-one-out residual, averaged over the outputs when there are
-   several (one α for all of them). Targets that the caller centred beforehand
-   (``fit_intercept="mean"``) keep that centring: their ȳ is not refitted.
+   (ȳ_b = ȳ and 1/n_b = 1/n with the bias, both 0 without; 2·n·m² flops for p per
+   eigendecomposition, 2·n·m·L(t + 2) per form for L candidates). For a linear smoother
+   whose refit without row i equals its fit with y_i replaced by that refit's
+   prediction, the leave-one-out residual is (y_i − f_i)/(1 − h_i) (Golub, Heath &
+   Wahba, Technometrics 1979, the PRESS identity their GCV rotates). Ridge regression
+   without a constant and with the unpenalised bias are such smoothers (the hat matrix
+   with the bias is 11ᵀ/n + Φ_c(Φ_cᵀΦ_c + αI)⁻¹Φ_cᵀ: the bias is refitted without the
+   row too). The ``"mean"`` form is not: its ȳ is an average, not part of the
+   minimisation. Without row i its mean moves by δ_i = −(y_i − ȳ)/(n − 1), and ridge
+   regression is linear in its targets, so its leave-one-out residual is that of the
+   centred targets minus δ_i times the ridge's leave-one-out residual for the constant
+   target 1:
 
-The chosen α's weights are w = V diag(1/(g + α)) c, the model's β = T⁻¹w and bias
-ȳ − μᵀw. The jitter δ is that of the solver at the smallest candidate
-(:func:`kernelselect._nystrom_pcg.jitter_for`), so at a single α the model is the one
-the conjugate-gradient solver fits. The eigendecomposition is backward stable: the
-weights are exact for a Gram matrix perturbed by about 2⁻⁵²·n, relative 2⁻⁵²/λ to the
-ridge (2·10⁻⁷ at λ = α/n = 10⁻⁹).
+       r_i = (e_i − δ_i (1 − (H1)_i)) / (1 − h_i),   e_i = (y_i − ȳ) − f_i,
 
-Cost: 4·n·m² + 2·n·m·L(t + 1) + about 10·m³ flops (:func:`loo_flops`), and three m × m
-arrays (:func:`loo_bytes`). Determinism: the blocks of rows are fixed by the row index
-(powers of two that divide the passes' parts), the Gram matrix is added block after
-block in row order (on Dask by a chain of tasks, one per chunk, each adding its rows to
-the running sum) and the leave-one-out sums part by part, folded in order, so Dask and
-in-memory input give the same bits.
+   where (H1)_i = p_iᵀ diag(1/(g + α)) Vᵀs, s = Φᵀ1, is the fitted value of the
+   constant (one more column of the same products). The criterion is the mean squared
+   leave-one-out residual, averaged over the outputs when there are several (one α and
+   one form for all of them).
+
+The chosen candidate's weights are w = V diag(1/(g + α)) c, the model's β = T⁻¹w and
+bias ȳ − μᵀw (0 without it). The jitter δ is that of the solver at the smallest
+candidate (:func:`kernelselect._nystrom_pcg.jitter_for`), so at a single α the model
+is the one the conjugate-gradient solver fits. The eigendecomposition is backward
+stable: the weights are exact for a Gram matrix perturbed by about 2⁻⁵²·n, relative
+2⁻⁵²/λ to the ridge (2·10⁻⁷ at λ = α/n = 10⁻⁹).
+
+Cost: 4·n·m² flops for the passes with one eigendecomposition, 2·n·m² more for the
+second ("bias" beside "none" or "mean"), 2·n·m·L(t + 2) per form and about 10·m³ per
+eigendecomposition (:func:`loo_flops`); T, the Gram matrices and eigenvectors are
+m × m arrays (:func:`loo_bytes`). Determinism: the blocks of rows are fixed by the row
+index (powers of two that divide the passes' parts), the Gram matrix is added block
+after block in row order (on Dask by a chain of tasks, one per chunk, each adding its
+rows to the running sum) and the leave-one-out sums part by part, folded in order, so
+Dask and in-memory input give the same bits.
 """
 
 from __future__ import annotations
@@ -61,11 +84,13 @@ from ..utils._threads import blas_for_flops, one_blas_thread
 from ._nystrom_pcg import NystromMachine, factor_upper, jitter_for, streamed_rows
 from ._nystrom_rows import PART_ROWS, Conditioning, NystromRows, fold
 
-__all__ = ["LOO_FLOPS", "LooSolution", "loo_flops", "loo_bytes", "loo_affordable",
-           "nystrom_loo", "fit_nystrom_loo"]
+__all__ = ["LOO_FLOPS", "FORMS", "LooSolution", "loo_flops", "loo_bytes", "loo_affordable",
+           "intercept_forms", "nystrom_loo", "fit_nystrom_loo"]
 
 #: the leave-one-out route is taken up to this many flops (:func:`loo_flops`)
 LOO_FLOPS = 2e12
+#: the forms of the constant term (module notes)
+FORMS = ("none", "mean", "bias")
 _BLOCK_ENTRIES = 2**20     # entries of a block of Φ formed at a time
 
 
@@ -75,27 +100,46 @@ def block_rows(m: int) -> int:
     return 1 << max(4, min(int(math.log2(PART_ROWS)), int(math.log2(max(1, _BLOCK_ENTRIES // m)))))
 
 
-def loo_flops(n: int, m: int, t: int, L: int) -> float:
+def _decompositions(forms: tuple[str, ...]) -> int:
+    """Eigendecompositions the forms need: one of ΦᵀΦ ("none", "mean"), one of the
+    centred Φ_cᵀΦ_c ("bias")."""
+    return int(any(f != "bias" for f in forms)) + int("bias" in forms)
+
+
+def loo_flops(n: int, m: int, t: int, L: int, forms: tuple[str, ...] = ("none",)) -> float:
     """Flops of the two passes and the m × m factorisations (module notes)."""
-    return 4.0 * n * m * m + 2.0 * n * m * L * (t + 1) + 10.0 * float(m) ** 3
+    e = _decompositions(forms)
+    return (2.0 * n * m * m * (1 + e) + 2.0 * n * m * L * (t + 2) * len(forms)
+            + 10.0 * e * float(m) ** 3)
 
 
-def loo_bytes(m: int, d: int, t: int, L: int) -> float:
-    """Bytes the route holds at once: T, the Gram matrix and its eigenvectors (m × m
-    each), the eigensolver's work and the blocks of the passes."""
-    b = block_rows(m)
-    return 8.0 * (4.0 * m * m + 3.0 * b * m + 3.0 * b * L * (t + 1) + m * (d + 2 * L * t + t + 4))
+def loo_bytes(m: int, d: int, t: int, L: int, forms: tuple[str, ...] = ("none",)) -> float:
+    """Bytes the route holds at once: T, the Gram matrices and their eigenvectors, the
+    centring's outer product and the eigensolver's work (m × m each), and the blocks of
+    the passes."""
+    b, e = block_rows(m), _decompositions(forms)
+    return 8.0 * ((3 + 2 * e) * m * m + 3.0 * b * m + 3.0 * b * L * (t + 2) * len(forms)
+                  + m * (d + 2 * L * (t + 1) * len(forms) + t + 4))
 
 
-def loo_affordable(n: int, m: int, d: int, t: int, L: int) -> bool:
+def loo_affordable(n: int, m: int, d: int, t: int, L: int,
+                   forms: tuple[str, ...] = ("none",)) -> bool:
     """Whether the leave-one-out route is taken: within :data:`LOO_FLOPS` and the memory
     guard's limit."""
-    return loo_flops(n, m, t, L) <= LOO_FLOPS and loo_bytes(m, d, t, L) <= max_bytes()
+    return (loo_flops(n, m, t, L, forms) <= LOO_FLOPS
+            and loo_bytes(m, d, t, L, forms) <= max_bytes())
+
+
+def intercept_forms(bias: bool, centred: bool, choose: bool) -> tuple[str, ...]:
+    """The forms a fit scores: the machine's own ("bias" with the bias, "mean" for
+    targets the caller centred, else "none"), then "bias" when ``choose``."""
+    own = "bias" if bias else "mean" if centred else "none"
+    return (own, "bias") if choose and own != "bias" else (own,)
 
 
 @dataclass
 class LooSolution:
-    """The machine at the candidate with the smallest leave-one-out error.
+    """The machine at the (form, candidate) pair with the smallest leave-one-out error.
 
     Attributes
     ----------
@@ -106,12 +150,14 @@ class LooSolution:
         The candidates, ascending.
     index : int
         The chosen one.
-    loo_mse : ndarray of shape (L, t)
-        Mean squared leave-one-out residual per candidate and output.
+    form : str
+        The chosen form of the constant term (:data:`FORMS`).
+    loo_mse : dict of str to ndarray of shape (L, t)
+        Mean squared leave-one-out residual per form scored, candidate and output.
     rss : ndarray of shape (L, t)
-        Residual sum of squares on the training rows.
+        Residual sum of squares on the training rows (the chosen form).
     effective_dimension : ndarray of shape (L,)
-        tr H = Σ g/(g + α) (+ 1 with the bias).
+        tr H = Σ g/(g + α) (+ 1 with the bias; the chosen form).
     jitter : float
     """
 
@@ -119,10 +165,26 @@ class LooSolution:
     intercept: np.ndarray
     alphas: np.ndarray
     index: int
-    loo_mse: np.ndarray
+    form: str
+    loo_mse: dict[str, np.ndarray]
     rss: np.ndarray
     effective_dimension: np.ndarray
     jitter: float
+
+
+@dataclass
+class _Form:
+    """One form's pass-2 plan: eigenvectors V, the centre u = Vᵀμ (zeros without the
+    bias), c = VᵀΦ_(c)ᵀ[y, (1)], the weights of every α as columns of ``Cmat`` (m, L·t′; t′ = t + 1 for
+    "mean", whose last column is the constant's), 1/(g + α) as ``D`` (m, L) and ȳ."""
+
+    name: str
+    V: np.ndarray
+    u: np.ndarray
+    c: np.ndarray
+    Cmat: np.ndarray
+    D: np.ndarray
+    ybar: np.ndarray
 
 
 def _features_t(x: np.ndarray, cond: Conditioning, F: np.ndarray, workers: int | None
@@ -162,25 +224,33 @@ def _gram_rows(state: list[np.ndarray] | None, cond: Conditioning, F: np.ndarray
 def _loo_rows(cond: Conditioning, x: np.ndarray, Y: np.ndarray, F: np.ndarray,
               plan: tuple[Any, ...], workers: int | None) -> list[list[np.ndarray]]:
     """[leave-one-out sums of squares (L, t), residual sums of squares (L, t)] of each
-    part of ``PART_ROWS`` rows of x (parts from x's first row)."""
-    V, u, Cmat, D, ybar, bias, n = plan
-    m, L, t = F.shape[0], D.shape[1], Y.shape[1]
+    form of the plan, in turn, of each part of ``PART_ROWS`` rows of x (parts from x's
+    first row)."""
+    forms, n = plan
+    m, t = F.shape[0], Y.shape[1]
     b = block_rows(m)
     out = []
     for a in range(0, x.shape[0], PART_ROWS):
         z = min(x.shape[0], a + PART_ROWS)
-        press, rss = np.zeros((L, t)), np.zeros((L, t))
+        sums = [np.zeros((f.D.shape[1], t)) for f in forms for _ in range(2)]
         for lo in range(a, z, b):
             hi = min(z, lo + b)
-            Qt = V.T @ _features_t(x[lo:hi], cond, F, workers)     # p_i as columns
-            if bias:
-                Qt -= u[:, None]
-            fitted = (Qt.T @ Cmat).reshape(hi - lo, L, t)
-            H = (Qt * Qt).T @ D + (1.0 / n if bias else 0.0)
-            E = (Y[lo:hi] - ybar)[:, None, :] - fitted
-            press += np.sum((E / (1.0 - H)[:, :, None]) ** 2, axis=0)
-            rss += np.sum(E * E, axis=0)
-        out.append([press, rss])
+            Pt = _features_t(x[lo:hi], cond, F, workers)
+            Yb = Y[lo:hi]
+            for j, f in enumerate(forms):
+                L = f.D.shape[1]
+                Qt = f.V.T @ Pt                                   # p_i as columns
+                if f.name == "bias":
+                    Qt -= f.u[:, None]
+                fitted = (Qt.T @ f.Cmat).reshape(hi - lo, L, -1)
+                H = (Qt * Qt).T @ f.D + (1.0 / n if f.name == "bias" else 0.0)
+                E = (Yb - f.ybar)[:, None, :] - fitted[:, :, :t]
+                R = E
+                if f.name == "mean":          # ȳ refitted without the row (module notes)
+                    R = E + (Yb / (n - 1.0))[:, None, :] * (1.0 - fitted[:, :, t:])
+                sums[2 * j] += np.sum((R / (1.0 - H)[:, :, None]) ** 2, axis=0)
+                sums[2 * j + 1] += np.sum(E * E, axis=0)
+        out.append(sums)
     return out
 
 
@@ -229,9 +299,20 @@ def _loo_pass(rows: Any, F: np.ndarray, plan: tuple[Any, ...]) -> list[np.ndarra
     return fold(rows._parts(_loo_chunk, F, plan))
 
 
-def nystrom_loo(rows: Any, alphas: np.ndarray, *, bias: bool) -> LooSolution:
-    """Fit the Nyström machine on ``rows`` for the candidates ``alphas`` and keep the one
-    with the smallest leave-one-out error (module notes).
+def _eigh(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (clipped at 0) and eigenvectors of the symmetric G from its lower
+    triangle, G overwritten."""
+    m = G.shape[0]
+    with blas_for_flops(10.0 * float(m) ** 3):
+        g, V = linalg.eigh(G, lower=True, overwrite_a=True, check_finite=False)
+    return np.clip(g, 0.0, None), V
+
+
+def nystrom_loo(rows: Any, alphas: np.ndarray, *, bias: bool | None = None,
+                forms: tuple[str, ...] | None = None) -> LooSolution:
+    """Fit the Nyström machine on ``rows`` for the candidates ``alphas`` (and forms of
+    the constant term) and keep the pair with the smallest leave-one-out error (module
+    notes).
 
     Parameters
     ----------
@@ -239,13 +320,19 @@ def nystrom_loo(rows: Any, alphas: np.ndarray, *, bias: bool) -> LooSolution:
         The data, the targets (n, t) and the conditioned centres.
     alphas : ndarray of shape (L,)
         Candidate ridges α > 0.
-    bias : bool
-        The LSSVM's unpenalised bias, or none.
+    bias : bool or None
+        The LSSVM's unpenalised bias (``forms=("bias",)``) or none (``("none",)``);
+        ignored when ``forms`` is given.
+    forms : tuple of str or None
+        The forms of the constant term scored (:data:`FORMS`, distinct); ``"mean"``
+        takes the targets as centred by their mean.
 
     Returns
     -------
     LooSolution
     """
+    if forms is None:
+        forms = ("bias",) if bias else ("none",)
     cond, n = rows.cond, rows.n
     alphas = np.unique(np.asarray(alphas, dtype=np.float64))
     m, L = cond.centres.shape[0], alphas.size
@@ -255,59 +342,81 @@ def nystrom_loo(rows: Any, alphas: np.ndarray, *, bias: bool) -> LooSolution:
     G, B, sums, squares = _gram_pass(rows, F)
     s, rhs = B[:, 0], B[:, 1:]
     t = rhs.shape[1]
-    ybar = sums / n if bias else np.zeros(t)
-    if bias:
-        G -= np.outer(s, s / n)                      # Φ_cᵀΦ_c (its lower triangle is read)
-        rhs = rhs - np.outer(s, ybar)                # Φ_cᵀy
-    with blas_for_flops(10.0 * float(m) ** 3):
-        g, V = linalg.eigh(G, lower=True, overwrite_a=True, check_finite=False)
+    ybar = sums / n
+    plain = any(f != "bias" for f in forms)
+    centred: np.ndarray | None = None
+    if "bias" in forms:                              # Φ_cᵀΦ_c (its lower triangle is read)
+        centred = G.copy(order="F") if plain else G
+        centred -= np.outer(s, s / n)
+    decomposed: dict[bool, tuple[np.ndarray, np.ndarray]] = {}
+    if plain:
+        decomposed[False] = _eigh(G)
     del G
-    g = np.clip(g, 0.0, None)
-    c = V.T @ rhs
-    u = V.T @ (s / n) if bias else np.zeros(m)
-    D = 1.0 / (g[:, None] + alphas[None, :])
-    Cmat = np.ascontiguousarray((c[:, None, :] * D[:, :, None]).reshape(m, L * t))
-    press, rss = _loo_pass(rows, F, (V, u, Cmat, D, ybar, bias, n))
-    loo = press / n
-    score = loo.mean(axis=1)
-    k = int(np.nanargmin(score)) if np.any(np.isfinite(score)) else L - 1
-    w = np.asfortranarray(V @ (c * D[:, k:k + 1]))
-    intercept = ybar - (s / n) @ w if bias else np.zeros(t)
+    if centred is not None:
+        decomposed[True] = _eigh(centred)
+    del centred
+    plans = []
+    for name in forms:
+        g, V = decomposed[name == "bias"]
+        D = 1.0 / (g[:, None] + alphas[None, :])
+        if name == "bias":
+            c, u, yb = V.T @ (rhs - np.outer(s, ybar)), V.T @ (s / n), ybar
+        elif name == "mean":                     # the constant's fitted values beside
+            c, u, yb = V.T @ np.column_stack([rhs, s]), np.zeros(m), np.zeros(t)
+        else:
+            c, u, yb = V.T @ rhs, np.zeros(m), np.zeros(t)
+        Cmat = np.ascontiguousarray((c[:, None, :] * D[:, :, None]).reshape(m, -1))
+        plans.append(_Form(name, V, u, c, Cmat, D, yb))
+    folded = _loo_pass(rows, F, (plans, n))
+    loo = {f.name: folded[2 * j] / n for j, f in enumerate(plans)}
+    score = np.stack([loo[f.name].mean(axis=1) for f in plans])     # (forms, L)
+    flat = int(np.nanargmin(score)) if np.any(np.isfinite(score)) else L - 1
+    j, k = divmod(flat, L)
+    chosen = plans[j]
+    g, V = decomposed[chosen.name == "bias"]
+    w = np.asfortranarray(V @ (chosen.c[:, :t] * chosen.D[:, k:k + 1]))
+    intercept = ybar - (s / n) @ w if chosen.name == "bias" else np.zeros(t)
     beta = blas.dtrsm(1.0, F, w, lower=0, trans_a=0, overwrite_b=1)
-    d_eff = (g[:, None] * D).sum(axis=0) + (1.0 if bias else 0.0)
+    d_eff = (g[:, None] * chosen.D).sum(axis=0) + (1.0 if chosen.name == "bias" else 0.0)
     return LooSolution(coef=np.ascontiguousarray(beta), intercept=np.asarray(intercept),
-                       alphas=alphas, index=k, loo_mse=loo, rss=rss,
-                       effective_dimension=d_eff, jitter=jitter)
+                       alphas=alphas, index=k, form=chosen.name, loo_mse=loo,
+                       rss=folded[2 * j + 1], effective_dimension=d_eff, jitter=jitter)
 
 
 def fit_nystrom_loo(X: Any, Y: Any, gamma: float, alphas: np.ndarray, *,
                     centres: np.ndarray, kernel: str = "gaussian", bias: bool = True,
+                    forms: tuple[str, ...] | None = None,
                     workers: int | None = None) -> NystromMachine:
-    """The Nyström machine on the given centres at the candidate α with the smallest
-    leave-one-out error (:func:`nystrom_loo`), X and Y in memory (validated by the
-    caller) or row-chunked Dask arrays, as :func:`~kernelselect._nystrom_pcg.fit_nystrom_pcg`.
+    """The Nyström machine on the given centres at the candidate α (and form of the
+    constant term) with the smallest leave-one-out error (:func:`nystrom_loo`), X and Y
+    in memory (validated by the caller) or row-chunked Dask arrays, as
+    :func:`~kernelselect._nystrom_pcg.fit_nystrom_pcg`.
 
     Returns
     -------
     NystromMachine
         One α (the chosen one); ``details`` holds ``solver`` = "eigh", the candidates
-        and their leave-one-out errors (``loo``), the chosen α's leave-one-out error
+        and their leave-one-out errors (``loo``; with several forms, ``loo_forms``: each
+        form's), the chosen ``intercept_form``, the chosen α's leave-one-out error
         ``loo_mse`` (per output), its residual sum of squares, GCV score and effective
         dimension, and the jitter.
     """
     rows, Z, _ = streamed_rows(X, Y, gamma, centres, None, kernel, workers)
-    sol = nystrom_loo(rows, alphas, bias=bias)
+    sol = nystrom_loo(rows, alphas, bias=bias, forms=forms)
     k, n, m = sol.index, rows.n, int(centres.size)
     d_eff = float(sol.effective_dimension[k])
     rss = sol.rss[k]
+    chosen = sol.loo_mse[sol.form]
     details: dict[str, Any] = {
         "method": "nystrom-pcg", "solver": "eigh", "n_centres": m, "iterations": None,
         "residual": None, "converged": True, "passes": 2, "jitter": sol.jitter,
-        "alpha": float(sol.alphas[k]),
-        "loo": {"alphas": sol.alphas.copy(), "mse": sol.loo_mse.copy()},
-        "loo_mse": sol.loo_mse[k].copy(), "rss": rss.copy(),
+        "alpha": float(sol.alphas[k]), "intercept_form": sol.form,
+        "loo": {"alphas": sol.alphas.copy(), "mse": chosen.copy()},
+        "loo_mse": chosen[k].copy(), "rss": rss.copy(),
         "effective_dimension": d_eff,
         "gcv": (rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2}
+    if len(sol.loo_mse) > 1:
+        details["loo_forms"] = {f: v.copy() for f, v in sol.loo_mse.items()}
     return NystromMachine(
         support=Z, support_indices=centres, coef=sol.coef[:, :, None],
         intercept=sol.intercept[:, None], alphas=sol.alphas[k:k + 1].copy(), gamma=gamma,

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ._nystrom_loo import fit_nystrom_loo, loo_affordable
+from ._nystrom_loo import fit_nystrom_loo, intercept_forms, loo_affordable
 from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
                            check_dask_solver_memory, check_solver_memory, choose_centres,
                            choose_sample, fit_nystrom_pcg, largest_centres,
@@ -26,7 +26,8 @@ from ._solvers import check_alphas
 from ..utils._progress import check_progress
 from ..utils._threads import block_threads
 from .._typing import RandomState
-from ..utils._validation import check_positive, check_positive_int, check_random_state
+from ..utils._validation import (check_bool, check_positive, check_positive_int,
+                                 check_random_state)
 from ..operators._base import Approximation, Capabilities
 
 __all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "memory_centres"]
@@ -100,6 +101,13 @@ class NystroemPCG(Approximation):
         this model is smallest (:mod:`kernelselect._nystrom_loo`); the model has that one
         α (``details["alpha"]``, the errors in ``details["loo"]``). Beyond, the fitting α
         by conjugate gradients.
+    loo_intercept : bool, default=False
+        With ``loo_alphas``, on the leave-one-out route, also choose the constant term:
+        the machine's own form (none, or the training mean of the targets for
+        ``KernelRidgeRegressor(fit_intercept="mean")``) or an unpenalised bias (the
+        LSSVM's), whichever candidate has the smaller exact leave-one-out error
+        (``details["intercept_form"]``, both forms' errors in ``details["loo_forms"]``).
+        Where both forms together exceed the route's budget, the machine's own form.
 
     Notes
     -----
@@ -121,13 +129,15 @@ class NystroemPCG(Approximation):
 
     def __init__(self, n_centres: int | None = None, sample_per_centre: float = SAMPLE_PER_CENTRE,
                  tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
-                 progress: bool | float = False, loo_alphas: Any = None) -> None:
+                 progress: bool | float = False, loo_alphas: Any = None,
+                 loo_intercept: bool = False) -> None:
         self.n_centres = n_centres
         self.sample_per_centre = sample_per_centre
         self.tol = tol
         self.max_iter = max_iter
         self.progress = progress
         self.loo_alphas = loo_alphas
+        self.loo_intercept = loo_intercept
 
     def checked(self) -> tuple[int | None, float, float, int, bool | float]:
         """The parameters, validated: (n_centres, sample_per_centre, tol, max_iter,
@@ -163,22 +173,25 @@ class NystroemPCG(Approximation):
 
     def fit_machine(self, X: Any, Y: Any, gamma: float, alphas: np.ndarray, *, kernel: str,
                     bias: bool, random_state: RandomState = None,
-                    workers: int | None = None) -> NystromMachine:
-        """The machine on X (n, d) and Y (n, t) for every α (:func:`fit_pcg_machine`)."""
+                    workers: int | None = None, centred: bool = False) -> NystromMachine:
+        """The machine on X (n, d) and Y (n, t) for every α (:func:`fit_pcg_machine`);
+        ``centred``: Y was centred by its training mean (``fit_intercept="mean"``)."""
         return fit_pcg_machine(X, Y, gamma, alphas, self, kernel=kernel, bias=bias,
-                               random_state=random_state, workers=workers)
+                               random_state=random_state, workers=workers, centred=centred)
 
 
 def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: NystroemPCG, *,
                     kernel: str, bias: bool, random_state: RandomState = None,
-                    workers: int | None = None, d_eff: float | None = None) -> NystromMachine:
+                    workers: int | None = None, d_eff: float | None = None,
+                    centred: bool = False) -> NystromMachine:
     """Fit the machine of ``recipe`` for every α of ``alphas`` (validated by the caller).
 
     X : ndarray of shape (n, d) (float64, C-contiguous) or a row-chunked Dask array;
     Y : ndarray of shape (n, t) or a Dask array chunked like X's rows. The centres are
     drawn once (``random_state``) and shared by every α; ``coef`` has shape (m, t, L).
     ``details`` holds, per α, the iterations, the residual reached and whether ``tol``
-    was met, and the centres m.
+    was met, and the centres m. ``centred``: Y was centred by its mean (the leave-one-out
+    refits that mean without each row).
     """
     m_param, q_per, tol, max_iter, progress = recipe.checked()
     candidates = recipe.checked_loo_alphas()
@@ -189,11 +202,19 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     rule = "n_centres" if m_param is not None else "auto"
     if candidates is not None:
         candidates = np.unique(np.concatenate([candidates, np.asarray(alphas, dtype=np.float64)]))
-        if loo_affordable(n, m, d, int(Y.shape[1]), candidates.size):
+        t, L = int(Y.shape[1]), candidates.size
+        own = intercept_forms(bias, centred, False)
+        forms = intercept_forms(bias, centred, check_bool(getattr(recipe, "loo_intercept", False),
+                                                         "loo_intercept"))
+        if len(forms) > 1 and not loo_affordable(n, m, d, t, L, forms):
+            forms, form_rule = own, "given (both forms beyond budget)"
+        else:
+            form_rule = "leave-one-out" if len(forms) > 1 else "given"
+        if loo_affordable(n, m, d, t, L, forms):
             model = fit_nystrom_loo(X, Y, gamma, candidates, centres=centres, kernel=kernel,
-                                    bias=bias, workers=workers)
+                                    forms=forms, workers=workers)
             model.details.update(n_support=m, sample_rows=0, centres_rule=rule,
-                                 alpha_rule="leave-one-out")
+                                 alpha_rule="leave-one-out", intercept_rule=form_rule)
             return model
     q = int(round(q_per * m))
     sample = choose_sample(n, centres, q, rng) if q else None
@@ -213,7 +234,11 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
         "effective_dimension": [d["effective_dimension"] for d in per_alpha],
         "centres_rule": rule,
-        "alpha_rule": "given" if candidates is None else "given (leave-one-out beyond budget)"}
+        "alpha_rule": "given" if candidates is None else "given (leave-one-out beyond budget)",
+        "intercept_form": intercept_forms(bias, centred, False)[0],
+        "intercept_rule": ("given (leave-one-out beyond budget)"
+                           if candidates is not None and getattr(recipe, "loo_intercept", False)
+                           else "given")}
     first = fits[0]
     return NystromMachine(support=first.support, support_indices=centres, coef=coef,
                           intercept=intercept, alphas=np.asarray(alphas, dtype=np.float64),

@@ -95,7 +95,7 @@ from ..utils._dask import _compute as dask_compute
 from ._nystrom_rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ..utils._progress import progress_iter
-from ..utils._resources import check_allocation, format_bytes, max_bytes
+from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._solvers import KernelMachine
 from ..utils._threads import blas_for_flops, block_threads
 
@@ -202,18 +202,21 @@ def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = 
 def largest_dask_centres(n: int, rows: int, d: int, t: int, limit: float | None = None
                          ) -> int:
     """The largest number of centres whose solve on a Dask X of n rows in chunks of at
-    most ``rows`` rows fits ``limit`` bytes (default: the guard's) on the client
-    (:func:`nystrom_pcg_client_bytes`) and in each task (:func:`nystrom_pcg_task_bytes`)."""
-    limit = float(max_bytes() if limit is None else limit)
-    return _largest(lambda m: max(nystrom_pcg_client_bytes(n, m, d, t),
-                                  nystrom_pcg_task_bytes(rows, m, d, t)) <= limit, n)
+    most ``rows`` rows fits ``limit`` bytes on the client (:func:`nystrom_pcg_client_bytes`)
+    and in each task (:func:`nystrom_pcg_task_bytes`). Default: the automatic choice's
+    budgets, :func:`~kernelselect.utils._resources.dask_client_limit` on the client and
+    the guard's limit in each task."""
+    client = float(dask_client_limit() if limit is None else limit)
+    task = float(max_bytes() if limit is None else limit)
+    return _largest(lambda m: nystrom_pcg_client_bytes(n, m, d, t) <= client
+                    and nystrom_pcg_task_bytes(rows, m, d, t) <= task, n)
 
 
 def check_dask_solver_memory(n: int, rows: int, m: int, d: int, t: int) -> None:
     """The memory guard on a solve with m centres on a Dask X (n rows, chunks of at most
     ``rows``): the client's part and one task's, each refused with the largest m that
     fits."""
-    fits = largest_dask_centres(n, rows, d, t)
+    fits = largest_dask_centres(n, rows, d, t, max_bytes())
     hint = f"use at most {fits} centres" if fits >= 1 else "use smaller chunks of rows"
     what = f"a Nyström conjugate-gradient solve with {m} centres ({n} rows, {t} outputs)"
     check_allocation(nystrom_pcg_client_bytes(n, m, d, t), f"the client's part of {what}",

@@ -23,6 +23,7 @@ from ..selection._policy import alpha_path
 from ._solvers import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
+from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._validation import check_bool, check_kernel
 from ..kernels import is_ard
 from ..selection import select_kernel
@@ -227,12 +228,19 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             res.details["refit_effective_dimension"] = d_eff
             # the final model's α is chosen again, among the selection's candidates, by
             # its own exact leave-one-out error where that is affordable
+            # and, for the default regressor (ȳ, the rest left to the kernel), whether an
+            # unpenalised bias fits better
             recipe = machine_approximation("auto", n, d, outputs, d_eff, est.workers,
                                            in_memory=not lazy, chunks=chunks,
-                                           loo_alphas=np.asarray(res.alphas, dtype=np.float64))
+                                           loo_alphas=np.asarray(res.alphas, dtype=np.float64),
+                                           loo_intercept=self.estimator is None
+                                           and not classifier)
             if hasattr(recipe, "fit_machine"):
                 est.set_params(approximation=recipe)
                 res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
+                # the budget the cap held m to: the client's part on Dask
+                res.details["refit_centres_budget"] = (dask_client_limit() if lazy
+                                                       else max_bytes())
         y_fit: Any = y if classifier else targets.y
         if y_dask is not None:
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
@@ -247,6 +255,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             est, name, float(self.cv_results_["criterion_value"][self.best_index_]))
         if "refit_centres_rule" in res.details:
             res.details["refit"]["centres_rule"] = res.details.pop("refit_centres_rule")
+            res.details["refit"]["centres_budget"] = res.details.pop("refit_centres_budget")
         return self
 
     @staticmethod
@@ -423,7 +432,11 @@ class KernelSelectionCV(_KernelSelection):
         from them it predicts ȳ instead of the LSSVM bias, which for the wide kernels
         and small α the criteria often choose can lie far outside the range of y (see
         :class:`KernelRidgeRegressor`). Pass ``KernelRidgeRegressor(fit_intercept=True)``
-        for the LSSVM itself.
+        for the LSSVM itself. Where the Nyström refit scores its α by its own exact
+        leave-one-out error (the user guide's "Fitting at any n"), the same
+        leave-one-out chooses between ȳ and an unpenalised bias for the default
+        regressor (``best_estimator_[-1].intercept_form_``); a given estimator keeps its
+        ``fit_intercept``.
 {parameters}
     task : {{"auto", "binary", "multiclass", "regression"}}, default="auto"
         What y is (:func:`kernelselect._targets.detect_task` for "auto"); ignored when
@@ -519,8 +532,8 @@ class KernelSelectionRegressor(RegressorMixin, _KernelSelection):
     ----------
     estimator : KernelRidgeRegressor or None
         The machine to tune; None → ``KernelRidgeRegressor(fit_intercept="mean")``,
-        kernel ridge regression of y − ȳ with ȳ added back (see
-        :class:`KernelSelectionCV`).
+        kernel ridge regression of y − ȳ with ȳ added back, or the unpenalised bias where
+        the refit's leave-one-out prefers it (see :class:`KernelSelectionCV`).
 {parameters}
 
     Attributes
@@ -579,11 +592,21 @@ def refit_details(est: _KernelMachineEstimator, criterion: str, selected: float
     iterations and residual (:func:`kernelselect._fit_policy.describe_fit`), the
     selection's value of ``criterion`` at the chosen point, and for a Nyström machine by
     conjugate gradients its own generalised cross-validation score (RSS/n)/(1 − tr S/n)²
-    and effective dimension tr S, from its solve (per output)."""
+    and effective dimension tr S, from its solve (per output); the constant term's form
+    (``intercept_form``, ``intercept_rule``) and, when the leave-one-out chose it, each
+    form's errors (``loo_forms``, per candidate and output) and smallest mean error
+    (``intercept_loo``)."""
     details = est.model_.details
     out: dict[str, Any] = dict(describe_fit(details), criterion=criterion,
                                selected_value=selected, alpha=float(est.alpha_),
                                alpha_rule=details.get("alpha_rule", "given"))
+    out["intercept_form"] = getattr(est, "intercept_form_", None)
+    out["intercept_rule"] = details.get("intercept_rule", "given")
+    if "loo_forms" in details:                   # each form's leave-one-out errors
+        out["loo_forms"] = {f: np.asarray(v, dtype=np.float64)
+                            for f, v in details["loo_forms"].items()}
+        out["intercept_loo"] = {f: float(np.min(np.mean(v, axis=1)))
+                                for f, v in details["loo_forms"].items()}
     if details.get("solver") == "eigh":          # the leave-one-out route
         out["gcv"] = np.asarray(details["gcv"], dtype=np.float64)
         out["effective_dimension"] = float(details["effective_dimension"])

@@ -306,8 +306,8 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                        kernel: str = "gaussian", bias: bool = True,
                        approximation: str | Approximation = "exact",
                        random_state: RandomState = None, workers: int | None = None,
-                       state: PreparedState = None, exact_solver: str | None = None
-                       ) -> KernelMachine:
+                       state: PreparedState = None, exact_solver: str | None = None,
+                       centred: bool = False) -> KernelMachine:
     """Solve an LSSVM (``bias=True``) or kernel ridge regression for a path of α.
 
     Parameters
@@ -339,6 +339,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
         Cholesky per α, one eigendecomposition for the path, or one tridiagonal
         reduction for the path; None → Cholesky for a single α, tridiagonal for a
         path. Ignored by the other approximations.
+    centred : bool
+        Y was centred by its training mean (``KernelRidgeRegressor(fit_intercept=
+        "mean")``): a recipe that scores its model by leave-one-out refits that mean
+        without each row too. The others ignore it.
 
     Returns
     -------
@@ -347,7 +351,7 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     if is_ard(kernel):
         return _fit_ard_machine(X, Y, gamma, alphas, bias=bias, approximation=approximation,
                                 random_state=random_state, workers=workers, state=state,
-                                exact_solver=exact_solver)
+                                exact_solver=exact_solver, centred=centred)
     kernel = check_kernel(kernel)
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
@@ -360,7 +364,7 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
         Y2 = Y if is_dask_array(Y) else np.asarray(Y, dtype=np.float64)
         return fit_machine(X, Y2[:, None] if Y2.ndim == 1 else Y2, gamma, alphas,
                            kernel=kernel, bias=bias, random_state=random_state,
-                           workers=workers)
+                           workers=workers, centred=centred)
     Y2 = np.asarray(Y, dtype=np.float64)
     Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
     approx, solver = _machine_recipe(recipe, alphas, exact_solver)

@@ -35,6 +35,7 @@ __all__ = [
     "reset_config",
     "config_context",
     "max_bytes",
+    "max_bytes_is_set",
 ]
 
 DEFAULT_MAX_BYTES = 4 * 2**30
@@ -91,6 +92,12 @@ def max_bytes() -> int:
     if env not in (None, ""):
         return _parse_bytes(env, ENV_MAX_BYTES)
     return _default_limit()
+
+
+def max_bytes_is_set() -> bool:
+    """Whether the limit was chosen (by :func:`set_config`, :func:`config_context` or the
+    environment variable) rather than left at its default."""
+    return _config["max_bytes"] is not None or os.environ.get(ENV_MAX_BYTES) not in (None, "")
 
 
 def get_config() -> dict[str, Any]:

@@ -9,6 +9,20 @@ instead of a multi-gigabyte allocation that swaps, is killed or fails half-way.
 The limit is the setting ``max_bytes`` of :mod:`kernelselect._config`
 (:func:`~kernelselect._config.max_bytes`: ``set_config``, the environment variable
 ``KERNELSELECT_MAX_BYTES``, or the default of 4 GiB; the reasons are there).
+
+The client of a fit on Dask input
+---------------------------------
+Dask input is the route for data that do not fit the client's memory, and the client of
+such a fit holds only the solver's m × m factors (8m² bytes) and small vectors; the
+passes run in the workers. When the number of centres is chosen automatically, the
+client's part is therefore held to :func:`dask_client_limit`: the limit when it was
+set (``set_config(max_bytes=...)``, ``KERNELSELECT_MAX_BYTES``), else
+:data:`DASK_CLIENT_BYTES`, 512 MiB: half of a 1 GB client, the other half left to
+the interpreter and its libraries (0.17 GB measured with numpy, scikit-learn,
+dask.distributed and the package loaded and a client started), the selection and the
+gathered target (8 bytes a row: 80 MB at 10⁷ rows). It caps m near 8000 (7885 at 10⁷
+rows of 10 features in chunks of 2²⁰ rows). A number of centres given explicitly is
+held to the limit itself, as every other allocation.
 """
 
 from __future__ import annotations
@@ -16,9 +30,21 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ._config import ENV_MAX_BYTES, max_bytes
+from ._config import ENV_MAX_BYTES, max_bytes, max_bytes_is_set
 
-__all__ = ["max_bytes", "check_allocation", "format_bytes", "trace_allocations"]
+__all__ = ["max_bytes", "check_allocation", "format_bytes", "trace_allocations",
+           "DASK_CLIENT_BYTES", "dask_client_limit"]
+
+#: the client's part of a Dask fit whose centres are chosen automatically, unless the
+#: limit was set (module notes)
+DASK_CLIENT_BYTES = 512 * 2**20
+
+
+def dask_client_limit() -> int:
+    """Bytes the client of a Dask fit may hold when m is chosen automatically: the limit
+    when it was set, else the smaller of :data:`DASK_CLIENT_BYTES` and the limit."""
+    limit = max_bytes()
+    return limit if max_bytes_is_set() else min(limit, DASK_CLIENT_BYTES)
 
 
 _trace: list[tuple[float, str]] | None = None
