@@ -301,6 +301,44 @@ def test_no_type_switch_on_approximations_outside_operators():
     assert _type_switches() == set(), "use the Approximation protocol instead"
 
 
+#: the longest a function's code may run, its docstring apart
+MAX_FUNCTION_LINES = 120
+
+
+def _long_functions(src=SRC, limit=MAX_FUNCTION_LINES):
+    """(module:function, code lines) of every function whose body, without its
+    docstring, spans more than ``limit`` lines."""
+    found = []
+    for name, (path, _) in _modules_at(src).items():
+        if path is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            lines = node.end_lineno - node.lineno + 1
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                lines -= first.end_lineno - first.lineno + 1
+            if lines > limit:
+                found.append((f"{name}:{node.name}", lines))
+    return found
+
+
+def test_no_function_is_longer_than_the_limit():
+    assert _long_functions() == [], f"split functions longer than {MAX_FUNCTION_LINES} lines"
+
+
+def test_length_check_counts_code_not_docstrings(tmp_path):
+    pkg = tmp_path / "kernelselect"
+    pkg.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(12))
+    doc = '    """' + "\n" * 30 + '    """\n'
+    (pkg / "short.py").write_text("def f():\n" + doc + body)
+    (pkg / "long.py").write_text("def g():\n" + body * 2)
+    assert _long_functions(pkg, limit=20) == [("kernelselect.long:g", 25)]
+
+
 def test_registry_complete_at_import():
     # a fresh interpreter: the registry right after import equals the one after calls
     # that used to load more criteria on demand, and after a selection

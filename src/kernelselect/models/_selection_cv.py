@@ -123,23 +123,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         gathered, and ``predict`` on a Dask X returns a Dask array."""
         standardize = check_bool(self.standardize, "standardize")
         refine = check_bool(self.refine, "refine")
-        lazy = is_dask_array(X) or is_dask_array(y)
-        y_dask = None
-        if lazy:
-            if self.criterion == "cv":
-                raise ValueError("criterion='cv' refits a machine per fold and needs X in "
-                                 "memory; with Dask input use a selection criterion "
-                                 "(criterion='auto'), or pass X.compute().")
-            X, y_local, y_dask = dask_training_data(X, y)
-            if y_local is None:
-                raise ValueError(f"y must be 1-D of shape ({X.shape[0]},), got a 2-D "
-                                 "Dask array.")
-            y = y_local
-            self.n_features_in_ = int(X.shape[1])
-        else:
-            X, y = cast("tuple[np.ndarray, np.ndarray]",
-                        validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
-                                      y_numeric=self._y_numeric()))
+        X, y, y_dask = self._training_data(X, y)
+        lazy = y_dask is not None
         targets, est = self._targets(y)
         self.task_ = targets.task
         classifier = targets.task != "regression"
@@ -150,57 +135,19 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("criterion='cv' evaluates a grid of one γ; with an estimator of "
                              "kernel='ard' use criterion='auto' (the per-feature gradient "
                              "search of select_kernel).")
-        # the final refit's feasibility (memory, approximation) before the selection runs
         n, d = X.shape
         outputs = 1 if targets.classes is None or len(targets.classes) <= 2 else len(
             targets.classes)
-        try:
-            chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
-            recipe = machine_approximation(est.approximation, n, d, outputs,
-                                           workers=est.workers, in_memory=not lazy,
-                                           chunks=chunks)
-            if lazy:
-                check_dask = getattr(recipe, "check_dask_resources", None)
-                if check_dask is None:
-                    raise dask_recipe_error(est.approximation)
-                check_dask(n, chunks, d, outputs)
-            else:
-                check_machine(recipe, n, d)
-        except ValueError as exc:
-            raise ValueError(
-                f"the final refit of {type(est).__name__}(approximation="
-                f"{est.approximation!r}) on all {X.shape[0]} samples would fail, so the "
-                f"selection was not started: {exc} The refit uses the estimator's own "
-                f"approximation: pass e.g. {type(est).__name__}(approximation='nystrom')."
-            ) from None
+        chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
+        _check_refit(est, n, d, outputs, chunks)
         scaler = Standardizer().fit(X) if standardize else None
         Xs = X if scaler is None else scaler.transform(X)
         selection_approx = self.approximation
         if scaler is not None:      # landmark points given in X's units are scaled as X is
             selection_approx = _rescaled(selection_approx, scaler.transform)
             est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
-        if self.criterion == "cv":
-            # class labels of any type → codes 0..C−1 (the error rate is unchanged)
-            y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
-            approximation = "exact" if self.approximation == "auto" else selection_approx
-            alphas = self.alphas
-            if alphas is None:
-                alphas = alpha_path(Xs.shape[0])
-            intercept = None if classifier else _check_fit_intercept(
-                cast(KernelRidgeRegressor, est).fit_intercept)
-            res = cross_validate_grid(
-                Xs, y_cv, gammas=self.gammas, alphas=alphas, kernel=kernel,
-                machine="lssvm" if classifier or intercept is True else "krr",
-                loss="error" if classifier else "mse", approximation=approximation,
-                cv=self.cv, random_state=self.random_state, workers=est.workers,
-                center=intercept == "mean")
-        else:
-            res = select_kernel(Xs, y if y_dask is None else y_dask, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
-                                criterion=self.criterion, approximation=selection_approx,
-                                random_state=self.random_state, workers=est.workers,
-                                standardize=False, refine=refine,
-                                task=cast("Literal['binary', 'multiclass', 'regression']",
-                                          targets.task))
+        res = self._select(Xs, y if y_dask is None else y_dask, targets, est, kernel,
+                           selection_approx, refine)
         self.selection_ = res
         name = res.criteria[0]
         if res.best[name]["index"] is None:
@@ -218,29 +165,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         if est.random_state is None:        # the refit's centres follow random_state too
             est.set_params(random_state=self.random_state)
         if isinstance(est.approximation, str) and est.approximation == "auto":
-            # the centres of the Nyström refit follow the effective dimension measured
-            # at the chosen point (kernelselect._fit_policy)
-            d_eff = _selected_deff(res)
-            if d_eff is None and (lazy or n > _fit_policy.EXACT_FIT_MAX_N):
-                d_eff = pilot_effective_dimension(Xs, self.best_params_["gamma"],
-                                                  self.best_params_["alpha"], kernel,
-                                                  self.random_state)
-            res.details["refit_effective_dimension"] = d_eff
-            # the final model's α is chosen again, among the selection's candidates, by
-            # its own exact leave-one-out error where that is affordable
-            # and, for the default regressor (ȳ, the rest left to the kernel), whether an
-            # unpenalised bias fits better
-            recipe = machine_approximation("auto", n, d, outputs, d_eff, est.workers,
-                                           in_memory=not lazy, chunks=chunks,
-                                           loo_alphas=np.asarray(res.alphas, dtype=np.float64),
-                                           loo_intercept=self.estimator is None
-                                           and not classifier)
-            if hasattr(recipe, "fit_machine"):
-                est.set_params(approximation=recipe)
-                res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
-                # the budget the cap held m to: the client's part on Dask
-                res.details["refit_centres_budget"] = (dask_client_limit() if lazy
-                                                       else max_bytes())
+            self._size_automatic_refit(est, res, Xs, outputs, chunks, kernel,
+                                       default_regressor=self.estimator is None
+                                       and not classifier)
         y_fit: Any = y if classifier else targets.y
         if y_dask is not None:
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
@@ -257,6 +184,80 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             res.details["refit"]["centres_rule"] = res.details.pop("refit_centres_rule")
             res.details["refit"]["centres_budget"] = res.details.pop("refit_centres_budget")
         return self
+
+    def _training_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
+        """(X, y, y_dask): X and y checked; on Dask input X stays a Dask array, y is
+        gathered (the targets are small) and ``y_dask`` keeps its chunks, else None."""
+        if not (is_dask_array(X) or is_dask_array(y)):
+            X, y = cast("tuple[np.ndarray, np.ndarray]",
+                        validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                                      y_numeric=self._y_numeric()))
+            return X, y, None
+        if self.criterion == "cv":
+            raise ValueError("criterion='cv' refits a machine per fold and needs X in "
+                             "memory; with Dask input use a selection criterion "
+                             "(criterion='auto'), or pass X.compute().")
+        X, y_local, y_dask = dask_training_data(X, y)
+        if y_local is None:
+            raise ValueError(f"y must be 1-D of shape ({X.shape[0]},), got a 2-D "
+                             "Dask array.")
+        self.n_features_in_ = int(X.shape[1])
+        return X, y_local, y_dask
+
+    def _select(self, Xs: Any, y: Any, targets: Targets, est: _KernelMachineEstimator,
+                kernel: str, approximation: Any, refine: bool) -> SelectionResult:
+        """The selection on the (standardised) rows: k-fold cross-validation of the
+        machine (``criterion="cv"``) or :func:`select_kernel`."""
+        classifier = targets.task != "regression"
+        if self.criterion != "cv":
+            return select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
+                                 criterion=self.criterion, approximation=approximation,
+                                 random_state=self.random_state, workers=est.workers,
+                                 standardize=False, refine=refine,
+                                 task=cast("Literal['binary', 'multiclass', 'regression']",
+                                           targets.task))
+        # class labels of any type → codes 0..C−1 (the error rate is unchanged)
+        y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
+        alphas = self.alphas
+        if alphas is None:
+            alphas = alpha_path(Xs.shape[0])
+        intercept = None if classifier else _check_fit_intercept(
+            cast(KernelRidgeRegressor, est).fit_intercept)
+        return cross_validate_grid(
+            Xs, y_cv, gammas=self.gammas, alphas=alphas, kernel=kernel,
+            machine="lssvm" if classifier or intercept is True else "krr",
+            loss="error" if classifier else "mse",
+            approximation="exact" if self.approximation == "auto" else approximation,
+            cv=self.cv, random_state=self.random_state, workers=est.workers,
+            center=intercept == "mean")
+
+    def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,
+                              Xs: Any, outputs: int, chunks: tuple[int, ...] | None,
+                              kernel: str, default_regressor: bool) -> None:
+        """Give an ``approximation="auto"`` machine its recipe for the refit: centres
+        from the effective dimension measured at the chosen point (models._fit_policy),
+        and the final model's α chosen again, among the selection's candidates, by its
+        own exact leave-one-out error where that is affordable; for the default
+        regressor (ȳ, the rest left to the kernel) also whether an unpenalised bias
+        fits better."""
+        n, d = Xs.shape
+        lazy = chunks is not None
+        d_eff = _selected_deff(res)
+        if d_eff is None and (lazy or n > _fit_policy.EXACT_FIT_MAX_N):
+            d_eff = pilot_effective_dimension(Xs, self.best_params_["gamma"],
+                                              self.best_params_["alpha"], kernel,
+                                              self.random_state)
+        res.details["refit_effective_dimension"] = d_eff
+        recipe = machine_approximation("auto", n, d, outputs, d_eff, est.workers,
+                                       in_memory=not lazy, chunks=chunks,
+                                       loo_alphas=np.asarray(res.alphas, dtype=np.float64),
+                                       loo_intercept=default_regressor)
+        if hasattr(recipe, "fit_machine"):
+            est.set_params(approximation=recipe)
+            res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
+            # the budget the cap held m to: the client's part on Dask
+            res.details["refit_centres_budget"] = (dask_client_limit() if lazy
+                                                   else max_bytes())
 
     @staticmethod
     def _results(res: SelectionResult, name: str) -> tuple[dict[str, Any], int]:
@@ -566,6 +567,30 @@ for _cls in (KernelSelectionCV, KernelSelectionClassifier, KernelSelectionRegres
     _cls.__doc__ = (_cls.__doc__ or "").format(parameters=_SHARED_PARAMETERS,
                                                attributes=_SHARED_ATTRIBUTES)
 del _cls
+
+
+def _check_refit(est: _KernelMachineEstimator, n: int, d: int, outputs: int,
+                 chunks: tuple[int, ...] | None) -> None:
+    """Refuse, before the selection runs, a final refit that would fail (memory, an
+    approximation that cannot fit Dask input), naming the estimator's approximation."""
+    try:
+        recipe = machine_approximation(est.approximation, n, d, outputs,
+                                       workers=est.workers, in_memory=chunks is None,
+                                       chunks=chunks)
+        if chunks is not None:
+            check_dask = getattr(recipe, "check_dask_resources", None)
+            if check_dask is None:
+                raise dask_recipe_error(est.approximation)
+            check_dask(n, chunks, d, outputs)
+        else:
+            check_machine(recipe, n, d)
+    except ValueError as exc:
+        raise ValueError(
+            f"the final refit of {type(est).__name__}(approximation="
+            f"{est.approximation!r}) on all {n} samples would fail, so the "
+            f"selection was not started: {exc} The refit uses the estimator's own "
+            f"approximation: pass e.g. {type(est).__name__}(approximation='nystrom')."
+        ) from None
 
 
 def _rescaled(approximation: Any, transform: Any) -> Any:

@@ -283,45 +283,11 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
         Y = problem.Y
         use_exact, landmarks, objective = False, problem.landmarks, "loo"
     else:
-        Xw = check_matrix(X, "X", dtype=np.float64, min_rows=3)
-        variances = (np.ones(Xw.shape[1]) if feature_variance is None
-                     else np.asarray(feature_variance, dtype=np.float64))
-        Y, task_name = _targets_matrix(y, task)
-        n, d = Xw.shape
-        if (objective == "auto" and engine != "nystrom" and n <= EVIDENCE_MAX_N
-                and task_name == "regression"):
-            objective = "evidence"
-        use_exact = (engine == "exact" or objective == "evidence"
-                     or (engine == "auto" and n <= EXACT_MAX_N))
-        if objective == "evidence" and engine == "nystrom":
-            raise ValueError("objective='evidence' runs on the exact kernel matrix; use "
-                             "approximation='exact' (or 'auto'), or objective='loo' with "
-                             "a Nyström stand-in.")
-        landmarks = None if use_exact else _landmarks(isotropic, n, rng)
-        if objective == "auto":
-            objective = "kfold" if use_exact and n <= KFOLD_MAX_N else "loo"
-        if objective == "kfold" and not use_exact:
-            raise ValueError("objective='kfold' needs the exact kernel matrix (principal "
-                             "blocks of its inverse); use objective='loo' with a Nyström "
-                             "stand-in.")
-        problem = make_problem(Xw, Y, objective, landmarks, workers=workers)
-    if guard == "auto":
-        guard = ("kfold" if objective == "evidence" else
-                 "none" if n > GUARD_MAX_N or problem.rows is not None else
-                 LABEL_GUARD if task_name != "regression" else GUARD)
-    if guard == "kfold" and problem.engine != "exact":
-        raise ValueError("guard='kfold' scores the optimum by the closed-form 5-fold error "
-                         "of the exact kernel matrix; use guard='nested' or 'none' on a "
-                         "Nyström stand-in.")
-    if guard in ("nested", "rate") and objective == "evidence":
-        raise ValueError(f"guard={guard!r} reruns a held-out-error search; with "
-                         "objective='evidence' use guard='kfold' or 'none'.")
-    if guard in ("nested", "rate") and problem.rows is not None:
-        raise ValueError(f"guard={guard!r} refits the machine on held-out folds in memory; "
-                         "it does not run on Dask input (use guard='none').")
-    if guard == "rate" and task_name == "regression":
-        raise ValueError("guard='rate' compares held-out error rates of class labels; "
-                         "y is a real target (use guard='nested').")
+        problem, variances, task_name, objective, landmarks = _memory_problem(
+            X, y, isotropic, feature_variance, task, objective, engine, rng, workers)
+        n, d = problem.n, problem.d
+        Y = problem.Y
+    guard = _resolve_guard(guard, objective, problem, task_name)
     gamma0, alpha0 = float(isotropic.best_gamma), float(isotropic.best_alpha)
     theta0 = np.r_[np.full(d, np.log(gamma0)), np.log(alpha0)]
     info: dict[str, Any] = {
@@ -379,6 +345,61 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
     result.best_gamma = np.asarray(gamma, dtype=np.float64)
     result.best_alpha = float(alpha)
     return result
+
+
+def _memory_problem(X: Any, y: Any, isotropic: SelectionResult, feature_variance: Any,
+                    task: Any, objective: str, engine: str, rng: np.random.Generator,
+                    workers: int | None) -> tuple[Any, np.ndarray, str, str, Any]:
+    """(problem, feature variances, task, objective, landmarks) of the search on X in
+    memory: ``objective="auto"`` resolved (the evidence for a real target up to
+    EVIDENCE_MAX_N rows, else k-fold or leave-one-out) and the engine it runs on."""
+    Xw = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    variances = (np.ones(Xw.shape[1]) if feature_variance is None
+                 else np.asarray(feature_variance, dtype=np.float64))
+    Y, task_name = _targets_matrix(y, task)
+    n, d = Xw.shape
+    if (objective == "auto" and engine != "nystrom" and n <= EVIDENCE_MAX_N
+            and task_name == "regression"):
+        objective = "evidence"
+    use_exact = (engine == "exact" or objective == "evidence"
+                 or (engine == "auto" and n <= EXACT_MAX_N))
+    if objective == "evidence" and engine == "nystrom":
+        raise ValueError("objective='evidence' runs on the exact kernel matrix; use "
+                         "approximation='exact' (or 'auto'), or objective='loo' with "
+                         "a Nyström stand-in.")
+    landmarks = None if use_exact else _landmarks(isotropic, n, rng)
+    if objective == "auto":
+        objective = "kfold" if use_exact and n <= KFOLD_MAX_N else "loo"
+    if objective == "kfold" and not use_exact:
+        raise ValueError("objective='kfold' needs the exact kernel matrix (principal "
+                         "blocks of its inverse); use objective='loo' with a Nyström "
+                         "stand-in.")
+    problem = make_problem(Xw, Y, objective, landmarks, workers=workers)
+    return problem, variances, task_name, objective, landmarks
+
+
+def _resolve_guard(guard: str, objective: str, problem: Any, task_name: str) -> str:
+    """``guard="auto"`` resolved for this search, and the combinations that cannot
+    run refused with the alternative named."""
+    n = problem.n
+    if guard == "auto":
+        guard = ("kfold" if objective == "evidence" else
+                 "none" if n > GUARD_MAX_N or problem.rows is not None else
+                 LABEL_GUARD if task_name != "regression" else GUARD)
+    if guard == "kfold" and problem.engine != "exact":
+        raise ValueError("guard='kfold' scores the optimum by the closed-form 5-fold error "
+                         "of the exact kernel matrix; use guard='nested' or 'none' on a "
+                         "Nyström stand-in.")
+    if guard in ("nested", "rate") and objective == "evidence":
+        raise ValueError(f"guard={guard!r} reruns a held-out-error search; with "
+                         "objective='evidence' use guard='kfold' or 'none'.")
+    if guard in ("nested", "rate") and problem.rows is not None:
+        raise ValueError(f"guard={guard!r} refits the machine on held-out folds in memory; "
+                         "it does not run on Dask input (use guard='none').")
+    if guard == "rate" and task_name == "regression":
+        raise ValueError("guard='rate' compares held-out error rates of class labels; "
+                         "y is a real target (use guard='nested').")
+    return guard
 
 
 def start_approximation(approximation: Any, criterion: Any, X: Any, y: Any, task: Any,
