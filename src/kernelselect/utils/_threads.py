@@ -501,7 +501,10 @@ def interruptible(flops: float, fn: Callable[..., R], *args: Any, **kwargs: Any)
     in a helper thread while the main thread waits for it in short steps, so that
     KeyboardInterrupt is raised at once. The abandoned call cannot be stopped: it
     finishes in the background (at most its own running time) and its memory is
-    freed then. From other threads, and for smaller calls, ``fn`` runs directly.
+    freed then. The helper thread is not a daemon: an interpreter leaving on the
+    KeyboardInterrupt waits for the call to end, because OpenBLAS's exit handlers
+    hang or crash while a thread is still inside it. From other threads, and for
+    smaller calls, ``fn`` runs directly.
     """
     if flops < INTERRUPTIBLE_FLOPS or threading.current_thread() is not threading.main_thread():
         return fn(*args, **kwargs)
@@ -516,7 +519,7 @@ def interruptible(flops: float, fn: Callable[..., R], *args: Any, **kwargs: Any)
         finally:
             done.set()
 
-    worker = threading.Thread(target=run, name="kernelselect-factorisation", daemon=True)
+    worker = threading.Thread(target=run, name="kernelselect-factorisation")
     worker.start()
     while not done.wait(_POLL):
         pass
