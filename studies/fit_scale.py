@@ -10,7 +10,8 @@ The predictions are kept in ``/tmp`` for the ``dask`` part.
 read by ``kernelselect.datasets.open_chunked`` as row-chunked Dask arrays on a
 ``LocalCluster`` of 2 single-threaded workers, then the same fit and ``predict`` on the
 same new rows as a Dask array; the largest difference from the in-memory predictions,
-the client's peak RSS and each worker's.
+the client's peak RSS and each worker's (the ``.npy`` file is written by a child
+process, so that the client's peak is the fit's).
 
 One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
 ``results/fit_scale.md``. Each part runs in its own process:
@@ -22,6 +23,8 @@ One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
 
 import os
 import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -122,6 +125,11 @@ def memory(args):
     C.log(rec)
 
 
+def write_data(args):
+    X, y = synthetic(args.n)
+    np.save(args.path, np.column_stack([X, y]))
+
+
 def dask_part(args):
     import dask
     from dask.distributed import Client, LocalCluster
@@ -131,10 +139,9 @@ def dask_part(args):
 
     TMP.mkdir(exist_ok=True)
     path = TMP / f"data_{args.n}.npy"
-    if not path.exists():
-        X, y = synthetic(args.n)
-        np.save(path, np.column_stack([X, y]))
-        del X, y
+    if not path.exists():  # in a child process, so that the client's peak RSS is the fit's
+        subprocess.run([sys.executable, __file__, "write-data", "--n", str(args.n),
+                        "--path", str(path)], check=True)
     Xt, yt = synthetic(N_TEST, seed=1)
     rec = {"part": "dask", "n": args.n, "d": D, "workers": 2, "load_before": load()}
     bound_iterations(rec, args.max_iter)
@@ -225,7 +232,10 @@ def main(argv=None):
         r.add_argument("--chunk-rows", type=int, default=2**16)
         r.add_argument("--worker-memory", default="3GB")
         r.add_argument("--max-iter", type=int, default=None)
-    C.run_command(p, sub, argv, report, memory=memory, dask=dask_part)
+    w = sub.add_parser("write-data")
+    w.add_argument("--n", type=int, required=True)
+    w.add_argument("--path", required=True)
+    C.run_command(p, sub, argv, report, memory=memory, dask=dask_part, **{"write-data": write_data})
 
 
 if __name__ == "__main__":
