@@ -363,6 +363,15 @@ def write_report(path, lines):
     print(path.read_text(), end="")
 
 
+def report_head(title, intro, columns):
+    """A report's first lines: the title, the ``intro`` paragraph (a triple-quoted
+    string, reflowed onto one line) and the head of its table, ``columns`` being
+    ``(name, align)`` pairs with align ``"l"`` or ``"r"``."""
+    rule = "".join("|---" if align == "l" else "|---:" for _, align in columns) + "|"
+    return [f"# {title}", "", " ".join(intro.split()), "",
+            "| " + " | ".join(name for name, _ in columns) + " |", rule]
+
+
 def command_parser(doc):
     """(parser, sub-parsers) for a study run as ``study.py <command> [options]``, its
     description the first line of ``doc``."""
