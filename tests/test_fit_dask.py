@@ -138,6 +138,27 @@ def test_standardizer_has_the_same_bits_on_dask():
     np.testing.assert_allclose(eager.transform(X).std(axis=0), 1.0, rtol=1e-12)
 
 
+def test_standardizer_on_dask_computes_no_vector_of_n(monkeypatch):
+    """Its fit computes per-chunk column sums only: no placeholder target of n values is
+    built on the client and sent through the scheduler."""
+    from kernelselect import Standardizer
+    from kernelselect.utils import _dask
+
+    shapes = []
+    real = _dask.compute
+
+    def spy(*things):
+        out = real(*things)
+        shapes.extend(np.shape(a) for a in (out if len(things) > 1 else (out,))
+                      if isinstance(a, np.ndarray))
+        return out
+
+    monkeypatch.setattr(_dask, "compute", spy)
+    X, _ = data(n=900)
+    Standardizer().fit(chunked(X, rows=300))
+    assert not any(900 in shape for shape in shapes), shapes
+
+
 def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     """On Dask the centres are capped by the client's part of the solve (the m × m
     factors) and each task's, through the memory guard's limit; a recipe asking for

@@ -136,6 +136,19 @@ def test_one_second_pass_serves_every_gamma_and_criterion():
     assert rows.passes == 2
 
 
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "regression"])
+def test_a_grid_keeps_no_array_of_n_rows_besides_y(binary):
+    """A selection keeps the operators of every grid it built, so what they share holds
+    O(c²) numbers, not the n·m_Y probe basis (made again when a probe is projected)."""
+    X, y = _problem(n=400, binary=binary)
+    stream, _ = _ops(kernelselect.Nystroem(n_landmarks=20), X, y, [0.3, 3.0])
+    family = stream[0]._family
+    held = [(name, v.shape) for name, v in vars(family).items()
+            if isinstance(v, np.ndarray) and v is not family.y and v.size >= X.shape[0]]
+    assert not held, held
+    assert np.allclose(stream[0].project(y), stream[0].project(2.0 * y) / 2.0)
+
+
 def test_row_arrays_match_the_in_memory_operator():
     X, y = _problem(n=150)
     approx = kernelselect.Nystroem(n_landmarks=20)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._dask import check_dask_data, compute, is_dask_array
+from ..utils._dask import check_dask_data, check_dask_rows, compute, is_dask_array
 from ..utils._labels import codes_for
 
 __all__ = ["is_dask_array", "dask_training_data", "label_columns", "check_dask_features",
@@ -26,7 +26,7 @@ def dask_training_data(X: Any, y: Any) -> tuple[Any, np.ndarray | None, Any]:
     (or n rows); 2-D y (several targets) is only checked for its rows."""
     y_in = y
     if is_dask_array(y_in) and y_in.ndim == 2 and y_in.shape[1] > 1:
-        X, _, _ = check_dask_data(X, np.zeros(int(X.shape[0])))
+        X = check_dask_rows(X)
         if y_in.shape[0] != X.shape[0]:
             raise ValueError(f"y has {y_in.shape[0]} rows but X has {X.shape[0]}; they "
                              "must match.")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..utils._dask import is_dask_array
+from ..utils._dask import check_dask_rows, is_dask_array
 from ..utils._scaling import ColumnScaling
 from ..utils._sklearn import (BaseEstimator, OneToOneFeatureMixin, TransformerMixin,
                         check_is_fitted, validate_data)
@@ -67,9 +67,7 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         Dask X: its column reductions are computed, X is not gathered)."""
         data: Any
         if is_dask_array(X):
-            from ._dask_input import dask_training_data
-
-            data = dask_training_data(X, np.zeros(int(np.shape(X)[0])))[0]
+            data = check_dask_rows(X).astype(np.float64)
             self.n_features_in_ = int(data.shape[1])
         else:
             data = validate_data(self, X, dtype=np.float64)

@@ -176,6 +176,9 @@ class _ExactFamily(_Family):
         self.Y = probes(y, self.values, self.keep, self.T)
         self.gram = self.Y.T @ self.Y
 
+    def basis(self) -> np.ndarray:
+        return self.Y
+
     def run(self, requests: list[Any], rows: Any = None) -> None:
         """Make the passes the requests (operator, number of passes) need."""
         target = max(k for _, k in requests)
@@ -355,7 +358,7 @@ class StreamingExactGridOperator(KernelOperator):
     spectral = False
 
     def __init__(self, family: _ExactFamily, index: int) -> None:
-        super().__init__(family.Y.shape[0])
+        super().__init__(family.n)
         self._family = family
         self.index = index
         self.gamma = float(family.gammas[index])

@@ -119,16 +119,25 @@ class _Family:
     def __init__(self, rows: Any, fmap: FeatureMap | None, y: np.ndarray) -> None:
         self.rows = rows
         self.fmap = fmap
+        self.y = y
         self.values = probe_values(y)
-        self.Y = probe_basis(y, self.values)       # in memory, for probe coefficients
-        self.gram = self.Y.T @ self.Y
+        Y = probe_basis(y, self.values)
+        self.n = Y.shape[0]
+        self.gram = Y.T @ Y
         self.pending: list[Any] = []          # requests, as the family's run takes them
+
+    def basis(self) -> np.ndarray:
+        """The probe basis Y (n, m_Y), made again at each call rather than kept: a
+        selection keeps the operators of every grid it built, and n·m_Y floats per grid
+        would add up to gigabytes at 10⁷ rows."""
+        return probe_basis(self.y, self.values)
 
     def coefficients(self, P: npt.ArrayLike) -> np.ndarray:
         """coef (m_Y, m) with P = Y·coef; ValueError when P is outside span(Y)."""
-        P = np.asarray(P, dtype=np.float64).reshape(self.Y.shape[0], -1)
-        coef = np.linalg.solve(self.gram, self.Y.T @ P)
-        resid = P - self.Y @ coef
+        Y = self.basis()
+        P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
+        coef = np.linalg.solve(self.gram, Y.T @ P)
+        resid = P - Y @ coef
         scale = max(float(np.max(np.abs(P), initial=0.0)), 1e-300)
         if float(np.max(np.abs(resid), initial=0.0)) > 1e-9 * scale:
             raise ValueError(
@@ -194,7 +203,7 @@ class StreamingLowRankOperator(KernelOperator):
 
     def __init__(self, family: _Family, index: int, G: np.ndarray, H: np.ndarray,
                  transform: Transform, name: str) -> None:
-        super().__init__(family.Y.shape[0])
+        super().__init__(family.n)
         self.name = name
         self._family = family
         self.index = index

@@ -158,7 +158,7 @@ class StreamingRandomMCMOperator(KernelOperator):
     spectral = False
 
     def __init__(self, family: _MCMFamily, index: int, n_features: int) -> None:
-        super().__init__(family.Y.shape[0])
+        super().__init__(family.n)
         self._family = family
         self.index = index
         self.gamma = float(family.gammas[index])

@@ -32,7 +32,8 @@ from ._labels import encode_as
 from ._resources import check_allocation
 from ._threads import cancel_passes, one_blas_thread, resume_passes
 
-__all__ = ["is_dask_array", "DaskRows", "check_dask_data", "gather", "compute", "from_file"]
+__all__ = ["is_dask_array", "DaskRows", "check_dask_rows", "check_dask_data", "gather", "compute",
+           "from_file"]
 
 #: row chunks of about this many bytes when a file is opened (``from_file``)
 CHUNK_BYTES = 64 * 2 ** 20
@@ -65,12 +66,10 @@ def _known(chunks: Sequence[float], name: str) -> None:
             f"indexing); call {name}.compute_chunk_sizes() first.")
 
 
-def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
-    """Validate row-chunked Dask input; returns (X, y gathered as numpy, y as Dask).
-
-    X must be 2-D with known chunk sizes (it is rechunked to one chunk of columns);
-    y, a Dask array chunked like the rows of X or an in-memory vector of n values.
-    """
+def check_dask_rows(X: Any) -> Any:
+    """Validate a row-chunked Dask X (an in-memory X is wrapped in row chunks): 2-D, real,
+    known chunk sizes, at least 3 rows; returned rechunked to one chunk of columns.
+    Nothing is computed."""
     dask, da = _dask()
     if not is_dask_array(X):
         X = da.from_array(np.asarray(X), chunks=(
@@ -83,8 +82,17 @@ def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}.")
     if X.shape[0] < 3 or X.shape[1] < 1:
         raise ValueError(f"X must have at least 3 rows and 1 column, got shape {X.shape}.")
-    if len(X.chunks[1]) > 1:
-        X = X.rechunk({1: -1})
+    return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
+
+
+def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
+    """Validate row-chunked Dask input; returns (X, y gathered as numpy, y as Dask).
+
+    X is checked by :func:`check_dask_rows`; y must be a Dask array chunked like
+    the rows of X or an in-memory vector of n values.
+    """
+    _, da = _dask()
+    X = check_dask_rows(X)
     if is_dask_array(y):
         y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
         if y.ndim != 1:
