@@ -149,6 +149,26 @@ def test_a_grid_keeps_no_array_of_n_rows_besides_y(binary):
     assert np.allclose(stream[0].project(y), stream[0].project(2.0 * y) / 2.0)
 
 
+def test_queued_row_reductions_hold_coefficients_not_probe_rows():
+    """A grid queues the row reductions of every γ before its one pass: each waits as its
+    probes' coefficients in the basis (m_Y × k), not as the n × k probes."""
+    from kernelselect.operators.streaming_lowrank import RowsPending
+
+    X, y = _problem(n=300, binary=False)
+    stream, _ = _ops(kernelselect.Nystroem(n_landmarks=20), X, y, [0.3, 3.0])
+    g = kernelselect.operators.RidgeFunction("resolvent", [0.5])
+    B = np.stack([y, np.ones_like(y)], axis=1)
+    for op in stream:
+        op.collect = True
+        with pytest.raises(RowsPending):
+            op.reduce_rows(g, B, lambda Bb, gB, dg: np.sum(dg, axis=0))
+    pending = stream[0]._family.pending
+    assert len(pending) == 2
+    for _, _, (_, coef, _) in pending:
+        assert coef.shape == (2, 2)
+        np.testing.assert_allclose(np.column_stack([y, np.ones_like(y)]) @ coef, B, atol=1e-9)
+
+
 def test_row_arrays_match_the_in_memory_operator():
     X, y = _problem(n=150)
     approx = kernelselect.Nystroem(n_landmarks=20)

@@ -95,9 +95,10 @@ __all__ = [
 ]
 
 
-#: One row-reduction request: (operator, key, (g, B, func)).
+#: One row-reduction request: (operator, key, (g, coef, func)), the probes B = Y·coef
+#: held by their coefficients in the probe basis (m_Y × k), not by their n rows.
 Request = tuple["StreamingLowRankOperator", Any,
-                tuple[Union[SpectralFunction, None], npt.ArrayLike, RowFunction]]
+                tuple[Union[SpectralFunction, None], np.ndarray, RowFunction]]
 
 #: eigenvalues of VᵀV below this fraction of the largest are rounding noise
 #: (eigh of a c × c Gram matrix is accurate to about c·ε·λ_max)
@@ -251,9 +252,8 @@ class StreamingLowRankOperator(KernelOperator):
         return self._spectral_power_trace(r)
 
     # -- row forms ----------------------------------------------------------------
-    def _prepare_rows(self, g: SpectralFunction | None, B: npt.ArrayLike, func: RowFunction
+    def _prepare_rows(self, g: SpectralFunction | None, coef: np.ndarray, func: RowFunction
                       ) -> tuple[Any, np.ndarray, np.ndarray | None, np.ndarray, Any, RowFunction]:
-        coef = self._family.coefficients(B)
         lam = self._lam
         if g is None:                                        # diag K̃ only
             gl, g0, cB = lam, 0.0, None
@@ -274,7 +274,7 @@ class StreamingLowRankOperator(KernelOperator):
         self._cursor += 1
         if key in self._answers:
             return self._answers[key]
-        request: Request = (self, key, (g, B, func))
+        request: Request = (self, key, (g, self._family.coefficients(B), func))
         if self.collect:
             self._family.pending.append(request)
             raise RowsPending(key)
@@ -295,7 +295,7 @@ class StreamingLowRankOperator(KernelOperator):
             return np.zeros(1)
 
         key = ("collect", len(self._answers))
-        self._family.run([(self, key, (g, B, grab))],
+        self._family.run([(self, key, (g, self._family.coefficients(B), grab))],
                          rows=ArrayRows(rows.X, rows.y, threads=1, rows=rows.rows))
         gBs = [p[0] for p in parts]
         return (None if gBs[0] is None else np.concatenate([gb for gb in gBs if gb is not None])
