@@ -482,6 +482,73 @@ def test_symmetric_eigh_on_python_threads_gives_the_serial_bits():
         np.testing.assert_array_equal(U, U2)
 
 
+def _scipy_cholesky_inverse(W):
+    L, info = scipy.linalg.lapack.dpotrf(W, lower=1, clean=1) if W.dtype == np.float64 \
+        else scipy.linalg.lapack.spotrf(W, lower=1, clean=1)
+    if info != 0:
+        return None
+    L, info = scipy.linalg.lapack.dtrtri(L, lower=1) if W.dtype == np.float64 \
+        else scipy.linalg.lapack.strtri(L, lower=1)
+    return None if info != 0 else np.ascontiguousarray(L.T)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), single=st.booleans(), shift=st.sampled_from([1e-3, 1.0, -0.5]),
+       seed=st.integers(0, 2**31 - 1))
+def test_cholesky_inverse_gives_the_bits_of_scipys_potrf_and_trtri(n, single, shift, seed):
+    """T = L⁻ᵀ bit for bit as scipy's dpotrf(clean=1) then dtrtri, transposed, for both
+    dtypes; None where ?potrf finds W indefinite (a negative shift); and the formula:
+    T upper triangular with TᵀWT = I."""
+    from kernelselect.primitives._kernel_ops import cholesky_inverse_unchecked
+
+    dtype = np.float32 if single else np.float64
+    rng = np.random.default_rng(seed)
+    B = rng.standard_normal((n, n))
+    W = (B @ B.T / n + shift * np.eye(n)).astype(dtype)
+    W = 0.5 * (W + W.T)
+    T, T0 = cholesky_inverse_unchecked(W), _scipy_cholesky_inverse(W)
+    if T0 is None:
+        assert T is None
+        assert np.linalg.eigvalsh(W.astype(np.float64)).min() < 1e-3
+        return
+    assert T.dtype == dtype and T.flags.c_contiguous
+    np.testing.assert_array_equal(T, T0)
+    np.testing.assert_array_equal(np.tril(T, -1), 0.0)
+    Td, Wd = T.astype(np.float64), W.astype(np.float64)
+    cond = np.linalg.cond(Wd)
+    assert np.abs(Td.T @ Wd @ Td - np.eye(n)).max() <= (1e-5 if single else 1e-13) * n * cond
+
+
+def test_cholesky_inverse_on_python_threads_gives_the_serial_bits():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kernelselect.primitives._kernel_ops import cholesky_inverse_unchecked
+
+    X = np.random.default_rng(4).standard_normal((150, 4))
+    mats = [lowlevel.kernel_block(X, X, g) + 1e-6 * np.eye(150) for g in (0.1, 0.3, 1.0, 3.0)]
+    serial = [cholesky_inverse_unchecked(0.5 * (W + W.T)) for W in mats]
+    with ThreadPoolExecutor(2) as pool:
+        threaded = list(pool.map(lambda W: cholesky_inverse_unchecked(0.5 * (W + W.T)), mats))
+    for T, T2 in zip(serial, threaded):
+        np.testing.assert_array_equal(T, T2)
+
+
+def test_cholesky_inverse_refuses_what_lapack_cannot_take():
+    from kernelselect.primitives._kernel_ops import cholesky_inverse_unchecked
+
+    W = np.eye(4)
+    W[1, 2] = np.nan                               # upper triangle: read
+    with pytest.raises(ValueError, match="W must be finite"):
+        cholesky_inverse_unchecked(W)
+    with pytest.raises(ValueError, match="W must be square"):
+        cholesky_inverse_unchecked(np.ones((3, 4)))
+    A = np.eye(3)
+    with pytest.raises(ValueError, match="T must be an array other than W"):
+        _kernels._cholesky_inverse_into(A, A)
+    assert cholesky_inverse_unchecked(np.zeros((3, 3))) is None     # not positive definite
+    assert cholesky_inverse_unchecked(np.empty((0, 0))).shape == (0, 0)
+
+
 def test_symmetric_eigh_refuses_what_lapack_cannot_take():
     from kernelselect.primitives._kernel_ops import symmetric_eigh_unchecked
 

@@ -64,3 +64,14 @@ cdef Status symmetric_eigh_into(const floating* A,                # IN  (n, n)
                                 Py_ssize_t n,
                                 floating* w,                      # OUT (n,)
                                 floating* Z) noexcept nogil       # OUT (n, n), not A
+
+# T = L⁻ᵀ (upper triangular; the strictly lower part zeroed) for the Cholesky factor
+# W = LLᵀ of the symmetric W, by LAPACK's ?potrf and ?trtri (scipy.linalg.cython_lapack),
+# the bits of scipy.linalg.lapack.dpotrf(W, lower=1, clean=1) then dtrtri(L, lower=1),
+# transposed. W's upper triangle is read. outcome: 0, or 1 when W is not numerically
+# positive definite, 2 when L is singular (T undefined then). BAD_ARGUMENT for a
+# non-finite entry of that triangle. BLAS threads as set around the call.
+cdef Status cholesky_inverse_into(const floating* W,              # IN  (n, n)
+                                  Py_ssize_t n,
+                                  floating* T,                    # OUT (n, n), not W
+                                  int* outcome) noexcept nogil    # OUT

@@ -21,7 +21,7 @@ from cython.parallel cimport prange
 from libc.math cimport INFINITY, fabs, fabsf, isfinite, nextafterf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
-from scipy.linalg.cython_lapack cimport dsyevd, ssyevd
+from scipy.linalg.cython_lapack cimport dpotrf, dsyevd, dtrtri, spotrf, ssyevd, strtri
 
 from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
                                    ks_omp_thread_num, syrk_upper)
@@ -536,6 +536,62 @@ cdef Status symmetric_eigh_into(const floating* A, Py_ssize_t n, floating* w,
     return status_ok()
 
 
+cdef inline void _potrf(char* uplo, int* n, floating* a, int* lda, int* info) noexcept nogil:
+    if floating is double:
+        dpotrf(uplo, n, a, lda, info)
+    else:
+        spotrf(uplo, n, a, lda, info)
+
+
+cdef inline void _trtri(char* uplo, char* diag, int* n, floating* a, int* lda,
+                        int* info) noexcept nogil:
+    if floating is double:
+        dtrtri(uplo, diag, n, a, lda, info)
+    else:
+        strtri(uplo, diag, n, a, lda, info)
+
+
+cdef Status cholesky_inverse_into(const floating* W, Py_ssize_t n, floating* T,
+                                  int* outcome) noexcept nogil:
+    # Column-major, LAPACK sees T's row-major upper triangle as its lower one: the copy
+    # of W's upper triangle is (W symmetric) the lower triangle scipy's wrapper passes,
+    # ?potrf leaves L there and ?trtri L^{-1}, which read by rows is L^{-T}; the other
+    # triangle is zeroed, as scipy's clean=1 does.
+    cdef char uplo = b'L'
+    cdef char diag = b'N'
+    cdef int size, info = 0
+    cdef Py_ssize_t i, j
+    outcome[0] = 0
+    if n < 0:
+        return status_bad_argument(b"n", b">= 0")
+    if n > BLAS_INT_MAX:
+        return status_overflow(b"n")
+    for i in range(n):
+        for j in range(n):
+            if j < i:
+                T[i * n + j] = 0
+            else:
+                if not isfinite(W[i * n + j]):
+                    return status_bad_argument(b"W", b"finite (its upper triangle holds "
+                                                     b"NaN or infinity)")
+                T[i * n + j] = W[i * n + j]
+    if n == 0:
+        return status_ok()
+    size = <int>n
+    _potrf(&uplo, &size, T, &size, &info)
+    if info < 0:
+        return status_bad_argument(b"an argument of ?potrf", b"valid (LAPACK info < 0)")
+    if info > 0:
+        outcome[0] = 1
+        return status_ok()
+    _trtri(&uplo, &diag, &size, T, &size, &info)
+    if info < 0:
+        return status_bad_argument(b"an argument of ?trtri", b"valid (LAPACK info < 0)")
+    if info > 0:
+        outcome[0] = 2
+    return status_ok()
+
+
 # ---------------------------------------------------------------------------
 # Python bindings (memoryviews; inputs validated and converted by
 # kernelselect.primitives._kernel_ops, shapes checked here before pointers are taken)
@@ -615,3 +671,25 @@ def _symmetric_eigh_into(const floating[:, ::1] A, floating[::1] w, floating[:, 
     with nogil:
         status = symmetric_eigh_into(&A[0, 0], n, &w[0], &Z[0, 0])
     check_status(status, "symmetric_eigh_into")
+
+
+def _cholesky_inverse_into(const floating[:, ::1] W, floating[:, ::1] T):
+    """T (n, n) = L⁻ᵀ, upper triangular, for the Cholesky factor W = LLᵀ of the
+    symmetric W (n, n), of which the upper triangle is read; LAPACK's ?potrf and ?trtri
+    without the interpreter lock (BLAS threads as set around the call). Returns 0, or
+    1 when W is not numerically positive definite (?potrf), 2 when L is singular
+    (?trtri); T is then undefined."""
+    cdef Status status
+    cdef int outcome = 0
+    cdef Py_ssize_t n = W.shape[0]
+    require(W.shape[1] == n, "cholesky_inverse_into", "W", "square, of shape (n, n)")
+    require(T.shape[0] == n and T.shape[1] == n, "cholesky_inverse_into", "T",
+            "of W's shape (n, n)")
+    if n == 0:
+        return 0
+    require(<const void*>&T[0, 0] != <const void*>&W[0, 0], "cholesky_inverse_into", "T",
+            "an array other than W")
+    with nogil:
+        status = cholesky_inverse_into(&W[0, 0], n, &T[0, 0], &outcome)
+    check_status(status, "cholesky_inverse_into")
+    return outcome

@@ -9,11 +9,10 @@ from typing import Any, Callable, Literal, Sequence, overload
 import numpy as np
 import numpy.typing as npt
 import scipy.linalg
-import scipy.linalg.lapack
 
 from ..utils._kernel_family import Kernel
-from ..primitives._kernel_ops import (Points, block_unchecked, matvec_unchecked,
-                                      symmetric_eigh_unchecked)
+from ..primitives._kernel_ops import (Points, block_unchecked, cholesky_inverse_unchecked,
+                                      matvec_unchecked, symmetric_eigh_unchecked)
 from ..utils._resources import check_allocation
 from ..utils._threads import map_in_threads, team
 from ..utils._validation import check_positive, check_positive_int, check_random_state
@@ -163,18 +162,15 @@ def _cholesky_transform(W: np.ndarray, rank: int, eigen_floor: float) -> np.ndar
     c = W.shape[0]
     if c == 0 or rank < c:
         return None
-    L, info = scipy.linalg.lapack.dpotrf(W, lower=1, clean=1)
-    if info != 0:
+    T = cholesky_inverse_unchecked(W)
+    if T is None or not np.all(np.isfinite(T)):
         return None
-    L, info = scipy.linalg.lapack.dtrtri(L, lower=1)
-    if info != 0 or not np.all(np.isfinite(L)):
-        return None
-    A = np.abs(L)
-    inverse = min(float(np.sum(L * L)), float(A.sum(axis=0).max() * A.sum(axis=1).max()))
+    A = np.abs(T)
+    inverse = min(float(np.sum(T * T)), float(A.sum(axis=0).max() * A.sum(axis=1).max()))
     bound = float(np.abs(W).sum(axis=0).max()) * inverse
     if not bound <= CHOLESKY_MAX_COND or bound * eigen_floor >= 1.0:
         return None
-    return np.ascontiguousarray(L.T)
+    return T
 
 
 class Nystroem(Approximation):

@@ -35,7 +35,7 @@ from ..utils._validation import (
 
 __all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "block_unchecked",
            "matvec_unchecked", "sums_unchecked", "gram_upper_add_unchecked",
-           "symmetric_eigh_unchecked"]
+           "symmetric_eigh_unchecked", "cholesky_inverse_unchecked"]
 
 _INT_MAX = 2**31 - 1
 # Data whose largest magnitude leaves [2**-k, 2**k] is rescaled by a power of two
@@ -196,6 +196,21 @@ def symmetric_eigh_unchecked(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Z = np.empty(A.shape, dtype=A.dtype)
     _kernels._symmetric_eigh_into(A, w, Z)
     return w, Z.T
+
+
+def cholesky_inverse_unchecked(W: np.ndarray) -> np.ndarray | None:
+    """T = L⁻ᵀ (C-ordered, upper triangular) for the Cholesky factor W = LLᵀ of the
+    symmetric W (c, c) float64 or float32, of which the upper triangle is read; None
+    when W is not numerically positive definite or L is singular.
+
+    LAPACK's ?potrf then ?trtri: the bits of ``scipy.linalg.lapack.dpotrf(W, lower=1,
+    clean=1)`` followed by ``dtrtri(L, lower=1)``, transposed, whose wrappers hold the
+    interpreter lock; this one releases it, so that the factorisations of several γ run
+    at once on Python threads. ValueError for a non-finite entry.
+    """
+    W = np.ascontiguousarray(W)
+    T = np.empty(W.shape, dtype=W.dtype)
+    return T if _kernels._cholesky_inverse_into(W, T) == 0 else None
 
 
 def _check_common(X: npt.ArrayLike, gamma: float, kernel: str, workers: int | None
