@@ -169,6 +169,23 @@ def test_queued_row_reductions_hold_coefficients_not_probe_rows():
         np.testing.assert_allclose(np.column_stack([y, np.ones_like(y)]) @ coef, B, atol=1e-9)
 
 
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "regression"])
+def test_probe_projection_in_row_blocks_matches_one_block(monkeypatch, binary):
+    """Probes are projected on the basis block by block (no n-row temporary): the same
+    coefficients as one product to rounding, and a probe outside the span still refused."""
+    from kernelselect.operators import streaming_lowrank
+
+    X, y = _problem(n=300, binary=binary)
+    (op,), _ = _ops(kernelselect.Nystroem(n_landmarks=20), X, y, [0.5])
+    P = np.stack([y, np.ones_like(y), 3.0 * y - 2.0], axis=1)
+    whole = op._family.coefficients(P)
+    monkeypatch.setattr(streaming_lowrank, "PROJECTION_ROWS", 37)
+    np.testing.assert_allclose(op._family.coefficients(P), whole, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(op._family.basis_rows(0, 300) @ whole, P, atol=1e-12)
+    with pytest.raises(ValueError, match="span"):
+        op._family.coefficients(np.random.default_rng(1).standard_normal(300))
+
+
 def test_row_arrays_match_the_in_memory_operator():
     X, y = _problem(n=150)
     approx = kernelselect.Nystroem(n_landmarks=20)

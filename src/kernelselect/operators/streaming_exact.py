@@ -176,8 +176,8 @@ class _ExactFamily(_Family):
         self.Y = probes(y, self.values, self.keep, self.T)
         self.gram = self.Y.T @ self.Y
 
-    def basis(self) -> np.ndarray:
-        return self.Y
+    def basis_rows(self, start: int, stop: int) -> np.ndarray:
+        return self.Y[start:stop]
 
     def run(self, requests: list[Any], rows: Any = None) -> None:
         """Make the passes the requests (operator, number of passes) need."""

@@ -100,6 +100,8 @@ __all__ = [
 Request = tuple["StreamingLowRankOperator", Any,
                 tuple[Union[SpectralFunction, None], np.ndarray, RowFunction]]
 
+#: rows per block when probes are projected on the probe basis (_Family.coefficients)
+PROJECTION_ROWS = 2**16
 #: eigenvalues of VᵀV below this fraction of the largest are rounding noise
 #: (eigh of a c × c Gram matrix is accurate to about c·ε·λ_max)
 EIGEN_TOL = 1e-13
@@ -127,20 +129,27 @@ class _Family:
         self.gram = Y.T @ Y
         self.pending: list[Any] = []          # requests, as the family's run takes them
 
-    def basis(self) -> np.ndarray:
-        """The probe basis Y (n, m_Y), made again at each call rather than kept: a
-        selection keeps the operators of every grid it built, and n·m_Y floats per grid
-        would add up to gigabytes at 10⁷ rows."""
-        return probe_basis(self.y, self.values)
+    def basis_rows(self, start: int, stop: int) -> np.ndarray:
+        """Rows ``start:stop`` of the probe basis Y (n, m_Y), made when needed rather than
+        kept: a selection keeps the operators of every grid it built, and n·m_Y floats
+        per grid would add up to gigabytes at 10⁷ rows."""
+        return probe_basis(self.y[start:stop], self.values)
 
     def coefficients(self, P: npt.ArrayLike) -> np.ndarray:
-        """coef (m_Y, m) with P = Y·coef; ValueError when P is outside span(Y)."""
-        Y = self.basis()
+        """coef (m_Y, m) with P = Y·coef; ValueError when P is outside span(Y).
+
+        YᵀP and the residual P − Y·coef are taken over blocks of
+        :data:`PROJECTION_ROWS` rows, so that no n-row temporary is made (one block
+        for smaller n: the single product as before)."""
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
-        coef = np.linalg.solve(self.gram, Y.T @ P)
-        resid = P - Y @ coef
+        blocks = [(a, min(a + PROJECTION_ROWS, self.n)) for a in range(0, self.n,
+                                                                       PROJECTION_ROWS)]
+        YtP = sum(self.basis_rows(a, b).T @ P[a:b] for a, b in blocks)
+        coef = np.linalg.solve(self.gram, YtP)
         scale = max(float(np.max(np.abs(P), initial=0.0)), 1e-300)
-        if float(np.max(np.abs(resid), initial=0.0)) > 1e-9 * scale:
+        resid = max(float(np.max(np.abs(P[a:b] - self.basis_rows(a, b) @ coef), initial=0.0))
+                    for a, b in blocks) if blocks else 0.0
+        if resid > 1e-9 * scale:
             raise ValueError(
                 "the streaming operator projects probes in the span of y, 1 and the class "
                 "indicators only; build an in-memory operator (Approximation.build) for "
