@@ -124,9 +124,9 @@ class _Family:
         self.fmap = fmap
         self.y = y
         self.values = probe_values(y)
-        Y = probe_basis(y, self.values)
-        self.n = Y.shape[0]
-        self.gram = Y.T @ Y
+        self.n = int(np.shape(y)[0])
+        self.gram = sum(Yb.T @ Yb for Yb in (probe_basis(y[a:b], self.values)
+                                             for a, b in self._blocks()))
         self.pending: list[Any] = []          # requests, as the family's run takes them
 
     def basis_rows(self, start: int, stop: int) -> np.ndarray:
@@ -135,15 +135,17 @@ class _Family:
         per grid would add up to gigabytes at 10⁷ rows."""
         return probe_basis(self.y[start:stop], self.values)
 
+    def _blocks(self) -> list[tuple[int, int]]:
+        return [(a, min(a + PROJECTION_ROWS, self.n)) for a in range(0, self.n, PROJECTION_ROWS)]
+
     def coefficients(self, P: npt.ArrayLike) -> np.ndarray:
         """coef (m_Y, m) with P = Y·coef; ValueError when P is outside span(Y).
 
         YᵀP and the residual P − Y·coef are taken over blocks of
-        :data:`PROJECTION_ROWS` rows, so that no n-row temporary is made (one block
-        for smaller n: the single product as before)."""
+        :data:`PROJECTION_ROWS` rows, as the Gram matrix YᵀY is, so that no n-row
+        temporary is made (one block for smaller n: the single product as before)."""
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
-        blocks = [(a, min(a + PROJECTION_ROWS, self.n)) for a in range(0, self.n,
-                                                                       PROJECTION_ROWS)]
+        blocks = self._blocks()
         YtP = sum(self.basis_rows(a, b).T @ P[a:b] for a, b in blocks)
         coef = np.linalg.solve(self.gram, YtP)
         scale = max(float(np.max(np.abs(P), initial=0.0)), 1e-300)
