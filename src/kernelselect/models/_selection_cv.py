@@ -168,9 +168,12 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             self._size_automatic_refit(est, res, Xs, outputs, chunks, kernel,
                                        default_regressor=self.estimator is None
                                        and not classifier)
-        y_fit: Any = y if classifier else targets.y
-        if y_dask is not None:
+        y_fit: Any
+        if lazy:    # the refit gathers its own targets; n gathered values less on the client
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
+            del y, targets
+        else:
+            y_fit = y if classifier else targets.y
         if scaler is not None:
             from sklearn.pipeline import Pipeline
 
