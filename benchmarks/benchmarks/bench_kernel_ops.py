@@ -8,7 +8,7 @@ work) to read the memory a call adds.
 import numpy as np
 
 from ._common import (COLUMN_SIZES, N_LANDMARKS, STREAM_SIZES, WORKERS, data, lowlevel,
-                      require)
+                      private, require)
 
 GAMMA = 0.05
 
@@ -63,3 +63,46 @@ class KernelSums:
 
     def peakmem_reference(self, n, labels, workers):
         pass
+
+
+def _landmark_gram(c, gamma=0.05, seed=3):
+    """A Gaussian landmark Gram matrix W (c, c), positive definite, as a Nyström level
+    builds it."""
+    X, _ = data(c, seed=seed)
+    sq = np.sum(X * X, axis=1)
+    D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * X @ X.T, 0.0)
+    return np.exp(-gamma * D) + 1e-8 * np.eye(c)
+
+
+class DenseFactorisations:
+    """The per-γ factorisations of a Nyström level's landmark Gram matrix: the compiled
+    ``symmetric_eigh`` (?syevd) and ``cholesky_inverse`` (?potrf then ?trtri), which
+    release the interpreter lock, against the scipy calls a user would write and whose
+    bits they match (``scipy.linalg.eigh(driver="evd")``; ``dpotrf`` then ``dtrtri``)."""
+    params = ([200, 400, 800], ["compiled", "scipy"])
+    param_names = ["c", "implementation"]
+
+    def setup(self, c, implementation):
+        ops = private("kernelselect.primitives._kernel_ops")
+        if implementation == "compiled":
+            if ops is None or not hasattr(ops, "cholesky_inverse_unchecked"):
+                raise NotImplementedError("no compiled factorisations in this version")
+            self.eigh = ops.symmetric_eigh_unchecked
+            self.cholesky_inverse = ops.cholesky_inverse_unchecked
+        else:
+            import scipy.linalg as sla
+            from scipy.linalg import lapack
+
+            def cholesky_inverse(W):
+                L, _ = lapack.dpotrf(W, lower=1, clean=1)
+                return lapack.dtrtri(L, lower=1)[0].T
+
+            self.eigh = lambda A: sla.eigh(A, driver="evd")
+            self.cholesky_inverse = cholesky_inverse
+        self.W = _landmark_gram(c)
+
+    def time_symmetric_eigh(self, c, implementation):
+        self.eigh(self.W)
+
+    def time_cholesky_inverse(self, c, implementation):
+        self.cholesky_inverse(self.W)
