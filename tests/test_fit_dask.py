@@ -256,3 +256,39 @@ def test_selection_on_dask_lets_go_of_its_gathered_targets_before_the_refit(monk
     X, Y = data(5, n=600)
     KernelSelectionCV(random_state=0, standardize=False).fit(chunked(X), chunked(Y[:, 0]))
     assert alive_at_refit == [False]
+
+
+@pytest.mark.parametrize("machine", ["regressor", "classifier"])
+def test_machine_on_dask_solves_without_its_gathered_targets(monkeypatch, machine):
+    """The machines gather y once for its checks (ȳ, the classes); the solve streams
+    y's chunks, so the gathered copy is released before it starts."""
+    import gc
+    import weakref
+
+    from kernelselect.models import _machines
+
+    gathered = []
+    real_gather = _machines.dask_training_data
+
+    def keep_ref(X, y):
+        X, y_local, y_dask = real_gather(X, y)
+        gathered.append(weakref.ref(y_local))
+        return X, y_local, y_dask
+
+    alive_at_solve = []
+    cls = KernelRidgeRegressor if machine == "regressor" else LSSVMClassifier
+    real_solve = cls._fit_machine
+
+    def solve(self, *args):
+        gc.collect()
+        alive_at_solve.append(gathered[0]() is not None)
+        return real_solve(self, *args)
+
+    monkeypatch.setattr(_machines, "dask_training_data", keep_ref)
+    monkeypatch.setattr(cls, "_fit_machine", solve)
+    X, Y = data(2, n=500)
+    y = Y[:, 0] if machine == "regressor" else np.where(Y[:, 0] > 0, 1, -1)
+    extra = {"fit_intercept": "mean"} if machine == "regressor" else {}
+    cls(gamma=0.4, alpha=0.5, approximation=NystroemPCG(n_centres=40), random_state=0,
+        **extra).fit(chunked(X), chunked(y))
+    assert alive_at_solve == [False]

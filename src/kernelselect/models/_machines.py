@@ -318,6 +318,7 @@ default="auto"
                 raise ValueError("y must be 1-D class labels of shape (n,).")
             check_classification_targets(y_local)
             self.classes_ = encode_labels(y_local).classes
+            del y_local                 # the solve streams the label columns
             return self._fit_machine(Xd, label_columns(y_dask, self.classes_))
         X, y = cast("tuple[np.ndarray, np.ndarray]", validate_data(self, X, y, dtype=np.float64))
         check_classification_targets(y)
@@ -391,6 +392,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
             if intercept == "mean":     # ȳ from the gathered vector: the in-memory fit's bits
                 offset = (mean_of(Yd) if y_local is None else
                           np.asarray(y_local, dtype=np.float64)[:, None].mean(axis=0))
+            del y_local                 # the solve streams Yd: n values less on the client
             return self._fit_machine(Xd, Yd.astype(np.float64), offset)
         X, y = cast("tuple[np.ndarray, np.ndarray]",
                     validate_data(self, X, y, dtype=np.float64, y_numeric=True,
