@@ -225,34 +225,39 @@ def test_client_budget_caps_the_automatic_centres_on_dask(monkeypatch):
     assert refit["centres_budget"] == budget
 
 
-def test_selection_on_dask_lets_go_of_its_gathered_targets_before_the_refit(monkeypatch):
-    """On Dask input the refit gathers the targets it needs; the selection's own gathered
-    copy (n values on the client, 76 MiB at 10^7 rows) is released before it starts."""
+def alive_when_called(monkeypatch, module, owner, method):
+    """Watch the targets that ``module``'s ``dask_training_data`` gathers: the returned
+    list gets, at each call of ``owner.method``, whether that gathered copy is still
+    held anywhere (after a garbage collection)."""
     import gc
     import weakref
 
-    from kernelselect.models import _selection_cv
-
-    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
-    monkeypatch.setattr(_fit_policy, "MIN_CENTRES", 40)
-    gathered = []
-    real_gather = _selection_cv.dask_training_data
+    gathered, alive = [], []
+    real_gather, real_method = module.dask_training_data, getattr(owner, method)
 
     def keep_ref(X, y):
         X, y_local, y_dask = real_gather(X, y)
         gathered.append(weakref.ref(y_local))
         return X, y_local, y_dask
 
-    alive_at_refit = []
-    real_fit = KernelRidgeRegressor.fit
-
-    def fit(self, X, y):
+    def watched(self, *args):
         gc.collect()
-        alive_at_refit.append(gathered[0]() is not None)
-        return real_fit(self, X, y)
+        alive.append(gathered[0]() is not None)
+        return real_method(self, *args)
 
-    monkeypatch.setattr(_selection_cv, "dask_training_data", keep_ref)
-    monkeypatch.setattr(KernelRidgeRegressor, "fit", fit)
+    monkeypatch.setattr(module, "dask_training_data", keep_ref)
+    monkeypatch.setattr(owner, method, watched)
+    return alive
+
+
+def test_selection_on_dask_lets_go_of_its_gathered_targets_before_the_refit(monkeypatch):
+    """On Dask input the refit gathers the targets it needs; the selection's own gathered
+    copy (n values on the client, 76 MiB at 10^7 rows) is released before it starts."""
+    from kernelselect.models import _selection_cv
+
+    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
+    monkeypatch.setattr(_fit_policy, "MIN_CENTRES", 40)
+    alive_at_refit = alive_when_called(monkeypatch, _selection_cv, KernelRidgeRegressor, "fit")
     X, Y = data(5, n=600)
     KernelSelectionCV(random_state=0, standardize=False).fit(chunked(X), chunked(Y[:, 0]))
     assert alive_at_refit == [False]
@@ -262,30 +267,10 @@ def test_selection_on_dask_lets_go_of_its_gathered_targets_before_the_refit(monk
 def test_machine_on_dask_solves_without_its_gathered_targets(monkeypatch, machine):
     """The machines gather y once for its checks (ȳ, the classes); the solve streams
     y's chunks, so the gathered copy is released before it starts."""
-    import gc
-    import weakref
-
     from kernelselect.models import _machines
 
-    gathered = []
-    real_gather = _machines.dask_training_data
-
-    def keep_ref(X, y):
-        X, y_local, y_dask = real_gather(X, y)
-        gathered.append(weakref.ref(y_local))
-        return X, y_local, y_dask
-
-    alive_at_solve = []
     cls = KernelRidgeRegressor if machine == "regressor" else LSSVMClassifier
-    real_solve = cls._fit_machine
-
-    def solve(self, *args):
-        gc.collect()
-        alive_at_solve.append(gathered[0]() is not None)
-        return real_solve(self, *args)
-
-    monkeypatch.setattr(_machines, "dask_training_data", keep_ref)
-    monkeypatch.setattr(cls, "_fit_machine", solve)
+    alive_at_solve = alive_when_called(monkeypatch, _machines, cls, "_fit_machine")
     X, Y = data(2, n=500)
     y = Y[:, 0] if machine == "regressor" else np.where(Y[:, 0] > 0, 1, -1)
     extra = {"fit_intercept": "mean"} if machine == "regressor" else {}

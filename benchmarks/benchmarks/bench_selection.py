@@ -91,22 +91,14 @@ class SelectDefaults:
         self.func(self.X, self.y, random_state=0, workers=workers)
 
 
-class DefaultThreads:
+class DefaultThreads(SelectDefaults):
     """``select_kernel(X, y)`` with every default, on one thread and on the default
     threads, at the sizes where the default thread count is decided: n = 200 and 2000
     (one thread by rule), 2·10⁴ (both cores where they are free; the in-memory passes
     in at least 8 row blocks). The ratio of the two is the default threads' gain, or
     loss beside a busy process."""
     params = ([200, 2_000, 20_000], [1, None])
-    param_names = ["n", "workers"]
     timeout = 900
-
-    def setup(self, n, workers):
-        self.func = require(select_kernel())
-        self.X, self.y = data(n, d=8)
-
-    def time_select(self, n, workers):
-        self.func(self.X, self.y, random_state=0, workers=workers)
 
 
 class SelectExactWindow:
