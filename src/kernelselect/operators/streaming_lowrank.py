@@ -149,8 +149,8 @@ class _Family:
         YtP = sum(self.basis_rows(a, b).T @ P[a:b] for a, b in blocks)
         coef = np.linalg.solve(self.gram, YtP)
         scale = max(float(np.max(np.abs(P), initial=0.0)), 1e-300)
-        resid = max(float(np.max(np.abs(P[a:b] - self.basis_rows(a, b) @ coef), initial=0.0))
-                    for a, b in blocks) if blocks else 0.0
+        resid = max((float(np.max(np.abs(P[a:b] - self.basis_rows(a, b) @ coef), initial=0.0))
+                     for a, b in blocks), default=0.0)
         if resid > 1e-9 * scale:
             raise ValueError(
                 "the streaming operator projects probes in the span of y, 1 and the class "
