@@ -11,8 +11,12 @@ needs a second pass over the rows for the hat-matrix diagonal).
 
 Usage
 -----
-    python studies/speed_million.py --base-python OTHER_VENV/bin/python [--repeats 2]
+    python studies/speed_million.py --base-python OTHER_VENV/bin/python [--repeats 2] \
+        [--label "idle"]
     python studies/speed_million.py --report
+
+Records carry the ``--label`` of their run; the report has one table per run (its own
+floor and load), so runs at different loads stand side by side instead of being pooled.
 """
 
 import argparse
@@ -32,22 +36,23 @@ REPORT = C.RESULTS / "speed_million.md"
 N = 10 ** 6
 
 
-def run(base_python, repeats):
+def run(base_python, repeats, label):
     os.environ["STREAMING_SCALE_RESULTS"] = str(RAW)
     import streaming_scale as S
 
     fixed = {"kind": "select", "n": N, "approximation": "nystrom:200", "alphas": [1.0]}
-    S.run_child({"kind": "floor", "n": N}, env=S.ONE)
+    tag = {} if label is None else {"run": label}     # carried in the record's spec
+    S.run_child({"kind": "floor", "n": N, **tag}, env=S.ONE)
     for _ in range(repeats):
-        S.run_child(dict(fixed, workers=1), env=S.ONE)
-        S.run_child(dict(fixed, workers=1), python=base_python, env=S.ONE)
-        S.run_child(fixed)
-        S.run_child(fixed, python=base_python)
-    S.run_child({"kind": "floor", "n": N}, env=S.ONE)
+        S.run_child(dict(fixed, workers=1, **tag), env=S.ONE)
+        S.run_child(dict(fixed, workers=1, **tag), python=base_python, env=S.ONE)
+        S.run_child(dict(fixed, **tag))
+        S.run_child(dict(fixed, **tag), python=base_python)
+    S.run_child({"kind": "floor", "n": N, **tag}, env=S.ONE)
 
 
-def report():
-    recs = C.read_jsonl(RAW)
+def _table(recs):
+    """The rows of one run's table and (its floor, its load range)."""
     floor = float(np.median([r["seconds"] for r in recs if r["spec"]["kind"] == "floor"]))
     # the floor runs in this checkout's interpreter; the other interpreter is the base
     here = {r["python"] for r in recs if r["spec"]["kind"] == "floor"}
@@ -64,21 +69,41 @@ def report():
         same = all(r["best_gamma"] == this[0]["best_gamma"] for r in sel)
         rows.append(f"| {threads} | {len(this)} | {t_this:.1f} | {cpu:.2f} | {t_base:.1f} | "
                     f"{t_this / t_base:.2f} | {t_this / floor:.2f} | {'yes' if same else 'no'} |")
+    return rows, floor, (min(loads), max(loads))
+
+
+#: what the report says of runs recorded before records carried a label
+FIRST_RUN = "this run's session had nice −10 beside other sessions' builds"
+
+
+def report():
+    recs = C.read_jsonl(RAW)
+    runs: dict = {}
+    for r in recs:
+        runs.setdefault(r["spec"].get("run"), []).append(r)
     lines = [
         "# n = 10⁶: the streamed Nyström level against its floor and an earlier version",
         "",
-        f"`studies/speed_million.py` (raw records: `speed_million_raw.jsonl.gz`); synthetic "
-        f"data, d = 10, 200 landmarks, α = 1, the default 15 γ, criteria eloo and gcv. "
-        f"Floor (kernel blocks and Gram products of the first pass, 15 γ, one thread): "
-        f"{floor:.1f} s. *earlier*: the package at 0a9b296, same run. Load (1-minute "
-        f"average) {min(loads):.1f}–{max(loads):.1f}; this run's session had nice −10 "
-        f"beside other sessions' builds.",
-        "",
-        "| threads | repeats | seconds (median) | CPU / wall | earlier (s) | ratio to earlier | "
-        "ratio to floor | same γ |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-        *rows,
+        "`studies/speed_million.py` (raw records: `speed_million_raw.jsonl.gz`); synthetic "
+        "data, d = 10, 200 landmarks, α = 1, the default 15 γ, criteria eloo and gcv. "
+        "Floor: the kernel blocks and Gram products of the first pass, 15 γ, on one "
+        "thread, timed in the same run (the work no streamed pass can avoid; the ratios "
+        "of both thread settings are to this one-thread floor). *earlier*: the package "
+        "at 0a9b296, same run. Load: the 1-minute average of the shared 2-core machine "
+        "around the run's timings.",
     ]
+    for label, group in runs.items():
+        rows, floor, (lo, hi) = _table(group)
+        lines += [
+            "",
+            f"## {label or 'first run'}: floor {floor:.1f} s, load {lo:.1f}–{hi:.1f}"
+            + ("" if label else f" ({FIRST_RUN})"),
+            "",
+            "| threads | repeats | seconds (median) | CPU / wall | earlier (s) | "
+            "ratio to earlier | ratio to floor | same γ |",
+            "|---|---:|---:|---:|---:|---:|---:|---|",
+            *rows,
+        ]
     REPORT.write_text("\n".join(lines) + "\n")
     with open(str(RAW) + ".gz", "wb") as raw:
         with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
@@ -90,10 +115,11 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--base-python")
     p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--label", default=None, help="names this run in the report")
     p.add_argument("--report", action="store_true")
     a = p.parse_args()
     if not a.report:
-        run(a.base_python, a.repeats)
+        run(a.base_python, a.repeats, a.label)
     report()
 
 
