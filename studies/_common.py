@@ -317,13 +317,22 @@ def read_records(path):
     return list(out.values())
 
 
+def write_archive(path, recs, separators=None):
+    """Write ``recs`` as JSON lines into ``path.gz`` (the archive kept in the
+    repository; ``path`` is the plain jsonl file, or the archive itself). The gzip
+    header carries mtime 0, so the same records give the same bytes."""
+    path = Path(path)
+    target = path if path.suffix == ".gz" else Path(str(path) + ".gz")
+    text = "".join(json.dumps(r, separators=separators) + "\n" for r in recs)
+    with open(target, "wb") as raw:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
+            fh.write(text.encode())
+
+
 def archive(path):
     """Write every record of ``path`` (and its archive) into ``path.gz``, sorted."""
     recs = sorted(read_records(path), key=lambda r: (r["dataset"], r.get("part", ""), r["repeat"]))
-    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs)
-    with open(str(path) + ".gz", "wb") as raw:   # mtime 0: the same records, the same bytes
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write(text.encode())
+    write_archive(path, recs, separators=(",", ":"))
     return len(recs)
 
 

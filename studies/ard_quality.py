@@ -1214,16 +1214,10 @@ def _start_section(recs, ard, cv_by, cands):
 def archive(path):
     """Every record of ``path`` and its archive into ``path.gz`` (later lines win per
     dataset, split and method), sorted, with a fixed gzip header."""
-    import gzip
-    import json
-
     recs = {}
     for r in C.read_jsonl(path):
         recs[(r["dataset"], r["method"], r["split"])] = r
-    text = "".join(json.dumps(recs[k], separators=(",", ":")) + "\n" for k in sorted(recs))
-    with open(str(path) + ".gz", "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write(text.encode())
+    C.write_archive(path, [recs[k] for k in sorted(recs)], separators=(",", ":"))
     print(f"{len(recs)} records in {path}.gz")
 
 

@@ -45,7 +45,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import gzip  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -169,10 +168,7 @@ def report():
     for r in recs:
         latest[(r.get("run", ""), r["dataset"], r["n"])] = r
     recs = sorted(latest.values(), key=lambda r: (r.get("run", ""), r["n"], r["dataset"]))
-    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs)
-    with open(str(RAW) + ".gz", "wb") as raw:   # mtime 0: the same records, the same bytes
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write(text.encode())
+    C.write_archive(RAW, recs, separators=(",", ":"))
     runs = sorted({(r.get("run", ""), r["n"]) for r in recs})
     lines = ["# Speed of the defaults against GridSearchCV(KernelRidge)", "",
              "`studies/defaults_speed.py` (raw records: `defaults_speed_raw.jsonl.gz`). "

@@ -99,10 +99,7 @@ def report():
     for r in C.read_jsonl(RAW):
         recs[(r["dataset"], r["split"], r["cap"])] = r
     recs = sorted(recs.values(), key=lambda r: (r["cap"], r["n_train"], r["dataset"], r["split"]))
-    text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in recs)
-    with open(str(RAW) + ".gz", "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write(text.encode())
+    C.write_archive(RAW, recs, separators=(",", ":"))
     lines = ["# The exact window against a last Nyström level of n/2 landmarks", "",
              "`studies/speed_exact_region.py` (raw records: `speed_exact_region_raw.jsonl.gz`; "
              "protocol in its docstring). One thread; both rules in the same process, one "

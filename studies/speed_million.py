@@ -20,8 +20,6 @@ floor and load), so runs at different loads stand side by side instead of being 
 """
 
 import argparse
-import gzip
-import json
 import os
 import sys
 from pathlib import Path
@@ -105,9 +103,7 @@ def report():
             *rows,
         ]
     REPORT.write_text("\n".join(lines) + "\n")
-    with open(str(RAW) + ".gz", "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write("".join(json.dumps(r) + "\n" for r in recs).encode())
+    C.write_archive(RAW, recs)
     print("\n".join(lines))
 
 

@@ -198,9 +198,9 @@ def report():
             lines.append(f"| {label} | {n} | {setting} | {lv['approximation']} | {ng} | {s:.3f} | "
                          f"{s / ng:.3f} | {ratios} | {total:.2f} | {load} |")
     REPORT.write_text("\n".join(lines) + "\n")
-    with open(archive, "wb") as raw:               # mtime 0: the same records, the same bytes
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write("".join(json.dumps(r) + "\n" for r in recs).encode())
+    sys.path.insert(0, str(HERE))
+    import _common as C
+    C.write_archive(archive, recs)
     if RAW.exists():
         RAW.unlink()                                # archived: read once, not twice
     print("\n".join(lines))

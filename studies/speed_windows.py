@@ -128,7 +128,10 @@ def candidates(rec):
 
 
 def report():
-    recs = C.read_jsonl(RAW)
+    latest = {}                                 # a rerun of a set replaces its record
+    for r in C.read_jsonl(RAW):
+        latest[(r["dataset"], r["split"], r["cap"])] = r
+    recs = list(latest.values())
     lines = [
         "# Cheaper windows: skipping the neighbours of the previous best γ",
         "",
@@ -186,9 +189,7 @@ def report():
         "",
     ]
     REPORT.write_text("\n".join(lines))
-    with open(str(RAW) + ".gz", "wb") as raw:
-        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as fh:
-            fh.write("".join(json.dumps(r) + "\n" for r in recs).encode())
+    C.write_archive(RAW, recs)
     print("\n".join(lines))
 
 
