@@ -99,28 +99,18 @@ def first_pass32(fmap, Xb, yb, values, rotations):
 
 
 def second_pass32(fmap, Xb, yb, values, plan):
-    """The second pass with float32 blocks Q_b = F_b M; the α sums in float64."""
+    """The second pass with float32 blocks Q_b = F_b M; the α sums in float64 (the
+    package's own ``row_reductions``)."""
+    from kernelselect.operators._row_passes import row_reductions
+
     out = [None] * sum(len(reqs) for _, _, reqs in plan)
-    for rows, S32, F, Yb in _blocks32(fmap, Xb, yb, values):
+    for _, S32, F, Yb in _blocks32(fmap, Xb, yb, values):
         slot, chain = 0, [None, 0]
         for i, Mu, reqs in plan:
             _exp32(fmap.gammas, S32, i, F, chain)
             Qb32 = F @ Mu.astype(np.float32)
             Q2 = (Qb32 * Qb32).astype(np.float64)
-            Qb = Qb32.astype(np.float64)
-            for coef, cB, dgl, g0, func in reqs:
-                Bb = Yb @ coef
-                dg = g0 + Q2 @ dgl
-                if cB is None:
-                    gB = None
-                elif dgl.ndim == 1:
-                    gB = g0 * Bb + Qb @ (dgl[:, None] * cB)
-                else:
-                    r, m, L = cB.shape[0], cB.shape[1], dgl.shape[1]
-                    gB = (Qb @ (cB[:, :, None] * dgl[:, None, :]).reshape(r, m * L)
-                          ).reshape(rows, m, L)
-                    gB += Bb[:, :, None] * g0[None, None, :]
-                part = np.asarray(func(Bb, gB, dg), dtype=np.float64)
+            for part in row_reductions(Qb32.astype(np.float64), Q2, Yb, reqs):
                 out[slot] = part if out[slot] is None else out[slot] + part
                 slot += 1
     return out

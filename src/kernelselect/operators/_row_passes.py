@@ -20,7 +20,7 @@ from ..utils._threads import (cancel_passes, check_cancelled, free_cores, one_bl
 from ._feature_maps import FeatureMap, block_rows
 
 __all__ = ["ArrayRows", "MAX_CLASSES", "probe_basis", "probe_values", "first_pass",
-           "second_pass", "add_parts", "default_threads"]
+           "second_pass", "row_reductions", "add_parts", "default_threads"]
 
 #: targets with at most this many distinct values are projected through their class
 #: indicators (multiclass criteria such as DI need them), others through [y 1]
@@ -117,23 +117,34 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
         for i, Mu, reqs in plan:
             fmap.block(S, i, F, chain)
             Qb = F @ Mu
-            Q2 = Qb * Qb
-            for coef, cB, dgl, g0, func in reqs:
-                Bb = Yb @ coef
-                dg = g0 + Q2 @ dgl
-                if cB is None:
-                    gB = None
-                elif dgl.ndim == 1:
-                    gB = g0 * Bb + Qb @ (dgl[:, None] * cB)
-                else:
-                    r, m, L = cB.shape[0], cB.shape[1], dgl.shape[1]
-                    gB = (Qb @ (cB[:, :, None] * dgl[:, None, :]).reshape(r, m * L)
-                          ).reshape(rows, m, L)
-                    gB += Bb[:, :, None] * g0[None, None, :]
-                part = np.asarray(func(Bb, gB, dg), dtype=np.float64)
+            for part in row_reductions(Qb, Qb * Qb, Yb, reqs):
                 out[slot] = part if out[slot] is None else out[slot] + part
                 slot += 1
     return out
+
+
+def row_reductions(Qb: np.ndarray, Q2: np.ndarray, Yb: np.ndarray,
+                   reqs: list[Any]) -> list[np.ndarray]:
+    """One γ's requests on one block of rows, from the block of eigenvector rows
+    Q_b = F_b M (and Q_b², entrywise) and the probe basis rows Y_b: for each request
+    (coef, cB, dgl, g0, func), B_b = Y_b·coef, the diagonal of g(K̃) on these rows
+    g0 + Q_b²·dgl, and g(K̃)B on them, handed to ``func``."""
+    rows = Qb.shape[0]
+    parts = []
+    for coef, cB, dgl, g0, func in reqs:
+        Bb = Yb @ coef
+        dg = g0 + Q2 @ dgl
+        if cB is None:
+            gB = None
+        elif dgl.ndim == 1:
+            gB = g0 * Bb + Qb @ (dgl[:, None] * cB)
+        else:
+            r, m, L = cB.shape[0], cB.shape[1], dgl.shape[1]
+            gB = (Qb @ (cB[:, :, None] * dgl[:, None, :]).reshape(r, m * L)
+                  ).reshape(rows, m, L)
+            gB += Bb[:, :, None] * g0[None, None, :]
+        parts.append(np.asarray(func(Bb, gB, dg), dtype=np.float64))
+    return parts
 
 
 def add_parts(a: list[np.ndarray], b: list[np.ndarray]) -> list[np.ndarray]:
