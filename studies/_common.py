@@ -309,6 +309,20 @@ def read_jsonl(path):
     return out
 
 
+#: the records of the defaults study (``defaults_quality.py``): the training halves it scored
+DEFAULTS_STUDY = RESULTS / "defaults_quality_raw.jsonl.gz"
+
+
+def defaults_study_halves(splits, datasets=None, min_n=400):
+    """The defaults study's ``defaults`` records (one per data set and split) of
+    ``splits`` (and ``datasets``, names) whose training half has more than ``min_n``
+    rows: the halves the speed studies rerun with the study's seeds (below 400 rows the
+    exact path decides, which the speed work leaves alone)."""
+    return [r for r in read_jsonl(DEFAULTS_STUDY)
+            if r["method"] == "defaults" and r["n_train"] > min_n and r["split"] in splits
+            and (datasets is None or r["dataset"] in datasets)]
+
+
 def read_records(path):
     """:func:`read_jsonl` keyed by (dataset, repeat, part): later lines win."""
     out = {}

@@ -24,7 +24,6 @@ Usage
 """
 
 import argparse
-import gzip
 import json
 import os
 import sys
@@ -35,7 +34,6 @@ import numpy as np
 
 import _common as C
 
-RAW = C.RESULTS / "defaults_quality_raw.jsonl.gz"
 
 
 def out_path(label):
@@ -104,12 +102,8 @@ def main():
         use_code(a.code)
     import kernelselect
 
-    splits = {int(s) for s in a.splits.split(",")}
-    with gzip.open(RAW, "rt") as fh:
-        recs = [json.loads(x) for x in fh if x.strip()]
-    recs = [r for r in recs if r["method"] == "defaults" and r["n_train"] > a.min_n
-            and r["split"] in splits
-            and (a.datasets is None or r["dataset"] in a.datasets.split(","))]
+    recs = C.defaults_study_halves({int(s) for s in a.splits.split(",")},
+                                   a.datasets.split(",") if a.datasets else None, a.min_n)
     out = []
     load0 = os.getloadavg()
     for r in recs:

@@ -27,8 +27,6 @@ Usage
 """
 
 import argparse
-import gzip
-import json
 import os
 import time
 import warnings
@@ -42,7 +40,6 @@ import _common as C  # noqa: E402
 
 RAW = C.RESULTS / "speed_float32_raw.jsonl"
 REPORT = C.RESULTS / "speed_float32.md"
-QUALITY = C.RESULTS / "defaults_quality_raw.jsonl.gz"
 
 
 # --------------------------------------------------------------------------- float32 passes
@@ -133,14 +130,7 @@ def choices(precision, cap, splits):
     import kernelselect
 
     use_precision(precision)
-    with gzip.open(QUALITY, "rt") as fh:
-        recs = [json.loads(x) for x in fh if x.strip()]
-    seen = set()
-    for r in recs:
-        key = (r["dataset"], r["split"])
-        if r["method"] != "defaults" or r["split"] not in splits or key in seen:
-            continue
-        seen.add(key)
+    for r in C.defaults_study_halves(splits):
         data = C.load_data(r["dataset"])
         Xtr, ytr, Xte, yte, _, seed = C.capped_half_split(r["dataset"], r["task"], data,
                                                           r["split"], cap, 10000)

@@ -28,7 +28,6 @@ Usage
 """
 
 import argparse
-import gzip
 import json
 import os
 import time
@@ -43,24 +42,14 @@ import _common as C  # noqa: E402
 
 RAW = C.RESULTS / "speed_windows_raw.jsonl"
 REPORT = C.RESULTS / "speed_windows.md"
-QUALITY = C.RESULTS / "defaults_quality_raw.jsonl.gz"
 FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
 
 
 def record(cap, splits, datasets):
     import kernelselect
 
-    with gzip.open(QUALITY, "rt") as fh:
-        recs = [json.loads(x) for x in fh if x.strip()]
-    todo, seen = [], set()
-    for r in recs:
-        key = (r["dataset"], r["split"])
-        if (r["method"] != "defaults" or r["split"] not in splits or key in seen
-                or (datasets and r["dataset"] not in datasets)):
-            continue
-        seen.add(key)
-        todo.append((r["dataset"], r["task"], r["split"]))
-    for name, task, split in todo:
+    for r in C.defaults_study_halves(splits, datasets):
+        name, task, split = r["dataset"], r["task"], r["split"]
         data = C.load_data(name)
         Xtr, ytr, _, _, _, seed = C.capped_half_split(name, task, data, split, cap, 1)
         if Xtr.shape[0] <= 400:
