@@ -323,6 +323,31 @@ def defaults_study_halves(splits, datasets=None, min_n=400):
             and (datasets is None or r["dataset"] in datasets)]
 
 
+def capped_halves(recs, cap, test_cap):
+    """For each record of :func:`defaults_study_halves`, (record, Xtr, ytr, Xte, yte,
+    seed): its training and test halves capped at ``cap`` and ``test_cap`` rows, with
+    the study's seed."""
+    for r in recs:
+        data = load_data(r["dataset"])
+        Xtr, ytr, Xte, yte, _, seed = capped_half_split(r["dataset"], r["task"], data,
+                                                        r["split"], cap, test_cap)
+        yield r, Xtr, ytr, Xte, yte, seed
+
+
+def timed_defaults(X, y, seed):
+    """(seconds, result) of ``select_kernel(X, y, random_state=seed)`` with its
+    defaults, warnings silenced."""
+    import warnings
+
+    import kernelselect
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t0 = time.perf_counter()
+        res = kernelselect.select_kernel(X, y, random_state=seed)
+        return time.perf_counter() - t0, res
+
+
 def read_records(path):
     """:func:`read_jsonl` keyed by (dataset, repeat, part): later lines win."""
     out = {}

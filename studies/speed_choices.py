@@ -27,8 +27,6 @@ import argparse
 import json
 import os
 import sys
-import time
-import warnings
 
 import numpy as np
 
@@ -106,15 +104,8 @@ def main():
                                    a.datasets.split(",") if a.datasets else None, a.min_n)
     out = []
     load0 = os.getloadavg()
-    for r in recs:
-        data = C.load_data(r["dataset"])
-        Xtr, ytr, Xte, yte, _, seed = C.capped_half_split(r["dataset"], r["task"], data,
-                                                          r["split"], a.cap, a.test_cap)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
-            res = kernelselect.select_kernel(Xtr, ytr, random_state=seed)
-            seconds = time.perf_counter() - t0
+    for r, Xtr, ytr, Xte, yte, seed in C.capped_halves(recs, a.cap, a.test_cap):
+        seconds, res = C.timed_defaults(Xtr, ytr, seed)
         levels = [lv for lv in res.details.get("auto", {}).get("levels", []) if "value" in lv]
         out.append(dict(dataset=r["dataset"], split=r["split"], n_train=r["n_train"],
                         gamma=res.best_gamma, alpha=res.best_alpha,

@@ -127,20 +127,10 @@ def use_precision(precision):
 
 
 def choices(precision, cap, splits):
-    import kernelselect
-
     use_precision(precision)
-    for r in C.defaults_study_halves(splits):
-        data = C.load_data(r["dataset"])
-        Xtr, ytr, Xte, yte, _, seed = C.capped_half_split(r["dataset"], r["task"], data,
-                                                          r["split"], cap, 10000)
-        if Xtr.shape[0] <= 400:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
-            res = kernelselect.select_kernel(Xtr, ytr, random_state=seed)
-            seconds = time.perf_counter() - t0
+    for r, Xtr, ytr, Xte, yte, seed in C.capped_halves(C.defaults_study_halves(splits),
+                                                       cap, 10000):
+        seconds, res = C.timed_defaults(Xtr, ytr, seed)
         levels = [lv for lv in res.details.get("auto", {}).get("levels", []) if "value" in lv]
         C.append_record(RAW, dict(
             kind="choice", precision=precision, cap=cap, dataset=r["dataset"],

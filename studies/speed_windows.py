@@ -30,8 +30,6 @@ Usage
 import argparse
 import json
 import os
-import time
-import warnings
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -46,19 +44,10 @@ FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0, 5.0)
 
 
 def record(cap, splits, datasets):
-    import kernelselect
-
-    for r in C.defaults_study_halves(splits, datasets):
+    for r, Xtr, ytr, _, _, seed in C.capped_halves(C.defaults_study_halves(splits, datasets),
+                                                   cap, 1):
         name, task, split = r["dataset"], r["task"], r["split"]
-        data = C.load_data(name)
-        Xtr, ytr, _, _, _, seed = C.capped_half_split(name, task, data, split, cap, 1)
-        if Xtr.shape[0] <= 400:
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            t0 = time.perf_counter()
-            res = kernelselect.select_kernel(Xtr, ytr, random_state=seed)
-            seconds = time.perf_counter() - t0
+        seconds, res = C.timed_defaults(Xtr, ytr, seed)
         crit = res.criteria[0]
         levels = []
         for lv in res.levels:
