@@ -234,7 +234,8 @@ def report():
             f"- choice kept: {len(same)} of {len(pairs)}; the criterion value at a kept "
             f"choice moved by at most {max(rel) if rel else 0:.1e} (relative)",
             f"- time: {t32:.1f} s in float32 against {t64:.1f} s in float64 "
-            f"({t32 / t64:.2f}×)",
+            f"({t32 / t64:.2f}×; the two runs minutes apart, not interleaved: the timed "
+            f"comparison is the passes table below)",
         ]
         for task in sorted({v["float64"]["task"] for v in pairs}):
             unit = 1.0 if task == "regression" else 100.0

@@ -111,7 +111,7 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
     (coef, cB, dgl, g0, func) as prepared by :func:`_plan`.
     """
     out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
-    for rows, S, F, Yb in _sub_block_features(fmap, Xb, yb, values):
+    for _, S, F, Yb in _sub_block_features(fmap, Xb, yb, values):
         slot = 0
         chain: list[Any] = [None, 0]
         for i, Mu, reqs in plan:
