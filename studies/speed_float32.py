@@ -166,8 +166,8 @@ def passes(n, repeats):
     def timed(self, fn, fmap, *args):
         t0 = time.perf_counter()
         out = original(self, fn, fmap, *args)
-        spent[fn.__name__.rstrip("32")] = spent.get(fn.__name__.rstrip("32"), 0.0) + \
-            time.perf_counter() - t0
+        name = fn.__name__.removesuffix("32")
+        spent[name] = spent.get(name, 0.0) + time.perf_counter() - t0
         return out
 
     RP.ArrayRows.reduce = timed

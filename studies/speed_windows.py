@@ -64,9 +64,10 @@ def record(cap, splits, datasets):
               " ".join(f"{lv['approximation']}:{len(lv['gammas'])}" for lv in levels))
 
 
-def _value(level, gamma):
-    """The level's best value at ``gamma`` (None where it did not evaluate it)."""
-    for g, v in zip(level["gammas"], level["best"]):
+def _at(level, gamma, field="best"):
+    """The level's ``field`` (best value, seconds) at ``gamma``; None where it did not
+    evaluate it."""
+    for g, v in zip(level["gammas"], level[field]):
         if np.isclose(g, gamma, rtol=1e-9):
             return v
     return None
@@ -84,17 +85,16 @@ def candidates(rec):
         prev = L[k - 1]
         vals = [sign * v if v is not None else np.inf for v in prev["best"]]
         centre = prev["gammas"][int(np.argmin(vals))]
-        vc = _value(L[k], centre)
+        vc = _at(L[k], centre)
         if vc is None:
             continue
         for nb in (centre / 2.0, centre * 2.0):
-            vk = _value(L[k], nb)
+            vk = _at(L[k], nb)
             if vk is None:
                 continue
-            secs = L[k]["seconds"][[np.isclose(g, nb, rtol=1e-9)
-                                    for g in L[k]["gammas"]].index(True)]
+            secs = _at(L[k], nb, "seconds")
             worse = sign * vk >= sign * vc
-            v1, v2 = _value(L[k - 1], nb), _value(L[k - 2], nb)
+            v1, v2 = _at(L[k - 1], nb), _at(L[k - 2], nb)
             if v1 is None or v2 is None:
                 out.append((L[k]["approximation"], None, worse, secs, None))
                 continue
