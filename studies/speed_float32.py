@@ -21,6 +21,8 @@ Usage
 -----
     python studies/speed_float32.py --precision float64 --cap 1000
     python studies/speed_float32.py --precision float32 --cap 1000
+    python studies/speed_float32.py --precision float64 --cap 10000 --splits 0,1,2 \
+        --datasets a9a,cadata,htru2,pol,protein,w8a       # the sets above 15 000 rows
     python studies/speed_float32.py --passes 20000        # both precisions, interleaved
     python studies/speed_float32.py --passes 1000000 --repeats 1
     python studies/speed_float32.py --report
@@ -126,10 +128,10 @@ def use_precision(precision):
 # --------------------------------------------------------------------------- runs
 
 
-def choices(precision, cap, splits):
+def choices(precision, cap, splits, datasets=None):
     use_precision(precision)
-    for r, Xtr, ytr, Xte, yte, seed in C.capped_halves(C.defaults_study_halves(splits),
-                                                       cap, 10000):
+    halves = C.defaults_study_halves(splits, datasets)
+    for r, Xtr, ytr, Xte, yte, seed in C.capped_halves(halves, cap, 10000):
         seconds, res = C.timed_defaults(Xtr, ytr, seed)
         levels = [lv for lv in res.details.get("auto", {}).get("levels", []) if "value" in lv]
         C.append_record(RAW, dict(
@@ -282,6 +284,8 @@ def main():
     p.add_argument("--precision", choices=("float64", "float32"))
     p.add_argument("--cap", type=int, default=1000)
     p.add_argument("--splits", default="0,1,2,3,4")
+    p.add_argument("--datasets", default=None,
+                   help="comma-separated names (default: every set of the defaults study)")
     p.add_argument("--passes", type=int, default=None, help="time the passes at this n")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--report", action="store_true")
@@ -289,7 +293,8 @@ def main():
     if a.passes:
         passes(a.passes, a.repeats)
     elif a.precision:
-        choices(a.precision, a.cap, {int(s) for s in a.splits.split(",")})
+        choices(a.precision, a.cap, {int(s) for s in a.splits.split(",")},
+                None if a.datasets is None else set(a.datasets.split(",")))
     report()
 
 
