@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import functools
+import warnings
 
 import kernelselect
 from kernelselect import Nystroem, lowlevel
@@ -224,6 +225,24 @@ def test_rff_phases_that_overflow_are_refused():
     with pytest.raises(ValueError, match="overflows.*Rescale X"):
         lowlevel.rff_features(X * 1e200, W * 1e200, b)   # formerly NaN output
     assert np.isfinite(lowlevel.rff_features(X * 1e100, W * 1e-100, b)).all()
+
+
+def test_streamed_features_that_overflow_are_refused_by_gammas():
+    """Laplacian random features at a huge γ: the phases s_γ·W₀ᵀx (s_γ = γ) overflow
+    float64 (formerly a ValueError of the compiled eigendecomposition naming no
+    argument); the same X and γ on Nyström give the limit exp(−∞) = 0 without a numpy
+    warning."""
+    X = np.array([[1.0], [-2.0], [6.4e9]])
+    y = np.array([1.0, -1.0, 1.0])
+    with pytest.raises(ValueError, match=r"^gammas: the rff features are not finite at "
+                                         r"γ = 1e\+300 .*standardize=True"):
+        select_kernel(X, y, approximation="rff", gammas=[1.0, 1e300], kernel="laplacian",
+                      random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = select_kernel(X, y, approximation=Nystroem(n_landmarks=3), gammas=[1e300],
+                            kernel="laplacian", random_state=0)
+    assert np.all(np.isfinite(res.curves["ree"]))
 
 
 def test_kernel_matvec_rescales_v_and_refuses_overflow():

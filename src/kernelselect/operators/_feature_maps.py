@@ -27,6 +27,7 @@ class FeatureMap(Protocol):
     (:class:`LandmarkFeatures`, :class:`FourierFeatures`)."""
 
     width: int
+    gammas: np.ndarray
 
     def shared(self, Xb: npt.ArrayLike) -> np.ndarray: ...
 
@@ -98,7 +99,8 @@ def exp_block(gammas: np.ndarray, S: np.ndarray, i: int, out: np.ndarray,
         np.multiply(out, out, out=out)
         chain[0], chain[1] = i, chain[1] + 1
         return out
-    np.multiply(S, -g[i], out=out)
+    with np.errstate(over="ignore"):          # γS beyond float64: −∞, and exp(−∞) = 0
+        np.multiply(S, -g[i], out=out)
     if chain is not None:
         chain[0], chain[1] = i, 0
     return np.exp(out, out=out)
@@ -120,8 +122,8 @@ class FourierFeatures:
         self.b = np.ascontiguousarray(b, dtype=np.float64)
         self.width = self.W0.shape[1]
         family = Kernel.of(kernel)
-        self.scales = np.array([family.frequency_scale(float(g))
-                                for g in np.atleast_1d(np.asarray(gammas, dtype=np.float64))])
+        self.gammas = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
+        self.scales = np.array([family.frequency_scale(float(g)) for g in self.gammas])
         self.norm = np.sqrt(2.0 / self.width)
         self._W = [np.ascontiguousarray(self.W0 * s) for s in self.scales]
         self._no_row_scale = np.empty(0, dtype=np.float64)

@@ -74,7 +74,7 @@ def first_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndar
     Long blocks are cut into sub-blocks of :func:`block_rows` rows, so the
     temporaries stay O(b·c).
     """
-    ng = _n_gammas(fmap)
+    ng = fmap.gammas.size
     G: list[Any] = [None] * ng
     H: list[Any] = [None] * ng
     for _, S, F, Yb in _sub_block_features(fmap, Xb, yb, values):
@@ -97,10 +97,6 @@ def _symmetric(upper: np.ndarray) -> np.ndarray:
     full = np.triu(upper)
     full += np.triu(upper, 1).T
     return full
-
-
-def _n_gammas(fmap: Any) -> int:
-    return (fmap.gammas if hasattr(fmap, "gammas") else fmap.scales).size
 
 
 def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarray | None,

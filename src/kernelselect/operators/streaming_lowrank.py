@@ -349,6 +349,7 @@ def build_operators(rows: Any, fmap: FeatureMap, y: npt.ArrayLike | None,
     family = _Family(rows, fmap, np.asarray(y, dtype=np.float64))
     parts = rows.reduce(first_pass, fmap, family.values, [t.rotation for t in transforms])
     ng = len(transforms)
+    _check_features_finite(fmap, parts[:ng], name)
 
     def operator(i: int) -> StreamingLowRankOperator:
         op = StreamingLowRankOperator(family, i, parts[i], parts[ng + i], transforms[i], name)
@@ -358,6 +359,21 @@ def build_operators(rows: Any, fmap: FeatureMap, y: npt.ArrayLike | None,
     # one eigendecomposition per γ, on the row source's threads (it releases the
     # interpreter lock)
     return map_in_threads(operator, range(ng), getattr(rows, "threads", None) or 1)
+
+
+def _check_features_finite(fmap: FeatureMap, grams: Sequence[np.ndarray | None],
+                           name: str) -> None:
+    """ValueError naming ``gammas`` when a γ's feature blocks held NaN or ±∞, which
+    reach the diagonal of its Gram matrix (finite X and γ do it only by overflow: the
+    random-feature phases s_γ·W₀ᵀx beyond float64)."""
+    bad = [float(g) for g, G in zip(fmap.gammas, grams)
+           if G is not None and not np.all(np.isfinite(np.diagonal(G)))]
+    if bad:
+        shown = ", ".join(f"{g:.3g}" for g in bad[:5]) + (", …" if len(bad) > 5 else "")
+        raise ValueError(
+            f"gammas: the {name} features are not finite at γ = {shown} for this X (the "
+            "products of γ with the values of X overflow float64); use smaller gammas, or "
+            "rescale X (standardize=True).")
 
 
 def evaluate_grid(ops: Sequence[Any], tasks: Sequence[Any],
