@@ -418,6 +418,22 @@ def dense_kdi(G, B, Y, rho):
     return float(np.trace(np.linalg.inv(S) @ G.T @ C @ Y @ Y.T @ C @ G))
 
 
+def _mp_gaussian(A, B, g):
+    """exp(−g‖a − b‖²) for every row a of A and b of B (lists of mpmath rows), in the
+    working precision of the caller's ``mpmath.workdps``."""
+    import mpmath
+
+    return [[mpmath.exp(-g * mpmath.fsum((ai - bi) ** 2 for ai, bi in zip(a, b))) for b in B]
+            for a in A]
+
+
+def _mp_rows(A):
+    """The rows of a float64 array as lists of mpmath numbers (exact conversions)."""
+    import mpmath
+
+    return [[mpmath.mpf(float(v)) for v in row] for row in np.asarray(A, dtype=float)]
+
+
 def mp_kdi(X, R, Y, gamma, rho, dps=60):
     """KDI = tr((GᵀCG + ρB)⁻¹ GᵀCYYᵀCG), G = K(X, R), B = K(R, R) (Gaussian), in
     ``dps``-digit arithmetic (mpmath) from the float64 inputs, which convert exactly:
@@ -425,16 +441,12 @@ def mp_kdi(X, R, Y, gamma, rho, dps=60):
     import mpmath
 
     with mpmath.workdps(dps):
-        X = [[mpmath.mpf(float(v)) for v in row] for row in np.asarray(X, dtype=float)]
-        R = [[mpmath.mpf(float(v)) for v in row] for row in np.asarray(R, dtype=float)]
+        X, R = _mp_rows(X), _mp_rows(R)
         Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
         g, rho = mpmath.mpf(float(gamma)), mpmath.mpf(float(rho))
         n, J, L = len(X), len(R), Y.shape[1]
 
-        def k(a, b):
-            return mpmath.exp(-g * mpmath.fsum((ai - bi) ** 2 for ai, bi in zip(a, b)))
-
-        G = [[k(x, r) for r in R] for x in X]
+        G = _mp_gaussian(X, R, g)
         Gc = mpmath.matrix(n, J)
         for j in range(J):
             mean = mpmath.fsum(G[i][j] for i in range(n)) / n
@@ -446,7 +458,7 @@ def mp_kdi(X, R, Y, gamma, rho, dps=60):
             mean = mpmath.fsum(col) / n
             for i in range(n):
                 Yc[i, c] = col[i] - mean
-        S = Gc.T * Gc + rho * mpmath.matrix([[k(a, b) for b in R] for a in R])
+        S = Gc.T * Gc + rho * mpmath.matrix(_mp_gaussian(R, R, g))
         M = Gc.T * Yc
         total = mpmath.mpf(0)
         for c in range(L):
@@ -705,13 +717,8 @@ def mp_nystrom_fit(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
     rng = np.random.default_rng(seed)
     with mpmath.workdps(dps):
         g = mpmath.mpf(float(gamma))
-
-        def gauss(A, B):
-            return [[mpmath.exp(-g * mpmath.fsum((mpmath.mpf(float(a)) - mpmath.mpf(float(b))) ** 2
-                                                 for a, b in zip(ra, rb)))
-                     for rb in B] for ra in A]
-
-        C0, W0 = gauss(X, Z), gauss(Z, Z)
+        Xm, Zm = _mp_rows(X), _mp_rows(Z)
+        C0, W0 = _mp_gaussian(Xm, Zm, g), _mp_gaussian(Zm, Zm, g)
         for j in range(m):
             W0[j][j] += mpmath.mpf(float(jitter))
 
@@ -728,7 +735,7 @@ def mp_nystrom_fit(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
                 for k in range(t):
                     yc[i, k] = ym[i, k] - ybar[k]
             A = Cc.T * Cc + mpmath.mpf(float(alpha)) * mpmath.matrix(W)
-            c = mpmath.lu_solve(A, Cc.T * yc) if t == 1 else mpmath.inverse(A) * (Cc.T * yc)
+            c = mpmath.inverse(A) * (Cc.T * yc)
             b = [ybar[k] - mpmath.fsum(mu[j] * c[j, k] for j in range(m)) for k in range(t)]
             F = Cm * c
             return np.array([[float(F[i, k] + b[k]) for k in range(t)] for i in range(n)])

@@ -104,7 +104,8 @@ def second_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.nda
     """Row reductions of one block: one array per request of ``plan``.
 
     ``plan`` is a list of (γ index, M_u, requests) with requests
-    (coef, cB, dgl, g0, func) as prepared by :func:`_plan`.
+    (coef, cB, dgl, g0, func) as prepared by the family's ``run`` in
+    :mod:`kernelselect.operators.streaming_lowrank`.
     """
     out: list[Any] = [None] * sum(len(reqs) for _, _, reqs in plan)
     for _, S, F, Yb in _sub_block_features(fmap, Xb, yb, values):
