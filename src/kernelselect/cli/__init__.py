@@ -53,14 +53,16 @@ import warnings
 from types import ModuleType
 from typing import Any, Sequence
 
+import numpy as np
+
 import kernelselect
 
 from .. import datasets as _datasets
 from ..utils._threads import check_workers
 from ._data import Loaded, _check_options, _load_data, _scheduler
 from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
-                      _finite, _jsonable, _policy_lines, _render_plot, _safe, _write_atomic,
-                      format_table)
+                      _finite, _jsonable, _policy_lines, _render_plot, _render_relevances,
+                      _safe, _write_atomic, format_table, relevance_path)
 from ._parsing import (APPROXIMATIONS, KERNELS, PROGRESS_DELAY, QUIET_PROGRESS_DELAY,
                        CommandError, _float_list, build_parser, parse_gamma_grid)
 
@@ -151,6 +153,8 @@ def _print_data(args: argparse.Namespace, out: SafeText, data: Any, criteria: li
         print(f"header     {data.header}", file=out)
     if data.read is not None:
         print(f"read       {data.read}", file=out)
+    if data.extra.get("features_words"):
+        print(f"features   {data.extra['features_words']}", file=out)
     print(f"kernel     {args.kernel}; approximation {args.approximation}; "
           f"criteria {', '.join(criteria)}", file=out)
     out.flush()
@@ -221,7 +225,8 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
             "--criterion."
         )
     if hasattr(result, "relevances"):      # --kernel ard: one gamma per feature
-        summary = f"{result.summary()}; the isotropic start: {first}={best['value']:.6g}"
+        summary = (f"{result.summary(feature_names=data.feature_names)}; the isotropic "
+                   f"start: {first}={best['value']:.6g}")
     else:
         summary = (f"gamma={result.best_gamma:.6g} (log2 {math.log2(result.best_gamma):.2f}), "
                    f"alpha={result.best_alpha:.6g}, {first}={best['value']:.6g} "
@@ -241,8 +246,12 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
                          "workers": args.workers},
             "elapsed_seconds": elapsed,
             "result": _jsonable(result.to_dict()),
+            **_per_feature_json(result, data.feature_names, d),
         }, indent=2, allow_nan=False) + "\n"
     image = _render_plot(result, plot_format, _data_name(args, data)) if args.plot else None
+    chart = (_render_relevances(result, plot_format, _data_name(args, data),
+                                data.feature_names)
+             if args.plot and hasattr(result, "relevances") else None)
     if payload is not None:
         if args.json == "-":
             if sys.stdout is None:
@@ -257,7 +266,23 @@ def _run_select(args: argparse.Namespace, out: SafeText, criteria: list[str], ga
         _write_atomic(args.plot, image, args.force)
         if not args.quiet:
             print(f"wrote      {args.plot}", file=out)
+    if chart is not None:
+        path = relevance_path(args.plot)
+        _write_atomic(path, chart, args.force)
+        if not args.quiet:
+            print(f"wrote      {path} (the relevance of each feature)", file=out)
     return 0
+
+
+def _per_feature_json(result: Any, names: list[str] | None, d: int) -> dict[str, Any]:
+    """--kernel ard: {"per_feature": [{"feature", "gamma", "relevance"}, …]}, the
+    features by their header names (x0, x1, … without a header); {} otherwise."""
+    if not hasattr(result, "relevances"):
+        return {}
+    names = list(names) if names is not None else [f"x{k}" for k in range(d)]
+    gammas = np.broadcast_to(np.asarray(result.best_gamma, dtype=float), (d,))
+    return {"per_feature": [{"feature": name, "gamma": float(g), "relevance": float(r)}
+                            for name, g, r in zip(names, gammas, result.relevances())]}
 
 
 def _data_json(data: Loaded, n: int, d: int, standardize: bool) -> dict[str, Any]:
@@ -267,6 +292,10 @@ def _data_json(data: Loaded, n: int, d: int, standardize: bool) -> dict[str, Any
                               "read": data.read_json}
     if data.header_json is not None:
         record["header"] = data.header_json
+    if data.feature_names is not None:
+        record["feature_names"] = list(data.feature_names)
+    if data.extra.get("feature_columns") is not None:
+        record["feature_columns"] = data.extra["feature_columns"]
     return record
 
 

@@ -41,6 +41,7 @@ class Loaded:
     header_json: dict[str, Any] | None = None
     read: str | None = None          # .npy/.zarr: read in memory or chunk by chunk with Dask
     read_json: str = "memory"
+    feature_names: list[str] | None = None   # CSV with a header: the feature columns' names
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -59,7 +60,9 @@ def _refuse_options(args: argparse.Namespace, where: str, *options: str) -> None
              "--encoding": args.encoding is not None,
              "--chunk-rows": args.chunk_rows is not None,
              "--scheduler": args.scheduler is not None,
-             "--zero-based": args.zero_based is not None}
+             "--zero-based": args.zero_based is not None,
+             "--feature-columns": args.feature_columns is not None,
+             "--drop": args.drop is not None}
     for option in options:
         if given[option]:
             applies = {"--target": ".csv/.tsv, .npy and .zarr input (a column)",
@@ -67,7 +70,9 @@ def _refuse_options(args: argparse.Namespace, where: str, *options: str) -> None
                        "--encoding": ".csv/.tsv input only",
                        "--chunk-rows": ".npy/.zarr input only",
                        "--scheduler": ".npy/.zarr input only",
-                       "--zero-based": "svmlight files only"}[option]
+                       "--zero-based": "svmlight files only",
+                       "--feature-columns": ".csv/.tsv input only",
+                       "--drop": ".csv/.tsv input only"}[option]
             raise CommandError(f"{option} applies to {applies}, not to {where}.")
 
 
@@ -80,21 +85,22 @@ def _check_options(args: argparse.Namespace) -> None:
         name = args.dataset or _datasets.DEFAULT_DATASET
         _refuse_options(args, f"the shipped dataset {name} (its target is the array 'y')",
                         "--target", "--header", "--encoding", "--chunk-rows", "--scheduler",
-                        "--zero-based")
+                        "--zero-based", "--feature-columns", "--drop")
         return
     suffix = Path(args.file.rstrip("/")).suffix.lower()
     if suffix in OUT_OF_CORE:
-        _refuse_options(args, f"{suffix} input", "--header", "--encoding", "--zero-based")
+        _refuse_options(args, f"{suffix} input", "--header", "--encoding", "--zero-based",
+                        "--feature-columns", "--drop")
         return
     _refuse_options(args, f"{suffix or 'this'} files", "--chunk-rows", "--scheduler")
     if suffix in CSV:
         _refuse_options(args, "CSV files", "--zero-based")
     elif suffix == ".npz":
         _refuse_options(args, "an .npz archive (its target is the array 'y')", "--target",
-                        "--header", "--encoding", "--zero-based")
+                        "--header", "--encoding", "--zero-based", "--feature-columns", "--drop")
     elif suffix in _datasets._SVMLIGHT_SUFFIXES:
         _refuse_options(args, "svmlight files (each line starts with its target)", "--target",
-                        "--header", "--encoding")
+                        "--header", "--encoding", "--feature-columns", "--drop")
 
 
 def _load_data(args: argparse.Namespace) -> Loaded:
@@ -140,25 +146,64 @@ def _column_words(t: int, width: int, name: str | None, given: bool, option: Any
     return f"{label} of {width} (the last: the default, --target -1)"
 
 
+def _column_list(text: str | None, option: str) -> list[int | str] | None:
+    """COL[,COL...] of --feature-columns / --drop: an index where an item reads as an
+    integer, else a header name."""
+    if text is None:
+        return None
+    items: list[int | str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        try:
+            items.append(int(part))
+        except ValueError:
+            items.append(part)
+    if not items:
+        raise CommandError(f"{option}: give at least one column (an index or a header name).")
+    return items
+
+
 def _load_csv(args: argparse.Namespace) -> Loaded:
     target = _target_arg(args)
     header = "auto" if args.header is None else args.header
-    data = _datasets.load_csv(args.file, target=-1 if target is None else target,
-                              header=header, task=args.task,
-                              encoding=args.encoding or "utf-8")
+    features = _column_list(args.feature_columns, "--feature-columns")
+    drop = _column_list(args.drop, "--drop")
+    if features is not None and drop is not None:
+        raise CommandError("give either --feature-columns or --drop, not both.")
+    try:
+        data = _datasets.load_csv(args.file, target=-1 if target is None else target,
+                                  header=header, task=args.task,
+                                  encoding=args.encoding or "utf-8", features=features,
+                                  drop=drop)
+    except ValueError as exc:            # the library's argument names, as options
+        message = str(exc)
+        for word, option in (("features: ", "--feature-columns: "), ("drop: ", "--drop: ")):
+            if message.startswith(word):
+                message = option + message[len(word):]
+        raise CommandError(message) from None
     meta = data.meta
     t, name = meta["target_column"], meta.get("target_name")
-    width = data.X.shape[1] + 1
+    width = meta["n_columns"]
     words = _column_words(t, width, name, target is not None, args.target)
     used = bool(meta["header"])
     header_words = (("the first row, read as column names" if used else "none")
                     + f" ({meta['header_rule']}); {meta['encoding']}, delimiter "
                     + ("whitespace" if meta["delimiter"] == "whitespace"
                        else repr(meta["delimiter"])))
+    extra: dict[str, Any] = {}
+    if features is not None or drop is not None:
+        cols = meta["feature_columns"]
+        shown = ", ".join(data.feature_names) if data.get("feature_names") else \
+            ", ".join(f"column {j}" for j in cols)
+        how = (f"--feature-columns {args.feature_columns}" if features is not None
+               else f"--drop {args.drop}")
+        extra = {"feature_columns": cols,
+                 "features_words": f"{len(cols)} of {width - 1} columns: {shown} ({how})"}
     return Loaded(
         data.X, data.y, data.task, data.name, args.file, words,
         {"column": t, "name": name, "from": "--target" if target is not None else "default (the last column)"},
-        header=header_words,
+        header=header_words, feature_names=data.get("feature_names"), extra=extra,
         header_json={"used": used, "rule": meta["header_rule"], "encoding": meta["encoding"],
                      "delimiter": meta["delimiter"]},
     )

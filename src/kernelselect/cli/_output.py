@@ -352,14 +352,25 @@ def _check_output(path: str, option: str, force: bool, protected: list[tuple[str
         ) from None
 
 
+def relevance_path(plot: str) -> str:
+    """Where ``--plot OUT.ext`` puts the relevance chart of ``--kernel ard``: beside
+    it, ``OUT_relevances.ext``."""
+    stem, ext = os.path.splitext(plot)
+    return f"{stem}_relevances{ext}"
+
+
 def _check_outputs(args: argparse.Namespace, protected: list[tuple[str, str]]) -> str | None:
-    """Check --json and --plot before anything runs; returns the plot format."""
+    """Check --json and --plot (and, for --kernel ard or auto, the relevance chart
+    beside the plot) before anything runs; returns the plot format."""
     outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
+    if args.plot is not None and args.kernel in ("ard", "auto"):
+        outputs.append((relevance_path(args.plot), "--plot (its relevance chart)"))
     for path, option in outputs:
         _check_output(path, option, args.force, protected)
-    if args.json not in (None, "-") and args.plot is not None and (
-            os.path.realpath(args.json) == os.path.realpath(args.plot)):
-        raise CommandError(f"--json and --plot name the same file {args.plot}; give two names.")
+    real = [os.path.realpath(p) for p, _ in outputs if p != "-"]
+    if len(set(real)) < len(real):
+        raise CommandError(f"--json and --plot name the same file ({args.json}, {args.plot}, "
+                           "or the relevance chart beside the plot); give other names.")
     if args.plot is None:
         return None
     formats = _plot_formats()
@@ -389,6 +400,23 @@ def _render_plot(result: SelectionResult, fmt: str | None, data_name: str) -> by
         # With an α path the curves are drawn above the (γ, α) heat maps.
         kind: Literal["curves", "both"] = "both" if np.asarray(result.alphas).size > 1 else "curves"
         fig = result.plot(kind=kind, data_name=data_name)
+        fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")
+    finally:
+        plt.close("all")
+    return buffer.getvalue()
+
+
+def _render_relevances(result: Any, fmt: str | None, data_name: str,
+                       names: list[str] | None) -> bytes:
+    """The relevance chart of a per-feature selection as bytes in format ``fmt``,
+    features by their header names when the data had them."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    try:
+        fig = result.plot_relevances(feature_names=names)
+        ax = fig.axes[0]
+        ax.set_title(f"{data_name}: {ax.get_title()}")
         fig.savefig(buffer, format=fmt, dpi=120, bbox_inches="tight")
     finally:
         plt.close("all")

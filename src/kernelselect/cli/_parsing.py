@@ -143,6 +143,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help=".csv/.tsv: whether the first row names the columns (default: "
                      "told from the data: yes when it holds text above numbers, or "
                      "numbers the columns 0..w-1 / 1..w); the report says which")
+    sel.add_argument("--feature-columns", default=None, metavar="COL[,COL...]",
+                     help=".csv/.tsv: the feature columns, indices or header names "
+                     "(default: every column but the target); e.g. to leave out a text "
+                     "column")
+    sel.add_argument("--drop", default=None, metavar="COL[,COL...]",
+                     help=".csv/.tsv: columns left out of the features, indices or header "
+                     "names (e.g. an identifier or a text column)")
     sel.add_argument("--encoding", default=None, metavar="NAME",
                      help=".csv/.tsv: the text encoding (default utf-8, a byte-order mark "
                      "is skipped); e.g. latin-1, cp1252, utf-16")
@@ -168,7 +175,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Nystroem landmarks c (default min(n, 200))")
     sel.add_argument("--features", type=int, metavar="D",
                      help="random features D of rff / random_mcm (defaults 200 / 100)")
-    sel.add_argument("--kernel", default="gaussian", choices=KERNELS)
+    sel.add_argument("--kernel", default="gaussian", choices=KERNELS,
+                     help="gaussian exp(-gamma*|x-x'|^2) (default); laplacian "
+                     "exp(-gamma*|x-x'|_1); ard: a Gaussian with one gamma per feature, "
+                     "searched from the selected isotropic one (reports each feature's "
+                     "relevance; --plot adds a relevance chart); auto: ard for a real target, gaussian "
+                     "for class labels")
+
     grid = sel.add_mutually_exclusive_group()
     grid.add_argument("--gammas", metavar="LIST", help="comma-separated gamma values")
     grid.add_argument("--gamma-grid", metavar="SPEC",

@@ -241,13 +241,83 @@ def _target_index(target: int | str, names: list[str] | None, width: int, path: 
 # --------------------------------------------------------------------------- reader
 
 
+def _columns(spec: Any, names: list[str] | None, width: int, t: int, path: Path,
+             option: str, header_rule: str) -> list[int]:
+    """The column indices named by ``spec`` (indices and/or header names), checked: each
+    one a column of the file, none twice, none the target."""
+    items = [spec] if isinstance(spec, (str, int, np.integer)) else list(spec)
+    if not items:
+        raise ValueError(f"{option}: the list of columns is empty.")
+    out: list[int] = []
+    for item in items:
+        if isinstance(item, str) and names is None:
+            raise ValueError(
+                f"{option}: {item!r} names a column but {path} is read without a header row "
+                f"({header_rule}); give column indices, or header=True (--header)."
+            )
+        try:
+            j = _target_index(_check_column(item, option), names, width, path, header_rule)
+        except ValueError as exc:       # its words speak of the target
+            raise ValueError(f"{option}: " + str(exc).replace(f"target={item!r}", repr(item))
+                             .replace(f"target={item}", f"column {item}")) from None
+        if j == t:
+            raise ValueError(f"{option}: column {j} is the target; list feature columns only.")
+        if j in out:
+            raise ValueError(f"{option}: column {j} is listed twice.")
+        out.append(j)
+    return out
+
+
+def _check_column(item: Any, option: str) -> int | str:
+    try:
+        return _check_target(item)
+    except TypeError:
+        raise TypeError(f"{option}: a column is an index (int) or a name (str), got "
+                        f"{item!r} ({type(item).__name__}).") from None
+
+
+def _feature_columns(features: Any, drop: Any, names: list[str] | None, width: int, t: int,
+                     path: Path, header_rule: str) -> list[int]:
+    """The feature columns, in file order: every column but the target, or those
+    ``features`` lists, less those ``drop`` lists."""
+    if features is not None and drop is not None:
+        raise ValueError("give either features=... (--feature-columns) or drop=... (--drop), "
+                         "not both.")
+    if features is not None:
+        return sorted(_columns(features, names, width, t, path, "features", header_rule))
+    dropped = set() if drop is None else set(_columns(drop, names, width, t, path, "drop",
+                                                      header_rule))
+    keep = [j for j in range(width) if j != t and j not in dropped]
+    if not keep:
+        raise ValueError("drop: every feature column is dropped; keep at least one.")
+    return keep
+
+
+def _text_column_message(path: Path, lineno: int, value: str, j: int,
+                         names: list[str] | None) -> str:
+    """The message for text in a feature column: name the column and the two ways to
+    leave it out."""
+    col = f"column {j} {names[j]!r}" if names is not None else f"column {j}"
+    ref = names[j] if names is not None else str(j)
+    return (f"{path}:{lineno}: {col} holds text ({value!r}); features must be numbers. "
+            f"Leave the column out with drop=[{ref!r}] (command line: --drop {ref}), or choose "
+            f"the feature columns with features=[...] (--feature-columns COL,COL,...); encode "
+            "categories as numbers first to use them.")
+
+
 def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
                 names: list[str] | None, delimiter: str | None, path: Path,
-                max_dense_bytes: float) -> tuple[np.ndarray, list[str], list[int]]:
+                max_dense_bytes: float, feature_cols: list[int] | None = None
+                ) -> tuple[np.ndarray, list[str], list[int]]:
     """(the features as one float64 array, the target fields, their line numbers) of
     the split rows, converted in blocks of ``_BLOCK_ROWS`` rows under the memory guard;
-    a field that is not a number is an error naming its line and column."""
-    feature_cols = [j for j in range(width) if j != t]
+    a field that is not a number is an error naming its line and column (and, for
+    text, the options that leave the column out). ``feature_cols``: the columns kept
+    as features (default every column but the target)."""
+    if feature_cols is None:
+        feature_cols = [j for j in range(width) if j != t]
+    every = len(feature_cols) == width - 1
+    d = len(feature_cols)
     blocks: list[np.ndarray] = []
     pending: list[list[str]] = []     # feature fields of rows not yet converted
     y_raw: list[str] = []
@@ -257,7 +327,7 @@ def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
         """Turn the pending rows into one float64 block (numpy parses the strings);
         on failure, find the field and say where it is."""
         try:
-            blocks.append(np.array(pending, dtype=np.float64).reshape(len(pending), width - 1))
+            blocks.append(np.array(pending, dtype=np.float64).reshape(len(pending), d))
         except ValueError:
             first = len(y_raw) - len(pending)
             for r, values in enumerate(pending):
@@ -266,18 +336,20 @@ def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
                         float(text_)
                     except ValueError:
                         j = feature_cols[k]
-                        what = ("a missing value" if text_.lower() in _MISSING_TOKENS
-                                else f"{text_!r}")
+                        lineno = linenos[first + r]
+                        if text_.lower() not in _MISSING_TOKENS:
+                            raise ValueError(_text_column_message(path, lineno, text_, j,
+                                                                  names)) from None
                         col = names[j] if names is not None else f"column {j}"
                         raise ValueError(
-                            f"{path}:{linenos[first + r]}: {what} in {col}; features must be "
+                            f"{path}:{lineno}: a missing value in {col}; features must be "
                             "numbers (impute or drop such rows first)."
                         ) from None
             # every field reads with float() though numpy's parser refused one
             blocks.append(np.array([[float(v) for v in values] for values in pending],
-                                   dtype=np.float64).reshape(len(pending), width - 1))
+                                   dtype=np.float64).reshape(len(pending), d))
         pending.clear()
-        _dense_guard(len(y_raw), width - 1, max_dense_bytes, path)
+        _dense_guard(len(y_raw), d, max_dense_bytes, path)
 
     def parse(lineno: int, fields: list[str]) -> None:
         if len(fields) != width:
@@ -289,8 +361,9 @@ def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
         if not fields[t]:
             raise ValueError(f"{path}:{lineno}: the target (column {t}) is empty; drop or fill "
                              "such rows first.")
-        y_raw.append(fields.pop(t))
-        pending.append(fields)
+        y_raw.append(fields[t])
+        pending.append([f for j, f in enumerate(fields) if j != t] if every
+                       else [fields[j] for j in feature_cols])
         linenos.append(lineno)
         if len(pending) == _BLOCK_ROWS:
             convert()
@@ -309,7 +382,8 @@ def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
 # _parse_rows).
 def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter: str | None = None,
              header: bool | str = "auto", task: str = "auto", comment: str | None = "#",
-             encoding: str = "utf-8", max_dense_bytes: float = MAX_DENSE_BYTES) -> Dataset:
+             encoding: str = "utf-8", max_dense_bytes: float = MAX_DENSE_BYTES,
+             features: Any = None, drop: Any = None) -> Dataset:
     """Read a delimited text file of numbers into a :class:`Dataset`.
 
     Parameters
@@ -339,13 +413,20 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
         The text encoding; a UTF-8 byte-order mark is skipped. Bytes the encoding
         cannot read are an error naming their offset (pass e.g. ``"latin-1"``).
     max_dense_bytes : int, default 2 GiB
+    features : int, str or list of them, optional
+        The feature columns (indices or, with a header, names); every other column but
+        the target is left out. Default: every column but the target.
+    drop : int, str or list of them, optional
+        Columns left out of the features (e.g. a text column such as an identifier or
+        a city name). Give ``features`` or ``drop``, not both.
 
     Returns
     -------
     Dataset
         ``X``, ``y``, ``task``, ``name`` (file stem), ``meta`` (``header``,
         ``header_rule``, ``target_column``, ``target_name`` with a header,
-        ``encoding``, ``delimiter``) and, with a header, ``feature_names``.
+        ``encoding``, ``delimiter``, ``feature_columns``: the columns read as
+        features, ``n_columns``: the file's) and, with a header, ``feature_names``.
 
     Raises
     ------
@@ -355,8 +436,9 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
         For an argument of the wrong type (``header="no"``, ``target=1.7``).
     ValueError
         On undecodable bytes, a missing or non-numeric value or a wrong number of
-        fields (the message gives the line number), or an unknown or ambiguous
-        target column; for a FIFO, device or socket instead of a file.
+        fields (the message gives the line number; for text in a feature column it
+        names the column and ``drop``/``features``), or an unknown or ambiguous
+        target or feature column; for a FIFO, device or socket instead of a file.
     """
     path = _check_path(path)
     target = _check_target(target)
@@ -404,8 +486,9 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
             " (is the delimiter right? pass delimiter=...)."
         )
     t = _target_index(target, names, width, path, header_rule)
+    keep = _feature_columns(features, drop, names, width, t, path, header_rule)
     X, y_raw, linenos = _parse_rows(itertools.chain(head, rows), width, t, names, delimiter,
-                                    path, max_dense_bytes)
+                                    path, max_dense_bytes, keep)
     try:
         y_arr = np.asarray([float(v) for v in y_raw])
     except ValueError:
@@ -421,10 +504,11 @@ def load_csv(path: str | os.PathLike[str], target: int | str = -1, *, delimiter:
         "source": str(path), "format": "csv", "target_column": t, "header": header,
         "header_rule": header_rule, "encoding": encoding,
         "delimiter": "whitespace" if delimiter is None else delimiter,
+        "feature_columns": keep, "n_columns": width,
     }
     y, task, _ = _finish_target(y_arr, task, meta, source=path)
     data = Dataset(X=X, y=y, task=task, name=path.stem, meta=meta)
     if names is not None:
-        data["feature_names"] = [names[j] for j in range(width) if j != t]
+        data["feature_names"] = [names[j] for j in keep]
         meta["target_name"] = names[t]
     return data

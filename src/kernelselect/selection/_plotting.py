@@ -15,7 +15,19 @@ with every later window drawn over it and outlined.
 In both, the kernel the result selects (the first criterion's best) is a filled red
 diamond and each criterion's own best an open black circle, so that a criterion that
 disagrees with the selection is visible at a glance; the legend, off the data, says
-which is which.
+which is which. A per-feature selection (``kernel="ard"``) is not a point of the
+isotropic grid: there the diamond is grey and marks the isotropic start, the legend
+gives the per-feature choice's α (a red dashed line in the heat maps) and says that
+its γ — one per feature — is off the grid (``plot_relevances`` draws them); when the
+guard kept the isotropic kernel, the red diamond marks it as usual.
+
+The value axis of the curves is logarithmic when a criterion to minimise is positive
+and spans more than a decade (the exploding curves of small α would otherwise flatten
+the minimum), and its top is cut, robustly, at ``median·(median/min)·CLIP_FACTOR``
+when the largest value lies beyond (the cut is said in the panel). In the heat maps
+the windows of a search in levels are outlined, each in its own line style named in
+the legend, and the legend explains grey cells: (γ, α) the search did not evaluate,
+or where the criterion is undefined.
 """
 
 from __future__ import annotations
@@ -44,6 +56,17 @@ _OWN_BEST: dict[str, Any] = dict(marker="o", ms=13, mfc="none", mec="black", mew
 _BETTER = {"min": "lower is better", "max": "higher is better"}
 #: the colour map of the α lines (perceptually uniform, and not the heat maps' viridis)
 ALPHA_CMAP = "plasma"
+#: the isotropic start of a per-feature selection (not the selected kernel)
+_START: dict[str, Any] = dict(_SELECTED, color="lightgrey", mec="dimgrey")
+#: the curves' value axis is cut above median·(median/min)·CLIP_FACTOR (minimised,
+#: positive criteria; median + CLIP_FACTOR·(median − min) for others)
+CLIP_FACTOR = 10.0
+#: the curves' value axis is logarithmic when a positive criterion to minimise spans
+#: more than this ratio
+LOG_SPAN = 10.0
+#: line styles of the windows of a search in levels, in order
+_WINDOW_STYLES: tuple[Any, ...] = ("--", ":", "-.", (0, (6, 2, 1, 2, 1, 2)))
+_NOT_EVALUATED = "grey: not evaluated by the search, or undefined (NaN)"
 
 
 def _pyplot() -> Any:
@@ -105,9 +128,64 @@ def _check_kind(kind: str, result: SelectionResult) -> None:
         )
 
 
+def _per_feature(result: SelectionResult) -> dict[str, Any] | None:
+    """The per-feature choice of an ``kernel="ard"`` result (None for an isotropic one):
+    whether it was kept over the isotropic start, and its α."""
+    ard = (result.details or {}).get("ard")
+    if not isinstance(ard, dict) or np.ndim(result.best_gamma) != 1:
+        return None
+    return {"kept": bool(ard.get("kept", True)), "alpha": float(result.best_alpha)}
+
+
 def _selected_label(result: SelectionResult) -> str:
     b = result.best[result.criteria[0]]
-    return f"selected by {result.criteria[0]}: γ = {b['gamma']:.4g}, α = {b['alpha']:.4g}"
+    point = f"γ = {b['gamma']:.4g}, α = {b['alpha']:.4g}"
+    choice = _per_feature(result)
+    if choice is None:
+        return f"selected by {result.criteria[0]}: {point}"
+    if choice["kept"]:
+        return f"isotropic start (by {result.criteria[0]}): {point}"
+    return f"selected (the guard kept the isotropic kernel; by {result.criteria[0]}): {point}"
+
+
+def _selected_style(result: SelectionResult) -> dict[str, Any]:
+    choice = _per_feature(result)
+    return _START if choice is not None and choice["kept"] else _SELECTED
+
+
+def _per_feature_handle(result: SelectionResult, heatmap: bool) -> list[tuple[Any, str]]:
+    """The legend entry of a kept per-feature choice: off the isotropic grid."""
+    from matplotlib.lines import Line2D
+
+    choice = _per_feature(result)
+    if choice is None or not choice["kept"]:
+        return []
+    where = " (the red dashed line)" if heatmap else ""
+    return [(Line2D([], [], color="tab:red", ls="--", lw=1.4),
+             f"selected: one γ per feature, off this isotropic grid\n(see the relevance "
+             f"chart), α = {choice['alpha']:.4g}{where}")]
+
+
+def _value_axis(ax: Axes, values: np.ndarray, direction: str | None) -> str | None:
+    """Scale and cut the curves' value axis so that the minimum stays visible under
+    exploding curves: logarithmic for a positive criterion to minimise spanning more
+    than LOG_SPAN, and the top cut at a robust bound (see the module notes). Returns the
+    words of the cut, or None."""
+    finite = values[np.isfinite(values)]
+    if finite.size < 2 or direction != "min":
+        return None
+    lo, mid, hi = float(finite.min()), float(np.median(finite)), float(finite.max())
+    if lo > 0 and hi / lo > LOG_SPAN:
+        ax.set_yscale("log")
+        top = mid * (mid / lo) * CLIP_FACTOR
+        bottom = lo / 1.5
+    else:
+        top = mid + CLIP_FACTOR * (mid - lo)
+        bottom = lo - 0.05 * (min(hi, top) - lo)
+    if not hi > top > lo:
+        return None
+    ax.set_ylim(bottom, top)
+    return f"values above {top:.3g} are off the axis (max {hi:.3g})"
 
 
 def _own_label(name: str, shared: bool) -> str:
@@ -149,10 +227,16 @@ def _draw_curves(result: SelectionResult, ax: Axes, name: str, colours: Any,
     values = np.asarray(result.curves[name], dtype=float)
     _alpha_lines(ax, result.gammas, result.alphas, values, colours, marker="o", ms=3,
                  lw=1.4, zorder=3)
+    shown = np.concatenate([np.ravel(np.asarray(lv.curves[name], dtype=float))
+                            for lv in levels] + [values.ravel()])
+    cut = _value_axis(ax, shown, result.directions.get(name))
+    if cut is not None:
+        ax.text(0.99, 0.98, cut, transform=ax.transAxes, ha="right", va="top",
+                fontsize="x-small", color="dimgrey")
     chosen = result.best[result.criteria[0]].get("index")
     if chosen is not None:
         i, j = chosen
-        ax.plot(lg[i], values[i, j], label=_selected_label(result), **_SELECTED)
+        ax.plot(lg[i], values[i, j], label=_selected_label(result), **_selected_style(result))
     own = result.best[name].get("index")
     if own is not None:
         i, j = own
@@ -205,7 +289,19 @@ def _composite(result: SelectionResult, name: str
     return gammas, alphas, values, windows
 
 
-def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool) -> None:
+def _window_handle(style: Any, label: str) -> tuple[Any, str]:
+    from matplotlib import patheffects
+    from matplotlib.lines import Line2D
+
+    return (Line2D([], [], color="white", ls=style, lw=1.2,
+                   path_effects=[patheffects.withStroke(linewidth=2.4, foreground="black")]),
+            f"outline: the window of {label}")
+
+
+def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool
+                  ) -> list[tuple[Any, str]]:
+    """Draw one heat map; returns its legend entries beyond the axes' own (the windows'
+    outlines, the grey of cells not evaluated)."""
     gammas, alphas, raw, windows = _composite(result, name)
     lg = np.log2(gammas)
     la = np.log10(alphas)
@@ -229,20 +325,30 @@ def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool) ->
                          cmap=cmap, norm=norm, shading="flat")
     bar = ax.figure.colorbar(mesh, ax=ax)
     bar.set_label(value_label(result, name))
+    from matplotlib import patheffects
+
+    entries = []
     half = (g_edges[1] - g_edges[0]) / 2 if g_edges.size > 1 else 0.5
     for k, (label, window) in enumerate(windows):
         lo, hi = np.log2(window.min()) - half, np.log2(window.max()) + half
         inset = 0.04 * k * (a_edges[-1] - a_edges[0])          # nested windows stay apart
+        style = _WINDOW_STYLES[k % len(_WINDOW_STYLES)]
         ax.add_patch(matplotlib.patches.Rectangle(
             (lo, a_edges[0] + inset), hi - lo, a_edges[-1] - a_edges[0] - 2 * inset,
-            fill=False, ec="white", lw=1.2, ls="--", zorder=4))
-        ax.text(lo, a_edges[-1] - inset, f" {label}", color="white", fontsize="x-small",
-                va="top", ha="left", zorder=4)
+            fill=False, ec="white", lw=1.2, ls=style, zorder=4,
+            path_effects=[patheffects.withStroke(linewidth=2.4, foreground="black")]))
+        entries.append(_window_handle(style, label))
+    if np.ma.getmaskarray(values).any():
+        entries.append((matplotlib.patches.Patch(fc="lightgrey", ec="dimgrey", lw=0.5),
+                        _NOT_EVALUATED))
     lg_last, la_last = np.log2(result.gammas), np.log10(result.alphas)
+    choice = _per_feature(result)
+    if choice is not None and choice["kept"]:
+        ax.axhline(np.log10(choice["alpha"]), color="tab:red", ls="--", lw=1.4, zorder=5)
     chosen = result.best[result.criteria[0]].get("index")
     if chosen is not None:
         ax.plot(lg_last[chosen[0]], la_last[chosen[1]], label=_selected_label(result),
-                **_SELECTED)
+                **_selected_style(result))
     own = result.best[name].get("index")
     if own is not None:
         ax.plot(lg_last[own[0]], la_last[own[1]], label=_own_label(name, shared),
@@ -250,6 +356,7 @@ def _draw_heatmap(result: SelectionResult, ax: Axes, name: str, shared: bool) ->
     ax.set_xlabel("log₂ γ")
     ax.set_ylabel("log₁₀ α")
     ax.set_title(f"{criterion_label(result, name)} over (γ, α)")
+    return entries
 
 
 def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "curves",
@@ -277,19 +384,22 @@ def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "
     alphas = np.concatenate([lv.alphas for lv in result.levels] + [result.alphas])
     colours = _alpha_colours(alphas)
     curve_axes = list(axes[:k]) if kind in ("curves", "both") else []
+    extra: dict[Any, list[tuple[Any, str]]] = {}        # legend entries of each heat map
     for c, name in enumerate(result.criteria):
         if kind in ("curves", "both"):
             _draw_curves(result, axes[c], name, colours, shared)
-        if kind == "heatmap":
-            _draw_heatmap(result, axes[c], name, shared)
-        elif kind == "both":
-            _draw_heatmap(result, axes[k + c], name, shared)
+        if kind in ("heatmap", "both"):
+            ax = axes[c] if kind == "heatmap" else axes[k + c]
+            extra[ax] = _draw_heatmap(result, ax, name, shared)
     if curve_axes and alphas.size > 1 and np.ptp(np.log10(alphas)) > 0:
         for group in ([curve_axes] if shared else [[ax] for ax in curve_axes]):
             bar = fig.colorbar(colours, ax=group, pad=0.01)
             bar.set_label("log₁₀ α (one line per α)")
     handles, labels = axes[0].get_legend_handles_labels()
     entries = list(zip(handles, labels)) + (_level_handles(result) if curve_axes else [])
+    entries += _per_feature_handle(result, bool(extra))
+    for more in extra.values():
+        entries += [e for e in more if e[1] not in {label for _, label in entries}]
     if shared and entries:
         fig.legend(*zip(*entries), loc="outside lower center", ncols=min(len(entries), 2),
                    fontsize="small", frameon=False)
@@ -297,6 +407,7 @@ def plot_result(result: SelectionResult, axes: Any = None, *, kind: PlotKind = "
         for ax in axes:
             own = list(zip(*ax.get_legend_handles_labels()))
             own += _level_handles(result) if ax in curve_axes else []
+            own += extra.get(ax, [])
             if own:
                 ax.legend(*zip(*own), loc="upper center", bbox_to_anchor=(0.5, -0.16),
                           fontsize="x-small", frameon=False, ncols=1)
