@@ -1,3 +1,4 @@
+import sys
 
 import pytest
 
@@ -27,18 +28,31 @@ def test_built_with_openmp():
     assert kernelselect.show_config()["openmp"] is True
 
 
-def test_show_config_as_a_statement_prints_the_report(capsys):
+def test_show_config_returns_the_report_without_printing(capsys):
+    """At the prompt the report shows once: the call prints nothing and the returned
+    dict's repr is the table (it printed and returned a dict shown as a dict)."""
     cfg = kernelselect.show_config()
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("version")
-    assert "openmp" in out and "fft_backend" in out and out == str(cfg) + "\n"
+    assert capsys.readouterr().out == ""
     assert isinstance(cfg, dict) and cfg["version"] == kernelselect.__version__
-    assert repr(cfg).startswith("{")            # the data, as a dict shows itself
+    assert repr(cfg) == str(cfg) and repr(cfg).splitlines()[0].startswith("version")
+    assert "openmp" in repr(cfg) and "fft_backend" in repr(cfg)
+    assert dict(cfg)["openmp"] is cfg["openmp"]          # the values, as a dict
+    shown = []
+    sys.displayhook, hook = (lambda value: shown.append(repr(value))), sys.displayhook
+    try:                                             # what the interactive prompt does
+        exec(compile("kernelselect.show_config()", "<stdin>", "single"),
+             {"kernelselect": kernelselect})
+    finally:
+        sys.displayhook = hook
+    assert capsys.readouterr().out == "" and shown == [str(cfg)]
 
 
-def test_show_config_dicts_mode_returns_without_printing(capsys):
+def test_show_config_modes(capsys):
     cfg = kernelselect.show_config(mode="dicts")
     assert capsys.readouterr().out == ""
     assert isinstance(cfg["openmp"], bool)
+    assert kernelselect.show_config(mode="stdout") is None
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("version") and out.count("fft_backend") == 1
     with pytest.raises(ValueError, match="mode='json'"):
         kernelselect.show_config(mode="json")

@@ -323,3 +323,24 @@ def test_svmlight_written_by_scikit_learn_loads_by_default(tmp_path):
         data = datasets.load_svmlight(path)
         np.testing.assert_allclose(data.X, X)
         np.testing.assert_array_equal(data.y, y)
+
+
+def test_load_csv_feature_columns_and_drop(tmp_path):
+    """features= keeps the listed columns (file order), drop= leaves some out; indices
+    (negative too) and header names alike; the target is never a feature."""
+    path = tmp_path / "t.csv"
+    path.write_text("id,a,b,c,y\nr1,1,2,3,0.5\nr2,4,5,6,1.5\nr3,7,8,9,2.5\n")
+    kept = datasets.load_csv(path, target="y", drop="id")
+    np.testing.assert_array_equal(kept.X, [[1, 2, 3], [4, 5, 6], [7, 8, 9]])
+    assert kept.feature_names == ["a", "b", "c"] and kept.meta["feature_columns"] == [1, 2, 3]
+    some = datasets.load_csv(path, target=-1, features=["c", 1])
+    np.testing.assert_array_equal(some.X, [[1, 3], [4, 6], [7, 9]])
+    assert some.feature_names == ["a", "c"] and some.meta["n_columns"] == 5
+    dropped = datasets.load_csv(path, drop=[0, -2])
+    np.testing.assert_array_equal(dropped.X, [[1, 2], [4, 5], [7, 8]])
+    with pytest.raises(ValueError, match=r"column 0 'id' holds text \('r1'\).*drop=\['id'\]"):
+        datasets.load_csv(path)
+    with pytest.raises(ValueError, match="features: column 4 is the target"):
+        datasets.load_csv(path, features=["a", "y"])
+    with pytest.raises(TypeError, match="drop: a column is an index"):
+        datasets.load_csv(path, drop=[1.5])

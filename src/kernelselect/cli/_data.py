@@ -134,9 +134,11 @@ def _load_data(args: argparse.Namespace) -> Loaded:
         return Loaded(data.X, data.y, data.task, data.name, path,
                       "the first field of each line (svmlight)",
                       {"field": 0, "from": "svmlight: the first field of each line"})
-    # the reader's message names the formats it knows
-    _datasets.load_file(path)
-    raise AssertionError("unreachable")  # pragma: no cover
+    raise CommandError(
+        f"cannot tell the format of {path} from its extension {suffix or '(none)'}; use .csv/"
+        f".tsv, .npz, .npy, .zarr or one of {', '.join(_datasets._SVMLIGHT_SUFFIXES)} "
+        "(svmlight)."
+    )
 
 
 def _column_words(t: int, width: int, name: str | None, given: bool, option: Any) -> str:

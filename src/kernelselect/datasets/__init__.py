@@ -160,7 +160,9 @@ def load_file(path: str | os.PathLike[str], *, target: int | str = -1, task: str
         return load_svmlight(path, task=task, **kwargs)
     raise ValueError(
         f"cannot tell the format of {path} from its extension {suffix or '(none)'}; use"
-        f" .npz, .npy, .csv/.tsv or one of {', '.join(_SVMLIGHT_SUFFIXES)} (svmlight)."
+        f" .npz, .npy, .csv/.tsv or one of {', '.join(_SVMLIGHT_SUFFIXES)} (svmlight); a"
+        " .zarr array (or an .npy larger than memory) is read chunk by chunk with"
+        " open_chunked."
     )
 
 

@@ -311,8 +311,9 @@ def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
                 ) -> tuple[np.ndarray, list[str], list[int]]:
     """(the features as one float64 array, the target fields, their line numbers) of
     the split rows, converted in blocks of ``_BLOCK_ROWS`` rows under the memory guard;
-    a field that is not a number is an error naming its line and column (and, for
-    text, the options that leave the column out). ``feature_cols``: the columns kept
+    a field that is not a number is an error naming its line and column (and, when
+    more than half the block's rows hold text there, a text column: the options that
+    leave it out). ``feature_cols``: the columns kept
     as features (default every column but the target)."""
     if feature_cols is None:
         feature_cols = [j for j in range(width) if j != t]
@@ -337,12 +338,15 @@ def _parse_rows(rows: Iterable[tuple[int, list[str]]], width: int, t: int,
                     except ValueError:
                         j = feature_cols[k]
                         lineno = linenos[first + r]
-                        if text_.lower() not in _MISSING_TOKENS:
+                        kinds = [_kind(row[k]) for row in pending]
+                        if kinds.count("text") * 2 > len(kinds):     # a text column
                             raise ValueError(_text_column_message(path, lineno, text_, j,
                                                                   names)) from None
+                        what = ("a missing value" if text_.lower() in _MISSING_TOKENS
+                                else f"{text_!r}")
                         col = names[j] if names is not None else f"column {j}"
                         raise ValueError(
-                            f"{path}:{lineno}: a missing value in {col}; features must be "
+                            f"{path}:{lineno}: {what} in {col}; features must be "
                             "numbers (impute or drop such rows first)."
                         ) from None
             # every field reads with float() though numpy's parser refused one

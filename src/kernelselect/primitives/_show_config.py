@@ -22,7 +22,9 @@ __all__ = ["show_config"]
 
 
 class _ConfigReport(dict):
-    """A dict whose printed form is an aligned two-column table."""
+    """A dict whose printed form and repr are an aligned two-column table: at the
+    interactive prompt ``show_config()`` shows the report once, and the values stay a
+    dict's (``cfg["openmp"]``, ``dict(cfg)``)."""
 
     def _lines(self, mapping: Mapping[str, Any] | None = None, indent: str = "") -> list[str]:
         mapping = self if mapping is None else mapping
@@ -48,7 +50,10 @@ class _ConfigReport(dict):
         return "\n".join(self._lines())
 
     def __repr__(self) -> str:
-        return dict.__repr__(self)
+        return self.__str__()
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:   # IPython's display
+        printer.text(self.__str__())
 
 
 def _blas_info() -> list[dict[str, Any]]:
@@ -68,39 +73,42 @@ def _blas_info() -> list[dict[str, Any]]:
     return pools
 
 
-def show_config(mode: str = "stdout") -> dict[str, Any]:
+def show_config(mode: str = "dicts") -> dict[str, Any] | None:
     """Report how kernelselect was built and what it will use at run time.
 
     Parameters
     ----------
-    mode : {"stdout", "dicts"}, default "stdout"
-        "stdout": print the report (an aligned table) and return it as a dict, so
-        that both ``kernelselect.show_config()`` as a statement and
-        ``cfg = kernelselect.show_config(); cfg["openmp"]`` work. "dicts": return the
-        dict without printing (the names numpy's ``show_config`` uses).
+    mode : {"dicts", "stdout"}, default "dicts"
+        "dicts": return the report without printing; it is a dict whose ``repr`` and
+        ``str`` are an aligned table, so ``kernelselect.show_config()`` at the
+        interactive prompt shows the table once, ``print(kernelselect.show_config())``
+        prints it from a script, and ``cfg = kernelselect.show_config();
+        cfg["openmp"]`` reads a value. "stdout": print the table and return None (the
+        names and behaviour of numpy's ``show_config``).
 
     Returns
     -------
-    config : dict
-        ``version``, ``python``, ``platform``, ``openmp`` (bool: the compiled
+    config : dict or None
+        None with ``mode="stdout"``; else ``version``, ``python``, ``platform``,
+        ``openmp`` (bool: the compiled
         kernels were built with OpenMP), ``omp_max_threads`` (OpenMP's default team
         size, honouring ``OMP_NUM_THREADS``), ``omp_num_procs``, ``vector_math``
         (``"libmvec"`` when the cos/exp loops use glibc's vector math, else
         ``"scalar"``), ``fft_backend``
         (``"pyfftw"`` or ``"scipy"``), ``fft_threads``, ``numpy``, ``scipy`` and
         ``blas`` (the thread pools threadpoolctl finds). ``str()`` of it is the
-        printed table.
+        table.
 
     Examples
     --------
     >>> import kernelselect
-    >>> cfg = kernelselect.show_config(mode="dicts")
+    >>> cfg = kernelselect.show_config()
     >>> isinstance(cfg["openmp"], bool)
     True
     """
     if mode not in ("stdout", "dicts"):
-        raise ValueError(f"mode={mode!r}; use 'stdout' (print and return) or 'dicts' "
-                         "(return only).")
+        raise ValueError(f"mode={mode!r}; use 'dicts' (return the report) or 'stdout' "
+                         "(print it, return None).")
     fft_info = fft.backend_info()
     report = _ConfigReport(
         version=__version__,
@@ -119,4 +127,5 @@ def show_config(mode: str = "stdout") -> dict[str, Any]:
     )
     if mode == "stdout":
         print(report)
+        return None
     return report

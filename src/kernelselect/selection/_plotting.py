@@ -60,7 +60,7 @@ ALPHA_CMAP = "plasma"
 _START: dict[str, Any] = dict(_SELECTED, color="lightgrey", mec="dimgrey")
 #: the curves' value axis is cut above median·(median/min)·CLIP_FACTOR (minimised,
 #: positive criteria; median + CLIP_FACTOR·(median − min) for others)
-CLIP_FACTOR = 10.0
+CLIP_FACTOR = 3.0
 #: the curves' value axis is logarithmic when a positive criterion to minimise spans
 #: more than this ratio
 LOG_SPAN = 10.0
