@@ -45,15 +45,21 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("*", "5 %"): "the nested_5pc candidate's margin, a rule's definition",
     ("*", "50 %"): "a share in a definition, not a measurement",
     ("*", "10 s"): "the progress line's period, a constant of the code",
+    ("docs/user_guide/output.rst", "42 s"): "an example progress line, not a measurement",
+    ("docs/user_guide/output.rst", "63 s"): "an example progress line, not a measurement",
+    ("docs/architecture.md", "3×"): "a ratio of flop counts from the formulas, not a "
+                                    "measurement",
+    ("docs/streaming.md", "4 ×"): "4 × the largest level: a threshold of the code",
     ("*", "2 s"): "the progress bar's delay, a constant of the code",
     ("*", "60 s"): "the quiet progress period, a constant of the code",
 }
 
-_UNIT = r"(?:\s?(?:×|%|times\b|s\b)|x\b)"
+#: × followed by a number is a product or a shape (1000 × 1000), not a ratio
+_UNIT = r"(?:\s?(?:×(?!\s?\d)|%|times\b|s\b)|x\b)"
 _NUM = r"[+−-]?\d+(?:\.\d+)?"
 _CLAIM = re.compile(
     rf"(?<![\w.·^/⁰¹²³⁴⁵⁶⁷⁸⁹⁻])({_NUM})(?:\s?[–-]\s?({_NUM}))?({_UNIT})"
-    rf"|(?<![\w.·^/⁰¹²³⁴⁵⁶⁷⁸⁹⁻])([+−-]?\d+\.\d{{2,}})(?![\w.·⁰¹²³⁴⁵⁶⁷⁸⁹])"
+    rf"|(?<![\w.·^/⁰¹²³⁴⁵⁶⁷⁸⁹⁻])([+−-]?\d+\.\d{{2,}})(?![\w·⁰¹²³⁴⁵⁶⁷⁸⁹]|\.\d)"
 )
 _STUDY_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _CITATION = re.compile(r"studies/(?:results/)?[\w./-]*[\w/]")
