@@ -323,8 +323,11 @@ def report(out_dir, speed=None):
                   + " | ".join(m for m in methods) + " |",
                   "|---|---:|---:|---:|---|" + "---:|" * len(methods), *rows, ""]
     if speed:
-        lines += ["## Speed against GridSearchCV(KernelRidge)", "",
-                  "`studies/defaults_speed.py`: cadata subsample, standardised; "
+        lines += ["## Speed against GridSearchCV(KernelRidge) (superseded)", "",
+                  "Superseded by `studies/results/defaults_speed.md` (every study set at "
+                  "n_train = 1000,", "3600 and 10⁴, idle and loaded runs, the current "
+                  "defaults); kept as the record of an", "earlier run of the defaults of its "
+                  "time. `studies/defaults_speed.py`: cadata subsample, standardised; "
                   "`select_kernel(X, y)` with its defaults against 5-fold "
                   "`GridSearchCV(KernelRidge(kernel=\"rbf\"))` over 15 γ × 5 α, one thread "
                   "each (OMP/OPENBLAS_NUM_THREADS=1), same process, one after the other.", "",
