@@ -232,7 +232,8 @@ def _draw_curves(result: SelectionResult, ax: Axes, name: str, colours: Any,
     cut = _value_axis(ax, shown, result.directions.get(name))
     if cut is not None:
         ax.text(0.99, 0.98, cut, transform=ax.transAxes, ha="right", va="top",
-                fontsize="x-small", color="dimgrey")
+                fontsize="x-small", color="dimgrey",
+                bbox=dict(fc="white", ec="none", alpha=0.8, pad=1.5))
     chosen = result.best[result.criteria[0]].get("index")
     if chosen is not None:
         i, j = chosen
