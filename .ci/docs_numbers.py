@@ -28,6 +28,8 @@ from pathlib import Path
 #: reproductions page, which studies/report.py writes from the raw study records (a
 #: study result itself)
 SKIPPED_PAGES = ("docs/changelog.md", "docs/references.md", "docs/reproductions.md")
+#: folders a documentation build writes into docs/ (not sources)
+BUILT = {"_build", "auto_examples", "generated", "_generated"}
 #: the study results, as text (the raw records are compressed and not read)
 RESULT_SUFFIXES = (".md", ".json", ".jsonl", ".txt")
 
@@ -172,7 +174,8 @@ def claims(root: Path) -> list[Claim]:
     around it."""
     pages = [root / "README.md"] + sorted(
         p for p in (root / "docs").rglob("*")
-        if p.suffix in (".md", ".rst", ".inc") and "_build" not in p.parts)
+        if p.suffix in (".md", ".rst", ".inc") and not BUILT.intersection(p.parts)
+        and p.name != "sg_execution_times.rst")
     out: list[Claim] = []
     for path in pages:
         page = str(path.relative_to(root))
