@@ -6,6 +6,7 @@ most 1000 training and 2000 test rows):
 
 - *ours*: ``KernelSelectionClassifier(random_state=split)``, ``predict_proba`` (softmax /
   Platt on the refit machine's leave-one-out decision values);
+- *Platt with intercept*: σ(a·f + b) on the same values (ours has b = 0);
 - *isotonic*: isotonic regression on the same leave-one-out values (the alternative
   method), probabilities clipped to [10⁻⁶, 1 − 10⁻⁶] so that log-loss stays finite;
 - *in-sample Platt*: the same sigmoid fitted on the training decision values (what the
@@ -111,6 +112,10 @@ def classification(name, split):
     p1 = np.clip(iso.predict(f_te), 1e-6, 1 - 1e-6)
     Piso = np.column_stack([1 - p1, p1])
     rec.update(iso_log_loss=log_loss(Piso, cte), iso_ece=ece(Piso, cte))
+    platt = fit_calibration(F_loo[:, None], ctr, 2, intercepts=True)
+    Pb = platt.proba(f_te[:, None])
+    rec.update(platt_b_log_loss=log_loss(Pb, cte), platt_b_ece=ece(Pb, cte),
+               platt_b_agree=float(np.mean(Pb.argmax(1) == (f_te > 0))))
     ins = fit_calibration(machine.decision_function(Ztr)[:, None], ctr, 2)
     Pins = ins.proba(f_te[:, None])
     rec.update(insample_log_loss=log_loss(Pins, cte), insample_ece=ece(Pins, cte))

@@ -372,8 +372,9 @@ default="auto"
     # -- calibrated probabilities (models._uncertainty) ------------------------------
     @property
     def calibration_(self) -> _uncertainty.Calibration:
-        """The softmax (Platt's sigmoid for two classes) fitted on the leave-one-out
-        decision values: ``slope`` a and ``intercepts`` b (n_classes,), p ∝ exp(a·f + b)."""
+        """The softmax (Platt's sigmoid for two classes) of the decision values fitted on
+        the leave-one-out decision values: its ``slope`` a, p ∝ exp(a·f) (``intercepts``
+        are zeros, so that the most probable class is the predicted one)."""
         cached = self.__dict__.get("_calibration_cache")
         if cached is None or cached[0] is not self._loo()[0]:
             F = self._loo()[0]
@@ -388,11 +389,12 @@ default="auto"
         """Calibrated class probabilities, shape (n, n_classes) in ``classes_`` order,
         rows summing to 1 (a Dask array for a Dask X).
 
-        p(c | x) ∝ exp(a·f_c(x) + b_c), a softmax of the decision values with one slope
-        and one intercept per class fitted by maximum likelihood on the machine's
-        closed-form leave-one-out decision values (Platt, 1999, for two classes: the
-        sigmoid of a·f + b); no refit. The user guide's page "Uncertainty" has the
-        method and its measured calibration."""
+        p(c | x) ∝ exp(a·f_c(x)), a softmax of the decision values whose slope a is
+        fitted by maximum likelihood on the machine's closed-form leave-one-out decision
+        values (for two classes Platt's sigmoid 1/(1 + exp(−a·f)), Platt 1999; with more,
+        temperature scaling of the one-vs-rest columns); no refit, and the most probable
+        class is the one :meth:`predict` names. The user guide's page "Uncertainty" has
+        the method and its measured calibration."""
         return np.exp(self.predict_log_proba(X)) if not is_dask_array(X) else (
             _dask_rows(self._decision(X), self.calibration_.proba, len(self.classes_)))
 

@@ -32,14 +32,18 @@ model is the minimiser only to its tolerance, and so are its residuals.
 
 Calibrated probabilities
 ------------------------
-The class probabilities are a softmax of the leave-one-out decision values with one
-slope and one intercept per class, p(c | x) ∝ exp(a·f_c(x) + b_c) (b_0 = 0), fitted by
-maximum likelihood on the n leave-one-out values — for two classes Platt's sigmoid
-1/(1 + exp(−(a·f + b))) (Platt, *Probabilistic outputs for support vector machines*,
-1999) on the single decision value, with his smoothed targets (N₊ + 1)/(N₊ + 2) and
-1/(N₋ + 2); with C classes the target of the true class is (N_c + 1)/(N_c + 2) and the
-rest is shared evenly. Out-of-sample values matter: the training values of a kernel
-machine are over-confident (the machine nearly interpolates at small α).
+The class probabilities are a softmax of the decision values with one slope,
+p(c | x) ∝ exp(a·f_c(x)) — for two classes Platt's sigmoid 1/(1 + exp(−a·f))
+(Platt, *Probabilistic outputs for support vector machines*, 1999) without its
+intercept; temperature scaling (Guo, Pleiss, Sun & Weinberger, ICML 2017) of the
+one-vs-rest columns with more — a fitted by maximum likelihood on the n leave-one-out
+decision values with Platt's smoothed targets (N₊ + 1)/(N₊ + 2) and 1/(N₋ + 2) (with C
+classes the true class's target is (N_c + 1)/(N_c + 2), the rest shared evenly).
+Without an intercept the most probable class is always the one ``predict`` names;
+the study in the user guide's page "Uncertainty" measured per-class intercepts b_c
+(p ∝ exp(a·f_c + b_c), Platt's full form) and isotonic regression beside it.
+Out-of-sample values matter: the training values of a kernel machine are
+over-confident (the machine nearly interpolates at small α).
 
 Prediction intervals
 --------------------
@@ -292,7 +296,8 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
 # --------------------------------------------------------------------- calibration
 class Calibration:
     """p(c | f) = softmax(a·z(f) + b): z(f) = (0, f) for a single decision value (two
-    classes, Platt's sigmoid), else the one-vs-rest columns; b_0 = 0.
+    classes, Platt's sigmoid), else the one-vs-rest columns; b_0 = 0 (b = 0 unless the
+    intercepts were fitted).
 
     Attributes
     ----------
@@ -320,9 +325,11 @@ class Calibration:
 
 
 def fit_calibration(F: np.ndarray, codes: np.ndarray, n_classes: int,
-                    max_iter: int = 100) -> Calibration:
+                    intercepts: bool = False, max_iter: int = 100) -> Calibration:
     """Maximum-likelihood slope and intercepts on decision values F (n, t) and class
-    codes 0..C−1, Platt's smoothed targets (module notes).
+    codes 0..C−1, Platt's smoothed targets (module notes); with ``intercepts`` false
+    (the estimators' choice) the slope alone, b = 0, so the most probable class is the
+    one ``predict`` names.
 
     The negative log-likelihood is convex in θ = (a, b_1, …, b_{C−1}) (the logits are
     linear in θ); it is minimised by Newton's method with the exact Hessian
@@ -336,22 +343,26 @@ def fit_calibration(F: np.ndarray, codes: np.ndarray, n_classes: int,
     Q[np.arange(n), codes] = own[codes]
     scale = float(np.std(Z)) or 1.0
     Zs = Z / scale
-    J = np.zeros((n, C, C))                       # ∂z_ic/∂θ: (a, b_1, …, b_{C−1})
+    k = C if intercepts else 1                    # θ = (a, b_1, …, b_{C−1}) or (a,)
+    J = np.zeros((n, C, k))                       # ∂z_ic/∂θ
     J[:, :, 0] = Zs
-    J[:, np.arange(1, C), np.arange(1, C)] = 1.0
+    J[:, np.arange(1, k), np.arange(1, k)] = 1.0
+
+    def full(theta: np.ndarray) -> np.ndarray:
+        return np.concatenate([[0.0], theta[1:], np.zeros(C - k)])
 
     def nll(theta: np.ndarray) -> tuple[float, np.ndarray]:
-        L = theta[0] * Zs + np.concatenate([[0.0], theta[1:]])
+        L = theta[0] * Zs + full(theta)
         L -= L.max(axis=1, keepdims=True)
         logp = L - np.log(np.exp(L).sum(axis=1, keepdims=True))
         return float(-(Q * logp).sum()), np.exp(logp)
 
-    theta = np.concatenate([[1.0], np.zeros(C - 1)])
+    theta = np.concatenate([[1.0], np.zeros(k - 1)])
     value, P = nll(theta)
     for _ in range(max_iter):
         grad = np.einsum("ic,icp->p", P - Q, J)
         W = P[:, :, None] * (np.eye(C)[None] - P[:, None, :])          # diag p − ppᵀ
-        H = np.einsum("icp,icd,idq->pq", J, W, J) + 1e-12 * np.eye(C)
+        H = np.einsum("icp,icd,idq->pq", J, W, J) + 1e-12 * np.eye(k)
         step = linalg.solve(H, grad, assume_a="pos", check_finite=False)
         t = 1.0
         while True:
@@ -362,7 +373,7 @@ def fit_calibration(F: np.ndarray, codes: np.ndarray, n_classes: int,
         theta, value, P = theta - t * step, trial, P_trial
         if np.max(np.abs(t * step)) < 1e-10:
             break
-    return Calibration(float(theta[0]) / scale, np.concatenate([[0.0], theta[1:]]))
+    return Calibration(float(theta[0]) / scale, full(theta))
 
 
 # ----------------------------------------------------------------------- intervals
