@@ -61,6 +61,7 @@ from ._data import Loaded, _check_options, _load_data, _scheduler
 from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
                       _finite, _jsonable, _policy_lines, _render_plot, _safe, _write_atomic,
                       format_table)
+from ._predict import cmd_predict
 from ._parsing import (APPROXIMATIONS, KERNELS, PROGRESS_DELAY, QUIET_PROGRESS_DELAY,
                        CommandError, _float_list, build_parser, parse_gamma_grid)
 
@@ -285,7 +286,8 @@ def _cmd_config(args: argparse.Namespace, out: SafeText) -> int:
     return 0
 
 
-_COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config}
+_COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config,
+             "predict": cmd_predict}
 
 
 def _approximation(args: argparse.Namespace) -> Any:
