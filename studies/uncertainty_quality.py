@@ -287,6 +287,10 @@ def report(_args):
                 f"(target ≤ 0.04) — {'met' if mean(B, 'ece') <= 0.04 else 'NOT met'}",
                 f"- argmax predict_proba = predict: smallest {min(r['agree'] for r in B):.4f}, "
                 f"mean {mean(B, 'agree'):.4f} (target ≥ 0.99)",
+                f"- Platt's sigmoid with its intercept, σ(a·f + b), on the same values: mean "
+                f"log-loss {mean(B, 'platt_b_log_loss'):.4f}, ECE {mean(B, 'platt_b_ece'):.4f}, "
+                f"argmax = predict on {mean(B, 'platt_b_agree'):.4f} of the rows (smallest "
+                f"{min(r['platt_b_agree'] for r in B):.4f})",
                 f"- the alternatives on the same leave-one-out values: isotonic mean log-loss "
                 f"{mean(B, 'iso_log_loss'):.4f}, ECE {mean(B, 'iso_ece'):.4f}; Platt on the "
                 f"in-sample decision values {mean(B, 'insample_log_loss'):.4f}, ECE "

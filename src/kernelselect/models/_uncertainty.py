@@ -27,7 +27,8 @@ where (H1)_i is the fitted value of the constant target 1 (the same derivation a
 :mod:`kernelselect.models._nystrom_loo`). The leave-one-out decision value is
 y_i − r_i. Cost: exact, one kernel matrix, one Cholesky factorisation and its
 inverse, O(n²d + n³); feature maps, two streamed passes over the rows, O(n·k² + n·k·d)
-time and O(k²) memory (k × k Gram matrix), the n values kept. A conjugate-gradient
+time and O(k²) memory (k × k Gram matrix), the n values kept (exact: K_α = LLᵀ, then
+the triangular inverse L⁻¹, n³/3 flops each; L⁻¹ is kept for the jackknife+ below). A conjugate-gradient
 model is the minimiser only to its tolerance, and so are its residuals.
 
 Calibrated probabilities
@@ -200,8 +201,9 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
 
 
 class ExactSmoother:
-    """The exact machine's K_α⁻¹ (from one Cholesky factorisation) and what its
-    leave-one-out and jackknife+ need: u = K_α⁻¹1, diag(K_α⁻¹), the weights w(x).
+    """The exact machine's K_α = LLᵀ and what its leave-one-out and jackknife+ need:
+    L⁻¹ (one Cholesky factorisation and one triangular inverse, n³/3 flops each),
+    u = K_α⁻¹1, diag(K_α⁻¹) (the squared column norms of L⁻¹), the weights w(x).
 
     Parameters
     ----------
@@ -220,32 +222,38 @@ class ExactSmoother:
             K = lowlevel.kernel_block(X, X, gamma, kernel=kernel,
                                       workers=block_workers(float(n) * n, None))
             K[np.diag_indices_from(K)] += alpha
-            L, info = linalg.lapack.dpotrf(K, lower=1, overwrite_a=1)
+            L, info = linalg.lapack.dpotrf(K, lower=1, clean=1, overwrite_a=1)
+            if info == 0:
+                L, info = linalg.lapack.dtrtri(L, lower=1, overwrite_c=1)
             if info != 0:
                 raise ValueError(f"K + alpha*I is not positive definite (alpha={alpha:g}); "
                                  "the leave-one-out values need a larger alpha.")
-            Kinv, info = linalg.lapack.dpotri(L, lower=1)
-        il = np.triu_indices(n, 1)
-        Kinv[il] = Kinv.T[il]                       # the full symmetric K_α⁻¹
-        self.Kinv = Kinv
-        self.u = Kinv.sum(axis=1)                   # K_α⁻¹1
-        self.S = float(self.u.sum())                # 1ᵀK_α⁻¹1
-        self.diag = np.diag(Kinv).copy()
+        self.Linv = L                                # lower triangular, K_α⁻¹ = L⁻ᵀL⁻¹
+        self.diag = np.einsum("ij,ij->j", L, L)      # (K_α⁻¹)_ii
+        self.u = self.solve(np.ones((n, 1)))[:, 0]   # K_α⁻¹1
+        self.S = float(self.u.sum())                 # 1ᵀK_α⁻¹1
+
+    def solve(self, B: np.ndarray) -> np.ndarray:
+        """K_α⁻¹B = L⁻ᵀ(L⁻¹B) for B (n, t)."""
+        B = np.asarray(B, dtype=np.float64)
+        with blas_for_flops(2.0 * B.shape[0] ** 2 * B.shape[1]):
+            C = blas.dtrmm(1.0, self.Linv, B, lower=1)
+            return blas.dtrmm(1.0, self.Linv, C, lower=1, trans_a=1)
 
     def loo_residuals(self, Y: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
         """r (n, t) for the targets Y (n, t) (as given to the estimator, uncentred)."""
         n = Y.shape[0]
         if self.form == "bias":
-            nu = self.Kinv @ Y
+            nu = self.solve(Y)
             b = nu.sum(axis=0) / self.S                 # 1ᵀν / 1ᵀK_α⁻¹1
             a = nu - self.u[:, None] * b
             return a / (self.diag - self.u ** 2 / self.S)[:, None]
         if self.form == "mean":
             assert offset is not None
-            a = self.Kinv @ (Y - offset)
+            a = self.solve(Y - offset)
             delta = -(Y - offset) / (n - 1.0)
             return (a - delta * self.u[:, None]) / self.diag[:, None]
-        return (self.Kinv @ Y) / self.diag[:, None]
+        return self.solve(Y) / self.diag[:, None]
 
     def weights(self, x: np.ndarray) -> np.ndarray:
         """w(x) of shape (b, n): the fitted value at x is w(x)ᵀy (plus ȳ(1 − w(x)ᵀ1) for
@@ -253,7 +261,7 @@ class ExactSmoother:
         Kx = lowlevel.kernel_block(x, self.X, self.gamma, kernel=self.kernel,
                                    workers=block_workers(float(x.shape[0]) * self.X.shape[0],
                                                          None))
-        W = Kx @ self.Kinv
+        W = self.solve(Kx.T).T                          # (K_α⁻¹k(x))ᵀ
         if self.form == "bias":
             W -= np.outer(Kx @ self.u - 1.0, self.u / self.S)
         return W
