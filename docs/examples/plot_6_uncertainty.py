@@ -15,7 +15,7 @@ import numpy as np
 from sklearn.model_selection import train_test_split
 
 from kernelselect import KernelSelectionClassifier, KernelSelectionRegressor, datasets
-from kernelselect.models._uncertainty_plots import plot_calibration, plot_intervals
+from kernelselect.models import plot_calibration, plot_intervals
 
 # %%
 # Class probabilities
