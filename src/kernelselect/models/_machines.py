@@ -221,7 +221,6 @@ class _KernelMachineEstimator(BaseEstimator):
         # what the closed-form leave-one-out reads on first use (models._uncertainty):
         # the training rows (the exact machine holds them anyway), targets and ȳ
         self._loo_source = (X, Y, offset)
-        self.__dict__.pop("_loo_cache", None)
         return self
 
     def _decision(self, X: npt.ArrayLike) -> Any:
@@ -242,14 +241,18 @@ class _KernelMachineEstimator(BaseEstimator):
     def _loo(self) -> tuple[np.ndarray, Any]:
         """(leave-one-out decision values (n, t), the exact smoother or None), computed
         on first use from the fitted machine and cached."""
-        check_is_fitted(self, "model_")
-        cached = self.__dict__.get("_loo_cache")
-        if cached is None:
+        cache = self._uncertainty_cache()
+        if "loo" not in cache:
             X, Y, offset = self._loo_source
-            F, smoother = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
-                                                    self.intercept_form_, offset)
-            cached = self._loo_cache = (F, smoother)
-        return cached
+            cache["loo"] = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
+                                                     self.intercept_form_, offset)
+        return cache["loo"]
+
+    def _uncertainty_cache(self) -> dict[str, Any]:
+        """What the uncertainty methods computed, kept on the fitted machine (a refit
+        starts afresh; the estimator's own attributes do not change at prediction)."""
+        check_is_fitted(self, "model_")
+        return cast("dict[str, Any]", self.model_.__dict__.setdefault("_uncertainty", {}))
 
     @property
     def loo_decision_(self) -> np.ndarray:
@@ -375,15 +378,14 @@ default="auto"
         """The softmax (Platt's sigmoid for two classes) of the decision values fitted on
         the leave-one-out decision values: its ``slope`` a, p ∝ exp(a·f) (``intercepts``
         are zeros, so that the most probable class is the predicted one)."""
-        cached = self.__dict__.get("_calibration_cache")
-        if cached is None or cached[0] is not self._loo()[0]:
+        cache = self._uncertainty_cache()
+        if "calibration" not in cache:
             F = self._loo()[0]
             Y = self._loo_source[1]
             Y = np.asarray(Y.compute() if is_dask_array(Y) else Y)
             codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
-            cached = self._calibration_cache = (
-                F, _uncertainty.fit_calibration(F, codes, len(self.classes_)))
-        return cached[1]
+            cache["calibration"] = _uncertainty.fit_calibration(F, codes, len(self.classes_))
+        return cast(_uncertainty.Calibration, cache["calibration"])
 
     def predict_proba(self, X: npt.ArrayLike) -> Any:
         """Calibrated class probabilities, shape (n, n_classes) in ``classes_`` order,
