@@ -310,3 +310,33 @@ def test_unfitted_estimators_say_so():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not hasattr(KernelRidgeRegressor(), "loo_residuals_")
+
+
+# ------------------------------------------------------- Gaussian-process std (ARD)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_return_std_is_the_gaussian_process_predictive_std(seed):
+    from sklearn.gaussian_process import GaussianProcessRegressor
+    from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+
+    X, y = _data(seed, 40)
+    Xt = np.random.default_rng(seed + 5).standard_normal((6, 2))
+    g, a = np.array([0.5, 2.0]), 0.1
+    reg = KernelRidgeRegressor(kernel="ard", gamma=g, alpha=a, fit_intercept="mean").fit(X, y)
+    mean, std = reg.predict(Xt, return_std=True)
+    yc = y - y.mean()
+    K = np.exp(-(((X[:, None, :] - X[None]) ** 2) * g).sum(-1))
+    s2 = yc @ np.linalg.solve(K + a * np.eye(40), yc) / 40          # σ² profiled out
+    gp = GaussianProcessRegressor(ConstantKernel(s2, "fixed") * RBF(1 / np.sqrt(2 * g), "fixed"),
+                                  alpha=a * s2, optimizer=None).fit(X, yc)
+    mu, sd = gp.predict(Xt, return_std=True)
+    np.testing.assert_allclose(mean, mu + y.mean(), atol=1e-10)
+    np.testing.assert_allclose(std, np.sqrt(sd ** 2 + a * s2), atol=1e-10)   # + the noise
+
+
+def test_return_std_needs_an_exact_machine():
+    X, y = _data(2, 30)
+    reg = KernelRidgeRegressor(gamma=0.5, approximation="rff", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="exact"):
+        reg.predict(X, return_std=True)
+    with pytest.raises(TypeError):
+        KernelRidgeRegressor(gamma=0.5).fit(X, y).predict(X, return_std="yes")

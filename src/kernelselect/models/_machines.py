@@ -20,7 +20,8 @@ from ..utils._labels import decide, encode_labels
 from ._solvers import KernelMachine, check_alphas, fit_kernel_machine
 from . import _uncertainty
 from .._typing import RandomState
-from ..utils._validation import check_kernel, check_matrix, check_positive, check_vector
+from ..utils._validation import (check_bool, check_kernel, check_matrix, check_positive,
+                                 check_vector)
 from ..kernels import check_ard_gamma, is_ard
 from ..utils._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
@@ -472,7 +473,27 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         Y = y[:, None] if y.ndim == 1 else y
         return self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)
 
-    def predict(self, X: npt.ArrayLike) -> np.ndarray:
+    def predict(self, X: npt.ArrayLike, return_std: bool = False) -> Any:
+        """f(X), shape (n,) or (n, t); with ``return_std`` also the Gaussian-process
+        predictive standard deviation of a new target at each row, as scikit-learn's
+        ``GaussianProcessRegressor.predict(X, return_std=True)`` but for the observation
+        (its noise α·σ̂² included): the model y − ȳ ~ N(0, σ²(K + αI)) whose evidence the
+        per-feature selection (``kernel="ard"``) maximises, σ² profiled out,
+        var = σ̂²(1 + α − k(x)ᵀ(K + αI)⁻¹k(x)). Exact machines only (it needs the n × n
+        factor, computed on first use as for :meth:`predict_interval`). Prefer
+        :meth:`predict_interval` for coverage: it holds without the Gaussian model."""
+        if return_std:
+            check_bool(return_std, "return_std")
+            F_loo, smoother = self._loo()
+            if smoother is None:
+                raise ValueError(f"return_std=True needs an exact machine (the n x n factor); "
+                                 f"this one is {self.approximation_!r}: use predict_interval.")
+            Xc = np.ascontiguousarray(validate_data(self, X, reset=False, dtype=np.float64))
+            F = self._decision(Xc)
+            _, Y, offset = self._loo_source
+            std = smoother.predictive_std(Xc, np.asarray(Y, dtype=np.float64), offset,
+                                          self.alpha_)
+            return (F[:, 0], std[:, 0]) if self._single_output else (F, std)
         F = self._decision(X)
         return F[:, 0] if self._single_output else F
 

@@ -140,8 +140,9 @@ class _FeatureMap:
             self.T = model.details["landmark_map"]
             self.k = self.T.shape[1]
 
-    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(Φ_b of shape (b, k), fitted f_b of shape (b, t)) at the first α."""
+    def raw(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the block before the map: K(x, centres) for the conjugate-gradient machine,
+        else Φ_b itself; fitted f_b of shape (b, t)) at the first α."""
         m = self.model
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.kind == "pcg":
@@ -151,9 +152,7 @@ class _FeatureMap:
             Kb = lowlevel.kernel_block((x - cond.shift) * cond.scale, cond.centres,
                                        cond.gamma, kernel=cond.kernel,
                                        workers=block_workers(float(x.shape[0]) * self.k, None))
-            f = Kb @ m.coef[:, :, 0] + m.intercept[:, 0]
-            Phi = blas.dtrsm(1.0, self.T, Kb.T, lower=0, trans_a=1).T      # K_b T⁻¹
-            return Phi, f
+            return Kb, Kb @ m.coef[:, :, 0] + m.intercept[:, 0]
         if self.kind == "rff":
             approx, state = m._features
             xs, g, k = _gaussian_view(x, m)
@@ -163,39 +162,63 @@ class _FeatureMap:
                                    workers=block_workers(float(x.shape[0]) * self.k, None))
         return Kb @ self.T, Kb @ m.coef[:, :, 0] + m.intercept[:, 0]
 
+    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(Φ_b of shape (b, k), fitted f_b of shape (b, t)) at the first α."""
+        B, f = self.raw(x)
+        if self.kind == "pcg":                       # K_b T⁻¹
+            B = blas.dtrsm(1.0, self.T, B.T, lower=0, trans_a=1).T
+        return B, f
+
 
 def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
                  offset: np.ndarray | None) -> np.ndarray:
-    """Leave-one-out residuals (n, t) of a machine on a feature map (module notes)."""
+    """Leave-one-out residuals (n, t) of a machine on a feature map (module notes).
+
+    Pass 1 adds G = ΦᵀΦ (a rank-b update per block, Φ formed block by block so that its
+    rounding stays that of Φ, not of K_nmᵀK_nm transformed by T⁻¹) and s = Φᵀ1; M = G
+    (− nμμᵀ with the bias) + αI = RᵀR. Pass 2 needs the rows of R⁻ᵀ(φ_i − μ): for the
+    conjugate-gradient machine, φ_i = T⁻ᵀk_i, that is one triangular solve with the
+    product U = RT, (RT)⁻ᵀk_i − R⁻ᵀμ. About 3·n·k² flops in all."""
     fmap = _FeatureMap(model)
     k = fmap.k
     rows = max(16, _BLOCK_ENTRIES // max(k, 1))
-    G = np.zeros((k, k))
+    G = np.zeros((k, k), order="F")
     s = np.zeros(k)
     n = 0
     with blas_for_flops(float(X.shape[0]) * k * k):
         for x, _ in _row_blocks(X, Y, rows):                # pass 1: G = ΦᵀΦ, s = Φᵀ1
             Phi, _ = fmap(x)
-            G += Phi.T @ Phi
+            G = blas.dsyrk(1.0, Phi.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
             s += Phi.sum(axis=0)
             n += x.shape[0]
+        G = np.triu(G) + np.triu(G, 1).T
         mu = s / n if form == "bias" else np.zeros(k)
         M = G - n * np.outer(mu, mu) if form == "bias" else G
         M[np.diag_indices_from(M)] += alpha
         R = linalg.cholesky(M, lower=False, check_finite=False)
         v = linalg.cho_solve((R, False), s) if form == "mean" else None
-        ybar = offset if offset is not None else None
+        pcg = fmap.kind == "pcg"
+        if pcg:
+            U = blas.dtrmm(1.0, R, fmap.T)                  # R T, upper triangular
+            v_raw = None if v is None else linalg.solve_triangular(fmap.T, v)   # T⁻¹v
+        shift = linalg.solve_triangular(R, mu, trans="T", check_finite=False)   # R⁻ᵀμ
         out = []
         for x, y in _row_blocks(X, Y, rows):                # pass 2: leverages
-            Phi, f = fmap(x)
-            P = Phi - mu
-            W = linalg.solve_triangular(R, P.T, trans="T", check_finite=False)
+            B, f = fmap.raw(x)
+            if pcg:
+                W = blas.dtrsm(1.0, U, B.T, lower=0, trans_a=1)
+                Pv = None if v_raw is None else B @ v_raw
+            else:
+                W = linalg.solve_triangular(R, B.T, trans="T", check_finite=False)
+                Pv = None if v is None else B @ v
+            if form == "bias":
+                W -= shift[:, None]
             h = np.einsum("ij,ij->j", W, W) + (1.0 / n if form == "bias" else 0.0)
             e = y - f
             if form == "mean":
-                assert ybar is not None and v is not None
-                delta = -(y - ybar) / (n - 1.0)
-                e = e - delta * (1.0 - P @ v)[:, None]
+                assert offset is not None and Pv is not None
+                delta = -(y - offset) / (n - 1.0)
+                e = e - delta * (1.0 - Pv)[:, None]
             out.append(e / (1.0 - h)[:, None])
     return np.concatenate(out, axis=0)
 
@@ -254,6 +277,34 @@ class ExactSmoother:
             delta = -(Y - offset) / (n - 1.0)
             return (a - delta * self.u[:, None]) / self.diag[:, None]
         return self.solve(Y) / self.diag[:, None]
+
+    def predictive_std(self, x: np.ndarray, Y: np.ndarray, offset: np.ndarray | None,
+                       alpha: float) -> np.ndarray:
+        """The Gaussian-process predictive standard deviation of a new target at the
+        rows x, (b, t): the model y − ȳ ~ N(0, σ²(K + αI)) whose evidence the per-feature
+        selection maximises (Rasmussen & Williams 2006, eqs. 2.25–2.26, §5.4.1), σ²
+        profiled out, σ̂² = (y − c)ᵀK_α⁻¹(y − c)/n with c = ȳ ("mean"), the generalised
+        least-squares constant ("bias", whose uncertainty (1 − 1ᵀK_α⁻¹k)²/1ᵀK_α⁻¹1 is
+        added) or 0 ("none"):
+
+            var y(x) = σ̂² (1 + α − k(x)ᵀK_α⁻¹k(x)).
+        """
+        n = Y.shape[0]
+        if self.form == "mean":
+            assert offset is not None
+            R = Y - offset
+        elif self.form == "bias":
+            R = Y - self.solve(Y).sum(axis=0) / self.S
+        else:
+            R = Y
+        sigma2 = np.einsum("ij,ij->j", R, self.solve(R)) / n            # (t,)
+        Kx = lowlevel.kernel_block(x, self.X, self.gamma, kernel=self.kernel,
+                                   workers=block_workers(float(x.shape[0]) * n, None))
+        V = self.solve(Kx.T)                                            # K_α⁻¹k(x), (n, b)
+        var = 1.0 + alpha - np.einsum("ij,ji->i", Kx, V)
+        if self.form == "bias":
+            var += (1.0 - V.sum(axis=0)) ** 2 / self.S
+        return np.sqrt(np.maximum(var, 0.0)[:, None] * sigma2[None, :])
 
     def weights(self, x: np.ndarray) -> np.ndarray:
         """w(x) of shape (b, n): the fitted value at x is w(x)ᵀy (plus ȳ(1 − w(x)ᵀ1) for
