@@ -106,10 +106,11 @@ def cmd_predict(args: argparse.Namespace, out: SafeText) -> int:
         summary.append(f"R^2 {1 - np.sum(resid ** 2) / np.sum((y[te] - y[te].mean()) ** 2):.4f}")
     if args.proba:
         P = est.predict_proba(X[te])
-        columns += [f"p({c})" for c in est.classes_]
+        labels = np.asarray(est.classes_)
+        columns += [f"p({c})" for c in labels]
         for row, p in zip(table, P):
             row.extend(p.tolist())
-        hit = P[np.arange(len(te)), np.searchsorted(est.classes_, y[te])]
+        hit = P[np.arange(len(te)), np.searchsorted(labels, y[te])]
         summary.append(f"log-loss {-np.mean(np.log(np.clip(hit, 1e-300, None))):.4f}")
     if args.interval is not None:
         interval = est.predict_interval(X[te], coverage=args.interval)

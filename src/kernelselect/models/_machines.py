@@ -554,8 +554,11 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         single = self._single_output
 
         def bounds(pred: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
-            out = (_uncertainty.jackknife_plus_interval(smoother, x, pred, R, delta, c)
-                   if plus else _uncertainty.jackknife_interval(pred, R, c))
+            if plus:
+                assert smoother is not None and x is not None
+                out = _uncertainty.jackknife_plus_interval(smoother, x, pred, R, delta, c)
+            else:
+                out = _uncertainty.jackknife_interval(pred, R, c)
             return out[:, 0, :] if single else out
 
         if is_dask_array(X):          # a Dask X: the Nyström machine, so the jackknife

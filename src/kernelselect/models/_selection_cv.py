@@ -53,7 +53,7 @@ def _refit_has_decision_function(self: _KernelSelection) -> bool:
 
 
 def _refit_has_predict_interval(self: _KernelSelection) -> bool:
-    est = getattr(self, "best_estimator_", None)
+    est: Any = getattr(self, "best_estimator_", None)
     if est is None:
         est = self.estimator if self.estimator is not None else self._default_machine
     if hasattr(est, "steps"):

@@ -70,7 +70,7 @@ measured in the user guide's page "Uncertainty".
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 from scipy import linalg
@@ -102,7 +102,7 @@ def _gaussian_view(X: np.ndarray, model: Any) -> tuple[np.ndarray, Any, str]:
     return X, model.gamma, model.kernel
 
 
-def _row_blocks(X: Any, Y: Any, rows: int):
+def _row_blocks(X: Any, Y: Any, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(x, y) blocks of ``rows`` rows; a Dask X (and Y) one chunk at a time."""
     if is_dask_array(X):
         from ..utils._dask import _compute as compute
