@@ -340,3 +340,17 @@ def test_return_std_needs_an_exact_machine():
         reg.predict(X, return_std=True)
     with pytest.raises(TypeError):
         KernelRidgeRegressor(gamma=0.5).fit(X, y).predict(X, return_std="yes")
+
+
+def test_backward_leave_one_out_values_give_equal_probabilities_not_reversed_ones():
+    f = np.linspace(-1, 1, 40)
+    codes = (f < 0).astype(np.intp)                 # the values rank the classes backwards
+    cal = _uncertainty.fit_calibration(f[:, None], codes, 2)
+    assert cal.slope == 0.0
+    np.testing.assert_allclose(cal.proba(f[:, None]), 0.5)
+
+
+def test_one_training_row_is_refused_by_name():
+    reg = KernelRidgeRegressor(gamma=0.5).fit(np.zeros((1, 2)), [1.0])
+    with pytest.raises(ValueError, match="at least 2 training rows"):
+        reg.predict_interval(np.zeros((1, 2)))

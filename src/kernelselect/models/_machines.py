@@ -245,6 +245,11 @@ class _KernelMachineEstimator(BaseEstimator):
         cache = self._uncertainty_cache()
         if "loo" not in cache:
             X, Y, offset = self._loo_source
+            if X.shape[0] < 2:
+                raise ValueError("the leave-one-out values behind predict_proba, "
+                                 "predict_interval and return_std need at least 2 training "
+                                 f"rows; this {type(self).__name__} was fitted on "
+                                 f"{X.shape[0]}.")
             cache["loo"] = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
                                                      self.intercept_form_, offset)
         return cache["loo"]

@@ -393,7 +393,9 @@ def fit_calibration(F: np.ndarray, codes: np.ndarray, n_classes: int,
     The negative log-likelihood is convex in θ = (a, b_1, …, b_{C−1}) (the logits are
     linear in θ); it is minimised by Newton's method with the exact Hessian
     Σ_i J_iᵀ(diag p_i − p_i p_iᵀ)J_i (C parameters, O(n·C³) per step) and a
-    backtracking line search, from a = 1/std(F), b = 0, until the step is below 10⁻¹⁰."""
+    backtracking line search, from a = 1/std(F), b = 0, until the step is below 10⁻¹⁰.
+    The slope alone is kept at a ≥ 0 (a = 0 gives equal probabilities: leave-one-out
+    values that rank the classes backwards are no evidence for a reversed ranking)."""
     Z = Calibration.logits_of(F)
     n, C = Z.shape
     counts = np.bincount(codes, minlength=n_classes).astype(np.float64)
@@ -432,6 +434,10 @@ def fit_calibration(F: np.ndarray, codes: np.ndarray, n_classes: int,
         theta, value, P = theta - t * step, trial, P_trial
         if np.max(np.abs(t * step)) < 1e-10:
             break
+    if not intercepts and theta[0] < 0.0:
+        # decision values that order the classes backwards carry no usable evidence: the
+        # likelihood is convex in a, so its optimum over a ≥ 0 is a = 0 (the uniform p)
+        theta[0] = 0.0
     return Calibration(float(theta[0]) / scale, full(theta))
 
 
