@@ -354,3 +354,13 @@ def test_one_training_row_is_refused_by_name():
     reg = KernelRidgeRegressor(gamma=0.5).fit(np.zeros((1, 2)), [1.0])
     with pytest.raises(ValueError, match="at least 2 training rows"):
         reg.predict_interval(np.zeros((1, 2)))
+
+
+def test_only_a_regressor_keeps_the_n_by_n_factor():
+    X, y = _data(18, 40)
+    clf = LSSVMClassifier(gamma=0.5).fit(X, (y > 0).astype(int))
+    clf.predict_proba(X)
+    assert clf._loo()[1] is None                     # the classifier drops it
+    reg = KernelRidgeRegressor(gamma=0.5).fit(X, y)
+    reg.predict_interval(X)
+    assert reg._loo()[1].Linv.shape == (40, 40)

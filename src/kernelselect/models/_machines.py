@@ -250,9 +250,13 @@ class _KernelMachineEstimator(BaseEstimator):
                                  "predict_interval and return_std need at least 2 training "
                                  f"rows; this {type(self).__name__} was fitted on "
                                  f"{X.shape[0]}.")
-            cache["loo"] = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
-                                                     self.intercept_form_, offset)
-        return cache["loo"]
+            F, smoother = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
+                                                    self.intercept_form_, offset)
+            # the n × n factor stays only where the jackknife+ and return_std use it
+            keep = (isinstance(self, RegressorMixin)
+                    and X.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
+            cache["loo"] = (F, smoother if keep else None)
+        return cast("tuple[np.ndarray, Any]", cache["loo"])
 
     def _uncertainty_cache(self) -> dict[str, Any]:
         """What the uncertainty methods computed, kept on the fitted machine (a refit
@@ -484,15 +488,19 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         ``GaussianProcessRegressor.predict(X, return_std=True)`` but for the observation
         (its noise α·σ̂² included): the model y − ȳ ~ N(0, σ²(K + αI)) whose evidence the
         per-feature selection (``kernel="ard"``) maximises, σ² profiled out,
-        var = σ̂²(1 + α − k(x)ᵀ(K + αI)⁻¹k(x)). Exact machines only (it needs the n × n
-        factor, computed on first use as for :meth:`predict_interval`). Prefer
+        var = σ̂²(1 + α − k(x)ᵀ(K + αI)⁻¹k(x)). Exact machines of at most
+        :data:`~kernelselect.models._uncertainty.JACKKNIFE_PLUS_MAX_N` rows (it holds the
+        n × n factor, computed on first use as for :meth:`predict_interval`). Prefer
         :meth:`predict_interval` for coverage: it holds without the Gaussian model."""
         if return_std:
             check_bool(return_std, "return_std")
             F_loo, smoother = self._loo()
             if smoother is None:
-                raise ValueError(f"return_std=True needs an exact machine (the n x n factor); "
-                                 f"this one is {self.approximation_!r}: use predict_interval.")
+                raise ValueError(
+                    f"return_std=True needs an exact machine of at most "
+                    f"{_uncertainty.JACKKNIFE_PLUS_MAX_N} rows (it holds the n x n factor); "
+                    f"this one is {self.approximation_!r} on {F_loo.shape[0]} rows: use "
+                    "predict_interval.")
             Xc = np.ascontiguousarray(validate_data(self, X, reset=False, dtype=np.float64))
             F = self._decision(Xc)
             _, Y, offset = self._loo_source
