@@ -180,11 +180,11 @@ SUBLAYERS = {
         {""},
     ],
     "models": [
-        {"_solvers", "_nystrom_rows", "_dask_input"},
+        {"_solvers", "_nystrom_rows", "_dask_input", "_uncertainty_plots"},
         {"_cv", "_nystrom_pcg", "_scaling"},
         {"_nystrom_loo"},
         {"_nystrom_machine"},
-        {"_fit_policy"},
+        {"_fit_policy", "_uncertainty"},
         {"_machines"},
         {"_selection_cv"},
         {""},

@@ -348,7 +348,7 @@ def test_task_estimators_are_classifier_and_regressor():
     assert np.all(np.isfinite(cross_val_score(reg, Xr, yr, cv=3)))
 
 
-def test_classifier_has_classes_and_decision_values_and_no_probabilities():
+def test_classifier_has_classes_decision_values_and_calibrated_probabilities():
     X, y = binary(11)
     clf = KernelSelectionClassifier(random_state=0).fit(X, y)
     assert clf.classes_.tolist() == ["no", "yes"] and clf.task_ == "binary"
@@ -356,8 +356,10 @@ def test_classifier_has_classes_and_decision_values_and_no_probabilities():
     assert f.shape == (120,)
     np.testing.assert_array_equal(clf.predict(X), np.where(f > 0, "yes", "no"))
     assert clf.score(X, y) == np.mean(clf.predict(X) == y)
-    # an LSSVM has no probabilities: none are invented
-    assert not hasattr(clf, "predict_proba") and not hasattr(clf, "predict_log_proba")
+    # probabilities calibrated on the leave-one-out decision values (test_uncertainty.py)
+    P = clf.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(clf.classes_[P.argmax(axis=1)], clf.predict(X))
     # the same selection as the task-detecting form
     ref = KernelSelectionCV(random_state=0).fit(X, y)
     assert clf.best_params_ == ref.best_params_

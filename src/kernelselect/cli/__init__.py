@@ -13,6 +13,9 @@ Sub-commands
     ``.npy``/``.zarr`` how the data were read. Without FILE the command runs on
     ``--dataset NAME`` or, when that is absent too, on the shipped ``breast_cancer``
     set (683 × 9, binary).
+``kernelselect predict [FILE] (--proba | --interval COVERAGE) [options]``
+    Select and fit on the training rows, then write calibrated class probabilities
+    or prediction intervals for the held-out rows (see ``kernelselect predict -h``).
 ``kernelselect datasets``
     List the shipped datasets.
 ``kernelselect config``
@@ -63,6 +66,7 @@ from ._data import Loaded, _check_options, _load_data, _scheduler
 from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
                       _finite, _jsonable, _policy_lines, _render_plot, _render_relevances,
                       _safe, _write_atomic, format_table, relevance_path)
+from ._predict import cmd_predict
 from ._parsing import (APPROXIMATIONS, KERNELS, PROGRESS_DELAY, QUIET_PROGRESS_DELAY,
                        CommandError, _float_list, build_parser, parse_gamma_grid)
 
@@ -314,7 +318,8 @@ def _cmd_config(args: argparse.Namespace, out: SafeText) -> int:
     return 0
 
 
-_COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config}
+_COMMANDS = {"select": _cmd_select, "datasets": _cmd_datasets, "config": _cmd_config,
+             "predict": cmd_predict}
 
 
 def _approximation(args: argparse.Namespace) -> Any:

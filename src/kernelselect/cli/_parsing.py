@@ -221,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="never show progress (by default it appears on stderr once a "
                      f"run has lasted {PROGRESS_DELAY:g} s)")
 
+    from ._predict import add_predict_parser     # predict: probabilities and intervals
+    add_predict_parser(sub)
     sub.add_parser("datasets", help="list the shipped datasets",
                    description="List the datasets shipped with kernelselect.")
     sub.add_parser("config", help="show build and runtime configuration",

@@ -11,7 +11,10 @@ the risk (1/n)Σ(f − y)² + μ‖f‖² of Ding et al., AAAI 2018 and TNNLS 20
 
 The code lives in ``_machines`` (the solvers and the two machines),
 ``_selection_cv`` (:class:`KernelSelectionCV`, :class:`KernelSelectionClassifier`,
-:class:`KernelSelectionRegressor`), ``_scaling`` (:class:`Standardizer`) and
+:class:`KernelSelectionRegressor`), ``_scaling`` (:class:`Standardizer`),
+``_uncertainty`` (the closed-form leave-one-out, the probabilities' calibration and
+the prediction intervals), ``_uncertainty_plots`` (:func:`plot_calibration`,
+:func:`plot_intervals`, :func:`reliability`) and
 ``kernelselect.utils._sklearn`` (scikit-learn or its stand-ins); every name is imported,
 pickled and documented as ``kernelselect.models.<name>``.
 """
@@ -33,6 +36,7 @@ from ._solvers import KernelMachine
 from ..utils._warnings import renamed_attribute
 from ._machines import KernelRidgeRegressor, LSSVMClassifier, fit_krr, fit_lssvm
 from ._scaling import Standardizer
+from ._uncertainty_plots import plot_calibration, plot_intervals, reliability
 from ._selection_cv import KernelSelectionClassifier, KernelSelectionCV, KernelSelectionRegressor
 
 __all__ = [
@@ -51,11 +55,15 @@ __all__ = [
     "KernelMachine",
     "CV_GAMMAS",
     "CV_ALPHAS",
+    "plot_calibration",
+    "plot_intervals",
+    "reliability",
 ]
 
 # the public home of the names defined in this package (pickles, reprs, the API docs)
 for _obj in (LSSVMClassifier, KernelRidgeRegressor, KernelSelectionCV, KernelSelectionClassifier,
-             KernelSelectionRegressor, Standardizer, fit_lssvm, fit_krr):
+             KernelSelectionRegressor, Standardizer, fit_lssvm, fit_krr, plot_calibration,
+             plot_intervals, reliability):
     _obj.__module__ = __name__
 del _obj
 

@@ -18,8 +18,10 @@ from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_
                           is_dask_array, label_columns, mean_of)
 from ..utils._labels import decide, encode_labels
 from ._solvers import KernelMachine, check_alphas, fit_kernel_machine
+from . import _uncertainty
 from .._typing import RandomState
-from ..utils._validation import check_kernel, check_matrix, check_positive, check_vector
+from ..utils._validation import (check_bool, check_kernel, check_matrix, check_positive,
+                                 check_vector)
 from ..kernels import check_ard_gamma, is_ard
 from ..utils._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
@@ -217,6 +219,9 @@ class _KernelMachineEstimator(BaseEstimator):
             self.dual_coef_ = m.coef[:, :, 0]
         self.intercept_ = m.intercept[:, 0]
         self.support_ = m.support_indices
+        # what the closed-form leave-one-out reads on first use (models._uncertainty):
+        # the training rows (the exact machine holds them anyway), targets and ȳ
+        self._loo_source = (X, Y, offset)
         return self
 
     def _decision(self, X: npt.ArrayLike) -> Any:
@@ -233,11 +238,50 @@ class _KernelMachineEstimator(BaseEstimator):
             X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.model_.decision_function(X, workers=self.workers)[:, :, 0]
 
+    # -- uncertainty without a refit (models._uncertainty) -------------------------
+    def _loo(self) -> tuple[np.ndarray, Any]:
+        """(leave-one-out decision values (n, t), the exact smoother or None), computed
+        on first use from the fitted machine and cached."""
+        cache = self._uncertainty_cache()
+        if "loo" not in cache:
+            X, Y, offset = self._loo_source
+            if X.shape[0] < 2:
+                raise ValueError("the leave-one-out values behind predict_proba, "
+                                 "predict_interval and return_std need at least 2 training "
+                                 f"rows; this {type(self).__name__} was fitted on "
+                                 f"{X.shape[0]}.")
+            F, smoother = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
+                                                    self.intercept_form_, offset)
+            # the n × n factor stays only where the jackknife+ and return_std use it
+            keep = (isinstance(self, RegressorMixin)
+                    and X.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
+            cache["loo"] = (F, smoother if keep else None)
+        return cast("tuple[np.ndarray, Any]", cache["loo"])
+
+    def _uncertainty_cache(self) -> dict[str, Any]:
+        """What the uncertainty methods computed, kept on the fitted machine (a refit
+        starts afresh; the estimator's own attributes do not change at prediction)."""
+        check_is_fitted(self, "model_")
+        return cast("dict[str, Any]", self.model_.__dict__.setdefault("_uncertainty", {}))
+
+    @property
+    def loo_decision_(self) -> np.ndarray:
+        """ndarray of shape (n, t): at each training row, the prediction of the machine
+        refitted without that row (closed form, no refit; computed on first use:
+        exact O(n³), Nyström and random features two passes over the rows). For a
+        classifier the one-vs-rest decision values (t = 1 for two classes)."""
+        return self._loo()[0]
+
     def _dask_fit_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray | None, Any]:
         """A Dask X and y checked (``dask_training_data``); sets ``n_features_in_``."""
         Xd, y_local, y_dask = dask_training_data(X, y)
         self.n_features_in_ = int(Xd.shape[1])
         return Xd, y_local, y_dask
+
+
+def _dask_rows(F: Any, func: Any, columns: int) -> Any:
+    """``func`` (an (b, t) → (b, columns) map) over the row chunks of a Dask F."""
+    return F.map_blocks(func, chunks=(F.chunks[0], (columns,)), dtype=np.float64)
 
 
 class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
@@ -338,6 +382,42 @@ default="auto"
             return F.map_blocks(decide, self.classes_, drop_axis=1, dtype=self.classes_.dtype)
         return decide(F, self.classes_)
 
+    # -- calibrated probabilities (models._uncertainty) ------------------------------
+    @property
+    def calibration_(self) -> _uncertainty.Calibration:
+        """The softmax (Platt's sigmoid for two classes) of the decision values fitted on
+        the leave-one-out decision values: its ``slope`` a, p ∝ exp(a·f) (``intercepts``
+        are zeros, so that the most probable class is the predicted one)."""
+        cache = self._uncertainty_cache()
+        if "calibration" not in cache:
+            F = self._loo()[0]
+            Y = self._loo_source[1]
+            Y = np.asarray(Y.compute() if is_dask_array(Y) else Y)
+            codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
+            cache["calibration"] = _uncertainty.fit_calibration(F, codes, len(self.classes_))
+        return cast(_uncertainty.Calibration, cache["calibration"])
+
+    def predict_proba(self, X: npt.ArrayLike) -> Any:
+        """Calibrated class probabilities, shape (n, n_classes) in ``classes_`` order,
+        rows summing to 1 (a Dask array for a Dask X).
+
+        p(c | x) ∝ exp(a·f_c(x)), a softmax of the decision values whose slope a is
+        fitted by maximum likelihood on the machine's closed-form leave-one-out decision
+        values (for two classes Platt's sigmoid 1/(1 + exp(−a·f)), Platt 1999; with more,
+        temperature scaling of the one-vs-rest columns); no refit, and the most probable
+        class is the one :meth:`predict` names. The user guide's page "Uncertainty" has
+        the method and its measured calibration."""
+        return np.exp(self.predict_log_proba(X)) if not is_dask_array(X) else (
+            _dask_rows(self._decision(X), self.calibration_.proba, len(self.classes_)))
+
+    def predict_log_proba(self, X: npt.ArrayLike) -> Any:
+        """The logarithm of :meth:`predict_proba`, computed without underflow."""
+        cal = self.calibration_
+        F = self._decision(X)
+        if is_dask_array(F):
+            return _dask_rows(F, cal.log_proba, len(self.classes_))
+        return cal.log_proba(F)
+
 
 class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     """Kernel ridge regression: a = (K + αI)⁻¹y, without bias by default.
@@ -402,9 +482,107 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         Y = y[:, None] if y.ndim == 1 else y
         return self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)
 
-    def predict(self, X: npt.ArrayLike) -> np.ndarray:
+    def predict(self, X: npt.ArrayLike, return_std: bool = False) -> Any:
+        """f(X), shape (n,) or (n, t); with ``return_std`` also the Gaussian-process
+        predictive standard deviation of a new target at each row, as scikit-learn's
+        ``GaussianProcessRegressor.predict(X, return_std=True)`` but for the observation
+        (its noise α·σ̂² included): the model y − ȳ ~ N(0, σ²(K + αI)) whose evidence the
+        per-feature selection (``kernel="ard"``) maximises, σ² profiled out,
+        var = σ̂²(1 + α − k(x)ᵀ(K + αI)⁻¹k(x)). Exact machines of at most
+        :data:`~kernelselect.models._uncertainty.JACKKNIFE_PLUS_MAX_N` rows (it holds the
+        n × n factor, computed on first use as for :meth:`predict_interval`). Prefer
+        :meth:`predict_interval` for coverage: it holds without the Gaussian model."""
+        if return_std:
+            check_bool(return_std, "return_std")
+            F_loo, smoother = self._loo()
+            if smoother is None:
+                raise ValueError(
+                    f"return_std=True needs an exact machine of at most "
+                    f"{_uncertainty.JACKKNIFE_PLUS_MAX_N} rows (it holds the n x n factor); "
+                    f"this one is {self.approximation_!r} on {F_loo.shape[0]} rows: use "
+                    "predict_interval.")
+            Xc = np.ascontiguousarray(validate_data(self, X, reset=False, dtype=np.float64))
+            F = self._decision(Xc)
+            _, Y, offset = self._loo_source
+            std = smoother.predictive_std(Xc, np.asarray(Y, dtype=np.float64), offset,
+                                          self.alpha_)
+            return (F[:, 0], std[:, 0]) if self._single_output else (F, std)
         F = self._decision(X)
         return F[:, 0] if self._single_output else F
+
+    # -- prediction intervals (models._uncertainty) ------------------------------------
+    @property
+    def loo_residuals_(self) -> np.ndarray:
+        """ndarray of shape (n, t): y_i minus the prediction at x_i of the machine
+        refitted without row i (closed form, no refit; computed on first use)."""
+        Y = self._loo_source[1]
+        Y = np.asarray(Y.compute() if is_dask_array(Y) else Y, dtype=np.float64)
+        return Y - self._loo()[0]
+
+    def predict_interval(self, X: npt.ArrayLike, coverage: float = 0.9,
+                         method: str = "auto") -> Any:
+        """Prediction intervals from the closed-form leave-one-out, without a refit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n, d) or a row-chunked Dask array
+        coverage : float, default=0.9
+            The target probability 1 − α that a new y lies in its interval.
+        method : {"auto", "jackknife+", "jackknife"}, default="auto"
+            "jackknife+" (Barber, Candès, Ramdas & Tibshirani, Ann. Statist. 2021):
+            [q⁻{f₋ᵢ(x) − |r_i|}, q⁺{f₋ᵢ(x) + |r_i|}] over the n leave-one-out models
+            f₋ᵢ, which covers with probability at least 1 − 2α whatever the data and in
+            practice about 1 − α; offered for exact machines of at most
+            :data:`~kernelselect.models._uncertainty.JACKKNIFE_PLUS_MAX_N` rows (it
+            holds the n × n factor and costs O(n²) per new row). "jackknife": f(x) ± the
+            ⌈(1 − α)(n + 1)⌉-th smallest |r_i|, O(1) per row beyond the prediction, at
+            every n and approximation; its coverage rests on the machine's stability
+            (measured in the user guide's page "Uncertainty"). "auto": jackknife+ where
+            offered, else jackknife.
+
+        Returns
+        -------
+        ndarray of shape (n, 2), or (n, t, 2) for t outputs
+            [lower, upper] per row (± inf where coverage·(n + 1) exceeds n); a Dask array
+            for a Dask X.
+        """
+        c = _uncertainty.check_coverage(coverage)
+        if method not in _uncertainty.INTERVAL_METHODS:
+            raise ValueError(f"method must be one of {_uncertainty.INTERVAL_METHODS}, "
+                             f"got {method!r}.")
+        F_loo, smoother = self._loo()
+        R = self.loo_residuals_
+        if method == "jackknife+" and (smoother is None or
+                                       R.shape[0] > _uncertainty.JACKKNIFE_PLUS_MAX_N):
+            raise ValueError(
+                f"method='jackknife+' needs an exact machine of at most "
+                f"{_uncertainty.JACKKNIFE_PLUS_MAX_N} rows; this one is "
+                f"{self.approximation_!r} on {R.shape[0]} rows: use method='jackknife'.")
+        plus = method != "jackknife" and smoother is not None and (
+            R.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
+        delta = None
+        if plus and self.intercept_form_ == "mean":
+            Y, offset = self._loo_source[1], self._loo_source[2]
+            delta = -(Y - offset) / (R.shape[0] - 1.0)
+        single = self._single_output
+
+        def bounds(pred: np.ndarray, x: np.ndarray | None = None) -> np.ndarray:
+            if plus:
+                assert smoother is not None and x is not None
+                out = _uncertainty.jackknife_plus_interval(smoother, x, pred, R, delta, c)
+            else:
+                out = _uncertainty.jackknife_interval(pred, R, c)
+            return out[:, 0, :] if single else out
+
+        if is_dask_array(X):          # a Dask X: the Nyström machine, so the jackknife
+            F = self._decision(X)
+            if single:
+                return F.map_blocks(bounds, chunks=(F.chunks[0], (2,)), dtype=np.float64)
+            return F.map_blocks(bounds, chunks=(F.chunks[0], F.chunks[1], (2,)), new_axis=2,
+                                dtype=np.float64)
+        Xc = validate_data(self, X, reset=False, dtype=np.float64) if plus else X
+        pred = self._decision(Xc)
+        return bounds(pred, np.ascontiguousarray(Xc) if plus else None)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()

@@ -52,6 +52,15 @@ def _refit_has_decision_function(self: _KernelSelection) -> bool:
     return hasattr(est, "decision_function")
 
 
+def _refit_has_predict_interval(self: _KernelSelection) -> bool:
+    est: Any = getattr(self, "best_estimator_", None)
+    if est is None:
+        est = self.estimator if self.estimator is not None else self._default_machine
+    if hasattr(est, "steps"):
+        est = est[-1]
+    return hasattr(est, "predict_interval")
+
+
 def _rank_greater_is_better(scores: np.ndarray) -> np.ndarray:
     """GridSearchCV's ranks of ``scores`` (greater is better): ties share the smallest
     rank, NaN ties with the worst."""
@@ -334,6 +343,39 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             return float(accuracy_score(truth, pred))
         return float(self.best_estimator_.score(X, y))
 
+    # -- uncertainty of the refit machine, without a refit (models._uncertainty) ------
+    def _final_machine(self, X: npt.ArrayLike) -> tuple[Any, Any]:
+        """(the refit machine, X as it sees it: standardised when ``standardize``)."""
+        X = self._checked_input(X)
+        est = self.best_estimator_
+        if hasattr(est, "steps"):                 # Pipeline(Standardizer, machine)
+            return est[-1], est[:-1].transform(X)
+        return est, X
+
+    @available_if(_refit_has_decision_function)
+    def predict_proba(self, X: npt.ArrayLike) -> Any:
+        """Calibrated class probabilities of the refit classifier, (n, n_classes) in
+        ``classes_`` order (:meth:`LSSVMClassifier.predict_proba`: a softmax, Platt's
+        sigmoid for two classes, fitted on the machine's closed-form leave-one-out
+        decision values; no refit)."""
+        machine, Xm = self._final_machine(X)
+        return machine.predict_proba(Xm)
+
+    @available_if(_refit_has_decision_function)
+    def predict_log_proba(self, X: npt.ArrayLike) -> Any:
+        """The logarithm of :meth:`predict_proba`."""
+        machine, Xm = self._final_machine(X)
+        return machine.predict_log_proba(Xm)
+
+    @available_if(_refit_has_predict_interval)
+    def predict_interval(self, X: npt.ArrayLike, coverage: float = 0.9,
+                         method: str = "auto") -> Any:
+        """Prediction intervals of the refit regressor, (n, 2) of [lower, upper]
+        (:meth:`KernelRidgeRegressor.predict_interval`: jackknife+ from the closed-form
+        leave-one-out of an exact machine, the jackknife elsewhere; no refit)."""
+        machine, Xm = self._final_machine(X)
+        return machine.predict_interval(Xm, coverage=coverage, method=method)
+
 
 _SHARED_PARAMETERS = """\
     criterion : str, default="auto"
@@ -492,8 +534,11 @@ class KernelSelectionClassifier(ClassifierMixin, _KernelSelection):
     A scikit-learn classifier (``is_classifier`` holds, so ``cross_val_score`` and
     ``GridSearchCV`` stratify their folds by class); y holds class labels of any type,
     two or more classes (whole numbers are always classes here). It has
-    ``decision_function`` and no ``predict_proba``: the least-squares SVM fits ±1
-    targets by ridge regression, and its decision values are not probabilities.
+    ``decision_function`` and ``predict_proba``: the least-squares SVM fits ±1 targets
+    by ridge regression, so its decision values are not probabilities, and
+    ``predict_proba`` calibrates them — a softmax (Platt's sigmoid for two classes)
+    fitted on the refit machine's closed-form leave-one-out decision values, with no
+    refit (the user guide's page "Uncertainty").
 
     Parameters
     ----------

@@ -406,7 +406,8 @@ def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bi
     k, t, L = weights.shape
     with small_blas(float(T.shape[0]) * k * t * L):
         coef = (T @ weights.reshape(k, t * L)).reshape(T.shape[0], t, L)
-    details.update(method="nystrom", n_support=int(points.shape[0]))
+    # the map T (c, k) of φ(x) = Tᵀk(landmarks, x): the leave-one-out leverages need it
+    details.update(method="nystrom", n_support=int(points.shape[0]), landmark_map=T)
     return KernelMachine(support=np.ascontiguousarray(points, dtype=np.float64),
                          support_indices=indices, coef=coef, intercept=intercept,
                          alphas=alphas, gamma=gamma, kernel=kernel, method="nystrom",
