@@ -37,3 +37,19 @@ def test_predict_interval_writes_every_held_out_row(tmp_path, capsys):
 def test_predict_refuses_bad_options(argv, words, capsys):
     assert main(["predict", *argv]) == 2
     assert words in capsys.readouterr().err
+
+
+def test_predict_takes_the_column_options_of_select(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 2))
+    y = np.sin(2 * X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=60)
+    lines = ["id,a,b,y"] + [f"r{i},{a:.6f},{b:.6f},{t:.6f}"
+                            for i, ((a, b), t) in enumerate(zip(X, y))]
+    path = tmp_path / "rows.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["predict", str(path), "--target", "y", "--interval", "0.9"]) == 2
+    assert "--drop" in capsys.readouterr().err              # the text column is named
+    for option in (["--drop", "id"], ["--feature-columns", "a,b"]):
+        assert main(["predict", str(path), "--target", "y", "--interval", "0.9",
+                     *option]) == 0
+        assert "0.9 intervals: coverage" in capsys.readouterr().out

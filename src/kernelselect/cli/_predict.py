@@ -40,6 +40,8 @@ def add_predict_parser(sub: Any) -> None:
         p.add_argument(flag, default=None, help="as for 'select'", **kw)
     p.add_argument("--header", action=argparse.BooleanOptionalAction, default=None,
                    help="as for 'select'")
+    for flag in ("--feature-columns", "--drop"):
+        p.add_argument(flag, default=None, metavar="COL[,COL...]", help="as for 'select'")
     p.add_argument("--task", default="auto",
                    choices=("auto", "binary", "multiclass", "regression"))
     p.add_argument("--zero-based", choices=("auto", "yes", "no"), default=None,
