@@ -49,7 +49,10 @@ against isotropic 5-fold cross-validation):
   scored on the held-out part against the isotropic kernel trained on the same part;
   if the per-feature kernels predict better (by :data:`GUARD_MARGIN`), the result is
   the mean of the fold optima in (log γ, log α), otherwise the isotropic kernel
-  (γ_k = γ for every k), and ``details["ard"]`` says why. On class labels
+  (γ_k = γ for every k), and ``details["ard"]`` says why. An isotropic kernel kept
+  after a start from the first Nyström level alone (:data:`EVIDENCE_START`) is the
+  whole isotropic selection's (γ, α), as ``kernel="gaussian"`` chooses it
+  (:func:`keep_isotropic`). On class labels
   (:data:`LABEL_GUARD`) the mean of the fold optima is instead kept when its
   closed-form 5-fold error *rate* on all rows is below the start's by one standard
   error of the per-point difference — the quantity a classifier is judged by, with
@@ -85,7 +88,7 @@ from ..utils._validation import check_matrix, check_random_state
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["select_ard", "ArdSelectionResult", "EXACT_MAX_N", "MAX_LANDMARKS", "GUARD",
+__all__ = ["select_ard", "keep_isotropic", "ArdSelectionResult", "EXACT_MAX_N", "MAX_LANDMARKS", "GUARD",
            "GUARD_MAX_N", "GUARD_MARGIN"]
 
 #: the exact kernel matrix up to this n (as the isotropic defaults; a gradient costs
@@ -345,6 +348,28 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
     result.best_gamma = np.asarray(gamma, dtype=np.float64)
     result.best_alpha = float(alpha)
     return result
+
+
+def keep_isotropic(result: ArdSelectionResult, full: SelectionResult) -> ArdSelectionResult:
+    """``result``, whose guard kept the isotropic kernel, with that kernel as the whole
+    isotropic selection ``full`` chose it: γ_k = ``full.best_gamma`` for every feature,
+    α = ``full.best_alpha``, and ``full``'s grid, curves, levels and details. Used when
+    the search started from the isotropic defaults' first Nyström level alone
+    (:data:`EVIDENCE_START`), whose coarse choice is only a starting point; the start
+    stays in ``details["ard"]["start"]``."""
+    d = np.size(result.best_gamma)
+    gamma, alpha = float(full.best_gamma), float(full.best_alpha)
+    info = dict(result.details["ard"], gamma=[gamma] * d, alpha=alpha)
+    info["isotropic"] = {"how": "the whole isotropic selection (kernel='gaussian', the same "
+                                "settings), as the start was its first Nyström level alone",
+                         "gamma": gamma, "alpha": alpha,
+                         "approximation": full.details.get("approximation")}
+    details = dict(full.details, kernel="ard", ard=info)
+    out = ArdSelectionResult(full.gammas, full.alphas, full.curves, full.directions,
+                             full.timings, details, full.levels)
+    out.best_gamma = np.full(d, gamma)
+    out.best_alpha = alpha
+    return out
 
 
 def _memory_problem(X: Any, y: Any, isotropic: SelectionResult, feature_variance: Any,

@@ -23,7 +23,7 @@ from ..utils._validation import (
 from ..utils import _dask
 from . import _policy, _search
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
-                          select_ard, start_approximation)
+                          keep_isotropic, select_ard, start_approximation)
 from ..utils._progress import check_progress
 from ..utils._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
                        target_matrix)
@@ -580,10 +580,21 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
                           objective=objective, engine=engine, standardize=standardize)
-    X = check_matrix(X, "X", dtype=np.float64, min_rows=3)
-    return select_ard(standardize_columns(X) if standardize else X, y, isotropic=iso,
-                      feature_variance=None if standardize else X.var(axis=0), task=task,
-                      random_state=rng, workers=workers, objective=objective, engine=engine)
+    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    result = select_ard(standardize_columns(Xc) if standardize else Xc, y, isotropic=iso,
+                        feature_variance=None if standardize else Xc.var(axis=0), task=task,
+                        random_state=rng, workers=workers, objective=objective, engine=engine)
+    if start is approximation or result.details["ard"]["kept"]:
+        return result
+    # the guard kept the isotropic kernel, but the start was the coarse first level only:
+    # the isotropic choice is the whole isotropic selection's, as kernel="gaussian" makes it
+    # (the same seed when random_state is one)
+    full = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+                         approximation=approximation,
+                         random_state=rng if isinstance(random_state, np.random.Generator)
+                         else random_state, workers=workers, standardize=standardize,
+                         task=task, **settings)
+    return keep_isotropic(result, full)
 
 
 def standardize_columns(X: Any) -> Any:
