@@ -25,6 +25,7 @@ from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._validation import check_bool, check_kernel
+from ..utils._warnings import warn_user
 from ..kernels import is_ard
 from ..selection import select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
@@ -213,12 +214,19 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         machine (``criterion="cv"``) or :func:`select_kernel`."""
         classifier = targets.task != "regression"
         if self.criterion != "cv":
-            return select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
-                                 criterion=self.criterion, approximation=approximation,
+            criterion, rule = self.criterion, None
+            if not classifier:
+                criterion, rule = criterion_for_intercept(
+                    self.criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel)
+            res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
+                                 criterion=criterion, approximation=approximation,
                                  random_state=self.random_state, workers=est.workers,
                                  standardize=False, refine=refine,
                                  task=cast("Literal['binary', 'multiclass', 'regression']",
                                            targets.task))
+            if rule is not None:
+                res.details["criterion_rule"] = rule
+            return res
         # class labels of any type → codes 0..C−1 (the error rate is unchanged)
         y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
         alphas = self.alphas
@@ -440,7 +448,12 @@ class KernelSelectionCV(_KernelSelection):
         leave-one-out error (the user guide's "Fitting at any n"), the same
         leave-one-out chooses between ȳ and an unpenalised bias for the default
         regressor (``best_estimator_[-1].intercept_form_``); a given estimator keeps its
-        ``fit_intercept``.
+        ``fit_intercept``, and is selected for it: with ``criterion="auto"`` a
+        regressor without intercept (``KernelRidgeRegressor()``, ``fit_intercept=False``)
+        is scored by ``gcv``, the generalised cross-validation of that machine, since the
+        default criteria score the LSSVM, whose bias absorbs the mean of y
+        (``selection_.details["criterion_rule"]``); a named criterion of the bias form, or
+        ``kernel="ard"``, with ``fit_intercept=False`` warns (UserWarning).
 {parameters}
     task : {{"auto", "binary", "multiclass", "regression"}}, default="auto"
         What y is (:func:`kernelselect._targets.detect_task` for "auto"); ignored when
@@ -537,7 +550,9 @@ class KernelSelectionRegressor(RegressorMixin, _KernelSelection):
     estimator : KernelRidgeRegressor or None
         The machine to tune; None → ``KernelRidgeRegressor(fit_intercept="mean")``,
         kernel ridge regression of y − ȳ with ȳ added back, or the unpenalised bias where
-        the refit's leave-one-out prefers it (see :class:`KernelSelectionCV`).
+        the refit's leave-one-out prefers it (see :class:`KernelSelectionCV`). A given
+        machine is refitted with its own ``fit_intercept`` and selected for it (without
+        intercept: ``gcv``, as :class:`KernelSelectionCV`).
 {parameters}
 
     Attributes
@@ -570,6 +585,46 @@ for _cls in (KernelSelectionCV, KernelSelectionClassifier, KernelSelectionRegres
     _cls.__doc__ = (_cls.__doc__ or "").format(parameters=_SHARED_PARAMETERS,
                                                attributes=_SHARED_ATTRIBUTES)
 del _cls
+
+
+#: criteria that score the LSSVM regression with its unpenalised bias
+#: (``fit_intercept=True``): its closed-form leave-one-out and k-fold errors
+BIAS_CRITERIA = frozenset({"eloo", "ekfold", "eloo_error_rate", "ekfold_error_rate"})
+
+
+def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str
+                            ) -> tuple[Any, str | None]:
+    """(criterion, why it was chosen or None) for a regressor whose constant term is
+    ``fit_intercept``, so that the selection scores the model the refit fits.
+
+    The default criteria (``eloo``, ``ekfold``) score the LSSVM regression, whose bias
+    absorbs the mean of y; kernel ridge regression without intercept
+    (``fit_intercept=False``) is scored by generalised cross-validation instead,
+    GCV = n‖(I − S)y‖² / tr(I − S)², S = K(K + αI)⁻¹ (Golub, Heath & Wahba,
+    Technometrics 21, 1979), the rotation-invariant leave-one-out error of that very
+    machine. A named criterion is kept; one that scores the bias form warns (it
+    selects for a machine other than the one refitted), as does ``kernel="ard"``,
+    whose per-feature search scores the LSSVM with bias only."""
+    if _check_fit_intercept(fit_intercept) is not False:
+        return criterion, None
+    fix = ("pass KernelRidgeRegressor(fit_intercept='mean') (or True) to fit a "
+           "constant term")
+    if kernel == "ard":
+        warn_user("the per-feature (kernel='ard') search scores the LSSVM regression with "
+                  "its bias, but the estimator has fit_intercept=False: the selected "
+                  f"(gamma, alpha) are not chosen for the machine refitted; {fix}.",
+                  UserWarning)
+        return criterion, None
+    if isinstance(criterion, str) and criterion.strip().lower() == "auto":
+        return "gcv", ("gcv: generalised cross-validation of kernel ridge regression "
+                       "without intercept, the estimator's fit_intercept=False")
+    first = criterion if isinstance(criterion, str) else next(iter(criterion), None)
+    if isinstance(first, str) and first.strip().lower() in BIAS_CRITERIA:
+        warn_user(f"criterion {first!r} scores the LSSVM regression with its bias, but the "
+                  "estimator has fit_intercept=False: the selected (gamma, alpha) are not "
+                  f"chosen for the machine refitted; use criterion='gcv' or 'auto', or {fix}.",
+                  UserWarning)
+    return criterion, None
 
 
 def _check_refit(est: _KernelMachineEstimator, n: int, d: int, outputs: int,
