@@ -217,6 +217,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
+    t0 = time.perf_counter()
     if is_auto_kernel(kernel):
         kernel, rule = auto_kernel(y, task)
         result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
@@ -225,17 +226,21 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                                standardize=standardize, task=task, refine=refine,
                                **criterion_params)
         result.details["kernel_rule"] = rule
-        return result
-    if is_ard(kernel):
-        return _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
-                           approximation=approximation, random_state=random_state,
-                           workers=workers, progress=progress, standardize=standardize,
-                           task=task, refine=refine, **criterion_params)
-    plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
-                 approximation=approximation, random_state=random_state, workers=workers,
-                 progress=progress, standardize=standardize, task=task, refine=refine,
-                 criterion_params=criterion_params)
-    return _report(plan, _run(plan))
+    elif is_ard(kernel):
+        result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
+                             approximation=approximation, random_state=random_state,
+                             workers=workers, progress=progress, standardize=standardize,
+                             task=task, refine=refine, **criterion_params)
+    else:
+        plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
+                     approximation=approximation, random_state=random_state, workers=workers,
+                     progress=progress, standardize=standardize, task=task, refine=refine,
+                     criterion_params=criterion_params)
+        result = _report(plan, _run(plan))
+    # the whole call: checks, grids, every level, extension and refinement, the
+    # per-feature search (SelectionResult.total_time)
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
 
 
 # --------------------------------------------------------------------------- plan
