@@ -156,11 +156,11 @@ class ArdSelectionResult(SelectionResult):
 
     def summary(self, feature_names: Any = None, top: int = 8) -> str:
         """One line: α, the guard's decision and the ``top`` most relevant features
-        with their γ_k (standardised units when the selection standardised)."""
+        with their γ_k (standardised units when the selection standardised).
+        ``feature_names``: one name per feature; ``top``: a positive integer."""
         rel = self.relevances()
-        names = (list(feature_names) if feature_names is not None
-                 else [f"x{k}" for k in range(rel.size)])
-        order = np.argsort(rel)[::-1][:top]
+        names = _feature_names(feature_names, rel.size, "summary")
+        order = np.argsort(rel)[::-1][:_check_top(top, rel.size, "summary")]
         g = np.asarray(self.best_gamma)
         shown = ", ".join(f"{names[k]}={g[k]:.3g}" for k in order)
         more = f", … ({rel.size - order.size} more)" if rel.size > order.size else ""
@@ -178,11 +178,8 @@ class ArdSelectionResult(SelectionResult):
             raise ImportError("plot_relevances needs matplotlib; install it with "
                               "`pip install matplotlib`.") from None
         rel = self.relevances()
-        names = (list(feature_names) if feature_names is not None
-                 else [f"x{k}" for k in range(rel.size)])
-        if len(names) != rel.size:
-            raise ValueError(f"feature_names has {len(names)} names for {rel.size} features.")
-        order = np.argsort(rel)[::-1][: top or rel.size]
+        names = _feature_names(feature_names, rel.size, "plot_relevances")
+        order = np.argsort(rel)[::-1][:_check_top(top, rel.size, "plot_relevances")]
         if ax is None:
             fig, ax = plt.subplots(figsize=(6, 0.3 * order.size + 1.2))
         else:
@@ -196,6 +193,38 @@ class ArdSelectionResult(SelectionResult):
                                                  " (guard kept the isotropic kernel)"))
         fig.tight_layout()
         return fig
+
+
+def _feature_names(feature_names: Any, d: int, method: str) -> list[str]:
+    """One name per feature (``x0``, ``x1``, … when None), or a ValueError naming
+    ``feature_names`` and the length wanted."""
+    if feature_names is None:
+        return [f"x{k}" for k in range(d)]
+    if isinstance(feature_names, str):
+        raise TypeError(f"{method}: feature_names must be a sequence of {d} names, got the "
+                        f"string {feature_names!r}.")
+    try:
+        names = [str(name) for name in feature_names]
+    except TypeError:
+        raise TypeError(f"{method}: feature_names must be a sequence of {d} names, got "
+                        f"{type(feature_names).__name__}.") from None
+    if len(names) != d:
+        raise ValueError(f"{method}: feature_names has {len(names)} names but the kernel has "
+                         f"{d} features; pass one name per feature (length {d}).")
+    return names
+
+
+def _check_top(top: Any, d: int, method: str) -> int:
+    """How many features to show: ``top`` (None: all d), a positive whole number."""
+    if top is None:
+        return d
+    if isinstance(top, (bool, np.bool_)) or not isinstance(top, (int, np.integer)):
+        raise TypeError(f"{method}: top must be a positive integer (how many features to "
+                        f"show) or None for all, got {top!r}.")
+    if top < 1:
+        raise ValueError(f"{method}: top must be a positive integer (how many features to "
+                         f"show) or None for all {d}, got {top}.")
+    return int(top)
 
 
 def _targets_matrix(y: Any, task: Any) -> tuple[np.ndarray, str]:
