@@ -103,3 +103,38 @@ def test_target_mostly_its_mean_warns_without_intercept(offset, warns):
     Y = np.column_stack([y - offset, y - offset + 10.0])
     with pytest.warns(UserWarning, match="fit_intercept"):
         KernelRidgeRegressor(alpha=0.1).fit(X, Y)
+
+
+def test_progress_reports_the_selection_and_sizes_the_refit(monkeypatch, capsys):
+    """progress=True: the selection's lines on stderr (nothing on stdout), and the
+    automatically sized Nyström refit gets the same setting; default False: silent."""
+    from kernelselect.models import _fit_policy, _nystrom_machine
+
+    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)    # the Nyström refit at n = 150
+    monkeypatch.setattr(_nystrom_machine, "MIN_CENTRES", 40)
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((150, 3))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(150)
+    sel = KernelSelectionRegressor(random_state=0, progress=True).fit(X, y)
+    out, err = capsys.readouterr()
+    assert out == "" and "kernel selection:" in err and "operators done in" in err
+    assert sel.best_estimator_[-1].approximation.get_params()["progress"] is True
+    quiet = KernelSelectionRegressor(random_state=0).fit(X, y)
+    assert capsys.readouterr() == ("", "")
+    assert quiet.best_estimator_[-1].approximation.get_params()["progress"] is False
+
+
+def test_progress_of_cross_validation_counts_folds_on_class_labels(capsys):
+    """Other data: class labels and criterion="cv" (a line per fold count); a bad
+    value is named."""
+    from kernelselect import KernelSelectionClassifier
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((90, 2))
+    y = np.where(X[:, 0] * X[:, 1] > 0, "a", "b")
+    KernelSelectionClassifier(criterion="cv", cv=3, gammas=[0.5, 1.0, 2.0],
+                              alphas=[0.01, 0.1, 1.0], progress=True).fit(X, y)
+    err = capsys.readouterr().err
+    assert "cross-validation: 0/3 fold done" in err and "3/3 fold done in" in err
+    with pytest.raises(ValueError, match="progress must be"):
+        KernelSelectionCV(progress="yes").fit(X, y)

@@ -24,6 +24,7 @@ from ._solvers import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._resources import dask_client_limit, max_bytes
+from ..utils._progress import check_progress
 from ..utils._validation import check_bool, check_kernel
 from ..utils._warnings import warn_user
 from ..kernels import is_ard
@@ -76,7 +77,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                  criterion: str = "auto", approximation: str | Approximation = "auto",
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                  cv: int | None = 5, random_state: RandomState = None,
-                 standardize: bool = True, refine: bool = False) -> None:
+                 standardize: bool = True, refine: bool = False,
+                 progress: bool | float = False) -> None:
         self.estimator = estimator
         self.criterion = criterion
         self.approximation = approximation
@@ -86,6 +88,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.standardize = standardize
         self.refine = refine
+        self.progress = progress
 
     # -- what y is, and the machine that fits it --------------------------------
     def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
@@ -124,6 +127,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         gathered, and ``predict`` on a Dask X returns a Dask array."""
         standardize = check_bool(self.standardize, "standardize")
         refine = check_bool(self.refine, "refine")
+        progress = check_progress(self.progress)
         X, y, y_dask = self._training_data(X, y)
         lazy = y_dask is not None
         targets, est = self._targets(y)
@@ -148,7 +152,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             selection_approx = _rescaled(selection_approx, scaler.transform)
             est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
         res = self._select(Xs, y if y_dask is None else y_dask, targets, est, kernel,
-                           selection_approx, refine)
+                           selection_approx, refine, progress)
         self.selection_ = res
         name = res.criteria[0]
         if res.best[name]["index"] is None:
@@ -168,7 +172,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         if isinstance(est.approximation, str) and est.approximation == "auto":
             self._size_automatic_refit(est, res, Xs, outputs, chunks, kernel,
                                        default_regressor=self.estimator is None
-                                       and not classifier)
+                                       and not classifier, progress=progress)
         y_fit: Any
         if lazy:    # the refit gathers its own targets; n gathered values less on the client
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
@@ -209,7 +213,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         return X, y_local, y_dask
 
     def _select(self, Xs: Any, y: Any, targets: Targets, est: _KernelMachineEstimator,
-                kernel: str, approximation: Any, refine: bool) -> SelectionResult:
+                kernel: str, approximation: Any, refine: bool,
+                progress: bool | float = False) -> SelectionResult:
         """The selection on the (standardised) rows: k-fold cross-validation of the
         machine (``criterion="cv"``) or :func:`select_kernel`."""
         classifier = targets.task != "regression"
@@ -221,7 +226,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
                                  criterion=criterion, approximation=approximation,
                                  random_state=self.random_state, workers=est.workers,
-                                 standardize=False, refine=refine,
+                                 standardize=False, refine=refine, progress=progress,
                                  task=cast("Literal['binary', 'multiclass', 'regression']",
                                            targets.task))
             if rule is not None:
@@ -240,11 +245,12 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             loss="error" if classifier else "mse",
             approximation="exact" if self.approximation == "auto" else approximation,
             cv=self.cv, random_state=self.random_state, workers=est.workers,
-            center=intercept == "mean")
+            center=intercept == "mean", progress=progress)
 
     def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,
                               Xs: Any, outputs: int, chunks: tuple[int, ...] | None,
-                              kernel: str, default_regressor: bool) -> None:
+                              kernel: str, default_regressor: bool,
+                              progress: bool | float = False) -> None:
         """Give an ``approximation="auto"`` machine its recipe for the refit: centres
         from the effective dimension measured at the chosen point (models._fit_policy),
         and the final model's α chosen again, among the selection's candidates, by its
@@ -264,6 +270,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                        loo_alphas=np.asarray(res.alphas, dtype=np.float64),
                                        loo_intercept=default_regressor)
         if hasattr(recipe, "fit_machine"):
+            if "progress" in recipe.get_params():     # the conjugate-gradient iterations
+                recipe.set_params(progress=progress)
             est.set_params(approximation=recipe)
             res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
             # the budget the cap held m to: the client's part on Dask
@@ -379,7 +387,13 @@ _SHARED_PARAMETERS = """\
         (:class:`~kernelselect.models.Standardizer`, safe at any magnitude); the refit
         estimator is then a ``Pipeline(Standardizer(), machine)``.
     refine : bool, default=False
-        Passed to :func:`kernelselect.select_kernel`."""
+        Passed to :func:`kernelselect.select_kernel`.
+    progress : bool or float, default=False
+        Show progress on stderr, as :func:`kernelselect.select_kernel`'s ``progress``
+        (True: from the start; a number t: once a step has run t seconds): the
+        selection's operator builds (the folds for ``criterion="cv"``), then the
+        conjugate-gradient iterations of an automatically sized Nyström refit
+        (:class:`~kernelselect.NystroemPCG`)."""
 
 _SHARED_ATTRIBUTES = """\
     best_params_ : dict
@@ -470,10 +484,11 @@ class KernelSelectionCV(_KernelSelection):
                  criterion: str = "auto", approximation: str | Approximation = "auto",
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                  cv: int | None = 5, random_state: RandomState = None, task: str = "auto",
-                 standardize: bool = True, refine: bool = False) -> None:
+                 standardize: bool = True, refine: bool = False,
+                 progress: bool | float = False) -> None:
         super().__init__(estimator, criterion=criterion, approximation=approximation,
                          gammas=gammas, alphas=alphas, cv=cv, random_state=random_state,
-                         standardize=standardize, refine=refine)
+                         standardize=standardize, refine=refine, progress=progress)
         self.task = task
 
     def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
