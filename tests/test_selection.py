@@ -2,6 +2,7 @@
 
 import json
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -348,3 +349,33 @@ def test_total_time_of_the_per_feature_search_includes_its_start():
     built = kernelselect.SelectionResult(res.gammas, res.alphas, res.curves, res.directions, res.timings,
                             {})
     assert built.total_time == pytest.approx(res.timings.sum())
+
+
+def test_given_gamma_grid_with_the_best_on_its_edge_warns():
+    """A user grid whose best point is on an edge warns as the library's own grids do
+    (GridEdgeWarning), naming the argument and the direction to extend it."""
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((100, 2))
+    y = np.sin(2 * X[:, 0]) + 0.05 * rng.standard_normal(100)
+    with pytest.warns(kernelselect.GridEdgeWarning,
+                      match=r"given grid.*extend gammas= above the largest value 0\.001 "
+                            r"\(gamma_high\)"):
+        res = select_kernel(X, y, gammas=[1e-4, 1e-3], random_state=0)
+    assert "gamma_high" in res.details["edges"]
+    g0 = median_heuristic_gamma(X)
+    with warnings.catch_warnings():                    # an interior best: silent
+        warnings.simplefilter("error")
+        res = select_kernel(X, y, gammas=g0 * 2.0 ** np.arange(-4, 5), random_state=0)
+    assert not any(e.startswith("gamma") for e in res.details["edges"])
+
+
+def test_given_alpha_grid_with_the_best_on_its_edge_warns_on_class_labels():
+    """Other data: class labels, a given α grid far too large (the best is its
+    smallest α) with the automatic γ grid."""
+    rng = np.random.default_rng(22)
+    X = rng.standard_normal((120, 3))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4, 1, -1)
+    with pytest.warns(kernelselect.GridEdgeWarning,
+                      match=r"extend alphas= below the smallest value 1000 \(alpha_low\)"):
+        res = select_kernel(X, y, alphas=[1e3, 1e4], random_state=0)
+    assert "alpha_low" in res.details["edges"]

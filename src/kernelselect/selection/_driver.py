@@ -35,6 +35,7 @@ from ..kernels import is_ard, median_heuristic_gamma
 from ..operators import Approximation, get_approximation
 from ._result import SearchLevel, SelectionResult, check_selects
 from ..utils._scaling import ColumnScaling
+from ..utils._warnings import warn_user
 
 __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
            "default_gammas"]
@@ -506,11 +507,39 @@ def _run(plan: _Plan) -> _Outcome:
             if perm is not None:
                 approx, state = _levels(search, out, perm, approx, state)
         out.edges = _policy.warn_edges(search, out.surface, plan.auto_gammas, plan.auto_alphas)
+        _warn_given_edges(search, out.surface, out.edges, plan)
         check_selects(out.surface.gammas, out.surface.alphas, out.surface.curves)
         if plan.refine:
             out.refined = _refine(search, approx, state, out.surface)
     out.n_builds = search.n_builds
     return out
+
+
+#: where to extend a given grid whose best point is on an edge: edge → (argument, words)
+_EXTEND = {"gamma_low": ("gammas", "below the smallest"),
+           "gamma_high": ("gammas", "above the largest"),
+           "alpha_low": ("alphas", "below the smallest"),
+           "alpha_high": ("alphas", "above the largest")}
+
+
+def _warn_given_edges(search: _search.Search, surface: _search.Surface, edges: list[str],
+                      plan: _Plan) -> None:
+    """A :class:`~kernelselect.selection._policy.GridEdgeWarning` for the edges of the
+    grids the caller gave (the automatic ones extend and warn in
+    :func:`~kernelselect.selection._policy.warn_edges`): the argument to extend and the
+    direction."""
+    given = [e for e in edges if not (plan.auto_gammas if e.startswith("gamma")
+                                      else plan.auto_alphas)]
+    if not given:
+        return
+    crit = search.crits[0]
+    idx = _search.best_index(surface.curves[crit.name], crit.direction)
+    assert idx is not None                      # edges were found at the best point
+    point = {"gammas": surface.gammas[idx[0]], "alphas": surface.alphas[idx[1]]}
+    parts = [f"{_EXTEND[e][0]}= {_EXTEND[e][1]} value {point[_EXTEND[e][0]]:.4g} ({e})"
+             for e in given]
+    warn_user(f"{crit.name} is best on the edge of the given grid, so the best kernel may "
+              f"lie beyond it: extend {' and '.join(parts)}.", _policy.GridEdgeWarning)
 
 
 def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: Approximation,
