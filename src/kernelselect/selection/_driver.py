@@ -206,8 +206,9 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     Warns
     -----
     GridEdgeWarning
-        When the selected γ or α is on the edge of the grid searched (after any
-        extension).
+        When the selected γ or α is on the edge of the grid searched: the automatic
+        grids after their extensions, a given ``gammas`` / ``alphas`` as given (the
+        warning names the argument and the direction to extend it).
 
     Examples
     --------
