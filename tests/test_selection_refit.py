@@ -64,6 +64,29 @@ def test_machine_without_intercept_scores_the_machine_it_refits_mpg():
                                rtol=1e-8, atol=1e-8 * np.abs(y).max())
 
 
+def test_machine_without_intercept_is_selected_by_its_own_kfold_error_on_small_n_servo():
+    """At most 400 rows (where the defaults use the exact k-fold error of the LSSVM),
+    the machine without intercept is scored by its own exact 5-fold error over the
+    defaults' grid: cross_validate_grid(machine="krr") on the standardised rows."""
+    from kernelselect import cross_validate_grid
+    from kernelselect.selection import default_gammas
+    from kernelselect.selection._policy import alpha_path
+
+    Xtr, _, ytr, _ = _halves("servo")
+    sel = KernelSelectionCV(KernelRidgeRegressor(), random_state=0).fit(Xtr, ytr)
+    assert sel.selection_.criteria == ["cv"]
+    assert "k-fold" in sel.selection_.details["criterion_rule"]
+    Xs = sel.best_estimator_[0].transform(Xtr)
+    want = cross_validate_grid(Xs, ytr, gammas=default_gammas(Xs, random_state=0),
+                               alphas=alpha_path(Xs.shape[0]), machine="krr", cv=5,
+                               random_state=0)
+    np.testing.assert_allclose(sel.selection_.curves["cv"], want.curves["cv"], rtol=1e-10)
+    assert sel.best_params_ == pytest.approx({"gamma": want.best_gamma,
+                                              "alpha": want.best_alpha})
+    assert sel.best_estimator_[-1].fit_intercept is False
+    assert "split0_test_score" in sel.cv_results_
+
+
 def test_criterion_scoring_another_machine_warns():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((80, 3))

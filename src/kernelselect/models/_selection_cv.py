@@ -19,7 +19,7 @@ from . import _fit_policy
 from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
 from ..utils._labels import encode_labels
-from ..selection._policy import alpha_path
+from ..selection._policy import KFOLD_MAX_N, alpha_path
 from ._solvers import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
@@ -28,7 +28,7 @@ from ..utils._progress import check_progress
 from ..utils._validation import check_bool, check_kernel
 from ..utils._warnings import warn_user
 from ..kernels import is_ard
-from ..selection import select_kernel
+from ..selection import default_gammas, select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
@@ -218,11 +218,13 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         """The selection on the (standardised) rows: k-fold cross-validation of the
         machine (``criterion="cv"``) or :func:`select_kernel`."""
         classifier = targets.task != "regression"
-        if self.criterion != "cv":
-            criterion, rule = self.criterion, None
-            if not classifier:
-                criterion, rule = criterion_for_intercept(
-                    self.criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel)
+        criterion, rule = self.criterion, None
+        if not classifier and criterion != "cv":
+            kfold = (Xs.shape[0] <= KFOLD_MAX_N and not is_dask_array(Xs)
+                     and isinstance(self.approximation, str) and self.approximation == "auto")
+            criterion, rule = criterion_for_intercept(
+                criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel, kfold)
+        if criterion != "cv":
             res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
                                  criterion=criterion, approximation=approximation,
                                  random_state=self.random_state, workers=est.workers,
@@ -239,13 +241,19 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             alphas = alpha_path(Xs.shape[0])
         intercept = None if classifier else _check_fit_intercept(
             cast(KernelRidgeRegressor, est).fit_intercept)
-        return cross_validate_grid(
-            Xs, y_cv, gammas=self.gammas, alphas=alphas, kernel=kernel,
+        gammas = self.gammas
+        if gammas is None and rule is not None:    # chosen for the machine: the default grid
+            gammas = default_gammas(Xs, kernel, self.random_state)
+        res = cross_validate_grid(
+            Xs, y_cv, gammas=gammas, alphas=alphas, kernel=kernel,
             machine="lssvm" if classifier or intercept is True else "krr",
             loss="error" if classifier else "mse",
             approximation="exact" if self.approximation == "auto" else approximation,
             cv=self.cv, random_state=self.random_state, workers=est.workers,
             center=intercept == "mean", progress=progress)
+        if rule is not None:
+            res.details["criterion_rule"] = rule
+        return res
 
     def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,
                               Xs: Any, outputs: int, chunks: tuple[int, ...] | None,
@@ -464,9 +472,10 @@ class KernelSelectionCV(_KernelSelection):
         regressor (``best_estimator_[-1].intercept_form_``); a given estimator keeps its
         ``fit_intercept``, and is selected for it: with ``criterion="auto"`` a
         regressor without intercept (``KernelRidgeRegressor()``, ``fit_intercept=False``)
-        is scored by ``gcv``, the generalised cross-validation of that machine, since the
-        default criteria score the LSSVM, whose bias absorbs the mean of y
-        (``selection_.details["criterion_rule"]``); a named criterion of the bias form, or
+        is scored by its own 5-fold error (``"cv"``) up to 400 rows with
+        ``approximation="auto"``, else by ``gcv``, the generalised cross-validation of
+        that machine, since the default criteria score the LSSVM, whose bias absorbs
+        the mean of y (``selection_.details["criterion_rule"]``); a named criterion of the bias form, or
         ``kernel="ard"``, with ``fit_intercept=False`` warns (UserWarning).
 {parameters}
     task : {{"auto", "binary", "multiclass", "regression"}}, default="auto"
@@ -567,7 +576,7 @@ class KernelSelectionRegressor(RegressorMixin, _KernelSelection):
         kernel ridge regression of y − ȳ with ȳ added back, or the unpenalised bias where
         the refit's leave-one-out prefers it (see :class:`KernelSelectionCV`). A given
         machine is refitted with its own ``fit_intercept`` and selected for it (without
-        intercept: ``gcv``, as :class:`KernelSelectionCV`).
+        intercept: its own k-fold error or ``gcv``, as :class:`KernelSelectionCV`).
 {parameters}
 
     Attributes
@@ -607,19 +616,22 @@ del _cls
 BIAS_CRITERIA = frozenset({"eloo", "ekfold", "eloo_error_rate", "ekfold_error_rate"})
 
 
-def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str
-                            ) -> tuple[Any, str | None]:
+def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
+                            kfold: bool = False) -> tuple[Any, str | None]:
     """(criterion, why it was chosen or None) for a regressor whose constant term is
     ``fit_intercept``, so that the selection scores the model the refit fits.
 
     The default criteria (``eloo``, ``ekfold``) score the LSSVM regression, whose bias
-    absorbs the mean of y; kernel ridge regression without intercept
-    (``fit_intercept=False``) is scored by generalised cross-validation instead,
-    GCV = n‖(I − S)y‖² / tr(I − S)², S = K(K + αI)⁻¹ (Golub, Heath & Wahba,
-    Technometrics 21, 1979), the rotation-invariant leave-one-out error of that very
-    machine. A named criterion is kept; one that scores the bias form warns (it
-    selects for a machine other than the one refitted), as does ``kernel="ard"``,
-    whose per-feature search scores the LSSVM with bias only."""
+    absorbs the mean of y. Kernel ridge regression without intercept
+    (``fit_intercept=False``) is scored instead, as the defaults' policy scores the
+    LSSVM, by its own k-fold error (``"cv"``: the exact machine refitted per fold,
+    where ``kfold`` says the defaults would use the exact k-fold error, n ≤ 400) or
+    else by generalised cross-validation, GCV = n‖(I − S)y‖² / tr(I − S)²,
+    S = K(K + αI)⁻¹ (Golub, Heath & Wahba, Technometrics 21, 1979), the
+    rotation-invariant leave-one-out error of that very machine. A named criterion is
+    kept; one that scores the bias form warns (it selects for a machine other than the
+    one refitted), as does ``kernel="ard"``, whose per-feature search scores the LSSVM
+    with bias only."""
     if _check_fit_intercept(fit_intercept) is not False:
         return criterion, None
     fix = ("pass KernelRidgeRegressor(fit_intercept='mean') (or True) to fit a "
@@ -631,6 +643,9 @@ def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str
                   UserWarning)
         return criterion, None
     if isinstance(criterion, str) and criterion.strip().lower() == "auto":
+        if kfold:
+            return "cv", ("cv: k-fold cross-validation of kernel ridge regression without "
+                          "intercept, the estimator's fit_intercept=False")
         return "gcv", ("gcv: generalised cross-validation of kernel ridge regression "
                        "without intercept, the estimator's fit_intercept=False")
     first = criterion if isinstance(criterion, str) else next(iter(criterion), None)
