@@ -389,3 +389,69 @@ def test_labels_keep_the_bagged_optimum_only_when_its_error_rate_is_lower():
     with pytest.raises(ValueError, match="guard='rate'.*real target"):
         select_ard(X2, y2, isotropic=kernelselect.select_kernel(X2, y2, random_state=0),
                    objective="kfold", guard="rate")
+
+
+@pytest.mark.parametrize("name, rows, seed", [("winequality_red", None, 0), ("energy", 700, 1)])
+def test_guard_keeping_the_isotropic_kernel_returns_the_whole_isotropic_selection(
+        name, rows, seed):
+    """400 < n ≤ 1000 rows of a real target: the evidence search starts from the first
+    Nyström level alone; when the guard keeps the isotropic kernel, its (γ, α) is the
+    whole isotropic selection's — that of kernel="gaussian" with the same seed — not the
+    coarse start's (winequality_red's training half: 0.0622 against 0.1245)."""
+    from sklearn.model_selection import train_test_split
+
+    data = kernelselect.datasets.load(name)
+    X, y = data.X[:rows], data.y[:rows]
+    if rows is None:
+        X, _, y, _ = train_test_split(data.X, data.y, test_size=0.5, random_state=0)
+    res = kernelselect.select_kernel(X, y, kernel="ard", random_state=seed)
+    iso = kernelselect.select_kernel(X, y, kernel="gaussian", random_state=seed)
+    info = res.details["ard"]
+    assert info["kept"] is False and info["start"]["approximation"] == "nystrom"
+    assert info["start"]["gamma"] != pytest.approx(iso.best_gamma)   # the coarse start
+    np.testing.assert_array_equal(res.best_gamma, np.full(X.shape[1], iso.best_gamma))
+    assert res.best_alpha == iso.best_alpha
+    assert info["gamma"] == res.best_gamma.tolist() and info["alpha"] == res.best_alpha
+    np.testing.assert_array_equal(res.gammas, iso.gammas)
+    assert res.details["approximation"] == iso.details["approximation"]
+    assert info["isotropic"]["gamma"] == iso.best_gamma
+
+
+def _hand_built_ard(gamma):
+    """An ArdSelectionResult with the given per-feature γ (no search: the views only)."""
+    gamma = np.asarray(gamma, dtype=np.float64)
+    res = ArdSelectionResult([0.5, 1.0], [0.1], {"eloo": np.array([[2.0], [1.0]])},
+                             {"eloo": "min"}, [0.0, 0.0], {"ard": {"kept": True}})
+    res.best_gamma, res.best_alpha = gamma, 0.1
+    return res
+
+
+@pytest.mark.parametrize("which", ["fitted", "hand_built"])
+def test_ard_views_refuse_bad_feature_names_and_top(regression_result, which):
+    """A short or long feature_names is a ValueError naming it and the length wanted
+    (summary raised IndexError); top must be a positive integer (1.5 and "2" raised
+    "slice indices must be integers", -1 silently dropped the last feature)."""
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    res = regression_result[2] if which == "fitted" else _hand_built_ard([0.3, 2.0, 0.01, 1.0])
+    d = res.best_gamma.size
+    for names in (["a"], [f"f{k}" for k in range(d + 1)]):
+        for view in (res.summary, res.plot_relevances):
+            with pytest.raises(ValueError, match=rf"feature_names has {len(names)} names.*"
+                                                 rf"length {d}"):
+                view(feature_names=names)
+    for view in (res.summary, res.plot_relevances):
+        for top in (1.5, "2", True):
+            with pytest.raises(TypeError, match="top must be a positive integer"):
+                view(top=top)
+        for top in (-1, 0):
+            with pytest.raises(ValueError, match="top must be a positive integer"):
+                view(top=top)
+    fig = res.plot_relevances(top=d)                  # every feature, the last one too
+    assert len(fig.axes[0].get_yticklabels()) == d
+    assert len(res.plot_relevances(top=np.int64(2)).axes[0].get_yticklabels()) == 2
+    names = [f"f{k}" for k in range(d)]
+    top_name = names[int(np.argmax(res.relevances()))]
+    assert f"{top_name}=" in res.summary(feature_names=names, top=1)

@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 import pytest
 import scipy.linalg
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -36,20 +36,36 @@ gammas = st.floats(1e-3, 5.0)
 kernels = st.sampled_from(KERNELS)
 
 
-def _assert_product_close(Y, K, V, rtol):
-    """|Y − K V| ≤ rtol · (|K| |V|) elementwise: the natural error scale of a sum."""
+def _underflow_floor(dtype):
+    """The absolute error one kernel value may carry in ``dtype`` besides its relative
+    error: below the smallest normal number the format keeps a fixed spacing
+    (``smallest_subnormal`` = ``smallest_normal`` · eps), so a value such as
+    exp(−96) ≈ 2.03e-42 is stored to about 1e-3 relative in float32. A correctly
+    rounded exp is within one unit there, the rounding of the exponent's argument
+    within another: two units per term."""
+    return 2.0 * float(np.finfo(dtype).smallest_subnormal)
+
+
+def _assert_product_close(Y, K, V, rtol, dtype=np.float64):
+    """|Y − K V| ≤ rtol · (|K| |V|) + floor · Σ_j |V_j| elementwise: the natural error
+    scale of a sum, each term's kernel value carrying the format's underflow floor."""
     Y = np.asarray(Y, dtype=np.float64).reshape(K.shape[0], -1)
     V = np.asarray(V, dtype=np.float64).reshape(K.shape[0], -1)
-    bound = rtol * (np.abs(K) @ np.abs(V)) + 1e-300
+    bound = (rtol * (np.abs(K) @ np.abs(V))
+             + _underflow_floor(dtype) * np.abs(V).sum(axis=0) + 1e-300)
     assert np.all(np.abs(Y - K @ V) <= bound)
 
 
-def _assert_sums_close(got, want, rtol):
+def _assert_sums_close(got, want, rtol, dtype=np.float64):
+    """Each sum within rtol plus, per kernel value it adds, the format's underflow
+    floor (a whole block of far-apart points sums to a subnormal number in float32)."""
+    n = np.asarray(got["row_sums"]).size
+    atol = _underflow_floor(dtype) * n * n
     for key in SUM_KEYS:
-        np.testing.assert_allclose(got[key], want[key], rtol=rtol, atol=0, err_msg=key)
+        np.testing.assert_allclose(got[key], want[key], rtol=rtol, atol=atol, err_msg=key)
     if "classes" in want:
         np.testing.assert_array_equal(got["classes"], want["classes"])
-        np.testing.assert_allclose(got["block_sums"], want["block_sums"], rtol=rtol, atol=0)
+        np.testing.assert_allclose(got["block_sums"], want["block_sums"], rtol=rtol, atol=atol)
 
 
 # ---------------------------------------------------------------------------
@@ -91,7 +107,8 @@ def test_kernel_matvec_float32(XZ, gamma, kernel, m):
     V = np.random.default_rng(n).normal(size=(n, m)).astype(np.float32)
     Y = lowlevel.kernel_matvec(X, V, gamma, kernel)
     assert Y.dtype == np.float32
-    _assert_product_close(Y, ref.kernel_matrix(X, X, gamma, kernel), V, rtol=1e-4)
+    _assert_product_close(Y, ref.kernel_matrix(X, X, gamma, kernel), V, rtol=1e-4,
+                          dtype=np.float32)
 
 
 @given(_data(np.float64), gammas, kernels, st.integers(0, 3), st.integers(0, 2**32 - 1))
@@ -105,12 +122,22 @@ def test_kernel_sums_matches_reference(XZ, gamma, kernel, n_classes, seed):
     _assert_sums_close(got, ref.kernel_sums(X, gamma, kernel, labels=labels), rtol=1e-10)
 
 
+# Two far-apart points: the class-crossing block sums are one kernel value below
+# float32's smallest normal number, exp(−96) ≈ 2.03e-42 (stored as 2.03048e-42) and
+# exp(−99) ≈ 1.01e-43 (about 1.4% apart from its float32 neighbours).
+_FAR_PAIR = np.array([[0.0], [np.sqrt(96.0)]], dtype=np.float32)
+_FAR_PAIR_5D = np.array([[-3.0] * 5, [3.0] * 5], dtype=np.float32)
+
+
 @given(_data(np.float32, bound=3.0), st.floats(1e-2, 3.0), kernels)
+@example((_FAR_PAIR, _FAR_PAIR), 1.0, "gaussian")
+@example((_FAR_PAIR_5D, _FAR_PAIR_5D), 0.55, "gaussian")
 def test_kernel_sums_float32(XZ, gamma, kernel):
     X = XZ[0]
     labels = np.arange(X.shape[0]) % 2 * 2 - 1.0
     got = lowlevel.kernel_sums(X, gamma, kernel, labels=labels)
-    _assert_sums_close(got, ref.kernel_sums(X, gamma, kernel, labels=labels), rtol=1e-4)
+    _assert_sums_close(got, ref.kernel_sums(X, gamma, kernel, labels=labels), rtol=1e-4,
+                       dtype=np.float32)
 
 
 # ---------------------------------------------------------------------------
@@ -146,9 +173,11 @@ def test_tiled_block_and_float32(tiled, kernel):
                                rtol=1e-10, atol=1e-14)
     X32 = X.astype(np.float32)
     v = np.random.default_rng(0).normal(size=700)
-    _assert_product_close(lowlevel.kernel_matvec(X32, v, 0.4, kernel), Ks[kernel], v, rtol=1e-4)
+    _assert_product_close(lowlevel.kernel_matvec(X32, v, 0.4, kernel), Ks[kernel], v, rtol=1e-4,
+                          dtype=np.float32)
     got = lowlevel.kernel_sums(X32, 0.4, kernel, labels=np.arange(700) % 2)
-    _assert_sums_close(got, ref.kernel_sums(X, 0.4, kernel, labels=np.arange(700) % 2), rtol=1e-4)
+    _assert_sums_close(got, ref.kernel_sums(X, 0.4, kernel, labels=np.arange(700) % 2), rtol=1e-4,
+                       dtype=np.float32)
 
 
 # ---------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """select_kernel and SelectionResult."""
 
 import json
+import time
+import warnings
 
 import numpy as np
 import pytest
@@ -312,3 +314,68 @@ def test_reports_carry_the_loss():
 
     assert criterion_label(res, "eloo") == "eloo, squared loss"
     assert criterion_label(res, "eloo_error_rate") == "eloo_error_rate"
+
+
+def _timed_selection(X, y, **kwargs):
+    t0 = time.perf_counter()
+    res = select_kernel(X, y, **kwargs)
+    return res, time.perf_counter() - t0
+
+
+def test_total_time_counts_every_level_and_the_refinement():
+    """Beyond the exact range the search runs several Nyström levels: total_time is
+    the whole call (at least every level's operator time plus the refinement, at most
+    the wall time around the call), level_times keeps each level's."""
+    rng = np.random.default_rng(11)
+    X = rng.standard_normal((900, 4))
+    y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(900)
+    res, wall = _timed_selection(X, y, random_state=0, refine=True)
+    assert len(res.levels) >= 2
+    np.testing.assert_allclose(res.level_times, [lv.timings.sum() for lv in res.levels])
+    inner = res.level_times.sum() + res.details["refine"]["seconds"]
+    assert inner <= res.total_time <= wall
+    assert res.total_time > res.timings.sum()
+    assert f"{res.total_time:.3g} s" in repr(res)
+
+
+def test_total_time_of_the_per_feature_search_includes_its_start():
+    """Other data and kernel="ard": the isotropic start and the per-feature search."""
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((150, 3))
+    y = np.where(X[:, 0] - 0.5 * X[:, 2] > 0, "a", "b")
+    res, wall = _timed_selection(X, y, kernel="ard", random_state=0)
+    assert res.details["ard"]["seconds"] + res.timings.sum() <= res.total_time <= wall
+    # a result built by hand: the time of its levels
+    built = kernelselect.SelectionResult(res.gammas, res.alphas, res.curves, res.directions, res.timings,
+                            {})
+    assert built.total_time == pytest.approx(res.timings.sum())
+
+
+def test_given_gamma_grid_with_the_best_on_its_edge_warns():
+    """A user grid whose best point is on an edge warns as the library's own grids do
+    (GridEdgeWarning), naming the argument and the direction to extend it."""
+    rng = np.random.default_rng(21)
+    X = rng.standard_normal((100, 2))
+    y = np.sin(2 * X[:, 0]) + 0.05 * rng.standard_normal(100)
+    with pytest.warns(kernelselect.GridEdgeWarning,
+                      match=r"given grid.*extend gammas= above the largest value 0\.001 "
+                            r"\(gamma_high\)"):
+        res = select_kernel(X, y, gammas=[1e-4, 1e-3], random_state=0)
+    assert "gamma_high" in res.details["edges"]
+    g0 = median_heuristic_gamma(X)
+    with warnings.catch_warnings():                    # an interior best: silent
+        warnings.simplefilter("error")
+        res = select_kernel(X, y, gammas=g0 * 2.0 ** np.arange(-4, 5), random_state=0)
+    assert not any(e.startswith("gamma") for e in res.details["edges"])
+
+
+def test_given_alpha_grid_with_the_best_on_its_edge_warns_on_class_labels():
+    """Other data: class labels, a given α grid far too large (the best is its
+    smallest α) with the automatic γ grid."""
+    rng = np.random.default_rng(22)
+    X = rng.standard_normal((120, 3))
+    y = np.where(X[:, 0] ** 2 + X[:, 1] ** 2 > 1.4, 1, -1)
+    with pytest.warns(kernelselect.GridEdgeWarning,
+                      match=r"extend alphas= below the smallest value 1000 \(alpha_low\)"):
+        res = select_kernel(X, y, alphas=[1e3, 1e4], random_state=0)
+    assert "alpha_low" in res.details["edges"]

@@ -22,6 +22,7 @@ from .. import _predict
 from ..selection import SelectionResult
 from ..utils._labels import decide, encode_labels
 from ._solvers import check_alphas, check_machine, fit_kernel_machine
+from ..utils._progress import check_progress, progress_iter
 from ..utils._threads import block_threads, one_blas_thread
 from ..utils._validation import (
     check_grid,
@@ -226,7 +227,8 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
                         machine: str = "lssvm", loss: str | None = None,
                         approximation: str | Approximation = "exact", cv: Any = 5,
                         random_state: RandomState = None,
-                        workers: int | None = None, center: bool = False) -> SelectionResult:
+                        workers: int | None = None, center: bool = False,
+                        progress: bool | float = False) -> SelectionResult:
     """k-fold cross-validation error of LSSVM / KRR over a (γ, α) grid.
 
     Parameters
@@ -259,6 +261,8 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
         Regression only: solve every fold for its targets minus their training-fold
         mean and add that mean back to the held-out predictions — the machine of
         ``KernelRidgeRegressor(fit_intercept="mean")``.
+    progress : bool or float, default=False
+        As :func:`kernelselect.select_kernel`'s ``progress``, counting folds.
 
     Returns
     -------
@@ -300,7 +304,9 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
                                      workers=workers))
     losses = np.empty((len(folds), gammas.size, alphas.size))
     timings = np.zeros(gammas.size)
-    for f, (tr, va) in enumerate(folds):
+    steps = progress_iter(enumerate(folds), len(folds), check_progress(progress),
+                          desc="cross-validation", unit="fold")
+    for f, (tr, va) in steps:
         t0 = time.perf_counter()
         dist = _held_out_distances(X[va], X[tr], kernel)
         setup = time.perf_counter() - t0

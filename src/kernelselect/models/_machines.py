@@ -22,6 +22,7 @@ from . import _uncertainty
 from .._typing import RandomState
 from ..utils._validation import (check_bool, check_kernel, check_matrix, check_positive,
                                  check_vector)
+from ..utils._warnings import warn_user
 from ..kernels import check_ard_gamma, is_ard
 from ..utils._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
@@ -419,6 +420,32 @@ default="auto"
         return cal.log_proba(F)
 
 
+#: a target column is "mostly its mean" when |ȳ| > UNCENTRED_RATIO·std(y): the
+#: constant then carries more than 90 % of its mean square ȳ² + var(y) (9/(9 + 1))
+UNCENTRED_RATIO = 3.0
+
+
+def warn_uncentred_target(Y: np.ndarray) -> None:
+    """Warn when a target is mostly its mean: |ȳ| > :data:`UNCENTRED_RATIO`·std(y) for
+    some column of Y (n, t).
+
+    Without an intercept f(x) = Σ a_i κ(x, x_i) decays to 0 away from the training
+    points and the ridge pulls f towards 0, not towards ȳ, so such a target loses
+    most of its level on new points."""
+    mean = Y.mean(axis=0)
+    spread = Y.std(axis=0)
+    far = np.abs(mean) > UNCENTRED_RATIO * spread
+    if np.any(far):
+        k = int(np.argmax(far))
+        warn_user(f"KernelRidgeRegressor(fit_intercept=False) on a target whose mean "
+                  f"{mean[k]:.4g} is more than {UNCENTRED_RATIO:g} times its standard deviation "
+                  f"{spread[k]:.4g}: without "
+                  "an intercept, predictions away from the training points fall towards 0, "
+                  "not towards the mean. Pass fit_intercept='mean' (kernel ridge regression "
+                  "of y - mean(y)) or fit_intercept=True (the LSSVM bias), or centre y.",
+                  UserWarning)
+
+
 class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     """Kernel ridge regression: a = (K + αI)⁻¹y, without bias by default.
 
@@ -446,6 +473,14 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     Other parameters and attributes as :class:`LSSVMClassifier` (``intercept_`` is
     zero without the bias, ȳ per output with ``"mean"``); y may have shape (n, t)
     for t outputs.
+
+    Warns
+    -----
+    UserWarning
+        With ``fit_intercept=False`` (the default, as scikit-learn's ``KernelRidge``) on
+        a target column whose mean exceeds 3 standard deviations
+        (:func:`warn_uncentred_target`): away from the training points the machine
+        predicts towards 0, not towards ȳ; ``fit_intercept="mean"`` is the fix.
     """
 
     def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
@@ -480,7 +515,10 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         y = np.asarray(y, dtype=np.float64)
         self._single_output = y.ndim == 1
         Y = y[:, None] if y.ndim == 1 else y
-        return self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)
+        self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)
+        if intercept is False:          # after the fit: bad parameters are named first
+            warn_uncentred_target(Y)
+        return self
 
     def predict(self, X: npt.ArrayLike, return_std: bool = False) -> Any:
         """f(X), shape (n,) or (n, t); with ``return_std`` also the Gaussian-process

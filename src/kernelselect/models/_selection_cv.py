@@ -19,14 +19,16 @@ from . import _fit_policy
 from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
 from ..utils._labels import encode_labels
-from ..selection._policy import alpha_path
+from ..selection._policy import KFOLD_MAX_N, alpha_path
 from ._solvers import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._resources import dask_client_limit, max_bytes
+from ..utils._progress import check_progress
 from ..utils._validation import check_bool, check_kernel
+from ..utils._warnings import warn_user
 from ..kernels import is_ard
-from ..selection import select_kernel
+from ..selection import default_gammas, select_kernel
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
@@ -84,7 +86,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                  criterion: str = "auto", approximation: str | Approximation = "auto",
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                  cv: int | None = 5, random_state: RandomState = None,
-                 standardize: bool = True, refine: bool = False) -> None:
+                 standardize: bool = True, refine: bool = False,
+                 progress: bool | float = False) -> None:
         self.estimator = estimator
         self.criterion = criterion
         self.approximation = approximation
@@ -94,6 +97,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         self.random_state = random_state
         self.standardize = standardize
         self.refine = refine
+        self.progress = progress
 
     # -- what y is, and the machine that fits it --------------------------------
     def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
@@ -132,6 +136,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         gathered, and ``predict`` on a Dask X returns a Dask array."""
         standardize = check_bool(self.standardize, "standardize")
         refine = check_bool(self.refine, "refine")
+        progress = check_progress(self.progress)
         X, y, y_dask = self._training_data(X, y)
         lazy = y_dask is not None
         targets, est = self._targets(y)
@@ -156,7 +161,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             selection_approx = _rescaled(selection_approx, scaler.transform)
             est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
         res = self._select(Xs, y if y_dask is None else y_dask, targets, est, kernel,
-                           selection_approx, refine)
+                           selection_approx, refine, progress)
         self.selection_ = res
         name = res.criteria[0]
         if res.best[name]["index"] is None:
@@ -176,7 +181,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         if isinstance(est.approximation, str) and est.approximation == "auto":
             self._size_automatic_refit(est, res, Xs, outputs, chunks, kernel,
                                        default_regressor=self.estimator is None
-                                       and not classifier)
+                                       and not classifier, progress=progress)
         y_fit: Any
         if lazy:    # the refit gathers its own targets; n gathered values less on the client
             y_fit = y_dask if classifier else y_dask.astype(np.float64)
@@ -217,17 +222,27 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         return X, y_local, y_dask
 
     def _select(self, Xs: Any, y: Any, targets: Targets, est: _KernelMachineEstimator,
-                kernel: str, approximation: Any, refine: bool) -> SelectionResult:
+                kernel: str, approximation: Any, refine: bool,
+                progress: bool | float = False) -> SelectionResult:
         """The selection on the (standardised) rows: k-fold cross-validation of the
         machine (``criterion="cv"``) or :func:`select_kernel`."""
         classifier = targets.task != "regression"
-        if self.criterion != "cv":
-            return select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
-                                 criterion=self.criterion, approximation=approximation,
+        criterion, rule = self.criterion, None
+        if not classifier and criterion != "cv":
+            kfold = (Xs.shape[0] <= KFOLD_MAX_N and not is_dask_array(Xs)
+                     and isinstance(self.approximation, str) and self.approximation == "auto")
+            criterion, rule = criterion_for_intercept(
+                criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel, kfold)
+        if criterion != "cv":
+            res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
+                                 criterion=criterion, approximation=approximation,
                                  random_state=self.random_state, workers=est.workers,
-                                 standardize=False, refine=refine,
+                                 standardize=False, refine=refine, progress=progress,
                                  task=cast("Literal['binary', 'multiclass', 'regression']",
                                            targets.task))
+            if rule is not None:
+                res.details["criterion_rule"] = rule
+            return res
         # class labels of any type → codes 0..C−1 (the error rate is unchanged)
         y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
         alphas = self.alphas
@@ -235,17 +250,24 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             alphas = alpha_path(Xs.shape[0])
         intercept = None if classifier else _check_fit_intercept(
             cast(KernelRidgeRegressor, est).fit_intercept)
-        return cross_validate_grid(
-            Xs, y_cv, gammas=self.gammas, alphas=alphas, kernel=kernel,
+        gammas = self.gammas
+        if gammas is None and rule is not None:    # chosen for the machine: the default grid
+            gammas = default_gammas(Xs, kernel, self.random_state)
+        res = cross_validate_grid(
+            Xs, y_cv, gammas=gammas, alphas=alphas, kernel=kernel,
             machine="lssvm" if classifier or intercept is True else "krr",
             loss="error" if classifier else "mse",
             approximation="exact" if self.approximation == "auto" else approximation,
             cv=self.cv, random_state=self.random_state, workers=est.workers,
-            center=intercept == "mean")
+            center=intercept == "mean", progress=progress)
+        if rule is not None:
+            res.details["criterion_rule"] = rule
+        return res
 
     def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,
                               Xs: Any, outputs: int, chunks: tuple[int, ...] | None,
-                              kernel: str, default_regressor: bool) -> None:
+                              kernel: str, default_regressor: bool,
+                              progress: bool | float = False) -> None:
         """Give an ``approximation="auto"`` machine its recipe for the refit: centres
         from the effective dimension measured at the chosen point (models._fit_policy),
         and the final model's α chosen again, among the selection's candidates, by its
@@ -265,6 +287,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                        loo_alphas=np.asarray(res.alphas, dtype=np.float64),
                                        loo_intercept=default_regressor)
         if hasattr(recipe, "fit_machine"):
+            if "progress" in recipe.get_params():     # the conjugate-gradient iterations
+                recipe.set_params(progress=progress)
             est.set_params(approximation=recipe)
             res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
             # the budget the cap held m to: the client's part on Dask
@@ -413,7 +437,13 @@ _SHARED_PARAMETERS = """\
         (:class:`~kernelselect.models.Standardizer`, safe at any magnitude); the refit
         estimator is then a ``Pipeline(Standardizer(), machine)``.
     refine : bool, default=False
-        Passed to :func:`kernelselect.select_kernel`."""
+        Passed to :func:`kernelselect.select_kernel`.
+    progress : bool or float, default=False
+        Show progress on stderr, as :func:`kernelselect.select_kernel`'s ``progress``
+        (True: from the start; a number t: once a step has run t seconds): the
+        selection's operator builds (the folds for ``criterion="cv"``), then the
+        conjugate-gradient iterations of an automatically sized Nyström refit
+        (:class:`~kernelselect.NystroemPCG`)."""
 
 _SHARED_ATTRIBUTES = """\
     best_params_ : dict
@@ -482,7 +512,13 @@ class KernelSelectionCV(_KernelSelection):
         leave-one-out error (the user guide's "Fitting at any n"), the same
         leave-one-out chooses between ȳ and an unpenalised bias for the default
         regressor (``best_estimator_[-1].intercept_form_``); a given estimator keeps its
-        ``fit_intercept``.
+        ``fit_intercept``, and is selected for it: with ``criterion="auto"`` a
+        regressor without intercept (``KernelRidgeRegressor()``, ``fit_intercept=False``)
+        is scored by its own 5-fold error (``"cv"``) up to 400 rows with
+        ``approximation="auto"``, else by ``gcv``, the generalised cross-validation of
+        that machine, since the default criteria score the LSSVM, whose bias absorbs
+        the mean of y (``selection_.details["criterion_rule"]``); a named criterion of the bias form, or
+        ``kernel="ard"``, with ``fit_intercept=False`` warns (UserWarning).
 {parameters}
     task : {{"auto", "binary", "multiclass", "regression"}}, default="auto"
         What y is (:func:`kernelselect._targets.detect_task` for "auto"); ignored when
@@ -499,10 +535,11 @@ class KernelSelectionCV(_KernelSelection):
                  criterion: str = "auto", approximation: str | Approximation = "auto",
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                  cv: int | None = 5, random_state: RandomState = None, task: str = "auto",
-                 standardize: bool = True, refine: bool = False) -> None:
+                 standardize: bool = True, refine: bool = False,
+                 progress: bool | float = False) -> None:
         super().__init__(estimator, criterion=criterion, approximation=approximation,
                          gammas=gammas, alphas=alphas, cv=cv, random_state=random_state,
-                         standardize=standardize, refine=refine)
+                         standardize=standardize, refine=refine, progress=progress)
         self.task = task
 
     def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
@@ -582,7 +619,9 @@ class KernelSelectionRegressor(RegressorMixin, _KernelSelection):
     estimator : KernelRidgeRegressor or None
         The machine to tune; None → ``KernelRidgeRegressor(fit_intercept="mean")``,
         kernel ridge regression of y − ȳ with ȳ added back, or the unpenalised bias where
-        the refit's leave-one-out prefers it (see :class:`KernelSelectionCV`).
+        the refit's leave-one-out prefers it (see :class:`KernelSelectionCV`). A given
+        machine is refitted with its own ``fit_intercept`` and selected for it (without
+        intercept: its own k-fold error or ``gcv``, as :class:`KernelSelectionCV`).
 {parameters}
 
     Attributes
@@ -615,6 +654,52 @@ for _cls in (KernelSelectionCV, KernelSelectionClassifier, KernelSelectionRegres
     _cls.__doc__ = (_cls.__doc__ or "").format(parameters=_SHARED_PARAMETERS,
                                                attributes=_SHARED_ATTRIBUTES)
 del _cls
+
+
+#: criteria that score the LSSVM regression with its unpenalised bias
+#: (``fit_intercept=True``): its closed-form leave-one-out and k-fold errors
+BIAS_CRITERIA = frozenset({"eloo", "ekfold", "eloo_error_rate", "ekfold_error_rate"})
+
+
+def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
+                            kfold: bool = False) -> tuple[Any, str | None]:
+    """(criterion, why it was chosen or None) for a regressor whose constant term is
+    ``fit_intercept``, so that the selection scores the model the refit fits.
+
+    The default criteria (``eloo``, ``ekfold``) score the LSSVM regression, whose bias
+    absorbs the mean of y. Kernel ridge regression without intercept
+    (``fit_intercept=False``) is scored instead, as the defaults' policy scores the
+    LSSVM, by its own k-fold error (``"cv"``: the exact machine refitted per fold,
+    where ``kfold`` says the defaults would use the exact k-fold error, n ≤ 400) or
+    else by generalised cross-validation, GCV = n‖(I − S)y‖² / tr(I − S)²,
+    S = K(K + αI)⁻¹ (Golub, Heath & Wahba, Technometrics 21, 1979), the
+    rotation-invariant leave-one-out error of that very machine. A named criterion is
+    kept; one that scores the bias form warns (it selects for a machine other than the
+    one refitted), as does ``kernel="ard"``, whose per-feature search scores the LSSVM
+    with bias only."""
+    if _check_fit_intercept(fit_intercept) is not False:
+        return criterion, None
+    fix = ("pass KernelRidgeRegressor(fit_intercept='mean') (or True) to fit a "
+           "constant term")
+    if kernel == "ard":
+        warn_user("the per-feature (kernel='ard') search scores the LSSVM regression with "
+                  "its bias, but the estimator has fit_intercept=False: the selected "
+                  f"(gamma, alpha) are not chosen for the machine refitted; {fix}.",
+                  UserWarning)
+        return criterion, None
+    if isinstance(criterion, str) and criterion.strip().lower() == "auto":
+        if kfold:
+            return "cv", ("cv: k-fold cross-validation of kernel ridge regression without "
+                          "intercept, the estimator's fit_intercept=False")
+        return "gcv", ("gcv: generalised cross-validation of kernel ridge regression "
+                       "without intercept, the estimator's fit_intercept=False")
+    first = criterion if isinstance(criterion, str) else next(iter(criterion), None)
+    if isinstance(first, str) and first.strip().lower() in BIAS_CRITERIA:
+        warn_user(f"criterion {first!r} scores the LSSVM regression with its bias, but the "
+                  "estimator has fit_intercept=False: the selected (gamma, alpha) are not "
+                  f"chosen for the machine refitted; use criterion='gcv' or 'auto', or {fix}.",
+                  UserWarning)
+    return criterion, None
 
 
 def _check_refit(est: _KernelMachineEstimator, n: int, d: int, outputs: int,

@@ -49,7 +49,10 @@ against isotropic 5-fold cross-validation):
   scored on the held-out part against the isotropic kernel trained on the same part;
   if the per-feature kernels predict better (by :data:`GUARD_MARGIN`), the result is
   the mean of the fold optima in (log γ, log α), otherwise the isotropic kernel
-  (γ_k = γ for every k), and ``details["ard"]`` says why. On class labels
+  (γ_k = γ for every k), and ``details["ard"]`` says why. An isotropic kernel kept
+  after a start from the first Nyström level alone (:data:`EVIDENCE_START`) is the
+  whole isotropic selection's (γ, α), as ``kernel="gaussian"`` chooses it
+  (:func:`keep_isotropic`). On class labels
   (:data:`LABEL_GUARD`) the mean of the fold optima is instead kept when its
   closed-form 5-fold error *rate* on all rows is below the start's by one standard
   error of the per-point difference — the quantity a classifier is judged by, with
@@ -85,7 +88,7 @@ from ..utils._validation import check_matrix, check_random_state
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["select_ard", "ArdSelectionResult", "EXACT_MAX_N", "MAX_LANDMARKS", "GUARD",
+__all__ = ["select_ard", "keep_isotropic", "ArdSelectionResult", "EXACT_MAX_N", "MAX_LANDMARKS", "GUARD",
            "GUARD_MAX_N", "GUARD_MARGIN"]
 
 #: the exact kernel matrix up to this n (as the isotropic defaults; a gradient costs
@@ -153,11 +156,11 @@ class ArdSelectionResult(SelectionResult):
 
     def summary(self, feature_names: Any = None, top: int = 8) -> str:
         """One line: α, the guard's decision and the ``top`` most relevant features
-        with their γ_k (standardised units when the selection standardised)."""
+        with their γ_k (standardised units when the selection standardised).
+        ``feature_names``: one name per feature; ``top``: a positive integer."""
         rel = self.relevances()
-        names = (list(feature_names) if feature_names is not None
-                 else [f"x{k}" for k in range(rel.size)])
-        order = np.argsort(rel)[::-1][:top]
+        names = _feature_names(feature_names, rel.size, "summary")
+        order = np.argsort(rel)[::-1][:_check_top(top, rel.size, "summary")]
         g = np.asarray(self.best_gamma)
         shown = ", ".join(f"{names[k]}={g[k]:.3g}" for k in order)
         more = f", … ({rel.size - order.size} more)" if rel.size > order.size else ""
@@ -175,11 +178,8 @@ class ArdSelectionResult(SelectionResult):
             raise ImportError("plot_relevances needs matplotlib; install it with "
                               "`pip install matplotlib`.") from None
         rel = self.relevances()
-        names = (list(feature_names) if feature_names is not None
-                 else [f"x{k}" for k in range(rel.size)])
-        if len(names) != rel.size:
-            raise ValueError(f"feature_names has {len(names)} names for {rel.size} features.")
-        order = np.argsort(rel)[::-1][: top or rel.size]
+        names = _feature_names(feature_names, rel.size, "plot_relevances")
+        order = np.argsort(rel)[::-1][:_check_top(top, rel.size, "plot_relevances")]
         if ax is None:
             fig, ax = plt.subplots(figsize=(6, 0.3 * order.size + 1.2))
         else:
@@ -193,6 +193,38 @@ class ArdSelectionResult(SelectionResult):
                                                  " (guard kept the isotropic kernel)"))
         fig.tight_layout()
         return fig
+
+
+def _feature_names(feature_names: Any, d: int, method: str) -> list[str]:
+    """One name per feature (``x0``, ``x1``, … when None), or a ValueError naming
+    ``feature_names`` and the length wanted."""
+    if feature_names is None:
+        return [f"x{k}" for k in range(d)]
+    if isinstance(feature_names, str):
+        raise TypeError(f"{method}: feature_names must be a sequence of {d} names, got the "
+                        f"string {feature_names!r}.")
+    try:
+        names = [str(name) for name in feature_names]
+    except TypeError:
+        raise TypeError(f"{method}: feature_names must be a sequence of {d} names, got "
+                        f"{type(feature_names).__name__}.") from None
+    if len(names) != d:
+        raise ValueError(f"{method}: feature_names has {len(names)} names but the kernel has "
+                         f"{d} features; pass one name per feature (length {d}).")
+    return names
+
+
+def _check_top(top: Any, d: int, method: str) -> int:
+    """How many features to show: ``top`` (None: all d), a positive whole number."""
+    if top is None:
+        return d
+    if isinstance(top, (bool, np.bool_)) or not isinstance(top, (int, np.integer)):
+        raise TypeError(f"{method}: top must be a positive integer (how many features to "
+                        f"show) or None for all, got {top!r}.")
+    if top < 1:
+        raise ValueError(f"{method}: top must be a positive integer (how many features to "
+                         f"show) or None for all {d}, got {top}.")
+    return int(top)
 
 
 def _targets_matrix(y: Any, task: Any) -> tuple[np.ndarray, str]:
@@ -345,6 +377,28 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
     result.best_gamma = np.asarray(gamma, dtype=np.float64)
     result.best_alpha = float(alpha)
     return result
+
+
+def keep_isotropic(result: ArdSelectionResult, full: SelectionResult) -> ArdSelectionResult:
+    """``result``, whose guard kept the isotropic kernel, with that kernel as the whole
+    isotropic selection ``full`` chose it: γ_k = ``full.best_gamma`` for every feature,
+    α = ``full.best_alpha``, and ``full``'s grid, curves, levels and details. Used when
+    the search started from the isotropic defaults' first Nyström level alone
+    (:data:`EVIDENCE_START`), whose coarse choice is only a starting point; the start
+    stays in ``details["ard"]["start"]``."""
+    d = np.size(result.best_gamma)
+    gamma, alpha = float(full.best_gamma), float(full.best_alpha)
+    info = dict(result.details["ard"], gamma=[gamma] * d, alpha=alpha)
+    info["isotropic"] = {"how": "the whole isotropic selection (kernel='gaussian', the same "
+                                "settings), as the start was its first Nyström level alone",
+                         "gamma": gamma, "alpha": alpha,
+                         "approximation": full.details.get("approximation")}
+    details = dict(full.details, kernel="ard", ard=info)
+    out = ArdSelectionResult(full.gammas, full.alphas, full.curves, full.directions,
+                             full.timings, details, full.levels)
+    out.best_gamma = np.full(d, gamma)
+    out.best_alpha = alpha
+    return out
 
 
 def _memory_problem(X: Any, y: Any, isotropic: SelectionResult, feature_variance: Any,

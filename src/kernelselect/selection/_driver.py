@@ -23,7 +23,7 @@ from ..utils._validation import (
 from ..utils import _dask
 from . import _policy, _search
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
-                          select_ard, start_approximation)
+                          keep_isotropic, select_ard, start_approximation)
 from ..utils._progress import check_progress
 from ..utils._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
                        target_matrix)
@@ -35,6 +35,7 @@ from ..kernels import is_ard, median_heuristic_gamma
 from ..operators import Approximation, get_approximation
 from ._result import SearchLevel, SelectionResult, check_selects
 from ..utils._scaling import ColumnScaling
+from ..utils._warnings import warn_user
 
 __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
            "default_gammas"]
@@ -205,8 +206,9 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     Warns
     -----
     GridEdgeWarning
-        When the selected γ or α is on the edge of the grid searched (after any
-        extension).
+        When the selected γ or α is on the edge of the grid searched: the automatic
+        grids after their extensions, a given ``gammas`` / ``alphas`` as given (the
+        warning names the argument and the direction to extend it).
 
     Examples
     --------
@@ -217,6 +219,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     >>> res.criteria, res.details["approximation"]
     (['ekfold'], 'exact')
     """
+    t0 = time.perf_counter()
     if is_auto_kernel(kernel):
         kernel, rule = auto_kernel(y, task)
         result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
@@ -225,17 +228,21 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                                standardize=standardize, task=task, refine=refine,
                                **criterion_params)
         result.details["kernel_rule"] = rule
-        return result
-    if is_ard(kernel):
-        return _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
-                           approximation=approximation, random_state=random_state,
-                           workers=workers, progress=progress, standardize=standardize,
-                           task=task, refine=refine, **criterion_params)
-    plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
-                 approximation=approximation, random_state=random_state, workers=workers,
-                 progress=progress, standardize=standardize, task=task, refine=refine,
-                 criterion_params=criterion_params)
-    return _report(plan, _run(plan))
+    elif is_ard(kernel):
+        result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
+                             approximation=approximation, random_state=random_state,
+                             workers=workers, progress=progress, standardize=standardize,
+                             task=task, refine=refine, **criterion_params)
+    else:
+        plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
+                     approximation=approximation, random_state=random_state, workers=workers,
+                     progress=progress, standardize=standardize, task=task, refine=refine,
+                     criterion_params=criterion_params)
+        result = _report(plan, _run(plan))
+    # the whole call: checks, grids, every level, extension and refinement, the
+    # per-feature search (SelectionResult.total_time)
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
 
 
 # --------------------------------------------------------------------------- plan
@@ -501,11 +508,39 @@ def _run(plan: _Plan) -> _Outcome:
             if perm is not None:
                 approx, state = _levels(search, out, perm, approx, state)
         out.edges = _policy.warn_edges(search, out.surface, plan.auto_gammas, plan.auto_alphas)
+        _warn_given_edges(search, out.surface, out.edges, plan)
         check_selects(out.surface.gammas, out.surface.alphas, out.surface.curves)
         if plan.refine:
             out.refined = _refine(search, approx, state, out.surface)
     out.n_builds = search.n_builds
     return out
+
+
+#: where to extend a given grid whose best point is on an edge: edge → (argument, words)
+_EXTEND = {"gamma_low": ("gammas", "below the smallest"),
+           "gamma_high": ("gammas", "above the largest"),
+           "alpha_low": ("alphas", "below the smallest"),
+           "alpha_high": ("alphas", "above the largest")}
+
+
+def _warn_given_edges(search: _search.Search, surface: _search.Surface, edges: list[str],
+                      plan: _Plan) -> None:
+    """A :class:`~kernelselect.selection._policy.GridEdgeWarning` for the edges of the
+    grids the caller gave (the automatic ones extend and warn in
+    :func:`~kernelselect.selection._policy.warn_edges`): the argument to extend and the
+    direction."""
+    given = [e for e in edges if not (plan.auto_gammas if e.startswith("gamma")
+                                      else plan.auto_alphas)]
+    if not given:
+        return
+    crit = search.crits[0]
+    idx = _search.best_index(surface.curves[crit.name], crit.direction)
+    assert idx is not None                      # edges were found at the best point
+    point = {"gammas": surface.gammas[idx[0]], "alphas": surface.alphas[idx[1]]}
+    parts = [f"{_EXTEND[e][0]}= {_EXTEND[e][1]} value {point[_EXTEND[e][0]]:.4g} ({e})"
+             for e in given]
+    warn_user(f"{crit.name} is best on the edge of the given grid, so the best kernel may "
+              f"lie beyond it: extend {' and '.join(parts)}.", _policy.GridEdgeWarning)
 
 
 def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: Approximation,
@@ -580,10 +615,21 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
                           objective=objective, engine=engine, standardize=standardize)
-    X = check_matrix(X, "X", dtype=np.float64, min_rows=3)
-    return select_ard(standardize_columns(X) if standardize else X, y, isotropic=iso,
-                      feature_variance=None if standardize else X.var(axis=0), task=task,
-                      random_state=rng, workers=workers, objective=objective, engine=engine)
+    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    result = select_ard(standardize_columns(Xc) if standardize else Xc, y, isotropic=iso,
+                        feature_variance=None if standardize else Xc.var(axis=0), task=task,
+                        random_state=rng, workers=workers, objective=objective, engine=engine)
+    if start is approximation or result.details["ard"]["kept"]:
+        return result
+    # the guard kept the isotropic kernel, but the start was the coarse first level only:
+    # the isotropic choice is the whole isotropic selection's, as kernel="gaussian" makes it
+    # (the same seed when random_state is one)
+    full = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+                         approximation=approximation,
+                         random_state=rng if isinstance(random_state, np.random.Generator)
+                         else random_state, workers=workers, standardize=standardize,
+                         task=task, **settings)
+    return keep_isotropic(result, full)
 
 
 def standardize_columns(X: Any) -> Any:

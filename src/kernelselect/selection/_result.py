@@ -87,7 +87,8 @@ class SelectionResult:
     best_gamma, best_alpha : float
         The choice of the first criterion.
     timings : ndarray of shape (n_gammas,)
-        Seconds spent per γ (building the operator and every criterion).
+        Seconds spent per γ (building the operator and every criterion) on that grid;
+        :attr:`level_times` has every level's, :attr:`total_time` the whole selection's.
     levels : list of SearchLevel
         Everything that was searched, in order: the coarse grid first, then each
         window (the last one is ``gammas`` × ``alphas``). One level when the search
@@ -152,8 +153,19 @@ class SelectionResult:
 
     @property
     def total_time(self) -> float:
-        """Seconds for the whole grid."""
-        return float(self.timings.sum())
+        """Seconds for the whole selection: every level, extension and refinement, and
+        for ``kernel="ard"`` the isotropic start and the per-feature search
+        (``details["total_seconds"]``, measured by :func:`kernelselect.select_kernel`).
+        A result built without it: the operator builds of every level
+        (:attr:`level_times` summed)."""
+        total = self.details.get("total_seconds")
+        return float(total) if total is not None else float(self.level_times.sum())
+
+    @property
+    def level_times(self) -> np.ndarray:
+        """Seconds spent building operators and evaluating criteria per level of
+        ``levels`` (the sum of each level's ``timings``), shape (n_levels,)."""
+        return np.array([float(lv.timings.sum()) for lv in self.levels])
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python types only (JSON-serialisable): the fields above, with
