@@ -351,7 +351,7 @@ def test_backward_leave_one_out_values_give_equal_probabilities_not_reversed_one
 
 
 def test_one_training_row_is_refused_by_name():
-    reg = KernelRidgeRegressor(gamma=0.5).fit(np.zeros((1, 2)), [1.0])
+    reg = KernelRidgeRegressor(gamma=0.5).fit(np.zeros((1, 2)), [0.0])
     with pytest.raises(ValueError, match="at least 2 training rows"):
         reg.predict_interval(np.zeros((1, 2)))
 
