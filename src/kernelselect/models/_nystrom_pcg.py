@@ -98,6 +98,7 @@ from ..utils._progress import progress_iter
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._solvers import KernelMachine
 from ..utils._threads import blas_for_flops, block_threads
+from ..utils._warnings import ConvergenceWarning, warn_user
 
 __all__ = [
     "DEFAULT_TOL",
@@ -113,6 +114,9 @@ __all__ = [
     "nystrom_pcg_client_bytes",
     "nystrom_pcg_task_bytes",
     "check_solver_memory",
+    "check_tol",
+    "target_scale",
+    "warn_unconverged",
     "choose_centres",
     "choose_sample",
     "fit_nystrom_pcg",
@@ -133,7 +137,7 @@ DEFAULT_MAX_ITER = 100
 SAMPLE_PER_CENTRE = 1
 
 _EPS = 2.0 ** -52
-_JITTER_RIDGE = 1e-4       # δ ≥ 10⁻⁴·λm (module notes)
+_JITTER_TRACE = 1e-13      # δ₀ = 10⁻¹³·tr K_mm (module notes)
 _JITTER_STEPS = 8          # δ grows by 100 per failed factorisation: up to 1e14·δ₀
 _MIRROR_BLOCK = 512
 _SAMPLE_BLOCK = 2**21      # entries of K(sample rows, centres) formed at a time
@@ -249,9 +253,12 @@ def _potrf(F: np.ndarray, lower: bool) -> int:
     return int(info)
 
 
-def jitter_for(m: int, lam: float) -> float:
-    """δ₀ = m·max(2⁻⁵², 10⁻⁴λ), the first jitter tried (module notes)."""
-    return m * max(_EPS, _JITTER_RIDGE * lam)
+def jitter_for(m: int, lam: float | None = None) -> float:
+    """δ₀ = 2⁻⁵²·tr K_mm = m·2⁻⁵² (κ(z, z) = 1), the first jitter tried (module notes).
+
+    The jitter is set by the kernel alone: ``lam`` (the ridge α/n) is accepted for
+    the callers that pass it and does not enter."""
+    return _JITTER_TRACE * m
 
 
 def factor_upper(F: np.ndarray, diag: np.ndarray, delta: float) -> float:
@@ -298,10 +305,11 @@ class NystromPreconditioner:
     """
 
     def __init__(self, cond: Conditioning, n: int, alpha: float,
-                 sample: np.ndarray | None = None) -> None:
+                 sample: np.ndarray | None = None, centred: bool = False) -> None:
         m = cond.centres.shape[0]
         q = 0 if sample is None else int(sample.shape[0])
         self.m, self.n, self.alpha, self.rows = m, n, alpha, m + q
+        self.centred = bool(centred)
         self._cond = cond
         self._sample = (None if not q else
                         np.ascontiguousarray((np.asarray(sample, dtype=np.float64)
@@ -323,17 +331,33 @@ class NystromPreconditioner:
         return factor_upper(self._F, self._diag, delta)
 
     def _gram(self) -> None:
-        """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S; T stays in the upper
-        triangle, its diagonal in ``_diag_T``."""
+        """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S, less ssᵀ/r when
+        centred (s the sum of the r sampled features); T stays in the upper triangle,
+        its diagonal in ``_diag_T``."""
         F, m = self._F, self.m
         self._diag[:] = self._diag_T
+        # the centres' features are the columns of T: their sum is T1
+        total = None
+        if self.centred:
+            with blas_for_flops(float(m) * m):
+                total = blas.dtrmv(F, np.ones(m), lower=0)
         _mirror(F, upper_to_lower=True)           # lower triangle := Tᵀ
         with blas_for_flops(m ** 3 / 3.0):
             _, info = lapack.dlauum(F, lower=1, overwrite_c=1)   # lower := T Tᵀ
         if info != 0:                             # pragma: no cover - LAPACK argument error
             raise np.linalg.LinAlgError(f"dlauum failed with info={info}")
-        if self._sample is None:
-            return
+        if self._sample is not None:
+            total = self._add_sample(total)
+        if total is not None:                     # the Gram of the centred features
+            with blas_for_flops(float(m) * m):
+                out = blas.dsyr(-1.0 / self.rows, total, a=F, lower=1, overwrite_a=1)
+            if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
+                raise RuntimeError("dsyr did not update the preconditioner in place")
+
+    def _add_sample(self, total: np.ndarray | None) -> np.ndarray | None:
+        """Add Φ_SᵀΦ_S to the lower triangle of F (holding TTᵀ) and Φ_Sᵀ1 to ``total``."""
+        F, m = self._F, self.m
+        assert self._sample is not None
         gram_diag = self._diag.copy()
         rows = max(1, _SAMPLE_BLOCK // m)
         for start in range(0, self._sample.shape[0], rows):
@@ -347,6 +371,9 @@ class NystromPreconditioner:
             if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
                 raise RuntimeError("dsyrk did not update the preconditioner in place")
             gram_diag = self._diag.copy()
+            if total is not None:
+                total += Pt.sum(axis=1)
+        return total
 
     def _factor_A(self, lam: float) -> float:
         r = self.rows
@@ -430,8 +457,11 @@ class NystromSolution:
         Conjugate-gradient iterations used (every output column iterates together).
     residual : ndarray of shape (t,)
         The relative residual of the normal equations reached, per output (explicit).
+    preconditioned_residual : ndarray of shape (t,)
+        ‖R‖/‖c‖, the relative residual of the preconditioned system reached (module
+        notes, "Stopping rule").
     converged : bool
-        Whether every residual is ≤ tol.
+        Whether every residual and preconditioned residual is ≤ tol.
     passes : int
         Streamed passes over the data (iterations + the right-hand side + checks).
     jitter, shift : float
@@ -468,6 +498,7 @@ class NystromSolution:
     rss: np.ndarray = field(default_factory=lambda: np.empty(0))
     effective_dimension: float = float("nan")
     gcv: np.ndarray = field(default_factory=lambda: np.empty(0))
+    preconditioned_residual: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -526,7 +557,8 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
 def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
                 tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                 sample: np.ndarray | None = None,
-                progress: bool | float = False) -> NystromSolution:
+                progress: bool | float = False,
+                constant: np.ndarray | None = None) -> NystromSolution:
     """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
 
     Parameters
@@ -544,6 +576,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         Rows of X besides the centres for the preconditioner's estimate of ΦᵀΦ.
     progress : bool or float
         As ``select_kernel``'s ``progress``: a line per iteration count on long fits.
+    constant : ndarray of bool of shape (t,) or None
+        Which columns of Y are constant (with ``bias``, their β is 0 and b their value,
+        exactly, instead of a solve on the rounding of K_nmᵀCy).
 
     Returns
     -------
@@ -552,7 +587,7 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     n, m = rows.n, rows.cond.centres.shape[0]
     lam, sqrt_n = alpha / n, math.sqrt(n)
     clock = time.perf_counter()
-    P = NystromPreconditioner(rows.cond, n, alpha, sample)
+    P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias)
     seconds = {"preconditioner": time.perf_counter() - clock}
     clock = time.perf_counter()
     KtY, sums, squares = rows.cross_targets()         # K_nmᵀ[1, Y], 1ᵀY, ‖Y‖²
@@ -562,6 +597,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     spread = np.asarray(squares, dtype=np.float64) - (n * ybar * ybar if bias else 0.0)
     if bias:
         rhs = rhs - np.outer(s, ybar)                 # K_nmᵀ C y
+        if constant is not None:                      # Cy = 0 exactly: β = 0, b = ȳ
+            rhs[:, np.asarray(constant, dtype=bool)] = 0.0
+            spread = np.where(constant, 0.0, spread)
     with blas_for_flops(4.0 * m * m * rhs.shape[1]):
         c = P.solve_At(P.solve_Tt(_fortran(rhs))) / sqrt_n
         c_norm = _norms(P.times_At(c.copy(order="F")))
@@ -579,11 +617,18 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
             W = P.solve_Tt(_fortran(q)) / sqrt_n + lam * V
             return P.solve_At(_fortran(W))
 
-    def relative(R: np.ndarray) -> np.ndarray:
+    def in_w(R: np.ndarray) -> np.ndarray:
         """The relative residual in w of the CG residual R (‖AᵀR‖/‖Aᵀc‖ per column)."""
         with blas_for_flops(m * m * R.shape[1]):
             norms = _norms(P.times_At(R.copy(order="F")))
-        return np.where(c_norm > 0, norms / np.where(c_norm > 0, c_norm, 1.0), 0.0)
+        return _ratio(norms, c_norm)
+
+    def relative(R: np.ndarray) -> np.ndarray:
+        """The stopping rule's measure: the larger of the residual in w and the
+        preconditioned one, ‖R‖/‖c‖ (module notes)."""
+        return np.maximum(in_w(R), _ratio(_norms(R), u_norm))
+
+    u_norm = _norms(c)
 
     clock = time.perf_counter()
     steps = progress_iter(range(max_iter), max_iter, progress,
@@ -605,22 +650,48 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
     rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
         - lam * np.einsum("ij,ij->j", V, V)
+    reached = in_w(R)                                     # before A is inverted in place
     d_eff = P.effective_dimension() + (1.0 if bias else 0.0)
     intercept = ybar - (s @ beta) / n if bias else np.zeros(beta.shape[1])
+    t = beta.shape[1]
     return NystromSolution(
         coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
-        residual=residual, converged=bool(np.all(residual <= tol)), passes=rows.passes,
+        residual=reached, converged=bool(np.all(residual <= tol)), passes=rows.passes,
         jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
-        history=np.array(history).reshape(len(history), -1), rss=rss,
-        effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2)
+        history=np.array(history, dtype=np.float64).reshape(len(history), t), rss=rss,
+        effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2,
+        preconditioned_residual=_ratio(_norms(R), u_norm))
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den per column, 0 where den is 0 (a zero right-hand side is solved by 0)."""
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
 def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
-    """How to fit within the memory limit: the largest m that does."""
+    """How to fit within the memory limit, naming what dominates the estimate: the
+    m × m preconditioner (then the largest m that fits) or the t outputs' vectors and
+    pass buffers (then the most outputs that fit at once with these m centres)."""
+    limit = max_bytes()
+    total = nystrom_pcg_bytes(n, m, d, t, threads)
+    outputs = total - nystrom_pcg_bytes(n, m, d, 0, threads)     # what the t outputs add
+    factors = 8.0 * m * m
     fits = largest_centres(n, d, t, threads)
-    if fits >= 1:
-        return (f"use at most {fits} centres (the m × m preconditioner, {format_bytes(8.0 * m * m)} "
-                f"at m = {m}, is most of it)")
+    centres = f"use at most {fits} centres" if fits >= 1 else ""
+    if outputs > factors:
+        most = _largest(lambda k: nystrom_pcg_bytes(n, m, d, k, threads) <= limit, t)
+        parts = [f"fit at most {most} of the {t} outputs at a time (their vectors and pass "
+                 f"buffers take {format_bytes(outputs)} of it, the m × m preconditioner "
+                 f"{format_bytes(factors)})" if most >= 1 else
+                 f"fit fewer outputs or rows at a time (the {t} outputs' vectors and pass "
+                 f"buffers take {format_bytes(outputs)} of it, the m × m preconditioner "
+                 f"{format_bytes(factors)})"]
+        if centres:
+            parts.append(centres)
+        return " or ".join(parts)
+    if centres:
+        return (f"{centres} (the m × m preconditioner, {format_bytes(factors)} at m = {m}, "
+                "is most of it)")
     return "use fewer rows or outputs at a time"
 
 
@@ -709,18 +780,68 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     """
     n, d = X.shape
     m, t = int(centres.size), Y.shape[1]
+    tol = check_tol(tol)
     if is_dask_array(X):
         check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
     else:
         check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
-    rows, Z, S = streamed_rows(X, Y, gamma, centres, sample, kernel, workers)
+    scale, constant = target_scale(Y)
+    rows, Z, S = streamed_rows(X, Y * (1.0 / scale), gamma, centres, sample, kernel, workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
-                      progress=progress)
+                      progress=progress, constant=constant)
+    sol.coef *= scale
+    sol.intercept *= scale
+    sol.rss *= scale * scale
+    if not sol.converged:
+        warn_unconverged(sol, m, alpha)
     return NystromMachine(
         support=Z, support_indices=centres, coef=sol.coef[:, :, None],
         intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
         kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m),
         conditioning=rows.cond)
+
+
+def check_tol(tol: Any) -> float:
+    """``tol`` validated: a number in [0, 1) (the relative residual of β = 0 is 1, so a
+    tolerance of 1 or more would accept it)."""
+    value = float(tol) if isinstance(tol, (int, float, np.integer, np.floating)) else math.nan
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"tol must be a number in [0, 1) (a relative residual; the "
+                         f"default is {DEFAULT_TOL:g}), got {tol!r}.")
+    return value
+
+
+def target_scale(Y: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of Y (in memory or Dask, one pass over Y): a power of two s near
+    max|y| by which the solve divides the column (exactly) so that its squares and the
+    residual norms neither overflow nor underflow, and whether the column is constant.
+    Refuses a Y with NaN or infinite values."""
+    if is_dask_array(Y):
+        low, high = dask_compute(Y.min(axis=0), Y.max(axis=0))
+    else:
+        Y = np.asarray(Y)
+        low, high = (Y.min(axis=0), Y.max(axis=0)) if Y.shape[0] else (
+            np.zeros(Y.shape[1]), np.zeros(Y.shape[1]))
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError("y (the targets) holds NaN or infinite values; remove or impute "
+                         "those rows before fitting.")
+    top = np.maximum(np.abs(low), np.abs(high))
+    scale = np.where(top > 0, np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
+    return scale, low == high
+
+
+def warn_unconverged(sol: NystromSolution, m: int, alpha: float) -> None:
+    """The ConvergenceWarning of a solve that stopped above its tolerance."""
+    worst = float(np.max(np.maximum(sol.residual, sol.preconditioned_residual)))
+    cause = (f"max_iter={sol.max_iter} iterations were used" if sol.iterations >= sol.max_iter
+             else f"the residual stopped falling after {sol.iterations} iterations "
+                  "(the accuracy floating point allows on this problem)")
+    warn_user(f"The Nyström conjugate-gradient solve ({m} centres, alpha={alpha:.3g}) "
+              f"stopped at a relative residual of {worst:.2g}, above tol={sol.tol:.3g}: "
+              f"{cause}. Raise max_iter, loosen tol, or raise alpha; "
+              "details['converged'], ['iterations'] and ['residual'] record it.",
+              ConvergenceWarning)
 
 
 class NystromMachine(KernelMachine):
@@ -751,7 +872,9 @@ class NystromMachine(KernelMachine):
 def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
     """What a fitted machine reports of its solve."""
     return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
-            "residual": sol.residual.copy(), "converged": sol.converged, "tol": sol.tol,
+            "residual": sol.residual.copy(),
+            "preconditioned_residual": sol.preconditioned_residual.copy(),
+            "converged": sol.converged, "tol": sol.tol,
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
             "seconds": dict(sol.seconds), "history": sol.history.copy(),
             "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,
