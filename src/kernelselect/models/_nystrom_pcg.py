@@ -785,13 +785,17 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
         check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
     else:
         check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
-    scale, constant = target_scale(Y)
+    scale, constant, value = target_scale(Y)
     rows, Z, S = streamed_rows(X, Y * (1.0 / scale), gamma, centres, sample, kernel, workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
                       progress=progress, constant=constant)
     sol.coef *= scale
     sol.intercept *= scale
-    sol.rss *= scale * scale
+    if bias:                                  # a constant column's b is its value, exactly
+        sol.intercept[constant] = value[constant]
+    with np.errstate(over="ignore"):          # y near the overflow threshold: inf
+        sol.rss *= scale * scale
+        sol.gcv *= scale * scale
     if not sol.converged:
         warn_unconverged(sol, m, alpha)
     return NystromMachine(
@@ -811,11 +815,11 @@ def check_tol(tol: Any) -> float:
     return value
 
 
-def target_scale(Y: Any) -> tuple[np.ndarray, np.ndarray]:
+def target_scale(Y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per column of Y (in memory or Dask, one pass over Y): a power of two s near
     max|y| by which the solve divides the column (exactly) so that its squares and the
-    residual norms neither overflow nor underflow, and whether the column is constant.
-    Refuses a Y with NaN or infinite values."""
+    residual norms neither overflow nor underflow, whether the column is constant, and
+    its smallest value. Refuses a Y with NaN or infinite values."""
     if is_dask_array(Y):
         low, high = dask_compute(Y.min(axis=0), Y.max(axis=0))
     else:
@@ -828,7 +832,7 @@ def target_scale(Y: Any) -> tuple[np.ndarray, np.ndarray]:
                          "those rows before fitting.")
     top = np.maximum(np.abs(low), np.abs(high))
     scale = np.where(top > 0, np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
-    return scale, low == high
+    return scale, low == high, low
 
 
 def warn_unconverged(sol: NystromSolution, m: int, alpha: float) -> None:
