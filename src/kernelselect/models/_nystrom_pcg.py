@@ -43,35 +43,68 @@ the iterations to a residual of 1e-6 fell by about half on cadata and protein
 47 → 23, 70 → 31; the user guide's page "Fitting at large n" has the measurements).
 :data:`SAMPLE_PER_CENTRE` sets the default q/m of the fitted machines.
 
+With a bias the system is the bias-eliminated one, ΦᵀCΦ + αI, whose Gram is the
+centred one; the estimate is centred too: G − ssᵀ/r, s the sum of the r sampled
+features (T1 + Φ_Sᵀ1), the Gram of the sampled features less their mean. Without the
+centring, wherever the features represent the constant function (every row a centre,
+a small α) the preconditioned matrix has an eigenvalue far below the others: the
+direction w₁ with Φw₁ ≈ 1, which C annuls and only the ridge keeps. Along it the
+right-hand side is small and the solution large, so a residual test passed after one
+iteration while the fit missed that component (predictions at new points 2–8 % off a
+least-squares solve of the same model at α/n = 10⁻¹⁰, n = 100 … 400).
+
 Stopping rule
 -------------
-Per output column, the relative residual of the normal equations in w,
+Per output column, two relative residuals, each at most ``tol``:
 
-    ‖ΦᵀCy − (ΦᵀCΦ + αI)w_k‖ / ‖ΦᵀCy‖ ≤ tol,
+- of the normal equations in w (with the bias eliminated, the residual of the bordered
+  system [ΦᵀΦ + αI, Φᵀ1; 1ᵀΦ, n][w; b] = [Φᵀy; 1ᵀy] with b from its own equation),
 
-read at every iteration from the conjugate-gradient residual r_k (the residual in w
-is √n·Aᵀr_k) and confirmed on exit by an explicit product (one more pass): if rounding
-made the recursive residual drift from the explicit one, the iteration restarts from
-the current point with the explicit residual, as long as each restart at least halves
-it (otherwise the attainable accuracy is reached). At most ``max_iter`` iterations.
-The iterations used and the residual reached are returned, whether or not ``tol`` was
-met. A residual ε bounds the change of the fitted values by ε‖ΦᵀCy‖/(2√α) (the largest
-σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
+      ‖ΦᵀCy − (ΦᵀCΦ + αI)w_k‖ / ‖ΦᵀCy‖,
+
+  read from the conjugate-gradient residual r_k as √n·Aᵀr_k (``residual``);
+- of the preconditioned system, ‖r_k‖/‖c‖ (``preconditioned_residual``): with
+  u = √n·Aw, ‖u − u*‖ = ‖M⁻¹r_k‖ (M the preconditioned matrix), so this bounds the
+  relative error of the solution in the norm √(wᵀ(ΦᵀCΦ + αI)w), which bounds that of
+  the fitted values; the first alone does not where Aᵀ is small (directions the ridge
+  dominates, √λ), and a small residual there left large errors.
+
+Both are read at every iteration and confirmed on exit by an explicit product (one more
+pass): if rounding made the recursive residual drift from the explicit one, the
+iteration restarts from the current point with the explicit residual, as long as each
+restart at least halves it (otherwise the attainable accuracy is reached). At most
+``max_iter`` iterations. The iterations used and the residuals reached are returned,
+whether or not ``tol`` was met; a fit that stops above ``tol`` warns
+(:class:`~kernelselect.ConvergenceWarning`). ``tol`` is in [0, 1): the zero solution
+has relative residual 1. A residual ε bounds the change of the fitted values by
+ε‖ΦᵀCy‖/(2√α) (the largest σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
+
+Targets
+-------
+Each column of Y is divided by a power of two near its largest magnitude (exact, and
+the solve is linear in Y), so that sums of squares and residual norms neither overflow
+nor underflow (|y| up to the largest float); NaN or infinite targets are refused. A
+column whose right-hand side is zero (y = 0, or a constant y with a bias) is solved by
+β = 0 in no iteration, with b its value.
 
 Jitter
 ------
-δ = m·max(2⁻⁵², 10⁻⁴λ), multiplied by 100 until the Cholesky factorisation of
-K_mm + δI succeeds (duplicate centres or a kernel much wider than the data make K_mm
-singular to working precision); likewise a shift of TTᵀ/m + λI if λ is below its
-rounding. The δ used is reported and is part of the model (φ is defined with
-K_mm + δI), so the solve and any reference agree. Why this size: rounding in φ is
-amplified by the condition number of T, √cond(K_mm + δI) ≤ √(m/δ), so m·2⁻⁵² alone
-(the usual floor, 2⁻⁵² times the trace of K_mm, whose diagonal is κ(0) = 1) leaves
-the fitted values accurate to only about 2⁻²⁶ ≈ 1.5e-8 when K_mm is numerically
-singular. The ridge already shrinks every direction of K_mm with eigenvalue μ by
-μ/(μ + λm) (the data's Gram is about n/m times the centres'), so a δ 10⁴ times below
-λm changes the fit only where the ridge has removed all but 10⁻⁴ of it, and the
-attainable accuracy becomes about 2⁻⁵²·√(10⁴/λ) (7e-10 at λ = 10⁻⁹).
+δ = 10⁻¹³·tr K_mm (= 10⁻¹³·m, κ(z, z) = 1), multiplied by 100 until the Cholesky
+factorisation of K_mm + δI succeeds (duplicate centres or a kernel much wider than the
+data make K_mm singular to working precision); likewise a shift of G/r + λI if λ is
+below its rounding. The δ used is reported and is part of the model (φ is defined with
+K_mm + δI), so the solve and any reference agree. δ is set by the kernel, never by α:
+the Nyström kernel k(x, Z)(K_mm + δI)⁻¹k(Z, x′) differs from the kernel's restriction
+by at most δ in the directions of K_mm, so its fit differs from the δ = 0 model by a
+fraction of about δ/α — 10⁻¹³·m/α, below 10⁻¹² from α/n = 1 up with every row a
+centre, where a δ growing with α (10⁻⁴·λm) changed the fit by 0.1 % at α/n = 1 and
+entirely at α/n ≥ 10³. Why this size: the kernel values carry rounding of about
+2⁻⁵²(1 + γ(‖z‖² + ‖z′‖²)) each, so K_mm's eigenvalues below about m·2⁻⁵² are noise;
+rounding in φ is amplified by √cond(K_mm + δI) ≤ √(m/δ) ≈ 3·10⁶, leaving the fitted
+values accurate to about 2⁻⁵²·3·10⁶ ≈ 7·10⁻¹⁰ where K_mm is numerically singular (with
+δ = m·2⁻⁵², 1.5·10⁻⁸ in theory, and conjugate gradients with a bias failed to converge
+on such centres). The cost: at α/n = 10⁻⁹ with every row a centre, the model differs
+from exact kernel ridge regression by about 10⁻⁵ relative.
 
 Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
 part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
