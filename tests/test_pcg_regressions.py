@@ -81,6 +81,8 @@ def test_tolerance_outside_zero_one_is_refused(tol):
     X, Y, _ = data(6, 50, 2)
     with pytest.raises(ValueError, match=r"tol must be a number in \[0, 1\)"):
         fit_nystrom_pcg(X, Y, 0.5, 1.0, centres=np.arange(10), bias=False, tol=tol)
+    with pytest.raises(ValueError, match=r"tol must be a number in \[0, 1\)"):
+        KernelRidgeRegressor(approximation=NystroemPCG(n_centres=10, tol=tol)).fit(X, Y[:, 0])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
