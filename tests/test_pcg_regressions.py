@@ -97,6 +97,17 @@ def test_non_finite_targets_are_refused_naming_y(bad, dask_input):
         fit_nystrom_pcg(X, Y, 0.5, 1.0, centres=np.arange(12), bias=True)
 
 
+@pytest.mark.parametrize("intercept", [False, True])
+def test_dask_regressor_refuses_non_finite_targets(intercept):
+    da = pytest.importorskip("dask.array")
+    X, Y, _ = data(8, 90, 3)
+    y = Y[:, 0].copy()
+    y[40] = np.inf
+    est = KernelRidgeRegressor(gamma=0.5, fit_intercept=intercept, random_state=0)
+    with pytest.raises(ValueError, match=r"y \(the targets\) holds NaN or infinite"):
+        est.fit(da.from_array(X, chunks=(30, -1)), da.from_array(y, chunks=30))
+
+
 # -- the bias at a tiny ridge ---------------------------------------------------------
 
 @pytest.mark.parametrize("seed, n, d, gamma", [(1, 150, 8, 0.2), (5, 200, 5, 0.5)])
