@@ -83,9 +83,11 @@ Targets
 -------
 Each column of Y is divided by a power of two near its largest magnitude (exact, and
 the solve is linear in Y), so that sums of squares and residual norms neither overflow
-nor underflow (|y| up to the largest float); NaN or infinite targets are refused. A
-column whose right-hand side is zero (y = 0, or a constant y with a bias) is solved by
-β = 0 in no iteration, with b its value.
+nor underflow (|y| up to the largest float); with a bias it is first shifted by its
+midrange, which the bias absorbs, so that K_nmᵀCy = K_nmᵀy − sȳ does not cancel a large
+mean. NaN or infinite targets are refused. A column whose right-hand side is zero
+(y = 0, or a constant y with a bias) is solved by β = 0 in no iteration, with b its
+value.
 
 Jitter
 ------
@@ -818,14 +820,13 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
         check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
     else:
         check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
-    scale, constant, value = target_scale(Y)
-    rows, Z, S = streamed_rows(X, Y * (1.0 / scale), gamma, centres, sample, kernel, workers)
+    shift, scale, constant = target_scale(Y, bias)
+    rows, Z, S = streamed_rows(X, (Y - shift) * (1.0 / scale), gamma, centres, sample, kernel,
+                               workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
                       progress=progress, constant=constant)
     sol.coef *= scale
-    sol.intercept *= scale
-    if bias:                                  # a constant column's b is its value, exactly
-        sol.intercept[constant] = value[constant]
+    sol.intercept = sol.intercept * scale + shift   # a constant column: b = its value
     with np.errstate(over="ignore"):          # y near the overflow threshold: inf
         sol.rss *= scale * scale
         sol.gcv *= scale * scale
@@ -848,11 +849,17 @@ def check_tol(tol: Any) -> float:
     return value
 
 
-def target_scale(Y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per column of Y (in memory or Dask, one pass over Y): a power of two s near
-    max|y| by which the solve divides the column (exactly) so that its squares and the
-    residual norms neither overflow nor underflow, whether the column is constant, and
-    its smallest value. Refuses a Y with NaN or infinite values."""
+def target_scale(Y: Any, centre: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of Y (in memory or Dask, one pass over Y): the shift c and the scale s
+    of the targets the solve sees, (y − c)/s, and whether the column is constant.
+
+    With ``centre`` (a model with a bias, which the shift only moves) c is the midrange
+    (min + max)/2, so that K_nmᵀy and the column sums do not carry a large mean that
+    the elimination of the bias would cancel; otherwise 0. s is a power of two near
+    max|y − c| (the division is exact), so that sums of squares and residual norms
+    neither overflow nor underflow. Both come from the extremes, which any order of
+    summation gives alike: a Dask Y and the same Y in memory are shifted to the same
+    bits. Refuses a Y with NaN or infinite values."""
     if is_dask_array(Y):
         low, high = dask_compute(Y.min(axis=0), Y.max(axis=0))
     else:
@@ -863,9 +870,14 @@ def target_scale(Y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
         raise ValueError("y (the targets) holds NaN or infinite values; remove or impute "
                          "those rows before fitting.")
-    top = np.maximum(np.abs(low), np.abs(high))
+    if centre:
+        shift = np.where(low == high, low, 0.5 * low + 0.5 * high)
+        top = 0.5 * high - 0.5 * low
+    else:
+        shift = np.zeros_like(low)
+        top = np.maximum(np.abs(low), np.abs(high))
     scale = np.where(top > 0, np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
-    return scale, low == high, low
+    return shift, scale, low == high
 
 
 def warn_unconverged(sol: NystromSolution, m: int, alpha: float) -> None:
