@@ -159,6 +159,7 @@ def test_chosen_model_matches_stable_least_squares(seed, n, d, m, t, bias, lam, 
         assert np.all(model.intercept == 0)
 
 
+@pytest.mark.filterwarnings("ignore::kernelselect.utils._warnings.ConvergenceWarning")
 def test_one_candidate_is_the_conjugate_gradient_model():
     X, Y, rng = data(3, 500, 3, 2)
     centres = choose_centres(500, 80, rng)

@@ -19,6 +19,12 @@ from reference import kernel_matrix, nystrom_ridge
 
 KERNELS = st.sampled_from(["gaussian", "laplacian"])
 
+# Most fits below ask for tol = 1e-14 to reach the attainable accuracy, which they then
+# compare; the warning such a fit gives when it stops above 1e-14 is tested in
+# test_pcg_regressions.py.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::kernelselect.utils._warnings.ConvergenceWarning")
+
 
 def data(seed, n, d, t, duplicates=0):
     rng = np.random.default_rng(seed)
@@ -108,7 +114,8 @@ def test_reported_residual_is_the_explicit_one(seed, d, lam, bias):
     # both are computed in floating point: equal to a factor 2 or to 1e-11
     assert np.all(dense <= 2 * reported + 1e-11), (dense, reported)
     assert np.all(reported <= 2 * dense + 1e-11), (dense, reported)
-    assert model.details["converged"] == bool(np.all(reported <= 1e-14))
+    assert model.details["converged"] == bool(
+        np.all(reported <= 1e-14) and np.all(model.details["preconditioned_residual"] <= 1e-14))
 
 
 def test_one_dimension_at_the_smallest_ridge_reports_where_it_stalls():
@@ -123,19 +130,24 @@ def test_one_dimension_at_the_smallest_ridge_reports_where_it_stalls():
     assert not model.details["converged"] and model.details["iterations"] < 300
     assert np.all((reported > 1e-11) & (reported < 1e-6))
     dense = explicit_residual(X, Y, centres, 0.8, 1e-9 * 80, False, model)
-    assert np.all((dense < 4 * reported) & (reported < 4 * dense))   # both at rounding level
+    assert np.all((dense < 10 * reported) & (reported < 10 * dense))  # both at rounding level
 
 
 def test_reachable_residual_at_the_smallest_ridge():
     """At α/n = 1e-9 (d = 3) the explicit relative residual of the normal equations falls
-    to 1e-12: the preconditioned system is well scaled, and the residual in w is read
-    through Aᵀ, whose condition number is at most about 1/√λ."""
+    to 1e-12 and the preconditioned one to 1e-10: the preconditioned system is well
+    scaled, and the residual in w is read through Aᵀ, whose condition number is at most
+    about 1/√λ."""
     X, Y, rng = data(3, 400, 3, 2)
     centres = choose_centres(400, 60, rng)
-    model = fit_nystrom_pcg(X, Y, 0.5, 1e-9 * 400, centres=centres, bias=True, tol=1e-12,
+    model = fit_nystrom_pcg(X, Y, 0.5, 1e-9 * 400, centres=centres, bias=True, tol=1e-10,
                             max_iter=2000)
     assert model.details["converged"]
-    assert np.all(model.details["residual"] <= 1e-12)
+    assert np.all(model.details["residual"] <= 1e-10)
+    assert np.all(model.details["preconditioned_residual"] <= 1e-10)
+    tight = fit_nystrom_pcg(X, Y, 0.5, 1e-9 * 400, centres=centres, bias=True, tol=1e-12,
+                            max_iter=2000)
+    assert np.all(tight.details["residual"] <= 1e-12)
 
 
 def test_multi_output_equals_separate_solves():

@@ -51,9 +51,9 @@ Two streamed passes over the rows, K_nm never held:
    one form for all of them).
 
 The chosen candidate's weights are w = V diag(1/(g + α)) c, the model's β = T⁻¹w and
-bias ȳ − μᵀw (0 without it). The jitter δ is that of the solver at the smallest
-candidate (:func:`kernelselect._nystrom_pcg.jitter_for`), so at a single α the model
-is the one the conjugate-gradient solver fits. The eigendecomposition is backward
+bias ȳ − μᵀw (0 without it). The jitter δ is the solver's, set by the kernel alone
+(:func:`kernelselect._nystrom_pcg.jitter_for`), so at every α the model is the one the
+conjugate-gradient solver fits. The eigendecomposition is backward
 stable: the weights are exact for a Gram matrix perturbed by about 2⁻⁵²·n, relative
 2⁻⁵²/λ to the ridge (2·10⁻⁷ at λ = α/n = 10⁻⁹).
 
@@ -338,7 +338,7 @@ def nystrom_loo(rows: Any, alphas: np.ndarray, *, bias: bool | None = None,
     m, L = cond.centres.shape[0], alphas.size
     K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
     F = K.T                                          # Fortran-ordered, symmetric
-    jitter = factor_upper(F, F.reshape(-1, order="F")[:: m + 1], jitter_for(m, alphas[0] / n))
+    jitter = factor_upper(F, F.reshape(-1, order="F")[:: m + 1], jitter_for(m))
     G, B, sums, squares = _gram_pass(rows, F)
     s, rhs = B[:, 0], B[:, 1:]
     t = rhs.shape[1]

@@ -18,7 +18,8 @@ import numpy as np
 
 from ._nystrom_loo import fit_nystrom_loo, intercept_forms, loo_affordable
 from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
-                           check_dask_solver_memory, check_solver_memory, choose_centres,
+                           check_dask_solver_memory, check_solver_memory, check_tol,
+                           choose_centres,
                            choose_sample, fit_nystrom_pcg, largest_centres,
                            largest_dask_centres)
 from ._nystrom_rows import aligned_chunks
@@ -88,7 +89,10 @@ class NystroemPCG(Approximation):
         Rows drawn for the preconditioner besides the centres, per centre (0: the
         centres alone, the FALKON preconditioner).
     tol : float, default=1e-7
-        Stop when the relative residual of the normal equations is at most ``tol``.
+        Stop when the relative residuals of the normal equations and of the
+        preconditioned system are at most ``tol``, a number in [0, 1). A fit that stops
+        above it (``max_iter`` reached, or the residual no longer falling) warns with
+        :class:`~kernelselect.ConvergenceWarning`.
     max_iter : int, default=100
         At most this many conjugate-gradient iterations.
     progress : bool or float, default=False
@@ -144,7 +148,7 @@ class NystroemPCG(Approximation):
         progress)."""
         m = None if self.n_centres is None else check_positive_int(self.n_centres, "n_centres")
         q = check_positive(self.sample_per_centre, "sample_per_centre", allow_zero=True)
-        tol = check_positive(self.tol, "tol", allow_zero=True)
+        tol = check_tol(self.tol)
         return m, q, tol, check_positive_int(self.max_iter, "max_iter"), check_progress(
             self.progress)
 

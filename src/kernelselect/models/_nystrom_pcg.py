@@ -43,35 +43,70 @@ the iterations to a residual of 1e-6 fell by about half on cadata and protein
 47 → 23, 70 → 31; the user guide's page "Fitting at large n" has the measurements).
 :data:`SAMPLE_PER_CENTRE` sets the default q/m of the fitted machines.
 
+With a bias the system is the bias-eliminated one, ΦᵀCΦ + αI, whose Gram is the
+centred one; the estimate is centred too: G − ssᵀ/r, s the sum of the r sampled
+features (T1 + Φ_Sᵀ1), the Gram of the sampled features less their mean. Without the
+centring, wherever the features represent the constant function (every row a centre,
+a small α) the preconditioned matrix has an eigenvalue far below the others: the
+direction w₁ with Φw₁ ≈ 1, which C annuls and only the ridge keeps. Along it the
+right-hand side is small and the solution large, so a residual test passed after one
+iteration while the fit missed that component (predictions at new points 2–8 % off a
+least-squares solve of the same model at α/n = 10⁻¹⁰, n = 100 … 400).
+
 Stopping rule
 -------------
-Per output column, the relative residual of the normal equations in w,
+Per output column, two relative residuals, each at most ``tol``:
 
-    ‖ΦᵀCy − (ΦᵀCΦ + αI)w_k‖ / ‖ΦᵀCy‖ ≤ tol,
+- of the normal equations in w (with the bias eliminated, the residual of the bordered
+  system [ΦᵀΦ + αI, Φᵀ1; 1ᵀΦ, n][w; b] = [Φᵀy; 1ᵀy] with b from its own equation),
 
-read at every iteration from the conjugate-gradient residual r_k (the residual in w
-is √n·Aᵀr_k) and confirmed on exit by an explicit product (one more pass): if rounding
-made the recursive residual drift from the explicit one, the iteration restarts from
-the current point with the explicit residual, as long as each restart at least halves
-it (otherwise the attainable accuracy is reached). At most ``max_iter`` iterations.
-The iterations used and the residual reached are returned, whether or not ``tol`` was
-met. A residual ε bounds the change of the fitted values by ε‖ΦᵀCy‖/(2√α) (the largest
-σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
+      ‖ΦᵀCy − (ΦᵀCΦ + αI)w_k‖ / ‖ΦᵀCy‖,
+
+  read from the conjugate-gradient residual r_k as √n·Aᵀr_k (``residual``);
+- of the preconditioned system, ‖r_k‖/‖c‖ (``preconditioned_residual``): with
+  u = √n·Aw, ‖u − u*‖ = ‖M⁻¹r_k‖ (M the preconditioned matrix), so this bounds the
+  relative error of the solution in the norm √(wᵀ(ΦᵀCΦ + αI)w), which bounds that of
+  the fitted values; the first alone does not where Aᵀ is small (directions the ridge
+  dominates, √λ), and a small residual there left large errors.
+
+Both are read at every iteration and confirmed on exit by an explicit product (one more
+pass): if rounding made the recursive residual drift from the explicit one, the
+iteration restarts from the current point with the explicit residual, as long as each
+restart at least halves it (otherwise the attainable accuracy is reached). At most
+``max_iter`` iterations. The iterations used and the residuals reached are returned,
+whether or not ``tol`` was met; a fit that stops above ``tol`` warns
+(:class:`~kernelselect.ConvergenceWarning`). ``tol`` is in [0, 1): the zero solution
+has relative residual 1. A residual ε bounds the change of the fitted values by
+ε‖ΦᵀCy‖/(2√α) (the largest σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
+
+Targets
+-------
+Each column of Y is divided by a power of two near its largest magnitude (exact, and
+the solve is linear in Y), so that sums of squares and residual norms neither overflow
+nor underflow (|y| up to the largest float); with a bias it is first shifted by its
+midrange, which the bias absorbs, so that K_nmᵀCy = K_nmᵀy − sȳ does not cancel a large
+mean. NaN or infinite targets are refused. A column whose right-hand side is zero
+(y = 0, or a constant y with a bias) is solved by β = 0 in no iteration, with b its
+value.
 
 Jitter
 ------
-δ = m·max(2⁻⁵², 10⁻⁴λ), multiplied by 100 until the Cholesky factorisation of
-K_mm + δI succeeds (duplicate centres or a kernel much wider than the data make K_mm
-singular to working precision); likewise a shift of TTᵀ/m + λI if λ is below its
-rounding. The δ used is reported and is part of the model (φ is defined with
-K_mm + δI), so the solve and any reference agree. Why this size: rounding in φ is
-amplified by the condition number of T, √cond(K_mm + δI) ≤ √(m/δ), so m·2⁻⁵² alone
-(the usual floor, 2⁻⁵² times the trace of K_mm, whose diagonal is κ(0) = 1) leaves
-the fitted values accurate to only about 2⁻²⁶ ≈ 1.5e-8 when K_mm is numerically
-singular. The ridge already shrinks every direction of K_mm with eigenvalue μ by
-μ/(μ + λm) (the data's Gram is about n/m times the centres'), so a δ 10⁴ times below
-λm changes the fit only where the ridge has removed all but 10⁻⁴ of it, and the
-attainable accuracy becomes about 2⁻⁵²·√(10⁴/λ) (7e-10 at λ = 10⁻⁹).
+δ = 10⁻¹³·tr K_mm (= 10⁻¹³·m, κ(z, z) = 1), multiplied by 100 until the Cholesky
+factorisation of K_mm + δI succeeds (duplicate centres or a kernel much wider than the
+data make K_mm singular to working precision); likewise a shift of G/r + λI if λ is
+below its rounding. The δ used is reported and is part of the model (φ is defined with
+K_mm + δI), so the solve and any reference agree. δ is set by the kernel, never by α:
+the Nyström kernel k(x, Z)(K_mm + δI)⁻¹k(Z, x′) differs from the kernel's restriction
+by at most δ in the directions of K_mm, so its fit differs from the δ = 0 model by a
+fraction of about δ/α — 10⁻¹³·m/α, below 10⁻¹² from α/n = 1 up with every row a
+centre, where a δ growing with α (10⁻⁴·λm) changed the fit by 0.1 % at α/n = 1 and
+entirely at α/n ≥ 10³. Why this size: the kernel values carry rounding of about
+2⁻⁵²(1 + γ(‖z‖² + ‖z′‖²)) each, so K_mm's eigenvalues below about m·2⁻⁵² are noise;
+rounding in φ is amplified by √cond(K_mm + δI) ≤ √(m/δ) ≈ 3·10⁶, leaving the fitted
+values accurate to about 2⁻⁵²·3·10⁶ ≈ 7·10⁻¹⁰ where K_mm is numerically singular (with
+δ = m·2⁻⁵², 1.5·10⁻⁸ in theory, and conjugate gradients with a bias failed to converge
+on such centres). The cost: at α/n = 10⁻⁹ with every row a centre, the model differs
+from exact kernel ridge regression by about 10⁻⁵ relative.
 
 Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
 part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
@@ -98,6 +133,7 @@ from ..utils._progress import progress_iter
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._solvers import KernelMachine
 from ..utils._threads import blas_for_flops, block_threads
+from ..utils._warnings import ConvergenceWarning, warn_user
 
 __all__ = [
     "DEFAULT_TOL",
@@ -113,6 +149,9 @@ __all__ = [
     "nystrom_pcg_client_bytes",
     "nystrom_pcg_task_bytes",
     "check_solver_memory",
+    "check_tol",
+    "target_scale",
+    "warn_unconverged",
     "choose_centres",
     "choose_sample",
     "fit_nystrom_pcg",
@@ -133,7 +172,7 @@ DEFAULT_MAX_ITER = 100
 SAMPLE_PER_CENTRE = 1
 
 _EPS = 2.0 ** -52
-_JITTER_RIDGE = 1e-4       # δ ≥ 10⁻⁴·λm (module notes)
+_JITTER_TRACE = 1e-13      # δ₀ = 10⁻¹³·tr K_mm (module notes)
 _JITTER_STEPS = 8          # δ grows by 100 per failed factorisation: up to 1e14·δ₀
 _MIRROR_BLOCK = 512
 _SAMPLE_BLOCK = 2**21      # entries of K(sample rows, centres) formed at a time
@@ -249,9 +288,12 @@ def _potrf(F: np.ndarray, lower: bool) -> int:
     return int(info)
 
 
-def jitter_for(m: int, lam: float) -> float:
-    """δ₀ = m·max(2⁻⁵², 10⁻⁴λ), the first jitter tried (module notes)."""
-    return m * max(_EPS, _JITTER_RIDGE * lam)
+def jitter_for(m: int, lam: float | None = None) -> float:
+    """δ₀ = 2⁻⁵²·tr K_mm = m·2⁻⁵² (κ(z, z) = 1), the first jitter tried (module notes).
+
+    The jitter is set by the kernel alone: ``lam`` (the ridge α/n) is accepted for
+    the callers that pass it and does not enter."""
+    return _JITTER_TRACE * m
 
 
 def factor_upper(F: np.ndarray, diag: np.ndarray, delta: float) -> float:
@@ -298,10 +340,11 @@ class NystromPreconditioner:
     """
 
     def __init__(self, cond: Conditioning, n: int, alpha: float,
-                 sample: np.ndarray | None = None) -> None:
+                 sample: np.ndarray | None = None, centred: bool = False) -> None:
         m = cond.centres.shape[0]
         q = 0 if sample is None else int(sample.shape[0])
         self.m, self.n, self.alpha, self.rows = m, n, alpha, m + q
+        self.centred = bool(centred)
         self._cond = cond
         self._sample = (None if not q else
                         np.ascontiguousarray((np.asarray(sample, dtype=np.float64)
@@ -323,17 +366,33 @@ class NystromPreconditioner:
         return factor_upper(self._F, self._diag, delta)
 
     def _gram(self) -> None:
-        """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S; T stays in the upper
-        triangle, its diagonal in ``_diag_T``."""
+        """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S, less ssᵀ/r when
+        centred (s the sum of the r sampled features); T stays in the upper triangle,
+        its diagonal in ``_diag_T``."""
         F, m = self._F, self.m
         self._diag[:] = self._diag_T
+        # the centres' features are the columns of T: their sum is T1
+        total = None
+        if self.centred:
+            with blas_for_flops(float(m) * m):
+                total = blas.dtrmv(F, np.ones(m), lower=0)
         _mirror(F, upper_to_lower=True)           # lower triangle := Tᵀ
         with blas_for_flops(m ** 3 / 3.0):
             _, info = lapack.dlauum(F, lower=1, overwrite_c=1)   # lower := T Tᵀ
         if info != 0:                             # pragma: no cover - LAPACK argument error
             raise np.linalg.LinAlgError(f"dlauum failed with info={info}")
-        if self._sample is None:
-            return
+        if self._sample is not None:
+            total = self._add_sample(total)
+        if total is not None:                     # the Gram of the centred features
+            with blas_for_flops(float(m) * m):
+                out = blas.dsyr(-1.0 / self.rows, total, a=F, lower=1, overwrite_a=1)
+            if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
+                raise RuntimeError("dsyr did not update the preconditioner in place")
+
+    def _add_sample(self, total: np.ndarray | None) -> np.ndarray | None:
+        """Add Φ_SᵀΦ_S to the lower triangle of F (holding TTᵀ) and Φ_Sᵀ1 to ``total``."""
+        F, m = self._F, self.m
+        assert self._sample is not None
         gram_diag = self._diag.copy()
         rows = max(1, _SAMPLE_BLOCK // m)
         for start in range(0, self._sample.shape[0], rows):
@@ -347,6 +406,9 @@ class NystromPreconditioner:
             if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
                 raise RuntimeError("dsyrk did not update the preconditioner in place")
             gram_diag = self._diag.copy()
+            if total is not None:
+                total += Pt.sum(axis=1)
+        return total
 
     def _factor_A(self, lam: float) -> float:
         r = self.rows
@@ -430,8 +492,11 @@ class NystromSolution:
         Conjugate-gradient iterations used (every output column iterates together).
     residual : ndarray of shape (t,)
         The relative residual of the normal equations reached, per output (explicit).
+    preconditioned_residual : ndarray of shape (t,)
+        ‖R‖/‖c‖, the relative residual of the preconditioned system reached (module
+        notes, "Stopping rule").
     converged : bool
-        Whether every residual is ≤ tol.
+        Whether every residual and preconditioned residual is ≤ tol.
     passes : int
         Streamed passes over the data (iterations + the right-hand side + checks).
     jitter, shift : float
@@ -468,6 +533,7 @@ class NystromSolution:
     rss: np.ndarray = field(default_factory=lambda: np.empty(0))
     effective_dimension: float = float("nan")
     gcv: np.ndarray = field(default_factory=lambda: np.empty(0))
+    preconditioned_residual: np.ndarray = field(default_factory=lambda: np.empty(0))
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -526,7 +592,8 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
 def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
                 tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                 sample: np.ndarray | None = None,
-                progress: bool | float = False) -> NystromSolution:
+                progress: bool | float = False,
+                constant: np.ndarray | None = None) -> NystromSolution:
     """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
 
     Parameters
@@ -544,6 +611,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         Rows of X besides the centres for the preconditioner's estimate of ΦᵀΦ.
     progress : bool or float
         As ``select_kernel``'s ``progress``: a line per iteration count on long fits.
+    constant : ndarray of bool of shape (t,) or None
+        Which columns of Y are constant (with ``bias``, their β is 0 and b their value,
+        exactly, instead of a solve on the rounding of K_nmᵀCy).
 
     Returns
     -------
@@ -552,7 +622,7 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     n, m = rows.n, rows.cond.centres.shape[0]
     lam, sqrt_n = alpha / n, math.sqrt(n)
     clock = time.perf_counter()
-    P = NystromPreconditioner(rows.cond, n, alpha, sample)
+    P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias)
     seconds = {"preconditioner": time.perf_counter() - clock}
     clock = time.perf_counter()
     KtY, sums, squares = rows.cross_targets()         # K_nmᵀ[1, Y], 1ᵀY, ‖Y‖²
@@ -562,6 +632,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     spread = np.asarray(squares, dtype=np.float64) - (n * ybar * ybar if bias else 0.0)
     if bias:
         rhs = rhs - np.outer(s, ybar)                 # K_nmᵀ C y
+        if constant is not None:                      # Cy = 0 exactly: β = 0, b = ȳ
+            rhs[:, np.asarray(constant, dtype=bool)] = 0.0
+            spread = np.where(constant, 0.0, spread)
     with blas_for_flops(4.0 * m * m * rhs.shape[1]):
         c = P.solve_At(P.solve_Tt(_fortran(rhs))) / sqrt_n
         c_norm = _norms(P.times_At(c.copy(order="F")))
@@ -579,11 +652,18 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
             W = P.solve_Tt(_fortran(q)) / sqrt_n + lam * V
             return P.solve_At(_fortran(W))
 
-    def relative(R: np.ndarray) -> np.ndarray:
+    def in_w(R: np.ndarray) -> np.ndarray:
         """The relative residual in w of the CG residual R (‖AᵀR‖/‖Aᵀc‖ per column)."""
         with blas_for_flops(m * m * R.shape[1]):
             norms = _norms(P.times_At(R.copy(order="F")))
-        return np.where(c_norm > 0, norms / np.where(c_norm > 0, c_norm, 1.0), 0.0)
+        return _ratio(norms, c_norm)
+
+    def relative(R: np.ndarray) -> np.ndarray:
+        """The stopping rule's measure: the larger of the residual in w and the
+        preconditioned one, ‖R‖/‖c‖ (module notes)."""
+        return np.maximum(in_w(R), _ratio(_norms(R), u_norm))
+
+    u_norm = _norms(c)
 
     clock = time.perf_counter()
     steps = progress_iter(range(max_iter), max_iter, progress,
@@ -605,22 +685,48 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
     rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
         - lam * np.einsum("ij,ij->j", V, V)
+    reached = in_w(R)                                     # before A is inverted in place
     d_eff = P.effective_dimension() + (1.0 if bias else 0.0)
     intercept = ybar - (s @ beta) / n if bias else np.zeros(beta.shape[1])
+    t = beta.shape[1]
     return NystromSolution(
         coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
-        residual=residual, converged=bool(np.all(residual <= tol)), passes=rows.passes,
+        residual=reached, converged=bool(np.all(residual <= tol)), passes=rows.passes,
         jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
-        history=np.array(history).reshape(len(history), -1), rss=rss,
-        effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2)
+        history=np.array(history, dtype=np.float64).reshape(len(history), t), rss=rss,
+        effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2,
+        preconditioned_residual=_ratio(_norms(R), u_norm))
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num/den per column, 0 where den is 0 (a zero right-hand side is solved by 0)."""
+    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
 def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
-    """How to fit within the memory limit: the largest m that does."""
+    """How to fit within the memory limit, naming what dominates the estimate: the
+    m × m preconditioner (then the largest m that fits) or the t outputs' vectors and
+    pass buffers (then the most outputs that fit at once with these m centres)."""
+    limit = max_bytes()
+    total = nystrom_pcg_bytes(n, m, d, t, threads)
+    outputs = total - nystrom_pcg_bytes(n, m, d, 0, threads)     # what the t outputs add
+    factors = 8.0 * m * m
     fits = largest_centres(n, d, t, threads)
-    if fits >= 1:
-        return (f"use at most {fits} centres (the m × m preconditioner, {format_bytes(8.0 * m * m)} "
-                f"at m = {m}, is most of it)")
+    centres = f"use at most {fits} centres" if fits >= 1 else ""
+    if outputs > factors:
+        most = _largest(lambda k: nystrom_pcg_bytes(n, m, d, k, threads) <= limit, t)
+        parts = [f"fit at most {most} of the {t} outputs at a time (their vectors and pass "
+                 f"buffers take {format_bytes(outputs)} of it, the m × m preconditioner "
+                 f"{format_bytes(factors)})" if most >= 1 else
+                 f"fit fewer outputs or rows at a time (the {t} outputs' vectors and pass "
+                 f"buffers take {format_bytes(outputs)} of it, the m × m preconditioner "
+                 f"{format_bytes(factors)})"]
+        if centres:
+            parts.append(centres)
+        return " or ".join(parts)
+    if centres:
+        return (f"{centres} (the m × m preconditioner, {format_bytes(factors)} at m = {m}, "
+                "is most of it)")
     return "use fewer rows or outputs at a time"
 
 
@@ -709,18 +815,82 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     """
     n, d = X.shape
     m, t = int(centres.size), Y.shape[1]
+    tol = check_tol(tol)
     if is_dask_array(X):
         check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
     else:
         check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
-    rows, Z, S = streamed_rows(X, Y, gamma, centres, sample, kernel, workers)
+    shift, scale, constant = target_scale(Y, bias)
+    rows, Z, S = streamed_rows(X, (Y - shift) * (1.0 / scale), gamma, centres, sample, kernel,
+                               workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
-                      progress=progress)
+                      progress=progress, constant=constant)
+    sol.coef *= scale
+    sol.intercept = sol.intercept * scale + shift   # a constant column: b = its value
+    with np.errstate(over="ignore"):          # y near the overflow threshold: inf
+        sol.rss *= scale * scale
+        sol.gcv *= scale * scale
+    if not sol.converged:
+        warn_unconverged(sol, m, alpha)
     return NystromMachine(
         support=Z, support_indices=centres, coef=sol.coef[:, :, None],
         intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
         kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m),
         conditioning=rows.cond)
+
+
+def check_tol(tol: Any) -> float:
+    """``tol`` validated: a number in [0, 1) (the relative residual of β = 0 is 1, so a
+    tolerance of 1 or more would accept it)."""
+    value = float(tol) if isinstance(tol, (int, float, np.integer, np.floating)) else math.nan
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"tol must be a number in [0, 1) (a relative residual; the "
+                         f"default is {DEFAULT_TOL:g}), got {tol!r}.")
+    return value
+
+
+def target_scale(Y: Any, centre: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per column of Y (in memory or Dask, one pass over Y): the shift c and the scale s
+    of the targets the solve sees, (y − c)/s, and whether the column is constant.
+
+    With ``centre`` (a model with a bias, which the shift only moves) c is the midrange
+    (min + max)/2, so that K_nmᵀy and the column sums do not carry a large mean that
+    the elimination of the bias would cancel; otherwise 0. s is a power of two near
+    max|y − c| (the division is exact), so that sums of squares and residual norms
+    neither overflow nor underflow. Both come from the extremes, which any order of
+    summation gives alike: a Dask Y and the same Y in memory are shifted to the same
+    bits. Refuses a Y with NaN or infinite values."""
+    if is_dask_array(Y):
+        low, high = dask_compute(Y.min(axis=0), Y.max(axis=0))
+    else:
+        Y = np.asarray(Y)
+        low, high = (Y.min(axis=0), Y.max(axis=0)) if Y.shape[0] else (
+            np.zeros(Y.shape[1]), np.zeros(Y.shape[1]))
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError("y (the targets) holds NaN or infinite values; remove or impute "
+                         "those rows before fitting.")
+    if centre:
+        shift = np.where(low == high, low, 0.5 * low + 0.5 * high)
+        top = 0.5 * high - 0.5 * low
+    else:
+        shift = np.zeros_like(low)
+        top = np.maximum(np.abs(low), np.abs(high))
+    scale = np.where(top > 0, np.exp2(np.floor(np.log2(np.where(top > 0, top, 1.0)))), 1.0)
+    return shift, scale, low == high
+
+
+def warn_unconverged(sol: NystromSolution, m: int, alpha: float) -> None:
+    """The ConvergenceWarning of a solve that stopped above its tolerance."""
+    worst = float(np.max(np.maximum(sol.residual, sol.preconditioned_residual)))
+    cause = (f"max_iter={sol.max_iter} iterations were used" if sol.iterations >= sol.max_iter
+             else f"the residual stopped falling after {sol.iterations} iterations "
+                  "(the accuracy floating point allows on this problem)")
+    warn_user(f"The Nyström conjugate-gradient solve ({m} centres, alpha={alpha:.3g}) "
+              f"stopped at a relative residual of {worst:.2g}, above tol={sol.tol:.3g}: "
+              f"{cause}. Raise max_iter, loosen tol, or raise alpha; "
+              "details['converged'], ['iterations'] and ['residual'] record it.",
+              ConvergenceWarning)
 
 
 class NystromMachine(KernelMachine):
@@ -751,7 +921,9 @@ class NystromMachine(KernelMachine):
 def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
     """What a fitted machine reports of its solve."""
     return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
-            "residual": sol.residual.copy(), "converged": sol.converged, "tol": sol.tol,
+            "residual": sol.residual.copy(),
+            "preconditioned_residual": sol.preconditioned_residual.copy(),
+            "converged": sol.converged, "tol": sol.tol,
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
             "seconds": dict(sol.seconds), "history": sol.history.copy(),
             "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,

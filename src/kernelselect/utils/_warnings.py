@@ -8,10 +8,15 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["warn_user", "renamed_attribute"]
+__all__ = ["ConvergenceWarning", "warn_user", "renamed_attribute"]
 
 #: the package's folder (this module sits in its utils/)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solver stopped before its tolerance was met: the model it returns
+    is the last iterate, less accurate than asked (its details say how much)."""
 
 
 def warn_user(message: str, category: type[Warning]) -> None:
