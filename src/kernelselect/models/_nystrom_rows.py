@@ -255,11 +255,11 @@ class DaskNystromRows:
     def _parts(self, fn: Any, *args: Any) -> list[list[np.ndarray]]:
         import dask
 
-        from ..utils._dask import _chunk_task
+        from ..utils._dask import _chunk_task, shared
         from ..utils._dask import _compute as compute
 
         self._passes += 1
-        payload = dask.delayed((self.cond, args), traverse=False)
+        payload = shared((self.cond, args))
         task = dask.delayed(_chunk_task, pure=True)
         xs, ys = self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()
         chunks = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]

@@ -219,6 +219,38 @@ def compute(*things: Any) -> Any:
 _compute = compute          # the name the streamed exact operator uses
 
 
+def _client() -> Any:
+    """The ``distributed.Client`` the active scheduler belongs to, or None (the local
+    schedulers, or a ``dask.config`` scheduler chosen over a Client)."""
+    dask, _ = _dask()
+    try:
+        scheduler = dask.base.get_scheduler()
+    except Exception:  # pragma: no cover - an unusable scheduler setting fails later
+        return None
+    client = getattr(scheduler, "__self__", None)
+    return client if type(client).__name__ == "Client" else None
+
+
+def shared(value: Any) -> Any:
+    """A node of a pass's graph for ``value``, a constant its chunk tasks share (the
+    feature map, the landmark factors, the probe basis).
+
+    On a ``distributed`` Client the value is sent to the cluster once, apart from the
+    graph (``Client.scatter``), and the graph holds only its key: a graph that
+    embedded it would be sent whole each pass (the scheduler warns of "large graph"
+    from about 10 MB). The key is new for each value (no ``hash``), so two calls never
+    submit one key for different values. On the local schedulers it is a
+    ``dask.delayed`` literal under a new name.
+    """
+    dask, _ = _dask()
+    client = _client()
+    if client is not None:
+        with cluster_guard():
+            return client.scatter([value], hash=False)[0]
+    return dask.delayed(value, name=f"kernelselect-shared-{uuid.uuid4().hex}",
+                        traverse=False)
+
+
 
 def check_rows_finite(x: np.ndarray, rows: Sequence[int], where: str = "") -> None:
     """ValueError naming the first row of ``x`` (original index ``rows[i]``) with NaN/inf."""
@@ -261,8 +293,7 @@ class DaskRows:
     def reduce(self, fn: Callable[..., Any], fmap: Any, *args: Any) -> Any:
         dask, _ = _dask()
         self.passes += 1
-        payload = dask.delayed((fmap, args), name=f"kernelselect-plan-{uuid.uuid4().hex}",
-                               traverse=False)
+        payload = shared((fmap, args))
         xs = self.X.to_delayed().ravel()
         ys = self.y.to_delayed().ravel()
         task = dask.delayed(_chunk_task, pure=True)
