@@ -6,27 +6,18 @@ import numpy as np
 import pytest
 
 da = pytest.importorskip("dask.array")
-import dask  # noqa: E402
 
 from kernelselect import KernelRidgeRegressor, LSSVMClassifier, NystroemPCG, select_kernel  # noqa: E402
 from kernelselect import Nystroem  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def threads_scheduler():
-    with dask.config.set(scheduler="threads"):
-        yield
+from test_fit_dask import chunked, threads_scheduler  # noqa: E402,F401 (autouse fixture)
 
 
-def data(seed=0, n=300, d=3, t=2):
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, d))
-    Y = np.sin(X @ rng.standard_normal((d, t))) + 0.1 * rng.standard_normal((n, t))
-    return X, Y
-
-
-def chunked(A, rows):
-    return da.from_array(A, chunks=(rows,) + A.shape[1:])
+def data(seed=0):
+    """300 rows of 3 features and 2 smooth targets."""
+    from test_fit_dask import data as smooth
+    return smooth(seed, n=300, d=3, t=2)
 
 
 def _krr():
