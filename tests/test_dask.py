@@ -50,7 +50,7 @@ def _compare(X, y, approx, criteria, **kw):
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
@@ -183,7 +183,7 @@ def test_a_cluster_that_dies_mid_run_gives_a_clear_error():
     X, y = _data(n=2000)
     Xd = da.from_array(X, chunks=(100, -1)).map_blocks(_slow, dtype=float)
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+                                       dashboard_address=":0")
     c = distributed.Client(cluster)
 
     def kill_once_a_chunk_runs():

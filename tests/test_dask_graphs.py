@@ -32,7 +32,7 @@ class _Records(logging.Handler):
 def client():
     with dask.config.set({"distributed.admin.large-graph-warning-threshold": THRESHOLD}):
         cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                           dashboard_address=None)
+                                           dashboard_address=":0")
         with cluster, distributed.Client(cluster) as c:
             yield c
 
