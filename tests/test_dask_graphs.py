@@ -92,3 +92,19 @@ def test_selection_estimator_sends_no_large_graph(quiet_cluster, seed, binary):
     est.fit(X, y)
     assert _noisy(caught, records) == ([], [])
     assert np.isfinite(np.asarray(est.predict(X[:50]))).all()
+
+
+@pytest.mark.parametrize("seed, centres, d", [(4, 250, 60), (5, 300, 80)])
+def test_prediction_on_dask_rows_sends_no_large_graph(quiet_cluster, seed, centres, d):
+    """The centres (m × d, here above the lowered threshold) travel apart from the graph."""
+    caught, records = quiet_cluster
+    # drawn on the cluster: a numpy X of this width would itself be a large graph
+    X = da.random.default_rng(seed).standard_normal((1200, d), chunks=(400, -1))
+    y = X[:, 0] - 0.5 * X[:, 1] ** 2
+    model = kernelselect.KernelRidgeRegressor(
+        gamma=0.3, alpha=0.1, approximation=kernelselect.NystroemPCG(n_centres=centres),
+        random_state=0).fit(X, y)
+    lazy = model.predict(X).compute()
+    assert _noisy(caught, records) == ([], [])
+    # (rows of a chunk are multiplied in blocks of other lengths than in memory)
+    np.testing.assert_allclose(lazy, model.predict(X.compute()), rtol=1e-12, atol=1e-12)

@@ -283,8 +283,12 @@ def _apply_chunk(x: np.ndarray, cond: Conditioning, coef: np.ndarray, intercept:
 
 def dask_predict(X: Any, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray) -> Any:
     """k(x, Z)β + b for the rows of the Dask array X, as a Dask array of shape (n, t)
-    chunked like X's rows (one task per chunk, nothing computed here)."""
+    chunked like X's rows (one task per chunk, nothing computed here); the centres
+    and coefficients travel once, apart from the graph (``shared``)."""
+    from ..utils._dask import shared
+
     t = coef.shape[1]
-    return X.map_blocks(_apply_chunk, cond, np.ascontiguousarray(coef, dtype=np.float64),
+    return X.map_blocks(_apply_chunk, shared(cond),
+                        shared(np.ascontiguousarray(coef, dtype=np.float64)),
                         np.asarray(intercept, dtype=np.float64), dtype=np.float64,
-                        chunks=(X.chunks[0], (t,)))
+                        chunks=(X.chunks[0], (t,)), meta=np.empty((0, t)))
