@@ -263,10 +263,10 @@ def test_datasets_command(capsys):
 
 def test_python_dash_m_runs():
     proc = subprocess.run([sys.executable, "-m", "kernelselect", "datasets"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and "winequality_red" in proc.stdout
     proc = subprocess.run([sys.executable, "-m", "kernelselect", "select", "--dataset", "x"],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2 and proc.stderr.startswith("kernelselect: error: unknown dataset")
 
 

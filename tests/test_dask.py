@@ -185,7 +185,20 @@ def test_a_cluster_that_dies_mid_run_gives_a_clear_error():
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                        dashboard_address=":0")
     c = distributed.Client(cluster)
-    killer = threading.Timer(1.5, cluster.close)
+
+    def kill_once_a_chunk_runs():
+        # the cluster is closed while a pass is under way, however long the machine
+        # takes to get there (no fixed delay)
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            try:
+                if any(c.processing().values()):
+                    break
+            except Exception:  # pragma: no cover - the Client is going: close anyway
+                break
+            time.sleep(0.05)
+        cluster.close()
+    killer = threading.Thread(target=kill_once_a_chunk_runs)
     killer.start()
     try:
         with pytest.raises(RuntimeError, match="Dask cluster failed"):

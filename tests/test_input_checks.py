@@ -261,3 +261,63 @@ def test_selection_cv_scales_landmark_points_like_X():
     np.testing.assert_array_equal(est.approximation.landmarks, X[idx])   # the user's, as given
     refit = fitted.best_estimator_.steps[1][1].approximation.landmarks
     np.testing.assert_allclose(refit, fitted.best_estimator_.steps[0][1].transform(X[idx]))
+
+
+# --- messages that list what is accepted and name the culprit ------------------------------
+
+@pytest.mark.parametrize("call, accepted", [
+    (lambda X, y, k: select_kernel(X, y, kernel=k), "gaussian, laplacian, ard, auto"),
+    (lambda X, y, k: kernelselect.KernelRidgeRegressor(kernel=k).fit(X, y),
+     "gaussian, laplacian, ard"),
+    (lambda X, y, k: kernelselect.fit_krr(X, y, 1.0, 0.1, kernel=k), "gaussian, laplacian, ard"),
+    (lambda X, y, k: kernelselect.lowlevel.kernel_block(X, X, 1.0, kernel=k),
+     "gaussian, laplacian, ard"),
+    (lambda X, y, k: median_heuristic_gamma(X, kernel=k), "gaussian, laplacian"),
+])
+@pytest.mark.parametrize("name", ["nope", "polynomial"])
+def test_unknown_kernel_lists_every_name_its_entry_point_takes(call, accepted, name):
+    X, y = _data(n=30)
+    with pytest.raises(ValueError, match=rf"kernel='{name}' is not a known kernel; use one of "
+                                         rf"{accepted} \('rbf'"):
+        call(X, y, name)
+
+
+@pytest.mark.parametrize("returned", [7, 1 + 2])
+def test_plug_in_criterion_with_the_wrong_number_of_values_is_named(returned):
+    X, y = _data(n=40)
+    name = f"test_wrong_length_{returned}"
+    kernelselect.criteria.register_criterion(kernelselect.criteria.Criterion(
+        name, "min", "moments", "any", True, lambda op, y, alphas: np.ones(returned)))
+    try:
+        with pytest.raises(ValueError, match=rf"criterion '{name}' returned an array of shape "
+                                             rf"\({returned},\) for 2 values of alpha; its "
+                                             r"function must return shape \(2,\)"):
+            select_kernel(X, y, criterion=name, gammas=[0.5, 1.0], alphas=[0.1, 1.0])
+        # one value per α, or a single value, is taken
+        with pytest.raises(ValueError, match=r"returned an array of shape \(\d+,\) for 4"):
+            evaluate_criterion(name, kernelselect.Exact().build(X, y, 0.5, kernel="gaussian",
+                                                                state=None, workers=None),
+                               y, [1.0, 2.0, 3.0, 4.0] if returned != 4 else [1.0])
+    finally:
+        kernelselect.criteria.unregister_criterion(name)
+
+
+@pytest.mark.parametrize("values", [lambda a: np.arange(a.size, dtype=float), lambda a: 3.0,
+                                    lambda a: np.array([3.0])])
+def test_plug_in_criterion_of_the_right_shape_is_taken(values):
+    X, y = _data(n=40)
+    crit = kernelselect.criteria.Criterion("test_right_shape", "min", "moments", "any", True,
+                                           lambda op, y, alphas: values(alphas))
+    op = kernelselect.Exact().build(X, y, 0.5, kernel="gaussian", state=None, workers=None)
+    out = crit(op, y, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(out, np.broadcast_to(values(np.zeros(3)), (3,)))
+
+
+@pytest.mark.parametrize("operator", ["nope", np.eye(3), None])
+def test_operator_di_names_its_operator(operator):
+    X, y = _data(n=30)
+    with pytest.raises(TypeError, match=r"operator_di: operator must be a KernelOperator, "
+                                        r"built by an approximation"):
+        kernelselect.di.operator_di(operator=operator, y=y)
+    with pytest.raises(TypeError, match=r"criterion 'kta': operator must be a KernelOperator"):
+        kernelselect.get_criterion("kta")(operator, y, [1.0])

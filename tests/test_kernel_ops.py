@@ -316,7 +316,7 @@ def _under_memory_limit(setup, calls):
     # so no freed heap space from earlier calls can satisfy the request.
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="65536")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         timeout=120, env=env)
+                         timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     return out.stdout.splitlines()
 

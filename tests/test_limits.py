@@ -5,7 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from kernelselect.utils._threads import check_workers, max_workers
 def run_python(code, env=None):
     """Run ``code`` in a fresh interpreter; returns (returncode, stdout + stderr)."""
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=120, env={**os.environ, **(env or {})})
+                          text=True, timeout=600, env={**os.environ, **(env or {})})
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -77,7 +77,7 @@ def test_cli_refuses_huge_worker_count(tmp_path):
     path = tmp_path / "d.csv"
     np.savetxt(path, data, delimiter=",")
     proc = subprocess.run([sys.executable, "-m", "kernelselect", "select", str(path),
-                           "--workers", "100000"], capture_output=True, text=True, timeout=120)
+                           "--workers", "100000"], capture_output=True, text=True, timeout=600)
     assert proc.returncode not in (0, -11), proc.stderr
     assert "workers=100000" in proc.stderr
 
@@ -95,11 +95,16 @@ def big_X():
 
 
 def _refused_quickly(call, match="needs about"):
-    t0 = time.perf_counter()
-    with pytest.raises(ValueError, match=match) as info:
-        call()
-    # no multi-gigabyte allocation happened: refusing takes a fraction of a second
-    assert time.perf_counter() - t0 < 5.0
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=match) as info:
+            call()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # no large allocation happened before the refusal (numpy reports its buffers to
+    # tracemalloc); measured in bytes, not seconds, so a busy machine cannot fail it
+    assert peak < 64 * 2**20, peak
     assert "set_config(max_bytes=" in str(info.value)
     return str(info.value)
 
@@ -156,15 +161,17 @@ def test_exact_dense_path_uses_the_same_guard():
     kernelselect.select_kernel(X[:100], X[:100, 0], criterion="ree", approximation="exact")
 
 
-def test_selection_cv_refuses_the_refit_before_selecting():
+def test_selection_cv_refuses_the_refit_before_selecting(monkeypatch):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((9000, 2))
     y = X[:, 0] + 0.1 * rng.standard_normal(9000)
-    t0 = time.perf_counter()
+    from kernelselect.models import _selection_cv
+    ran = []
+    monkeypatch.setattr(_selection_cv, "select_kernel", lambda *a, **k: ran.append(1))
     exact = kernelselect.KernelRidgeRegressor(approximation="exact")
     with pytest.raises(ValueError, match="final refit.*not started.*max_dense=8000"):
         kernelselect.KernelSelectionCV(exact, approximation="nystrom").fit(X, y)
-    assert time.perf_counter() - t0 < 5.0            # no selection ran
+    assert ran == []                                 # no selection ran
 
 
 def test_limit_can_be_raised_and_read_from_the_environment():

@@ -19,7 +19,7 @@ class Stream(io.StringIO):
         return self.tty
 
 
-def _wait_for_text(stream, timeout=60.0):
+def _wait_for_text(stream, timeout=600.0):
     end = time.monotonic() + timeout
     while not stream.getvalue() and time.monotonic() < end:
         time.sleep(0.01)
@@ -128,7 +128,7 @@ def test_progress_bar_total_grows_and_reports_time_left(monkeypatch):
     bar.update(1)
     bar.extend(3)
     assert bar.total == 5 and bar.done == 1
-    end = time.monotonic() + 60.0
+    end = time.monotonic() + 600.0
     while "left" not in stream.getvalue() and time.monotonic() < end:
         time.sleep(0.01)
     text = stream.getvalue()

@@ -99,12 +99,22 @@ def test_run_queue_sees_a_busy_neighbour_but_not_a_yielding_one():
 
     if os.nice(0) + _threads.YIELDING_NICE > 19:
         pytest.skip("this process is itself niced too far for a yielding neighbour")
-    spin = [sys.executable, "-c", "while True: pass"]
-    busy = subprocess.Popen(spin)
-    polite = subprocess.Popen(["nice", "-n", "19"] + spin)
+    # each spinner says when it spins (an interpreter still starting may be waiting on
+    # the disk, a busy machine may take seconds to start it): no guess at a delay
+    spin = [sys.executable, "-c", "print('spinning', flush=True)\nwhile True: pass"]
+    busy = subprocess.Popen(spin, stdout=subprocess.PIPE)
+    polite = subprocess.Popen(["nice", "-n", "19"] + spin, stdout=subprocess.PIPE)
     try:
-        time.sleep(0.3)
-        competing = _threads._competing_runnable()
+        for p in (busy, polite):
+            assert p.stdout.readline() == b"spinning\n"
+        # runnable (state R) whether running or waiting for a core; read again while a
+        # spinner is caught between two states (page faults, the end of its print)
+        deadline = time.monotonic() + 120
+        while True:
+            competing = _threads._competing_runnable()
+            if busy.pid in competing or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert busy.pid in competing and polite.pid not in competing
         assert os.getpid() not in competing
         assert _threads._task_state(f"/proc/{polite.pid}/stat") == (b"R", 19)
@@ -114,6 +124,7 @@ def test_run_queue_sees_a_busy_neighbour_but_not_a_yielding_one():
         for p in (busy, polite):
             p.kill()
             p.wait()
+            p.stdout.close()
 
 
 def test_blas_limits_nest_and_interleave():
@@ -145,16 +156,18 @@ def test_concurrent_selections_restore_blas_threads():
 
     import kernelselect
 
-    before = _blas_threads()
     rng = np.random.default_rng(0)
-    X = rng.standard_normal((120, 3))
+    X = rng.standard_normal((80, 3))
     y = np.sign(X[:, 0] + 0.1)
     errors = []
+    kw = dict(criterion="eloo", approximation="exact", gammas=[0.5, 1.0], alphas=[0.1, 1.0])
+    # one selection first, so that every BLAS it loads (scipy's own) is counted before
+    kernelselect.select_kernel(X, y, **kw)
+    before = _blas_threads()
 
     def run(seed):
         try:
-            kernelselect.select_kernel(X, y, workers=1 + seed % 2, random_state=seed,
-                                       gammas=[0.5, 1.0], alphas=[0.1, 1.0])
+            kernelselect.select_kernel(X, y, workers=1 + seed % 2, random_state=seed, **kw)
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 

@@ -37,7 +37,7 @@ __all__ = [
 def kernel_diagonal(X: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -> np.ndarray:
     """diag K = κ(x_i, x_i) = 1 for the radial families (and the ARD kernel), shape (n,)."""
     if not is_ard(kernel):
-        check_kernel(kernel)
+        check_kernel(kernel, also=("ard",))
     return np.ones(np.asarray(X).shape[0])
 
 
@@ -49,7 +49,7 @@ def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
     (Laplacian), b (D,) uniform on [0, 2π). ``rng`` is a numpy Generator or a seed (as
     ``random_state`` elsewhere); the (d + 1)·D draws are checked against the memory
     guard first."""
-    kernel = "gaussian" if is_ard(kernel) else check_kernel(kernel)
+    kernel = "gaussian" if is_ard(kernel) else check_kernel(kernel, also=("ard",))
     d = check_positive_int(n_features_in, "n_features_in")
     D = check_positive_int(n_features, "n_features")
     check_allocation(8.0 * (d + 1) * D, f"the random frequencies W0 ({d} × {D}) and phases b",
@@ -70,7 +70,7 @@ def scale_frequencies(W0: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -
     :func:`scale_ard_frequencies`)."""
     if is_ard(kernel):
         return scale_ard_frequencies(W0, gamma)
-    kernel = check_kernel(kernel)
+    kernel = check_kernel(kernel, also=("ard",))
     scale = np.sqrt(2.0 * gamma) if kernel == "gaussian" else float(gamma)
     return scale * np.asarray(W0, dtype=np.float64)
 

@@ -61,7 +61,7 @@ import numpy as np
 import kernelselect
 
 from .. import datasets as _datasets
-from ..utils._threads import check_workers
+from ..utils._threads import check_workers, exit_if_abandoned
 from ._data import Loaded, _check_options, _load_data, _scheduler
 from ._output import (SafeText, _check_outputs, _data_name, _details_line, _direction_word,
                       _finite, _jsonable, _policy_lines, _render_plot, _render_relevances,
@@ -368,6 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args, SafeText(sys.stdout))
     except KeyboardInterrupt:
         print("kernelselect: interrupted", file=sys.stderr)
+        exit_if_abandoned(130)          # not after a factorisation left running
         return 130
     except BrokenPipeError:  # the reader went away (e.g. `| head`): stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)

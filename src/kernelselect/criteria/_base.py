@@ -118,10 +118,36 @@ def encode_binary(y: npt.ArrayLike, criterion: str | None = None) -> tuple[np.nd
     return enc.signed(), enc.classes
 
 
+def check_operator(operator: Any, who: str) -> KernelOperator:
+    """``operator`` itself, or a ``TypeError`` naming ``who`` when it is not a
+    :class:`~kernelselect.operators.KernelOperator`."""
+    if not isinstance(operator, KernelOperator):
+        raise TypeError(
+            f"{who}: operator must be a KernelOperator, built by an approximation "
+            "(e.g. Exact().build(X, y, gamma, kernel='gaussian', state=None, "
+            f"workers=None)), got {type(operator).__name__} {operator!r:.60}.")
+    return operator
+
+
+def _criterion_values(crit: Criterion, out: np.ndarray, n_alphas: int) -> np.ndarray:
+    """A criterion function's result as (n_alphas,) values: a scalar or a single value
+    is repeated over α; any other number of values raises, naming the criterion."""
+    if out.ndim == 0 or out.size == 1:
+        return np.full(n_alphas, out.reshape(()))
+    if out.size != n_alphas:
+        raise ValueError(
+            f"criterion {crit.name!r} returned an array of shape {out.shape} for "
+            f"{n_alphas} values of alpha; its function must return shape ({n_alphas},), "
+            "one value per alpha in the order given (or a scalar when it does not "
+            "depend on alpha).")
+    return out.reshape(n_alphas)
+
+
 def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
              alphas: npt.ArrayLike = (1.0,), **params: Any) -> np.ndarray:
     """Evaluate the :class:`Criterion` ``crit`` on one operator for every α: array
     (len(alphas),)."""
+    check_operator(operator, f"criterion {crit.name!r}")
     full = crit.resolve_params(params)
     tag = crit.requirement(full)
     if tag == "spectral" and not operator.spectral:
@@ -142,7 +168,7 @@ def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
     for a, b in alpha_chunks(operator.n, alphas.size):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             out = np.asarray(crit.func(operator, y, alphas[a:b], **full), dtype=np.float64)
-        values[a:b] = out if out.ndim == 0 else out.reshape(b - a)
+        values[a:b] = _criterion_values(crit, out, b - a)
     return values
 
 

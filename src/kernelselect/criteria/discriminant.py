@@ -18,6 +18,7 @@ import numpy.typing as npt
 from ..utils._labels import encode_labels, unit_indicators
 from ..utils._validation import check_positive
 from ..operators._base import KernelOperator
+from ._base import check_operator
 
 __all__ = ["operator_di"]
 
@@ -90,6 +91,7 @@ def operator_di(operator: KernelOperator, y: npt.ArrayLike, alphas: Any = None, 
         two distinct values or at most 50 distinct integer values, regression
         otherwise.
     """
+    check_operator(operator, "operator_di")
     rho = check_positive(rho, "rho")
     Y = _operator_targets(operator.restrict(y), task)
     n, L = Y.shape

@@ -119,11 +119,6 @@ def evaluate_criterion(criterion: str | Criterion, operator: KernelOperator, y: 
 
     ``criterion`` is a name or a :class:`Criterion`; returns an array (len(alphas),)."""
     crit = get_criterion(criterion)
-    if not isinstance(operator, KernelOperator):
-        raise TypeError(
-            f"operator must be a KernelOperator (built by an approximation, e.g. "
-            f"Exact().build(X, y, gamma, kernel=..., state=None, workers=None)), got "
-            f"{type(operator).__name__}.")
     return evaluate(crit, operator, y, alphas, **params)
 
 

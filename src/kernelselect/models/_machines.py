@@ -185,7 +185,7 @@ class _KernelMachineEstimator(BaseEstimator):
         self.workers = workers
 
     def _check_params(self, n_features: int) -> tuple[str, Any, float]:
-        kernel = "ard" if is_ard(self.kernel) else check_kernel(self.kernel)
+        kernel = "ard" if is_ard(self.kernel) else check_kernel(self.kernel, also=("ard",))
         gamma = _resolve_gamma(self.gamma, n_features, kernel)
         alpha = check_alphas(self.alpha, "alpha")
         if alpha.size != 1:

@@ -280,8 +280,9 @@ def _gram_pass(rows: Any, F: np.ndarray) -> list[np.ndarray]:
     import dask
 
     from ..utils._dask import _compute as compute
+    from ..utils._dask import shared
 
-    payload = dask.delayed((rows.cond, F), traverse=False)
+    payload = shared((rows.cond, F))
     task = dask.delayed(_gram_chunk, pure=False)
     state = None
     for x, y, s in zip(rows.X.to_delayed().ravel(), rows.Y.to_delayed().ravel(), rows.starts):

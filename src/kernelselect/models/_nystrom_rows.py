@@ -255,11 +255,11 @@ class DaskNystromRows:
     def _parts(self, fn: Any, *args: Any) -> list[list[np.ndarray]]:
         import dask
 
-        from ..utils._dask import _chunk_task
+        from ..utils._dask import _chunk_task, shared
         from ..utils._dask import _compute as compute
 
         self._passes += 1
-        payload = dask.delayed((self.cond, args), traverse=False)
+        payload = shared((self.cond, args))
         task = dask.delayed(_chunk_task, pure=True)
         xs, ys = self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()
         chunks = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]
@@ -283,8 +283,12 @@ def _apply_chunk(x: np.ndarray, cond: Conditioning, coef: np.ndarray, intercept:
 
 def dask_predict(X: Any, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray) -> Any:
     """k(x, Z)β + b for the rows of the Dask array X, as a Dask array of shape (n, t)
-    chunked like X's rows (one task per chunk, nothing computed here)."""
+    chunked like X's rows (one task per chunk, nothing computed here); the centres
+    and coefficients travel once, apart from the graph (``shared``)."""
+    from ..utils._dask import shared
+
     t = coef.shape[1]
-    return X.map_blocks(_apply_chunk, cond, np.ascontiguousarray(coef, dtype=np.float64),
+    return X.map_blocks(_apply_chunk, shared(cond),
+                        shared(np.ascontiguousarray(coef, dtype=np.float64)),
                         np.asarray(intercept, dtype=np.float64), dtype=np.float64,
-                        chunks=(X.chunks[0], (t,)))
+                        chunks=(X.chunks[0], (t,)), meta=np.empty((0, t)))

@@ -352,7 +352,7 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
         return _fit_ard_machine(X, Y, gamma, alphas, bias=bias, approximation=approximation,
                                 random_state=random_state, workers=workers, state=state,
                                 exact_solver=exact_solver, centred=centred)
-    kernel = check_kernel(kernel)
+    kernel = check_kernel(kernel, also=("ard",))
     gamma = check_positive(gamma, "gamma")
     alphas = check_alphas(alphas)
     # a Dask X is fitted by a recipe with its own solver, which checks the client's and

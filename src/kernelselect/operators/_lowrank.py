@@ -12,6 +12,7 @@ import scipy.linalg
 
 from ..utils._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
 from ..utils._threads import blas_for_flops as small_blas
+from ..utils._threads import interruptible
 from ._base import KernelOperator, LazyBasisOperator
 
 __all__ = ["LowRankOperator", "LandmarkMap", "factor_spectrum", "factor_svd", "ridge_weights",
@@ -23,8 +24,10 @@ def shifted_cholesky(K: npt.ArrayLike, alpha: float) -> tuple[np.ndarray, bool]:
     modified. Raises ``LinAlgError`` when K + αI is not numerically positive definite."""
     A = np.array(K, dtype=np.float64, copy=True)
     A.flat[:: A.shape[0] + 1] += alpha
-    with small_blas(float(A.shape[0]) ** 3 / 3):
-        return scipy.linalg.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+    flops = float(A.shape[0]) ** 3 / 3
+    with small_blas(flops):                       # Ctrl-C is answered while it runs
+        return interruptible(flops, scipy.linalg.cho_factor, A, lower=True, overwrite_a=True,
+                             check_finite=False)
 
 
 def _chol(G: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ import scipy.linalg
 from scipy.linalg import lapack
 
 from ..utils._threads import blas_for_flops as small_blas
+from ..utils._threads import interruptible
 
 __all__ = ["TridiagonalReduction", "REFLECTOR_BLOCK"]
 
@@ -43,8 +44,9 @@ class TridiagonalReduction:
         lwork = int(lapack.dsytrd_lwork(n, lower=1)[0])
         # K is symmetric: its transpose is the Fortran-ordered copy LAPACK wants
         A = np.array(K.T, order="F", copy=True)
-        with small_blas(float(n) ** 3):
-            c, d, e, tau, info = lapack.dsytrd(A, lower=1, lwork=lwork, overwrite_a=1)
+        with small_blas(float(n) ** 3):           # Ctrl-C is answered while it runs
+            c, d, e, tau, info = interruptible(4.0 * float(n) ** 3 / 3, lapack.dsytrd, A,
+                                               lower=1, lwork=lwork, overwrite_a=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"tridiagonal reduction failed (dsytrd info={info}).")
         self.d, self.e = d, e

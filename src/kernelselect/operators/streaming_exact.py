@@ -314,8 +314,8 @@ class _DaskExactFamily(_ExactFamily):
         ys = rows.y.to_delayed().ravel()
         starts = [int(a) for a in rows.starts]
         first = self.done == 0
-        tiles = dask.delayed(self.tiles, pure=True)
-        basis = (self.values, self.keep, self.T)
+        tiles = _dask.shared(self.tiles)            # sent once, not embedded per task
+        basis = _dask.shared((self.values, self.keep, self.T))
         pair = dask.delayed(_pair_task, pure=True)
         add = dask.delayed(_sum_pairs, pure=True)
 

@@ -28,6 +28,7 @@ from ..utils._threads import check_workers, one_blas_thread
 from ..kernels import ard_as_gaussian, is_ard
 from ..utils._validation import (
     check_finite,
+    check_kernel,
     check_matrix,
     check_positive,
     real_array,
@@ -265,6 +266,8 @@ def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str =
     """
     if is_ard(kernel):
         (X, Z), gamma, kernel = ard_as_gaussian([X, Z], gamma)
+    elif not isinstance(kernel, Kernel):
+        check_kernel(kernel, also=("ard",))
     X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
     Z = check_matrix(Z, "Z", dtype=X.dtype)
     if Z.shape[1] != X.shape[1]:
@@ -329,6 +332,8 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
     """
     if is_ard(kernel):
         (X,), gamma, kernel = ard_as_gaussian([X], gamma)
+    elif not isinstance(kernel, Kernel):
+        check_kernel(kernel, also=("ard",))
     X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
     n = X.shape[0]
     V_in = real_array(V, "V")                   # no copy of an array yet
@@ -443,6 +448,8 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
     """
     if is_ard(kernel):
         (X,), gamma, kernel = ard_as_gaussian([X], gamma)
+    elif not isinstance(kernel, Kernel):
+        check_kernel(kernel, also=("ard",))
     X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
     n = X.shape[0]
     _check_sizes(("X", X))

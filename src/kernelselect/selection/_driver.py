@@ -299,7 +299,7 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
     n = data.X.shape[0]
     targets = (multi_output_targets(data.y, task) if data.multi_output
                else prepare_targets(data.y, task))
-    kernel = check_kernel(kernel)
+    kernel = check_kernel(kernel, also=("ard", "auto"))
     standardize = check_bool(standardize, "standardize")
     refine = check_bool(refine, "refine")
     workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores

@@ -66,14 +66,25 @@ def _known(chunks: Sequence[float], name: str) -> None:
             f"indexing); call {name}.compute_chunk_sizes() first.")
 
 
-def check_dask_rows(X: Any) -> Any:
-    """Validate a row-chunked Dask X (an in-memory X is wrapped in row chunks): 2-D, real,
-    known chunk sizes, at least 3 rows; returned rechunked to one chunk of columns.
-    Nothing is computed."""
+def drop_empty_chunks(A: Any) -> Any:
+    """``A`` without its chunks of zero rows (the same values; Dask arrays built by
+    concatenation or filtering may hold such chunks). Nothing is computed."""
+    keep = [i for i, c in enumerate(A.chunks[0]) if c]
+    return A if len(keep) == len(A.chunks[0]) else A.blocks[keep]
+
+
+def check_dask_rows(X: Any, row_chunks: Sequence[int] | None = None) -> Any:
+    """Validate a row-chunked Dask X (an in-memory X is wrapped in row chunks:
+    ``row_chunks``, or about :data:`CHUNK_BYTES` each): 2-D, real, known chunk sizes,
+    at least 3 rows; returned without chunks of zero rows, rechunked to one chunk of
+    columns. Nothing is computed."""
     dask, da = _dask()
     if not is_dask_array(X):
-        X = da.from_array(np.asarray(X), chunks=(
-            max(1, CHUNK_BYTES // (8 * max(np.asarray(X).shape[-1], 1))), -1))
+        X = np.asarray(X)
+        rows = (tuple(row_chunks) if row_chunks is not None and X.ndim == 2
+                and sum(row_chunks) == X.shape[0]
+                else max(1, CHUNK_BYTES // (8 * max(X.shape[-1] if X.ndim else 1, 1))))
+        X = da.from_array(X, chunks=(rows, -1) if X.ndim == 2 else -1)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D dask array (n_samples, n_features), got {X.ndim}-D.")
     _known(X.chunks[0], "X")
@@ -82,6 +93,7 @@ def check_dask_rows(X: Any) -> Any:
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}.")
     if X.shape[0] < 3 or X.shape[1] < 1:
         raise ValueError(f"X must have at least 3 rows and 1 column, got shape {X.shape}.")
+    X = drop_empty_chunks(X)
     return X.rechunk({1: -1}) if len(X.chunks[1]) > 1 else X
 
 
@@ -89,15 +101,17 @@ def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
     """Validate row-chunked Dask input; returns (X, y gathered as numpy, y as Dask).
 
     X is checked by :func:`check_dask_rows`; y must be a Dask array chunked like
-    the rows of X or an in-memory vector of n values.
+    the rows of X or an in-memory vector of n values (chunks of zero rows aside). An
+    in-memory X beside a Dask y is cut into y's chunks. y must be finite.
     """
     _, da = _dask()
-    X = check_dask_rows(X)
     if is_dask_array(y):
         y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D of shape (n,), got shape {y.shape}.")
         _known(y.chunks[0], "y")
+        y = drop_empty_chunks(y)
+        X = check_dask_rows(X, row_chunks=y.chunks[0])
         if y.shape[0] != X.shape[0]:
             raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; "
                              "they must match.")
@@ -107,13 +121,44 @@ def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
                 f"{_brief(X.chunks[0])}; chunk them alike, e.g. y = y.rechunk(X.chunks[0]).")
         y_dask = y
     else:
+        X = check_dask_rows(X)
         y_local = np.asarray(y)
         if y_local.ndim != 1 or y_local.shape[0] != X.shape[0]:
             raise ValueError(f"y must have shape ({X.shape[0]},) to match X, got "
                              f"{y_local.shape}.")
         y_dask = da.from_array(y_local, chunks=(X.chunks[0],))
     y_local = np.asarray(compute(y_dask))
+    check_target_finite(y_local)
     return X, y_local, y_dask
+
+
+def check_target_finite(y: np.ndarray) -> None:
+    """ValueError naming the first row of a gathered target y (n,) or (n, t) holding
+    NaN or inf (the in-memory estimators refuse such targets too)."""
+    if y.dtype.kind not in "fc":
+        return
+    bad = ~np.isfinite(y)
+    if bad.ndim == 2:
+        bad = bad.any(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"y contains NaN or inf (first at row {int(np.argmax(bad))}; {_rows(int(bad.sum()))} "
+            "in all); drop those rows or impute their targets.")
+
+
+def _rows(count: int) -> str:
+    return f"{count} row" if count == 1 else f"{count} rows"
+
+
+def first_nonfinite_row(A: Any) -> tuple[int, int]:
+    """(number of rows of the Dask array ``A`` holding NaN or inf, the first of them or
+    -1), by one chunk-wise reduction; nothing is gathered but two integers."""
+    _, da = _dask()
+    bad = ~da.isfinite(A)
+    if A.ndim == 2:
+        bad = bad.any(axis=1)
+    count, first = compute(bad.sum(), da.argmax(bad))
+    return int(count), int(first) if count else -1
 
 
 def gather(X: Any, why: str) -> np.ndarray:
@@ -174,6 +219,38 @@ def compute(*things: Any) -> Any:
 _compute = compute          # the name the streamed exact operator uses
 
 
+def _client() -> Any:
+    """The ``distributed.Client`` the active scheduler belongs to, or None (the local
+    schedulers, or a ``dask.config`` scheduler chosen over a Client)."""
+    dask, _ = _dask()
+    try:
+        scheduler = dask.base.get_scheduler()
+    except Exception:  # pragma: no cover - an unusable scheduler setting fails later
+        return None
+    client = getattr(scheduler, "__self__", None)
+    return client if type(client).__name__ == "Client" else None
+
+
+def shared(value: Any) -> Any:
+    """A node of a pass's graph for ``value``, a constant its chunk tasks share (the
+    feature map, the landmark factors, the probe basis).
+
+    On a ``distributed`` Client the value is sent to the cluster once, apart from the
+    graph (``Client.scatter``), and the graph holds only its key: a graph that
+    embedded it would be sent whole each pass (the scheduler warns of "large graph"
+    from about 10 MB). The key is new for each value (no ``hash``), so two calls never
+    submit one key for different values. On the local schedulers it is a
+    ``dask.delayed`` literal under a new name.
+    """
+    dask, _ = _dask()
+    client = _client()
+    if client is not None:
+        with cluster_guard():
+            return client.scatter([value], hash=False)[0]
+    return dask.delayed(value, name=f"kernelselect-shared-{uuid.uuid4().hex}",
+                        traverse=False)
+
+
 
 def check_rows_finite(x: np.ndarray, rows: Sequence[int], where: str = "") -> None:
     """ValueError naming the first row of ``x`` (original index ``rows[i]``) with NaN/inf."""
@@ -216,8 +293,7 @@ class DaskRows:
     def reduce(self, fn: Callable[..., Any], fmap: Any, *args: Any) -> Any:
         dask, _ = _dask()
         self.passes += 1
-        payload = dask.delayed((fmap, args), name=f"kernelselect-plan-{uuid.uuid4().hex}",
-                               traverse=False)
+        payload = shared((fmap, args))
         xs = self.X.to_delayed().ravel()
         ys = self.y.to_delayed().ravel()
         task = dask.delayed(_chunk_task, pure=True)

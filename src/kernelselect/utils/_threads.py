@@ -64,6 +64,7 @@ __all__ = [
     "free_cores",
     "selection_workers",
     "interruptible",
+    "exit_if_abandoned",
     "INTERRUPTIBLE_FLOPS",
     "PassCancelled",
     "cancel_passes",
@@ -521,11 +522,38 @@ def interruptible(flops: float, fn: Callable[..., R], *args: Any, **kwargs: Any)
 
     worker = threading.Thread(target=run, name="kernelselect-factorisation")
     worker.start()
-    while not done.wait(_POLL):
-        pass
+    try:
+        while not done.wait(_POLL):
+            pass
+    except BaseException:
+        _abandoned.append(worker)
+        raise
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+#: the helper threads of :func:`interruptible` whose caller left on Ctrl-C
+_abandoned: list[threading.Thread] = []
+
+
+def exit_if_abandoned(code: int) -> None:
+    """End the process at once with ``code`` when a call abandoned on Ctrl-C
+    (:func:`interruptible`) is still running; return otherwise.
+
+    Python's own exit joins that helper thread, which holds the process for the rest
+    of the factorisation (minutes at n = 6000 on a busy machine). ``os._exit`` runs
+    neither the interpreter's nor the C library's exit handlers, so it neither waits
+    nor enters OpenBLAS's shutdown while a thread is inside BLAS; standard output and
+    error are flushed first. For the command line, which owns its process; a library
+    caller keeps its interpreter and the call ends in the background.
+    """
+    if any(t.is_alive() for t in _abandoned):
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
+    _abandoned.clear()
 
 
 class PassCancelled(Exception):

@@ -43,18 +43,24 @@ ARD_ELSEWHERE = (
 )
 
 
-def check_kernel(kernel: Any) -> str:
-    """Canonical kernel name; raises listing the known kernels."""
+def check_kernel(kernel: Any, also: tuple[str, ...] = ()) -> str:
+    """Canonical name of a one-γ kernel family (``"rbf"`` is the Gaussian).
+
+    ``also`` names the other kernels the calling entry point takes and dispatches
+    itself before this check (``"ard"``, ``"auto"``); an unknown name raises a
+    ``ValueError`` listing every name that entry point accepts."""
     if isinstance(kernel, str):
         name = kernel.strip().lower()
         if name == "rbf":
             name = "gaussian"
         if name in KNOWN_KERNELS:
             return name
-        if name == "ard":
+        if name == "ard" and "ard" not in also:
             raise ValueError(ARD_ELSEWHERE)
+    accepted = ", ".join((*KNOWN_KERNELS, *also))
     raise ValueError(
-        f"kernel={kernel!r} is not a known kernel; use one of {', '.join(KNOWN_KERNELS)}."
+        f"kernel={kernel!r} is not a known kernel; use one of {accepted} ('rbf' is an "
+        "alias of 'gaussian')."
     )
 
 
