@@ -17,9 +17,10 @@ __all__ = ["plot_calibration", "plot_intervals", "reliability"]
 
 def reliability(proba: npt.ArrayLike, y_true: npt.ArrayLike, classes: npt.ArrayLike | None = None,
                 n_bins: int = 10) -> dict[str, np.ndarray]:
-    """Top-label reliability: per equal-width confidence bin, the mean confidence, the
-    accuracy and the count, and the expected calibration error
-    ECE = Σ_b (n_b/n)·|accuracy_b − confidence_b| (Guo, Pleiss, Sun & Weinberger, ICML
+    """Top-label reliability per confidence bin, and the expected calibration error.
+
+    Per equal-width bin of the top probability: the mean confidence, the accuracy and
+    the count, and ECE = Σ_b (n_b/n)·|accuracy_b − confidence_b| (Guo, Pleiss, Sun & Weinberger, ICML
     2017).
 
     Parameters
@@ -67,9 +68,10 @@ def reliability(proba: npt.ArrayLike, y_true: npt.ArrayLike, classes: npt.ArrayL
 def plot_calibration(proba: npt.ArrayLike, y_true: npt.ArrayLike,
                      classes: npt.ArrayLike | None = None, n_bins: int = 10,
                      ax: Any = None, label: str | None = None, **kwargs: Any) -> Any:
-    """Reliability diagram: accuracy against mean confidence per bin (the diagonal is
-    perfect calibration), the ECE in the legend, and the share of rows per bin as
-    bars.
+    """Draw a reliability diagram: accuracy against mean confidence per bin.
+
+    The diagonal is perfect calibration; the ECE goes in the legend and the share of
+    rows per bin is drawn as bars.
 
     Parameters
     ----------
@@ -110,9 +112,10 @@ def plot_intervals(x: npt.ArrayLike, intervals: npt.ArrayLike,
                    y_true: npt.ArrayLike | None = None,
                    prediction: npt.ArrayLike | None = None, ax: Any = None,
                    label: str = "interval", **kwargs: Any) -> Any:
-    """Prediction intervals against one coordinate x (sorted for drawing): the band
-    [lower, upper], the prediction, and the true values marked inside or outside
-    with the empirical coverage in the legend.
+    """Draw prediction intervals against one coordinate x.
+
+    The band [lower, upper] and the prediction, sorted along x, and the true values
+    marked inside or outside, with the empirical coverage in the legend.
 
     Parameters
     ----------
