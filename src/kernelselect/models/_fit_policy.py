@@ -40,12 +40,13 @@ from typing import Any
 
 from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres, rule_centres
 from ..utils._threads import blas_for_flops
+from ..utils._warnings import ApproximationWarning, warn_user
 from ..operators import get_approximation
 from ..operators._base import Approximation
 
 __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_centres",
-           "pilot_effective_dimension", "machine_approximation", "centres_rule",
-           "describe_fit"]
+           "pilot_effective_dimension", "measure_effective_dimension",
+           "machine_approximation", "centres_rule", "describe_fit", "fit_gap"]
 
 #: the exact dense fit is used up to this many rows
 EXACT_FIT_MAX_N = 5000
@@ -53,28 +54,68 @@ EXACT_FIT_MAX_N = 5000
 PCG_NAMES = ("nystrom_pcg", "nystroem_pcg", "pcg", "falkon")
 
 
-#: most centres of the pilot estimate of the effective dimension
+#: most rows of the pilot estimate of the effective dimension
 PILOT_MAX = 4000
+#: the pilot is trusted while its estimate is at most this fraction of its rows; beyond,
+#: it is drawn again with more rows (up to :data:`PILOT_MAX`, or n)
+PILOT_SATURATION = 1.0 / 3.0
 
 
 def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
                               random_state: Any = None) -> float:
-    """d_eff = Σ μ/(μ + α) over K's eigenvalues, estimated from m₀ uniformly drawn rows:
-    the eigenvalues of K(Z₀, Z₀) scaled by n/m₀ (the Nyström estimate of K's leading
-    spectrum), m₀ = min(n, 2⌈√n·ln n⌉, :data:`PILOT_MAX`). It cannot exceed m₀, so a
-    value near m₀ means "at least". X in memory or a row-chunked Dask array (only the
-    m₀ rows are read); ``kernel="ard"`` takes γ of shape (d,)."""
+    """d_eff = tr K(K + αI)⁻¹ = Σ μᵢ/(μᵢ + α), estimated from m₀ uniformly drawn rows
+    (:func:`measure_effective_dimension`, whose first value this is)."""
+    return measure_effective_dimension(X, gamma, alpha, kernel, random_state)[0]
+
+
+def measure_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
+                                random_state: Any = None) -> tuple[float, int]:
+    """(d_eff, m₀): the effective dimension Σ μᵢ/(μᵢ + α) of K at (γ, α), estimated from
+    the eigenvalues of K(Z₀, Z₀) on m₀ uniformly drawn rows, scaled by n/m₀.
+
+    The scaled eigenvalues are the Nyström estimate of K's leading spectrum, so the
+    estimate is d_eff of the subsample's kernel matrix at the ridge α·m₀/n: both are
+    estimates of the same quantity of the kernel's integral operator at λ = α/n,
+    tr C(C + λ)⁻¹, and the subsample's is close when m₀ well exceeds it (Rudi,
+    Camoriano & Rosasco, NeurIPS 2015, Prop. 1 and its proof). It cannot exceed m₀ and
+    falls short of the full d_eff once it nears m₀, so while it exceeds
+    :data:`PILOT_SATURATION`·m₀ the rows are drawn again, at least twice and three
+    estimates as many, up to min(n, :data:`PILOT_MAX`, what the memory limit allows for
+    three m₀ × m₀ arrays); m₀ starts at min(n, 2⌈√n·ln n⌉) within that cap. Where m₀ = n the value is exact; where the
+    last m₀ is still saturated it is a lower bound. X in memory or a row-chunked Dask
+    array (only the m₀ rows are read); ``kernel="ard"`` takes γ of shape (d,).
+    Cost: O(m₀³) per draw.
+    """
+    import numpy as np
+
+    from ..utils._validation import check_random_state
+
+    from ..utils._config import max_bytes
+
+    n = int(X.shape[0])
+    # K(Z₀, Z₀) and eigvalsh's copy and workspace: about three m₀ × m₀ arrays
+    top = int(max(1, min(n, PILOT_MAX, math.isqrt(int(max_bytes() // 24)))))
+    m0 = int(min(top, 2 * math.ceil(math.sqrt(n) * math.log(max(n, 2)))))
+    rng = check_random_state(random_state)
+    while True:
+        d_eff = _pilot_estimate(X, gamma, alpha, kernel, m0, rng)
+        if m0 >= top or d_eff <= PILOT_SATURATION * m0:
+            return d_eff, m0
+        m0 = int(min(top, max(2 * m0, math.ceil(d_eff / PILOT_SATURATION))))
+
+
+def _pilot_estimate(X: Any, gamma: Any, alpha: float, kernel: str, m0: int,
+                    rng: Any) -> float:
+    """Σ λ/(λ + α) over the eigenvalues λ of (n/m₀)·K(Z₀, Z₀), Z₀ m₀ uniform rows."""
     import numpy as np
 
     from .. import lowlevel
+    from ..kernels import ard_scale
     from ..utils._dask import compute, is_dask_array
     from ._nystrom_pcg import choose_centres
-    from ..utils._validation import check_random_state
-    from ..kernels import ard_scale
 
     n = int(X.shape[0])
-    m0 = int(min(n, 2 * math.ceil(math.sqrt(n) * math.log(max(n, 2))), PILOT_MAX))
-    idx = choose_centres(n, m0, check_random_state(random_state))
+    idx = choose_centres(n, m0, rng)
     Z = np.asarray(compute(X[idx]) if is_dask_array(X) else X[idx], dtype=np.float64)
     if kernel == "ard":
         Z, gamma, kernel = ard_scale(Z, gamma), 1.0, "gaussian"
@@ -87,15 +128,22 @@ def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
 def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
                           d_eff: float | None = None, workers: int | None = None,
                           in_memory: bool = True, chunks: tuple[int, ...] | None = None,
-                          loo_alphas: Any = None, loo_intercept: bool = False) -> Approximation:
+                          loo_alphas: Any = None, loo_intercept: bool = False, *,
+                          X: Any = None, gamma: Any = None, alphas: Any = None,
+                          kernel: str = "gaussian", random_state: Any = None) -> Approximation:
     """The recipe a machine on n rows of d features (t outputs) is fitted with.
 
     ``"auto"``: :class:`~kernelselect.operators.Exact` up to :data:`EXACT_FIT_MAX_N`
     rows, else :class:`NystroemPCG` with :func:`auto_centres` (``d_eff``: the effective
     dimension at the chosen (γ, α), when the selection measured it; ``loo_alphas``: its
     candidate ridges; ``loo_intercept``: the leave-one-out also chooses the constant
-    term). ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``.
-    Anything else as :func:`kernelselect.operators.get_approximation`.
+    term). Without ``d_eff`` but with the training rows ``X`` and the machine's own
+    ``gamma`` and ``alphas``, d_eff is measured at γ and the smallest α
+    (:func:`measure_effective_dimension`, ``random_state``), so that a machine fitted
+    without a selection gets the centres its own (γ, α) need. Where the memory guard
+    allows fewer centres than the rule asks for, an :class:`ApproximationWarning` says
+    so and how to get the larger model. ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``):
+    ``NystroemPCG()``. Anything else as :func:`kernelselect.operators.get_approximation`.
     ``in_memory=False`` (a Dask X of row ``chunks``, never gathered): ``"auto"`` is the
     Nyström machine at every n, its centres within what the client's and each task's
     memory allow.
@@ -105,11 +153,70 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
         if key == "auto":
             if in_memory and n <= EXACT_FIT_MAX_N:
                 return get_approximation("exact")
+            pilot_rows = None
+            if d_eff is None and X is not None and gamma is not None and alphas is not None:
+                import numpy as np
+
+                d_eff, pilot_rows = measure_effective_dimension(
+                    X, gamma, float(np.min(alphas)), kernel, random_state)
             m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
-            return NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
+            recipe = NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
+            asked = rule_centres(n, d_eff)
+            recipe._fit_policy = {"n_centres_asked": asked, "effective_dimension": d_eff,
+                                  "pilot_rows": pilot_rows,
+                                  "centres_rule": "memory cap" if m < asked else "rule"}
+            if m < asked:
+                _warn_capped(n, m, asked, d_eff, in_memory)
+            return recipe
         if key in PCG_NAMES:
             return NystroemPCG()
     return get_approximation(approximation)
+
+
+def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: bool) -> None:
+    """The :class:`ApproximationWarning` of a Nyström machine held below its rule."""
+    from ..utils._config import max_bytes
+
+    why = "" if d_eff is None else f" (the effective dimension at this γ and α is about {d_eff:.0f})"
+    warn_user(
+        f"approximation='auto' fits the Nyström machine on n={n} rows with {m} centres, "
+        f"fewer than the {asked} its rule asks for{why}: the memory limit of "
+        f"{max_bytes() / 2**20:.0f} MiB allows no more"
+        f"{'' if in_memory else ' on the Dask client or per task'}. The fitted model may "
+        f"be less accurate than the exact one. For a larger model raise the limit "
+        f"(kernelselect.set_config(max_bytes=...)), give the centres yourself "
+        f"(approximation=NystroemPCG(n_centres=...)), or fit on a row-chunked Dask array.",
+        ApproximationWarning)
+
+
+def fit_gap(recipe: Any, details: dict[str, Any]) -> dict[str, Any] | None:
+    """How far the automatic Nyström model may be from the exact one, for a model fitted
+    by a recipe of :func:`machine_approximation` ("auto" beyond the exact limit), else
+    None: ``n_centres`` used and ``n_centres_asked`` by the rule, ``centres_rule``
+    ("rule" or "memory cap"), ``effective_dimension`` of K at (γ, α) (measured by the
+    pilot, whose rows are ``pilot_rows``, or by the selection: then ``pilot_rows`` is
+    None), ``model_effective_dimension`` tr S of the fitted Nyström model, and
+    ``captured`` = ``model_effective_dimension`` / ``effective_dimension``.
+
+    Because the Nyström matrix K̃ satisfies K̃ ≼ K, every eigenvalue of K̃ is at most the
+    matching one of K, and tr K̃(K̃ + αI)⁻¹ ≤ tr K(K + αI)⁻¹: ``captured`` ≤ 1 up to the
+    pilot's error, and 1 − ``captured`` is the share of the exact model's effective
+    directions the fitted model lacks.
+    """
+    policy = getattr(recipe, "_fit_policy", None)
+    if policy is None or details.get("method") != "nystrom-pcg":
+        return None
+    tr = details.get("effective_dimension")
+    if isinstance(tr, list):                         # an α path: the first α's
+        tr = tr[0]
+    tr_k = None
+    if tr is not None:
+        tr_k = float(tr) - (1.0 if details.get("intercept_form") == "bias" else 0.0)
+    d_eff = policy["effective_dimension"]
+    return dict(policy, n_centres=int(details["n_centres"]) if "n_centres" in details
+                else int(details.get("n_support", 0)),
+                model_effective_dimension=tr_k,
+                captured=None if tr_k is None or not d_eff else tr_k / d_eff)
 
 
 def centres_rule(recipe: Any, n: int, d_eff: float | None) -> str:
@@ -121,7 +228,8 @@ def centres_rule(recipe: Any, n: int, d_eff: float | None) -> str:
 def describe_fit(details: dict[str, Any]) -> dict[str, Any]:
     """What a fitted machine reports of how it was solved: ``approximation`` (the
     method), ``n_centres`` (support points of a Nyström model, else None),
-    ``n_iter`` and ``residual`` (the conjugate-gradient solve's, else None)."""
+    ``n_iter`` and ``residual`` (the conjugate-gradient solve's, else None),
+    ``approximation_gap`` (:func:`fit_gap`, else None)."""
     method = details.get("method")
     centres = details.get("n_centres", details.get("n_support") if method == "nystrom" else None)
     iters = details.get("iterations")
@@ -130,6 +238,7 @@ def describe_fit(details: dict[str, Any]) -> dict[str, Any]:
         iters, residual = iters[0], residual[0] if residual is not None else None
     return {"approximation": "exact" if method in ("cholesky", "eigh", "tridiagonal")
             else method,
+            "approximation_gap": details.get("approximation_gap"),
             "n_centres": None if centres is None else int(centres),
             "n_iter": None if iters is None else int(iters),
             "residual": None if residual is None else float(max(residual))}
