@@ -12,7 +12,7 @@ import kernelselect
 from kernelselect import Exact, KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier, fit_krr
 from kernelselect.models import _fit_policy, _nystrom_machine
 from kernelselect.models._fit_policy import measure_effective_dimension
-from kernelselect.utils._warnings import ApproximationWarning
+from kernelselect import ApproximationWarning
 
 from reference import kernel_matrix
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .models._cv import ProportionalNystroem, cross_validate_grid, nystrom_cv_setting
     from .di.transformers import DINystroem, DIRandomFourierFeatures
     from .selection._policy import GridEdgeWarning
+    from .utils._warnings import ApproximationWarning
     from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
     from .models import (KernelRidgeRegressor, KernelSelectionClassifier, KernelSelectionCV,
                          KernelSelectionRegressor, LSSVMClassifier, Standardizer, fit_krr,
@@ -40,6 +41,7 @@ _LAZY = {
     "select_kernel": "selection",
     "SelectionResult": "selection",
     "GridEdgeWarning": "selection._policy",
+    "ApproximationWarning": "utils._warnings",
     "Exact": "operators.dense",
     "Nystroem": "operators.nystrom",
     "RFF": "operators.rff",
@@ -84,6 +86,7 @@ __all__ = [
     "select_kernel",
     "SelectionResult",
     "GridEdgeWarning",
+    "ApproximationWarning",
     "Exact",
     "Nystroem",
     "RFF",

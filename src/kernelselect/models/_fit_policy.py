@@ -10,22 +10,26 @@
   with m centres from :func:`auto_centres` (defined beside the machine, in
   :mod:`kernelselect._nystrom_machine`):
 
-      m = max(⌈√n·ln n⌉, ⌈3·d_eff⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
+      m = max(⌈√n·ln n⌉, ⌈d_eff·max(3, ln d_eff)⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
 
-  and at most what the memory guard allows. √n·ln n is the number of uniformly
-  drawn centres with which Nyström kernel ridge regression keeps the exact
-  estimator's learning rate at the ridge λ ≍ 1/√n (Rudi, Camoriano & Rosasco,
-  NeurIPS 2015, Theorem 1 and its corollary); d_eff = Σ μᵢ/(μᵢ + α), the effective
-  dimension at the selected (γ, α), counts the directions the ridge leaves in the
-  model, and a Nyström model of rank m cannot fit more than m of them — three times
-  d_eff leaves room for the sampling (the same theorem's m ≳ N(λ)·log n with the log
-  replaced by a constant factor). The factor was measured (the user guide's "The
-  choice of m"): with α chosen on the final model, protein at n = 2·10⁴ (d_eff = 1228)
-  came within 3.0 % of the exact model's test error at 2·d_eff, 0.5 % at 3·d_eff and
-  −0.6 % at 4·d_eff; cadata at n = 10⁴ within 0.3 % at 2·d_eff and −0.2 % at 3·d_eff.
+  and at most what the memory guard allows (beyond, an :class:`ApproximationWarning`
+  names the cap and how to lift it). √n·ln n is the number of uniformly drawn centres
+  with which Nyström kernel ridge regression keeps the exact estimator's learning
+  rate at the ridge λ ≍ 1/√n (Rudi, Camoriano & Rosasco, NeurIPS 2015, Theorem 1 and
+  its corollary); d_eff = Σ μᵢ/(μᵢ + α), the effective dimension at the machine's
+  (γ, α), counts the directions the ridge leaves in the model, and a Nyström model of
+  rank m cannot fit more than m of them. d_eff·ln d_eff is the ridge-leverage sampling
+  rate (Musco & Musco, NeurIPS 2017) with constant 1, :func:`deff_centres`; three
+  times d_eff is its floor, measured on protein at n = 2·10⁴ (d_eff = 1228) and cadata
+  at n = 10⁴ with α chosen on the final model (the user guide's "The choice of m");
+  on cadata at n = 3000, γ = 1, α = 3 (d_eff = 349) 3·d_eff left the test error 5.7 %
+  above the exact fit's and d_eff·ln d_eff 2.5 % (``studies/bare_machine_gap.py``
+  measures the bare machine at n ≥ 5001).
   The selection measures d_eff on its last Nyström level when that level settled the
-  choice (d_eff at most half its landmarks); otherwise the refit estimates it by
-  :func:`pilot_effective_dimension`.
+  choice (d_eff at most half its landmarks); otherwise the refit, and a machine fitted
+  on its own, measure it at their own (γ, α) by :func:`measure_effective_dimension`.
+  What the fitted model lost is reported (:func:`fit_gap`: the machines'
+  ``approximation_gap_``, ``details["refit"]["approximation_gap"]`` of a selection).
 * **The refit's α**: the selection's candidates are re-scored on the final model by
   its exact leave-one-out error where n·m² is affordable
   (:mod:`kernelselect.models._nystrom_loo`); beyond, the selected α. For the default

@@ -53,9 +53,10 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
         X·diag(√γ); new points are scaled the same way).
     approximation : {"auto", "exact", "nystrom-pcg", "nystrom", "rff"} or Approximation
         auto (the default): exact up to 5000 rows, beyond that the Nyström machine by
-        conjugate gradients with m = √n·ln n centres (at least 500, at most 2·10⁴ and
-        what the memory limit allows; the refit of :class:`~kernelselect.KernelSelectionCV`
-        also takes three times the effective dimension it measured; :mod:`kernelselect._fit_policy`);
+        conjugate gradients with m = max(√n·ln n, d_eff·max(3, ln d_eff)) centres, d_eff
+        the effective dimension measured at this γ and α (at least 500, at most 2·10⁴
+        and what the memory limit allows, else an ``ApproximationWarning``;
+        :mod:`kernelselect._fit_policy`);
         a row-chunked Dask X: the Nyström machine at every n;
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
         nystrom-pcg or :class:`~kernelselect.NystroemPCG`: ridge regression on the
