@@ -132,3 +132,57 @@ def test_exact_machine_memory_refusal_names_the_machines_alternatives():
         with pytest.raises(ValueError, match="NystroemPCG") as info:
             fit_krr(X, y, 1.0, 1.0, approximation="exact")
     assert "mcm" not in str(info.value)
+
+
+def test_more_centres_while_the_model_holds_too_little(small_exact_limit, monkeypatch):
+    """A model holding less than GROW_CAPTURED of the measured d_eff is refitted with
+    twice the centres (here the threshold is raised above any share, so every round
+    grows): 2 rounds, 4× the rule's centres, capped by n; then a warning."""
+    X, y, _, _ = problem(11, 1500, 3)
+    first = KernelRidgeRegressor(gamma=0.05, alpha=10.0, random_state=0).fit(X, y)
+    assert first.approximation_gap_["rounds"] == 0
+    m0 = first.n_centres_
+    monkeypatch.setattr(_fit_policy, "GROW_CAPTURED", 10.0)
+    with pytest.warns(ApproximationWarning, match="holds .* % of the effective dimension"):
+        grown = KernelRidgeRegressor(gamma=0.05, alpha=10.0, random_state=0).fit(X, y)
+    gap = grown.approximation_gap_
+    assert gap["rounds"] == 2 and grown.n_centres_ == min(1500, 4 * m0)
+    assert gap["n_centres_asked"] == grown.n_centres_ == gap["n_centres"]
+
+
+def test_grown_recipe_rules():
+    from kernelselect import NystroemPCG
+    from kernelselect.models._nystrom_machine import rule_centres
+
+    recipe = NystroemPCG(n_centres=700)
+    recipe._fit_policy = {"n_centres_asked": 700, "effective_dimension": 50.0,
+                          "pilot_rows": 500, "centres_rule": "rule"}
+    low = {"captured": 0.8, "model_effective_dimension": 40.0}
+    grown = _fit_policy.grown_recipe(recipe, low, 5000, 3)
+    assert grown.n_centres == 1400 and grown._fit_policy["rounds"] == 1
+    assert recipe.n_centres == 700                          # the recipe itself is kept
+    # enough: the rule at the model's tr S asks for no more than 1.1× the centres
+    assert _fit_policy.grown_recipe(recipe, {"captured": 0.99,
+                                             "model_effective_dimension": 49.5},
+                                    5000, 3) is None
+    # the model holds more than the pilot saw: the rule at its tr S
+    more = _fit_policy.grown_recipe(recipe, {"captured": 6.0,
+                                             "model_effective_dimension": 300.0}, 5000, 3)
+    assert more.n_centres == rule_centres(5000, 300.0) > 700
+    assert _fit_policy.grown_recipe(NystroemPCG(n_centres=700), low, 5000, 3) is None
+    selected = NystroemPCG(n_centres=700)                   # d_eff from a selection
+    selected._fit_policy = dict(recipe._fit_policy, pilot_rows=None)
+    assert _fit_policy.grown_recipe(selected, low, 5000, 3) is None
+    assert _fit_policy.grown_recipe(recipe, low, 1000, 3).n_centres == 1000
+
+
+def test_exact_when_the_rule_asks_for_every_row(small_exact_limit):
+    """Within twice the exact limit, a machine whose own d_eff asks for all n rows as
+    centres is fitted exactly (the same model, without the Nyström machine's cost)."""
+    X, y, _, _ = problem(12, 180, 5)
+    auto = KernelRidgeRegressor(gamma=0.5, alpha=0.01).fit(X, y)
+    exact = KernelRidgeRegressor(gamma=0.5, alpha=0.01, approximation="exact").fit(X, y)
+    assert auto.approximation_ == "exact"
+    np.testing.assert_array_equal(auto.predict(X), exact.predict(X))
+    smooth = KernelRidgeRegressor(gamma=0.01, alpha=10.0, random_state=0).fit(X, y)
+    assert smooth.approximation_ == "nystrom-pcg"           # the rule asks for fewer

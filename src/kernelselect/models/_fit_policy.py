@@ -42,7 +42,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres, rule_centres
+from ._nystrom_machine import (MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres,
+                               memory_centres, rule_centres)
 from ..utils._threads import blas_for_flops
 from ..utils._warnings import ApproximationWarning, warn_user
 from ..operators import get_approximation
@@ -50,10 +51,15 @@ from ..operators._base import Approximation
 
 __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_centres",
            "pilot_effective_dimension", "measure_effective_dimension",
-           "machine_approximation", "centres_rule", "describe_fit", "fit_gap"]
+           "machine_approximation", "centres_rule", "describe_fit", "fit_gap",
+           "grown_recipe"]
 
 #: the exact dense fit is used up to this many rows
 EXACT_FIT_MAX_N = 5000
+#: up to this many times EXACT_FIT_MAX_N rows a machine whose own d_eff asks for every
+#: row as a centre is fitted exactly (the exact fit then costs at most 8× its cost at the
+#: limit)
+EXACT_SHORTCUT = 2
 #: the names that select the Nyström machine solved by conjugate gradients
 PCG_NAMES = ("nystrom_pcg", "nystroem_pcg", "pcg", "falkon")
 
@@ -148,6 +154,10 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
     allows fewer centres than the rule asks for, an :class:`ApproximationWarning` says
     so and how to get the larger model. ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``):
     ``NystroemPCG()``. Anything else as :func:`kernelselect.operators.get_approximation`.
+    Where a machine's own d_eff asks for all n rows as centres, n is within
+    :data:`EXACT_SHORTCUT` times the exact limit and the exact machine fits in memory,
+    ``"auto"`` is exact (a Nyström model on every row is the exact one, at a higher
+    cost: 263 s against 7 s for the exact fit on cadata at n = 5001, γ = 1, α = 0.005).
     ``in_memory=False`` (a Dask X of row ``chunks``, never gathered): ``"auto"`` is the
     Nyström machine at every n, its centres within what the client's and each task's
     memory allow.
@@ -163,6 +173,9 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
 
                 d_eff, pilot_rows = measure_effective_dimension(
                     X, gamma, float(np.min(alphas)), kernel, random_state)
+            if (pilot_rows is not None and rule_centres(n, d_eff) >= n
+                    and n <= EXACT_SHORTCUT * EXACT_FIT_MAX_N and _exact_fits(n, d)):
+                return get_approximation("exact")      # m = n: the Nyström model is K
             m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
             recipe = NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
             asked = rule_centres(n, d_eff)
@@ -175,6 +188,15 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
         if key in PCG_NAMES:
             return NystroemPCG()
     return get_approximation(approximation)
+
+
+def _exact_fits(n: int, d: int) -> bool:
+    """Whether the exact machine's memory guard allows n rows (``Exact().machine()``)."""
+    try:
+        get_approximation("exact").machine()[0].check_resources(n, d)
+    except ValueError:
+        return False
+    return True
 
 
 def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: bool) -> None:
@@ -193,14 +215,78 @@ def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: boo
         ApproximationWarning)
 
 
-def fit_gap(recipe: Any, details: dict[str, Any]) -> dict[str, Any] | None:
+#: a machine that measured its own d_eff is refitted with twice the centres while its
+#: model holds less than this share of it …
+GROW_CAPTURED = 0.95
+#: … at most this many times; and refitted where the rule at the model's own tr S
+#: (a lower bound of d_eff) asks for more than this factor times its centres
+GROW_ROUNDS = 2
+GROW_SLACK = 1.1
+
+
+def grown_recipe(recipe: Any, gap: dict[str, Any] | None, n: int, d: int, t: int = 1,
+                 workers: int | None = None, chunks: tuple[int, ...] | None = None
+                 ) -> Any:
+    """The recipe to fit again with, or None: when the fitted model of a machine that
+    measured d_eff at its own (γ, α) holds less than :data:`GROW_CAPTURED` of it
+    (``gap["captured"]``, :func:`fit_gap`), a copy with twice the centres, within n,
+    :data:`MAX_CENTRES` and the memory guard, at most :data:`GROW_ROUNDS` times; where
+    it holds more than the pilot measured (the pilot fell short: the model's tr S is
+    a lower bound of d_eff), a copy with the rule's centres at that tr S when they
+    exceed :data:`GROW_SLACK` times the present ones. The
+    share is measured, not assumed: uniform centres need more than d_eff·ln d_eff
+    where the leverage of the rows is uneven. Where no more centres are allowed, an
+    :class:`ApproximationWarning` gives the share and the ways to a larger model."""
+    import copy
+
+    policy = getattr(recipe, "_fit_policy", None)
+    if (gap is None or policy is None or policy.get("pilot_rows") is None
+            or gap["captured"] is None):
+        return None
+    rounds = int(policy.get("rounds", 0))
+    m_now = int(recipe.n_centres)
+    if gap["captured"] >= GROW_CAPTURED:
+        # tr S of the Nyström model is at most the exact d_eff: above the pilot's
+        # estimate it is the better one, and the rule is applied to it
+        want = rule_centres(n, gap["model_effective_dimension"])
+        if want <= GROW_SLACK * m_now or rounds >= GROW_ROUNDS:
+            return None
+    else:
+        want = 2 * m_now
+    cap = min(n, MAX_CENTRES, memory_centres(n, d, t, workers, chunks))
+    m = min(cap, want)
+    if gap["captured"] >= GROW_CAPTURED and m <= m_now:
+        return None
+    if m <= m_now or rounds >= GROW_ROUNDS:
+        if m_now < n and policy["centres_rule"] != "memory cap":
+            warn_user(
+                f"approximation='auto' fits the Nyström machine on n={n} rows with {m_now} "
+                f"centres; its model holds {100 * gap['captured']:.0f} % of the effective "
+                f"dimension at this γ and α (about {policy['effective_dimension']:.0f}), "
+                f"and {'the memory limit allows' if m <= m_now else 'the rule stops at'} "
+                f"no more centres. For a larger model give the centres yourself "
+                f"(approximation=NystroemPCG(n_centres=...)), raise the memory limit "
+                f"(kernelselect.set_config(max_bytes=...)), or fit on a row-chunked Dask "
+                f"array.", ApproximationWarning)
+        return None
+    grown = copy.copy(recipe)
+    grown.n_centres = m
+    grown._fit_policy = dict(policy, rounds=rounds + 1,
+                             n_centres_asked=max(int(policy["n_centres_asked"]), m))
+    return grown
+
+
+def fit_gap(recipe: Any, details: dict[str, Any], alphas: Any = None
+            ) -> dict[str, Any] | None:
     """How far the automatic Nyström model may be from the exact one, for a model fitted
     by a recipe of :func:`machine_approximation` ("auto" beyond the exact limit), else
     None: ``n_centres`` used and ``n_centres_asked`` by the rule, ``centres_rule``
     ("rule" or "memory cap"), ``effective_dimension`` of K at (γ, α) (measured by the
     pilot, whose rows are ``pilot_rows``, or by the selection: then ``pilot_rows`` is
-    None), ``model_effective_dimension`` tr S of the fitted Nyström model, and
-    ``captured`` = ``model_effective_dimension`` / ``effective_dimension``.
+    None), ``model_effective_dimension`` tr S of the fitted Nyström model (at the
+    smallest of ``alphas``, the α d_eff is measured at; the first without them),
+    ``captured`` = ``model_effective_dimension`` / ``effective_dimension``, and
+    ``rounds``, the refits with more centres (:func:`grown_recipe`).
 
     Because the Nyström matrix K̃ satisfies K̃ ≼ K, every eigenvalue of K̃ is at most the
     matching one of K, and tr K̃(K̃ + αI)⁻¹ ≤ tr K(K + αI)⁻¹: ``captured`` ≤ 1 up to the
@@ -211,13 +297,16 @@ def fit_gap(recipe: Any, details: dict[str, Any]) -> dict[str, Any] | None:
     if policy is None or details.get("method") != "nystrom-pcg":
         return None
     tr = details.get("effective_dimension")
-    if isinstance(tr, list):                         # an α path: the first α's
-        tr = tr[0]
+    if isinstance(tr, list):                         # an α path: the smallest α's
+        import numpy as np
+
+        tr = tr[int(np.argmin(alphas)) if alphas is not None and len(tr) > 1 else 0]
     tr_k = None
     if tr is not None:
         tr_k = float(tr) - (1.0 if details.get("intercept_form") == "bias" else 0.0)
     d_eff = policy["effective_dimension"]
-    return dict(policy, n_centres=int(details["n_centres"]) if "n_centres" in details
+    return dict(policy, rounds=int(policy.get("rounds", 0)),
+                n_centres=int(details["n_centres"]) if "n_centres" in details
                 else int(details.get("n_support", 0)),
                 model_effective_dimension=tr_k,
                 captured=None if tr_k is None or not d_eff else tr_k / d_eff)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from ._fit_policy import describe_fit, fit_gap, machine_approximation
+from ._fit_policy import describe_fit, fit_gap, grown_recipe, machine_approximation
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array, label_columns, mean_of)
 from ..utils._labels import decide, encode_labels
@@ -114,20 +114,23 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
     recipe with a streamed solver only."""
     n, d = X.shape
     lazy = is_dask_array(X)
+    chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
     recipe = machine_approximation(approximation, int(n), int(d), int(Y.shape[1]),
-                                   workers=workers, in_memory=not lazy,
-                                   chunks=tuple(int(c) for c in X.chunks[0]) if lazy else None,
+                                   workers=workers, in_memory=not lazy, chunks=chunks,
                                    X=X, gamma=gamma, alphas=alphas, kernel=kernel,
                                    random_state=random_state)
     if lazy and not hasattr(recipe, "fit_machine"):
         raise dask_recipe_error(approximation)
-    model = fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
-                               approximation=recipe, random_state=random_state,
-                               workers=workers, centred=centred)
-    gap = fit_gap(recipe, model.details)
-    if gap is not None:
-        model.details["approximation_gap"] = gap
-    return model
+    while True:         # "auto": more centres while the model holds too little of d_eff
+        model = fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
+                                   approximation=recipe, random_state=random_state,
+                                   workers=workers, centred=centred)
+        gap = fit_gap(recipe, model.details, alphas)
+        if gap is not None:
+            model.details["approximation_gap"] = gap
+        recipe = grown_recipe(recipe, gap, int(n), int(d), int(Y.shape[1]), workers, chunks)
+        if recipe is None:
+            return model
 
 
 def _function_data(X: Any, y: Any, min_rows: int) -> tuple[Any, Any]:

@@ -137,6 +137,8 @@ class NystroemPCG(Approximation):
 
     name = "nystrom-pcg"
     provides: frozenset[str] = frozenset()        # fits machines; evaluates no criterion
+    #: how ``approximation="auto"`` sized this recipe (``_fit_policy.fit_gap``), else None
+    _fit_policy: dict[str, Any] | None = None
 
     @property
     def capabilities(self) -> Capabilities:

@@ -438,6 +438,9 @@ class Exact(Approximation):
 
     name = "exact"
 
+    #: set on the copy :meth:`machine` returns: its refusals name the machines' alternatives
+    _machine: bool = False
+
     def __init__(self, method: str = "auto", max_dense: int = 8000,
                  dense_solver: str = "auto") -> None:
         self.method = method
@@ -491,7 +494,7 @@ class Exact(Approximation):
         check_positive_int(self.max_dense, "max_dense")
         if method != "dense":
             return
-        if getattr(self, "_machine", False):     # a fitted machine, not the criteria
+        if self._machine:                        # a fitted machine, not the criteria
             what = "the exact machine holds"
             alternatives = ("approximation='auto' (the Nyström machine by conjugate "
                             "gradients beyond the exact limit), NystroemPCG(n_centres=...), "
@@ -562,5 +565,5 @@ class Exact(Approximation):
             )
         dense = copy.copy(self)
         dense.set_params(method="dense", dense_solver=method)
-        dense._machine = True           # its refusals name the machines' alternatives
+        dense._machine = True
         return dense, method

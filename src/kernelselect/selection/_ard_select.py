@@ -217,7 +217,7 @@ def _landmarks(iso: SelectionResult, n: int, rng: np.random.Generator) -> np.nda
     params = iso.details.get("approximation_params") or {}
     marks = params.get("landmarks")
     user = marks is not None and "auto" not in iso.details
-    if user and np.ndim(marks) == 2:
+    if marks is not None and user and np.ndim(marks) == 2:
         return np.asarray(marks, dtype=np.float64)
     if marks is None or np.ndim(marks) != 1 or not np.issubdtype(np.asarray(marks).dtype,
                                                                   np.integer):
