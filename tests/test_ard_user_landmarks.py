@@ -76,3 +76,18 @@ def test_user_landmark_rows_are_all_kept(seen, seed, c):
     assert res.details["ard"]["landmarks"] == idx.tolist()
     Z, Xc = seen[0]
     np.testing.assert_array_equal(Z, Xc[idx])
+
+
+def test_user_landmark_points_on_dask(seen):
+    """A row-chunked Dask X: the streamed objective's landmarks are the user's points,
+    mapped by the one per-column affine map of the lazy standardisation."""
+    da = pytest.importorskip("dask.array")
+    X, y = problem(5, 600, 3)
+    P = X[::12] + 0.1
+    res = select_kernel(da.from_array(X, chunks=(200, 3)), da.from_array(y, chunks=200),
+                        kernel="ard", approximation=Nystroem(landmarks=P), random_state=0)
+    assert res.details["ard"]["dask"] and res.details["ard"]["n_landmarks"] == P.shape[0]
+    Z = seen[0][0]
+    assert Z.shape == P.shape
+    ratio = (Z[1:] - Z[0]) / (P[1:] - P[0])              # the map's scale, column by column
+    np.testing.assert_allclose(ratio, np.broadcast_to(ratio[0], ratio.shape), rtol=1e-8)
