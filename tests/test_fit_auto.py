@@ -44,7 +44,10 @@ def test_auto_centres_rule():
     base = auto_centres(n)
     assert base == int(np.ceil(np.sqrt(n) * np.log(n)))
     assert auto_centres(n, d_eff=100.0) == base               # √n·ln n dominates
-    assert auto_centres(n, d_eff=4000.0) == 12000             # 3·d_eff dominates
+    # d_eff·max(3, ln d_eff) dominates
+    assert auto_centres(n, d_eff=1500.0) == int(np.ceil(1500 * np.log(1500)))
+    assert auto_centres(n, d_eff=150.0) == base
+    assert auto_centres(n, d_eff=4000.0) == _fit_policy.MAX_CENTRES
     assert auto_centres(n, d_eff=1e6) == _fit_policy.MAX_CENTRES
     assert auto_centres(n, d_eff=float("nan")) == base
     # the memory limit caps m: the m × m factors alone of 12000 centres are 1.15 GB
@@ -131,7 +134,10 @@ def test_auto_beyond_the_exact_limit(small_exact_limit):
     X, Y = data(5, n=400)
     reg = KernelRidgeRegressor(gamma=0.5, alpha=0.1, random_state=0).fit(X, Y[:, 0])
     assert reg.approximation_ == "nystrom-pcg"
-    assert reg.n_centres_ == max(40, int(np.ceil(np.sqrt(400) * np.log(400))))
+    # the rule at the effective dimension the machine measured at its own (γ, α)
+    d_eff = reg.approximation_gap_["effective_dimension"]
+    assert reg.n_centres_ == auto_centres(400, d_eff, 3)
+    assert reg.n_centres_ >= max(40, int(np.ceil(np.sqrt(400) * np.log(400))))
     assert reg.residual_ <= 1e-6 and reg.model_.details["converged"] == [True]
     assert describe_fit(reg.model_.details)["n_iter"] == reg.n_iter_
 

@@ -176,8 +176,10 @@ def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     assert auto_centres(700, None, 3, 1, chunks=(250, 250, 200)) == 500   # the rule
     with kernelselect.config_context(max_bytes=limit):
         assert auto_centres(700, None, 3, 1, chunks=(250, 250, 200)) == 300
-        reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(chunked(X),
-                                                                           Y[:, 0])
+        with pytest.warns(kernelselect.ApproximationWarning, match="300 centres, fewer "
+                          "than the 500.*Dask client"):
+            reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(
+                chunked(X), Y[:, 0])
         assert reg.n_centres_ == 300
         with pytest.raises(ValueError, match="client's part.*Use at most 300 centres"):
             KernelRidgeRegressor(approximation=NystroemPCG(n_centres=400)).fit(chunked(X),
@@ -185,9 +187,11 @@ def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     # the selection itself needs more than this limit at n = 700: the refit's cap alone
     monkeypatch.setattr(_nystrom_machine, "largest_dask_centres",
                         lambda n, rows, d, t: largest_dask_centres(n, rows, d, t, limit))
-    sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
+    with pytest.warns(kernelselect.ApproximationWarning, match="fewer than the"):
+        sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
     refit = sel.selection_.details["refit"]
     assert refit["n_centres"] == 300 and refit["centres_rule"] == "memory cap"
+    assert refit["approximation_gap"]["centres_rule"] == "memory cap"
 
 
 def test_client_budget_caps_the_automatic_centres_on_dask(monkeypatch):
@@ -213,15 +217,19 @@ def test_client_budget_caps_the_automatic_centres_on_dask(monkeypatch):
     with kernelselect.config_context(max_bytes="1G"):                   # a limit set
         assert _resources.dask_client_limit() == 2**30
         assert auto_centres(700, None, 3, 1, chunks=chunks) == 500
-    reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(chunked(X), Y[:, 0])
+    with pytest.warns(kernelselect.ApproximationWarning, match="Dask client"):
+        reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(chunked(X),
+                                                                           Y[:, 0])
     assert reg.n_centres_ == 300
     given = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0,
                                  approximation=NystroemPCG(n_centres=400, max_iter=2)
                                  ).fit(chunked(X), Y[:, 0])
     assert given.n_centres_ == 400
-    sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
+    with pytest.warns(kernelselect.ApproximationWarning, match="fewer than the"):
+        sel = KernelSelectionCV(random_state=0).fit(chunked(X), chunked(Y[:, 0]))
     refit = sel.selection_.details["refit"]
     assert refit["n_centres"] == 300 and refit["centres_rule"] == "memory cap"
+    assert refit["approximation_gap"]["centres_rule"] == "memory cap"
     assert refit["centres_budget"] == budget
 
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .models._cv import ProportionalNystroem, cross_validate_grid, nystrom_cv_setting
     from .di.transformers import DINystroem, DIRandomFourierFeatures
     from .selection._policy import GridEdgeWarning
-    from .utils._warnings import ConvergenceWarning
+    from .utils._warnings import ApproximationWarning, ConvergenceWarning
     from .criteria import CRITERIA, Criterion, get_criterion, register_criterion
     from .models import (KernelRidgeRegressor, KernelSelectionClassifier, KernelSelectionCV,
                          KernelSelectionRegressor, LSSVMClassifier, Standardizer, fit_krr,
@@ -42,6 +42,7 @@ _LAZY = {
     "SelectionResult": "selection",
     "GridEdgeWarning": "selection._policy",
     "ConvergenceWarning": "utils._warnings",
+    "ApproximationWarning": "utils._warnings",
     "Exact": "operators.dense",
     "Nystroem": "operators.nystrom",
     "RFF": "operators.rff",
@@ -87,6 +88,7 @@ __all__ = [
     "SelectionResult",
     "GridEdgeWarning",
     "ConvergenceWarning",
+    "ApproximationWarning",
     "Exact",
     "Nystroem",
     "RFF",

@@ -10,22 +10,26 @@
   with m centres from :func:`auto_centres` (defined beside the machine, in
   :mod:`kernelselect._nystrom_machine`):
 
-      m = max(⌈√n·ln n⌉, ⌈3·d_eff⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
+      m = max(⌈√n·ln n⌉, ⌈d_eff·max(3, ln d_eff)⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
 
-  and at most what the memory guard allows. √n·ln n is the number of uniformly
-  drawn centres with which Nyström kernel ridge regression keeps the exact
-  estimator's learning rate at the ridge λ ≍ 1/√n (Rudi, Camoriano & Rosasco,
-  NeurIPS 2015, Theorem 1 and its corollary); d_eff = Σ μᵢ/(μᵢ + α), the effective
-  dimension at the selected (γ, α), counts the directions the ridge leaves in the
-  model, and a Nyström model of rank m cannot fit more than m of them — three times
-  d_eff leaves room for the sampling (the same theorem's m ≳ N(λ)·log n with the log
-  replaced by a constant factor). The factor was measured (the user guide's "The
-  choice of m"): with α chosen on the final model, protein at n = 2·10⁴ (d_eff = 1228)
-  came within 3.0 % of the exact model's test error at 2·d_eff, 0.5 % at 3·d_eff and
-  −0.6 % at 4·d_eff; cadata at n = 10⁴ within 0.3 % at 2·d_eff and −0.2 % at 3·d_eff.
+  and at most what the memory guard allows (beyond, an :class:`ApproximationWarning`
+  names the cap and how to lift it). √n·ln n is the number of uniformly drawn centres
+  with which Nyström kernel ridge regression keeps the exact estimator's learning
+  rate at the ridge λ ≍ 1/√n (Rudi, Camoriano & Rosasco, NeurIPS 2015, Theorem 1 and
+  its corollary); d_eff = Σ μᵢ/(μᵢ + α), the effective dimension at the machine's
+  (γ, α), counts the directions the ridge leaves in the model, and a Nyström model of
+  rank m cannot fit more than m of them. d_eff·ln d_eff is the ridge-leverage sampling
+  rate (Musco & Musco, NeurIPS 2017) with constant 1, :func:`deff_centres`; three
+  times d_eff is its floor, measured on protein at n = 2·10⁴ (d_eff = 1228) and cadata
+  at n = 10⁴ with α chosen on the final model (the user guide's "The choice of m");
+  on cadata at n = 3000, γ = 1, α = 3 (d_eff = 349) 3·d_eff left the test error 5.7 %
+  above the exact fit's and d_eff·ln d_eff 2.5 % (``studies/bare_machine_gap.py``
+  measures the bare machine at n ≥ 5001).
   The selection measures d_eff on its last Nyström level when that level settled the
-  choice (d_eff at most half its landmarks); otherwise the refit estimates it by
-  :func:`pilot_effective_dimension`.
+  choice (d_eff at most half its landmarks); otherwise the refit, and a machine fitted
+  on its own, measure it at their own (γ, α) by :func:`measure_effective_dimension`.
+  What the fitted model lost is reported (:func:`fit_gap`: the machines'
+  ``approximation_gap_``, ``details["refit"]["approximation_gap"]`` of a selection).
 * **The refit's α**: the selection's candidates are re-scored on the final model by
   its exact leave-one-out error where n·m² is affordable
   (:mod:`kernelselect.models._nystrom_loo`); beyond, the selected α. For the default
@@ -38,43 +42,92 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._nystrom_machine import MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres, rule_centres
+from ._nystrom_machine import (MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres,
+                               memory_centres, rule_centres)
 from ..utils._threads import blas_for_flops
+from ..utils._warnings import ApproximationWarning, warn_user
 from ..operators import get_approximation
 from ..operators._base import Approximation
 
 __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_centres",
-           "pilot_effective_dimension", "machine_approximation", "centres_rule",
-           "describe_fit"]
+           "pilot_effective_dimension", "measure_effective_dimension",
+           "machine_approximation", "centres_rule", "describe_fit", "fit_gap",
+           "grown_recipe"]
 
 #: the exact dense fit is used up to this many rows
 EXACT_FIT_MAX_N = 5000
+#: up to this many times EXACT_FIT_MAX_N rows a machine whose own d_eff asks for every
+#: row as a centre is fitted exactly (the exact fit then costs at most 8× its cost at the
+#: limit)
+EXACT_SHORTCUT = 2
 #: the names that select the Nyström machine solved by conjugate gradients
 PCG_NAMES = ("nystrom_pcg", "nystroem_pcg", "pcg", "falkon")
 
 
-#: most centres of the pilot estimate of the effective dimension
+#: most rows of the pilot estimate of the effective dimension
 PILOT_MAX = 4000
+#: the pilot is trusted while its estimate is at most this fraction of its rows; beyond,
+#: it is drawn again with more rows (up to :data:`PILOT_MAX`, or n)
+PILOT_SATURATION = 1.0 / 6.0
 
 
 def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
                               random_state: Any = None) -> float:
-    """d_eff = Σ μ/(μ + α) over K's eigenvalues, estimated from m₀ uniformly drawn rows:
-    the eigenvalues of K(Z₀, Z₀) scaled by n/m₀ (the Nyström estimate of K's leading
-    spectrum), m₀ = min(n, 2⌈√n·ln n⌉, :data:`PILOT_MAX`). It cannot exceed m₀, so a
-    value near m₀ means "at least". X in memory or a row-chunked Dask array (only the
-    m₀ rows are read); ``kernel="ard"`` takes γ of shape (d,)."""
+    """d_eff = tr K(K + αI)⁻¹ = Σ μᵢ/(μᵢ + α), estimated from m₀ uniformly drawn rows
+    (:func:`measure_effective_dimension`, whose first value this is)."""
+    return measure_effective_dimension(X, gamma, alpha, kernel, random_state)[0]
+
+
+def measure_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
+                                random_state: Any = None) -> tuple[float, int]:
+    """(d_eff, m₀): the effective dimension Σ μᵢ/(μᵢ + α) of K at (γ, α), estimated from
+    the eigenvalues of K(Z₀, Z₀) on m₀ uniformly drawn rows, scaled by n/m₀.
+
+    The scaled eigenvalues are the Nyström estimate of K's leading spectrum, so the
+    estimate is d_eff of the subsample's kernel matrix at the ridge α·m₀/n: both are
+    estimates of the same quantity of the kernel's integral operator at λ = α/n,
+    tr C(C + λ)⁻¹, and the subsample's is close when m₀ well exceeds it (Rudi,
+    Camoriano & Rosasco, NeurIPS 2015, Prop. 1 and its proof). It cannot exceed m₀ and
+    falls short of the full d_eff well before it nears m₀ (on cadata at n = 6000,
+    γ = 0.1, α = 0.006: 432 from 1348 rows, 587 from 4000, 643 exactly), so while it
+    exceeds :data:`PILOT_SATURATION`·m₀ the rows are drawn again, at least twice and
+    six estimates as many, up to min(n, :data:`PILOT_MAX`, what the memory limit allows
+    for three m₀ × m₀ arrays); m₀ starts at min(n, 2⌈√n·ln n⌉) within that cap. Where
+    m₀ = n the value is exact; otherwise it tends to be low (the fitted model's own tr S,
+    a lower bound, corrects it: :func:`grown_recipe`). X in memory or a row-chunked Dask
+    array (only the m₀ rows are read); ``kernel="ard"`` takes γ of shape (d,).
+    Cost: O(m₀³) per draw.
+    """
+    import numpy as np
+
+    from ..utils._validation import check_random_state
+
+    from ..utils._config import max_bytes
+
+    n = int(X.shape[0])
+    # K(Z₀, Z₀) and eigvalsh's copy and workspace: about three m₀ × m₀ arrays
+    top = int(max(1, min(n, PILOT_MAX, math.isqrt(int(max_bytes() // 24)))))
+    m0 = int(min(top, 2 * math.ceil(math.sqrt(n) * math.log(max(n, 2)))))
+    rng = check_random_state(random_state)
+    while True:
+        d_eff = _pilot_estimate(X, gamma, alpha, kernel, m0, rng)
+        if m0 >= top or d_eff <= PILOT_SATURATION * m0:
+            return d_eff, m0
+        m0 = int(min(top, max(2 * m0, math.ceil(d_eff / PILOT_SATURATION))))
+
+
+def _pilot_estimate(X: Any, gamma: Any, alpha: float, kernel: str, m0: int,
+                    rng: Any) -> float:
+    """Σ λ/(λ + α) over the eigenvalues λ of (n/m₀)·K(Z₀, Z₀), Z₀ m₀ uniform rows."""
     import numpy as np
 
     from .. import lowlevel
+    from ..kernels import ard_scale
     from ..utils._dask import compute, is_dask_array
     from ._nystrom_pcg import choose_centres
-    from ..utils._validation import check_random_state
-    from ..kernels import ard_scale
 
     n = int(X.shape[0])
-    m0 = int(min(n, 2 * math.ceil(math.sqrt(n) * math.log(max(n, 2))), PILOT_MAX))
-    idx = choose_centres(n, m0, check_random_state(random_state))
+    idx = choose_centres(n, m0, rng)
     Z = np.asarray(compute(X[idx]) if is_dask_array(X) else X[idx], dtype=np.float64)
     if kernel == "ard":
         Z, gamma, kernel = ard_scale(Z, gamma), 1.0, "gaussian"
@@ -87,15 +140,26 @@ def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
 def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
                           d_eff: float | None = None, workers: int | None = None,
                           in_memory: bool = True, chunks: tuple[int, ...] | None = None,
-                          loo_alphas: Any = None, loo_intercept: bool = False) -> Approximation:
+                          loo_alphas: Any = None, loo_intercept: bool = False, *,
+                          X: Any = None, gamma: Any = None, alphas: Any = None,
+                          kernel: str = "gaussian", random_state: Any = None) -> Approximation:
     """The recipe a machine on n rows of d features (t outputs) is fitted with.
 
     ``"auto"``: :class:`~kernelselect.operators.Exact` up to :data:`EXACT_FIT_MAX_N`
     rows, else :class:`NystroemPCG` with :func:`auto_centres` (``d_eff``: the effective
     dimension at the chosen (γ, α), when the selection measured it; ``loo_alphas``: its
     candidate ridges; ``loo_intercept``: the leave-one-out also chooses the constant
-    term). ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``.
-    Anything else as :func:`kernelselect.operators.get_approximation`.
+    term). Without ``d_eff`` but with the training rows ``X`` and the machine's own
+    ``gamma`` and ``alphas``, d_eff is measured at γ and the smallest α
+    (:func:`measure_effective_dimension`, ``random_state``), so that a machine fitted
+    without a selection gets the centres its own (γ, α) need. Where the memory guard
+    allows fewer centres than the rule asks for, an :class:`ApproximationWarning` says
+    so and how to get the larger model. ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``):
+    ``NystroemPCG()``. Anything else as :func:`kernelselect.operators.get_approximation`.
+    Where a machine's own d_eff asks for all n rows as centres, n is within
+    :data:`EXACT_SHORTCUT` times the exact limit and the exact machine fits in memory,
+    ``"auto"`` is exact (a Nyström model on every row is the exact one, at a higher
+    cost: 263 s against 7 s for the exact fit on cadata at n = 5001, γ = 1, α = 0.005).
     ``in_memory=False`` (a Dask X of row ``chunks``, never gathered): ``"auto"`` is the
     Nyström machine at every n, its centres within what the client's and each task's
     memory allow.
@@ -105,11 +169,155 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
         if key == "auto":
             if in_memory and n <= EXACT_FIT_MAX_N:
                 return get_approximation("exact")
+            pilot_rows = None
+            if d_eff is None and X is not None and gamma is not None and alphas is not None:
+                import numpy as np
+
+                d_eff, pilot_rows = measure_effective_dimension(
+                    X, gamma, float(np.min(alphas)), kernel, random_state)
+            if (in_memory and pilot_rows is not None and rule_centres(n, d_eff) >= n
+                    and n <= EXACT_SHORTCUT * EXACT_FIT_MAX_N and _exact_fits(n, d)):
+                return get_approximation("exact")      # m = n: the Nyström model is K
             m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
-            return NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
+            recipe = NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
+            asked = rule_centres(n, d_eff)
+            recipe._fit_policy = {"n_centres_asked": asked, "effective_dimension": d_eff,
+                                  "pilot_rows": pilot_rows,
+                                  "centres_rule": "memory cap" if m < asked else "rule"}
+            if m < asked:
+                _warn_capped(n, m, asked, d_eff, in_memory)
+            return recipe
         if key in PCG_NAMES:
             return NystroemPCG()
     return get_approximation(approximation)
+
+
+def _exact_fits(n: int, d: int) -> bool:
+    """Whether the exact machine's memory guard allows n rows (``Exact().machine()``)."""
+    try:
+        get_approximation("exact").machine()[0].check_resources(n, d)
+    except ValueError:
+        return False
+    return True
+
+
+def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: bool) -> None:
+    """The :class:`ApproximationWarning` of a Nyström machine held below its rule."""
+    from ..utils._config import max_bytes
+
+    why = "" if d_eff is None else f" (the effective dimension at this γ and α is about {d_eff:.0f})"
+    if in_memory:
+        where = f"the memory limit of {max_bytes() / 2**20:.0f} MiB allows no more"
+        ways = ("raise the limit (kernelselect.set_config(max_bytes=...)), give the centres "
+                "yourself (approximation=NystroemPCG(n_centres=...)), or fit on a "
+                "row-chunked Dask array")
+    else:
+        where = "the Dask client's budget or each task's memory allows no more"
+        ways = ("raise the limit (kernelselect.set_config(max_bytes=...), which is also "
+                "the client's budget once set), give the centres yourself "
+                "(approximation=NystroemPCG(n_centres=...)), or use smaller row chunks")
+    warn_user(
+        f"approximation='auto' fits the Nyström machine on n={n} rows with {m} centres, "
+        f"fewer than the {asked} its rule asks for{why}: {where}. The fitted model may be "
+        f"less accurate than the exact one. For a larger model {ways}.",
+        ApproximationWarning)
+
+
+#: a machine that measured its own d_eff is refitted with twice the centres while its
+#: model holds less than this share of it …
+GROW_CAPTURED = 0.95
+#: … at most this many times; and refitted where the rule at the model's own tr S
+#: (a lower bound of d_eff) asks for more than this factor times its centres
+GROW_ROUNDS = 2
+GROW_SLACK = 1.1
+
+
+def grown_recipe(recipe: Any, gap: dict[str, Any] | None, n: int, d: int, t: int = 1,
+                 workers: int | None = None, chunks: tuple[int, ...] | None = None
+                 ) -> Any:
+    """The recipe to fit again with, or None: when the fitted model of a machine that
+    measured d_eff at its own (γ, α) holds less than :data:`GROW_CAPTURED` of it
+    (``gap["captured"]``, :func:`fit_gap`), a copy with twice the centres, within n,
+    :data:`MAX_CENTRES` and the memory guard, at most :data:`GROW_ROUNDS` times; where
+    it holds more than the pilot measured (the pilot fell short: the model's tr S is
+    a lower bound of d_eff), a copy with the rule's centres at that tr S when they
+    exceed :data:`GROW_SLACK` times the present ones. The
+    share is measured, not assumed: uniform centres need more than d_eff·ln d_eff
+    where the leverage of the rows is uneven. Where no more centres are allowed, an
+    :class:`ApproximationWarning` gives the share and the ways to a larger model."""
+    import copy
+
+    policy = getattr(recipe, "_fit_policy", None)
+    if (gap is None or policy is None or policy.get("pilot_rows") is None
+            or gap["captured"] is None):
+        return None
+    rounds = int(policy.get("rounds", 0))
+    m_now = int(recipe.n_centres)
+    if gap["captured"] >= GROW_CAPTURED:
+        # tr S of the Nyström model is at most the exact d_eff: above the pilot's
+        # estimate it is the better one, and the rule is applied to it
+        want = rule_centres(n, gap["model_effective_dimension"])
+        if want <= GROW_SLACK * m_now or rounds >= GROW_ROUNDS:
+            return None
+    else:
+        want = 2 * m_now
+    cap = min(n, MAX_CENTRES, memory_centres(n, d, t, workers, chunks))
+    m = min(cap, want)
+    if gap["captured"] >= GROW_CAPTURED and m <= m_now:
+        return None
+    if m <= m_now or rounds >= GROW_ROUNDS:
+        if m_now < n and policy["centres_rule"] != "memory cap":
+            warn_user(
+                f"approximation='auto' fits the Nyström machine on n={n} rows with {m_now} "
+                f"centres; its model holds {100 * gap['captured']:.0f} % of the effective "
+                f"dimension at this γ and α (about {policy['effective_dimension']:.0f}), "
+                f"and {'the memory limit allows' if m <= m_now else 'the rule stops at'} "
+                f"no more centres. For a larger model give the centres yourself "
+                f"(approximation=NystroemPCG(n_centres=...)), raise the memory limit "
+                f"(kernelselect.set_config(max_bytes=...)), or fit on a row-chunked Dask "
+                f"array.", ApproximationWarning)
+        return None
+    grown = copy.copy(recipe)
+    grown.n_centres = m
+    grown._fit_policy = dict(policy, rounds=rounds + 1,
+                             n_centres_asked=max(int(policy["n_centres_asked"]), m))
+    return grown
+
+
+def fit_gap(recipe: Any, details: dict[str, Any], alphas: Any = None
+            ) -> dict[str, Any] | None:
+    """How far the automatic Nyström model may be from the exact one, for a model fitted
+    by a recipe of :func:`machine_approximation` ("auto" beyond the exact limit), else
+    None: ``n_centres`` used and ``n_centres_asked`` by the rule, ``centres_rule``
+    ("rule" or "memory cap"), ``effective_dimension`` of K at (γ, α) (measured by the
+    pilot, whose rows are ``pilot_rows``, or by the selection: then ``pilot_rows`` is
+    None), ``model_effective_dimension`` tr S of the fitted Nyström model (at the
+    smallest of ``alphas``, the α d_eff is measured at; the first without them),
+    ``captured`` = ``model_effective_dimension`` / ``effective_dimension``, and
+    ``rounds``, the refits with more centres (:func:`grown_recipe`).
+
+    Because the Nyström matrix K̃ satisfies K̃ ≼ K, every eigenvalue of K̃ is at most the
+    matching one of K, and tr K̃(K̃ + αI)⁻¹ ≤ tr K(K + αI)⁻¹: ``captured`` ≤ 1 up to the
+    pilot's error, and 1 − ``captured`` is the share of the exact model's effective
+    directions the fitted model lacks.
+    """
+    policy = getattr(recipe, "_fit_policy", None)
+    if policy is None or details.get("method") != "nystrom-pcg":
+        return None
+    tr = details.get("effective_dimension")
+    if isinstance(tr, list):                         # an α path: the smallest α's
+        import numpy as np
+
+        tr = tr[int(np.argmin(alphas)) if alphas is not None and len(tr) > 1 else 0]
+    tr_k = None
+    if tr is not None:
+        tr_k = float(tr) - (1.0 if details.get("intercept_form") == "bias" else 0.0)
+    d_eff = policy["effective_dimension"]
+    return dict(policy, rounds=int(policy.get("rounds", 0)),
+                n_centres=int(details["n_centres"]) if "n_centres" in details
+                else int(details.get("n_support", 0)),
+                model_effective_dimension=tr_k,
+                captured=None if tr_k is None or not d_eff else tr_k / d_eff)
 
 
 def centres_rule(recipe: Any, n: int, d_eff: float | None) -> str:
@@ -121,7 +329,8 @@ def centres_rule(recipe: Any, n: int, d_eff: float | None) -> str:
 def describe_fit(details: dict[str, Any]) -> dict[str, Any]:
     """What a fitted machine reports of how it was solved: ``approximation`` (the
     method), ``n_centres`` (support points of a Nyström model, else None),
-    ``n_iter`` and ``residual`` (the conjugate-gradient solve's, else None)."""
+    ``n_iter`` and ``residual`` (the conjugate-gradient solve's, else None),
+    ``approximation_gap`` (:func:`fit_gap`, else None)."""
     method = details.get("method")
     centres = details.get("n_centres", details.get("n_support") if method == "nystrom" else None)
     iters = details.get("iterations")
@@ -130,6 +339,7 @@ def describe_fit(details: dict[str, Any]) -> dict[str, Any]:
         iters, residual = iters[0], residual[0] if residual is not None else None
     return {"approximation": "exact" if method in ("cholesky", "eigh", "tridiagonal")
             else method,
+            "approximation_gap": details.get("approximation_gap"),
             "n_centres": None if centres is None else int(centres),
             "n_iter": None if iters is None else int(iters),
             "residual": None if residual is None else float(max(residual))}

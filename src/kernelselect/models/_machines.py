@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from ._fit_policy import describe_fit, machine_approximation
+from ._fit_policy import describe_fit, fit_gap, grown_recipe, machine_approximation
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array, label_columns, mean_of)
 from ..utils._labels import decide, encode_labels
@@ -56,9 +56,10 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
         X·diag(√γ); new points are scaled the same way).
     approximation : {"auto", "exact", "nystrom-pcg", "nystrom", "rff"} or Approximation
         auto (the default): exact up to 5000 rows, beyond that the Nyström machine by
-        conjugate gradients with m = √n·ln n centres (at least 500, at most 2·10⁴ and
-        what the memory limit allows; the refit of :class:`~kernelselect.KernelSelectionCV`
-        also takes three times the effective dimension it measured; :mod:`kernelselect._fit_policy`);
+        conjugate gradients with m = max(√n·ln n, d_eff·max(3, ln d_eff)) centres, d_eff
+        the effective dimension measured at this γ and α (at least 500, at most 2·10⁴
+        and what the memory limit allows, else an ``ApproximationWarning``;
+        :mod:`kernelselect._fit_policy`);
         a row-chunked Dask X: the Nyström machine at every n;
         exact: Cholesky (one α) or one tridiagonal reduction for an α path, O(n³);
         nystrom-pcg or :class:`~kernelselect.NystroemPCG`: ridge regression on the
@@ -116,14 +117,23 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
     recipe with a streamed solver only."""
     n, d = X.shape
     lazy = is_dask_array(X)
+    chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
     recipe = machine_approximation(approximation, int(n), int(d), int(Y.shape[1]),
-                                   workers=workers, in_memory=not lazy,
-                                   chunks=tuple(int(c) for c in X.chunks[0]) if lazy else None)
+                                   workers=workers, in_memory=not lazy, chunks=chunks,
+                                   X=X, gamma=gamma, alphas=alphas, kernel=kernel,
+                                   random_state=random_state)
     if lazy and not hasattr(recipe, "fit_machine"):
         raise dask_recipe_error(approximation)
-    return fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
-                              approximation=recipe, random_state=random_state,
-                              workers=workers, centred=centred)
+    while True:         # "auto": more centres while the model holds too little of d_eff
+        model = fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
+                                   approximation=recipe, random_state=random_state,
+                                   workers=workers, centred=centred)
+        gap = fit_gap(recipe, model.details, alphas)
+        if gap is not None:
+            model.details["approximation_gap"] = gap
+        recipe = grown_recipe(recipe, gap, int(n), int(d), int(Y.shape[1]), workers, chunks)
+        if recipe is None:
+            return model
 
 
 def _function_data(X: Any, y: Any, min_rows: int) -> tuple[Any, Any]:
@@ -212,6 +222,7 @@ class _KernelMachineEstimator(BaseEstimator):
         self.n_centres_ = how["n_centres"]
         self.n_iter_ = how["n_iter"]
         self.residual_ = how["residual"]
+        self.approximation_gap_ = how["approximation_gap"]
         self.intercept_form_ = m.details.get(
             "intercept_form", "bias" if self._bias else "mean" if offset is not None else "none")
         if offset is not None:
@@ -332,6 +343,13 @@ default="auto"
     residual_ : float or None
         The relative residual of the normal equations that fit reached (largest over
         the outputs).
+    approximation_gap_ : dict or None
+        For the Nyström machine of ``approximation="auto"`` (beyond the exact limit), how
+        far it may be from the exact model: the centres used and asked for by the rule
+        (``n_centres``, ``n_centres_asked``, ``centres_rule``: "rule" or "memory cap"),
+        the effective dimension tr K(K + αI)⁻¹ measured at (γ, α)
+        (``effective_dimension``), the fitted model's own (``model_effective_dimension``)
+        and their ratio ``captured`` (≤ 1; 1 when nothing is lost). None otherwise.
     alpha_ : float
         The ridge of the fitted model: ``alpha``, or the candidate of a
         ``NystroemPCG(loo_alphas=...)`` recipe with the smallest leave-one-out error.

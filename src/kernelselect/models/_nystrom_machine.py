@@ -31,7 +31,8 @@ from ..utils._validation import (check_bool, check_positive, check_positive_int,
                                  check_random_state)
 from ..operators._base import Approximation, Capabilities
 
-__all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "memory_centres"]
+__all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "memory_centres",
+           "deff_centres"]
 
 
 #: fewest and most centres the automatic rule gives
@@ -39,16 +40,31 @@ MIN_CENTRES = 500
 MAX_CENTRES = 20_000
 #: centres per √n·ln n
 GROWTH = 1.0
-#: centres per unit of effective dimension (the user guide's "The choice of m")
+#: fewest centres per unit of effective dimension (the user guide's "The choice of m")
 DEFF_FACTOR = 3.0
+
+
+def deff_centres(d_eff: float) -> float:
+    """The centres the effective dimension alone asks for: d_eff·max(3, ln d_eff).
+
+    Sampling m = O(d_eff·log d_eff) centres by their ridge leverage scores gives a
+    Nyström matrix within a constant factor of K's error at the ridge (Musco & Musco,
+    NeurIPS 2017, Theorem 3; Rudi, Camoriano & Rosasco, NeurIPS 2015, Theorem 2 for
+    the learning rate). The centres here are uniform, whose guarantee needs more (the
+    largest leverage in place of the mean), so the leverage rate with constant 1 is a
+    floor; at least :data:`DEFF_FACTOR`·d_eff, measured to keep the test error within
+    a few per cent of the exact model's (the user guide's "The choice of m" and the
+    study ``studies/bare_machine_gap.py``)."""
+    return d_eff * max(DEFF_FACTOR, math.log(max(d_eff, 1.0)))
 
 
 def rule_centres(n: int, d_eff: float | None = None) -> int:
     """m for n rows by the rule alone (module notes of :mod:`kernelselect._fit_policy`):
-    max(√n·ln n, 3·d_eff) within [MIN_CENTRES, MAX_CENTRES], at most n."""
+    max(√n·ln n, d_eff·max(3, ln d_eff)) (:func:`deff_centres`) within [MIN_CENTRES,
+    MAX_CENTRES], at most n."""
     m = GROWTH * math.sqrt(n) * math.log(max(n, 2))
     if d_eff is not None and math.isfinite(d_eff):
-        m = max(m, DEFF_FACTOR * d_eff)
+        m = max(m, deff_centres(d_eff))
     return int(min(n, MAX_CENTRES, max(MIN_CENTRES, math.ceil(m))))
 
 
@@ -125,6 +141,8 @@ class NystroemPCG(Approximation):
 
     name = "nystrom-pcg"
     provides: frozenset[str] = frozenset()        # fits machines; evaluates no criterion
+    #: how ``approximation="auto"`` sized this recipe (``_fit_policy.fit_gap``), else None
+    _fit_policy: dict[str, Any] | None = None
 
     @property
     def capabilities(self) -> Capabilities:

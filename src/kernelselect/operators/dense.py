@@ -438,6 +438,9 @@ class Exact(Approximation):
 
     name = "exact"
 
+    #: set on the copy :meth:`machine` returns: its refusals name the machines' alternatives
+    _machine: bool = False
+
     def __init__(self, method: str = "auto", max_dense: int = 8000,
                  dense_solver: str = "auto") -> None:
         self.method = method
@@ -491,13 +494,21 @@ class Exact(Approximation):
         check_positive_int(self.max_dense, "max_dense")
         if method != "dense":
             return
-        alternatives = ("Exact(method='streaming') for the moment criteria (kta, ckta, fsm, "
-                        "mmd, sm), an approximation (approximation='nystrom', 'rff' or 'mcm')")
+        if self._machine:                        # a fitted machine, not the criteria
+            what = "the exact machine holds"
+            alternatives = ("approximation='auto' (the Nyström machine by conjugate "
+                            "gradients beyond the exact limit), NystroemPCG(n_centres=...), "
+                            "approximation='nystrom' or 'rff'")
+        else:
+            what = "the exact dense criteria hold"
+            alternatives = ("Exact(method='streaming') for the moment criteria (kta, ckta, "
+                            "fsm, mmd, sm), an approximation (approximation='nystrom', 'rff' "
+                            "or 'mcm')")
         if n > self.max_dense:
             raise ValueError(
-                f"the exact dense criteria hold the {n}×{n} kernel matrix and its "
-                f"eigendecomposition; n={n} exceeds max_dense={self.max_dense}. Use "
-                f"{alternatives}, or raise Exact(max_dense=...)."
+                f"{what} the {n}×{n} kernel matrix and its factorisation; n={n} exceeds "
+                f"max_dense={self.max_dense}. Use {alternatives}, or raise "
+                f"Exact(max_dense=...)."
             )
         check_allocation(4 * 8.0 * n * n,
                          f"the exact dense kernel matrix at n={n} (K, a factor of K + αI, "
@@ -554,4 +565,5 @@ class Exact(Approximation):
             )
         dense = copy.copy(self)
         dense.set_params(method="dense", dense_solver=method)
+        dense._machine = True
         return dense, method

@@ -56,8 +56,9 @@ class ArdProblem:
     X : (n, d) centred features (standardised or not, as the selection decided);
     Y : (n, t) targets (±1 columns for classes); objective : "kfold", "loo" or
     "evidence" (the Gaussian-process evidence, :func:`kernelselect.primitives._ard.evidence_exact`);
-    folds : (n,) fold of each point (k-fold); landmarks : row indices of the Nyström
-    landmarks, or None for the exact kernel matrix."""
+    folds : (n,) fold of each point (k-fold); landmarks : row indices (c,) of the
+    Nyström landmarks, or their points (c, d) when they are not rows of X (then ``Z``
+    holds them centred like X), or None for the exact kernel matrix."""
 
     X: np.ndarray
     Y: np.ndarray
@@ -117,10 +118,15 @@ class ArdProblem:
         fold_of = (None if self.objective != "kfold"
                    else fold_labels(rows.size, folds, 0, _strata(Y)))
         marks = None
+        shift = X.mean(axis=0)
+        if self.landmarks is not None and np.ndim(self.landmarks) == 2:     # points
+            assert self.Z is not None
+            Z = self.Z - shift
+            return replace(self, X=X - shift, Y=Y, folds=fold_of, landmarks=Z, Z=Z)
         if self.landmarks is not None:
             where = np.flatnonzero(np.isin(rows, self.landmarks))
             marks = where
-        return replace(self, X=X - X.mean(axis=0), Y=Y, folds=fold_of, landmarks=marks)
+        return replace(self, X=X - shift, Y=Y, folds=fold_of, landmarks=marks)
 
 
 def _strata(Y: np.ndarray) -> np.ndarray | None:
@@ -134,10 +140,14 @@ def make_problem(X: np.ndarray, Y: np.ndarray, objective: str, landmarks: np.nda
     """An :class:`ArdProblem` with the features centred (the kernel is unchanged, the
     distance contractions lose less to cancellation) and the k-fold criterion's folds
     (seed 0 and class strata, as the ``ekfold`` criterion draws them)."""
-    Xc = np.ascontiguousarray(X - X.mean(axis=0), dtype=np.float64)
+    centre = X.mean(axis=0)
+    Xc = np.ascontiguousarray(X - centre, dtype=np.float64)
     fold_of = fold_labels(Xc.shape[0], folds, 0, _strata(Y)) if objective == "kfold" else None
+    Z = None
+    if landmarks is not None and np.ndim(landmarks) == 2:        # points, centred like X
+        Z = landmarks = np.ascontiguousarray(landmarks - centre, dtype=np.float64)
     return ArdProblem(Xc, np.asarray(Y, dtype=np.float64), objective, fold_of, landmarks,
-                      eigen_floor, workers)
+                      eigen_floor, workers, Z=Z)
 
 
 @dataclass
@@ -276,9 +286,9 @@ def fit_predict(problem: ArdProblem, gamma: np.ndarray, alpha: float, X_new: np.
         b = nu.sum(axis=0) / rho.sum()
         a = nu - rho[:, None] * b[None, :]
         return _ard.gaussian_block(Xn, Xs, problem.workers) @ a + b[None, :]
-    Zs = Xs[problem.landmarks]
-    F = _ard.nystrom_factor(Xs, Zs, problem.landmarks, Zs.shape[0], problem.eigen_floor,
-                            problem.workers)
+    rows = problem.landmarks if np.ndim(problem.landmarks) == 1 else None
+    Zs = Xs[rows] if rows is not None else problem.Z * s
+    F = _ard.nystrom_factor(Xs, Zs, rows, Zs.shape[0], problem.eigen_floor, problem.workers)
     D = 1.0 / (F.s + alpha)
     R = (B - F.Psi @ (D[:, None] * (F.Psi.T @ B))) / alpha          # K̃_α⁻¹[1 Y]
     rho, nu = R[:, 0], R[:, 1:]

@@ -242,15 +242,20 @@ def _targets_matrix(y: Any, task: Any) -> tuple[np.ndarray, str]:
 
 
 def _landmarks(iso: SelectionResult, n: int, rng: np.random.Generator) -> np.ndarray:
-    """The Nyström landmarks of the per-feature search: those of the isotropic search's
-    last level (at most MAX_LANDMARKS, a uniform subset), else a uniform draw."""
+    """The Nyström landmarks of the per-feature search: the user's own (``Nystroem(
+    landmarks=...)``: row indices (c,), or points (c, d) in the isotropic search's
+    coordinates), all of them; else those of the isotropic search's last level (at most
+    MAX_LANDMARKS, a uniform subset), else a uniform draw."""
     params = iso.details.get("approximation_params") or {}
     marks = params.get("landmarks")
+    user = marks is not None and "auto" not in iso.details
+    if marks is not None and user and np.ndim(marks) == 2:
+        return np.asarray(marks, dtype=np.float64)
     if marks is None or np.ndim(marks) != 1 or not np.issubdtype(np.asarray(marks).dtype,
                                                                   np.integer):
         marks = rng.choice(n, size=min(MAX_LANDMARKS, n // 2), replace=False)
     marks = np.asarray(marks, dtype=np.intp)
-    if marks.size > MAX_LANDMARKS:
+    if marks.size > MAX_LANDMARKS and not user:
         marks = rng.choice(marks, size=MAX_LANDMARKS, replace=False)
     return np.sort(marks)
 
@@ -270,7 +275,7 @@ def _dask_problem(X: Any, y: Any, isotropic: SelectionResult, task: Any, standar
     Xw = X if scaling is None else scaling.transform(X)
     rows = _dask.DaskRows(Xw, _dask.encoded_target(y_dask, targets.classes, targets.task))
     marks = _landmarks(isotropic, rows.n, rng)
-    Z = rows.gather(marks)
+    Z = marks if marks.ndim == 2 else rows.gather(marks)
     Y, task_name = _targets_matrix(y_local, task)
     n_classes = None if targets.classes is None else int(np.size(targets.classes))
     problem = ArdProblem(np.empty((0, Z.shape[1])), Y, "loo", None, marks, rows=rows, Z=Z,
@@ -325,7 +330,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
     info: dict[str, Any] = {
         "engine": problem.engine, "objective": objective,
         "objective_description": _describe(objective, Y.shape[1]),
-        "n_landmarks": None if landmarks is None else int(np.size(landmarks)),
+        "n_landmarks": None if landmarks is None else len(landmarks),
         "landmarks": None if landmarks is None else np.asarray(landmarks).tolist(),
         "dask": problem.rows is not None,
         "start": {"gamma": gamma0, "alpha": alpha0, "value": _value(problem, theta0),

@@ -8,7 +8,12 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["ConvergenceWarning", "warn_user", "renamed_attribute"]
+__all__ = ["ApproximationWarning", "ConvergenceWarning", "warn_user", "renamed_attribute"]
+
+
+class ApproximationWarning(UserWarning):
+    """A fitted model is a coarser approximation than its own rule asks for (the memory
+    limit held it back), so it may be less accurate than the model that was asked for."""
 
 #: the package's folder (this module sits in its utils/)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
