@@ -309,9 +309,9 @@ def fit_gap(recipe: Any, details: dict[str, Any], alphas: Any = None
         import numpy as np
 
         tr = tr[int(np.argmin(alphas)) if alphas is not None and len(tr) > 1 else 0]
-    tr_k = None
-    if tr is not None:
-        tr_k = float(tr) - (1.0 if details.get("intercept_form") == "bias" else 0.0)
+    # With a bias the solver's d_eff is already that of the centred features, the
+    # directions the coefficients fit (the constant one belongs to the bias).
+    tr_k = None if tr is None else float(tr)
     d_eff = policy["effective_dimension"]
     return dict(policy, rounds=int(policy.get("rounds", 0)),
                 n_centres=int(details["n_centres"]) if "n_centres" in details
