@@ -138,8 +138,9 @@ MAX_EXTENSIONS = 2
 
 
 class GridEdgeWarning(UserWarning):
-    """The selected γ or α lies on the edge of the grid that was searched: the best
-    value may lie beyond it."""
+    """The selected γ or α lies on the edge of the grid that was searched.
+
+    The best value may lie beyond it: extend the grid in the direction named."""
 
 
 #: the default criterion on an approximation that computes neither the k-fold nor the

@@ -12,16 +12,21 @@ __all__ = ["ApproximationWarning", "ConvergenceWarning", "warn_user", "renamed_a
 
 
 class ApproximationWarning(UserWarning):
-    """A fitted model is a coarser approximation than its own rule asks for (the memory
-    limit held it back), so it may be less accurate than the model that was asked for."""
+    """A fitted model is a coarser approximation than its own rule asks for.
+
+    The memory limit held it back, so it may be less accurate than the model that was
+    asked for; the message names the ways to a larger one."""
+
 
 #: the package's folder (this module sits in its utils/)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class ConvergenceWarning(UserWarning):
-    """An iterative solver stopped before its tolerance was met: the model it returns
-    is the last iterate, less accurate than asked (its details say how much)."""
+    """An iterative solver stopped before its tolerance was met.
+
+    The model it returns is the last iterate, less accurate than asked (its details say
+    how much)."""
 
 
 def warn_user(message: str, category: type[Warning]) -> None:
