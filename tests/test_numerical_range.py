@@ -69,7 +69,10 @@ def test_fit_spacing_is_equivariant(scale):
     X, _, _ = problem()
     h = lowlevel.fit_spacing(X, [5, 4, 3], random_state=0)
     hs = lowlevel.fit_spacing(X * scale, [5, 4, 3], random_state=0)
-    np.testing.assert_allclose(hs / scale, h, rtol=1e-9)          # formerly 25% off
+    # formerly 25 % off. The fit stops on ftol = 1e-14, a relative change of the cost,
+    # which fixes h at a minimum only to about √ftol = 1e-7 relative: rescaled data
+    # reach the same minimum on another path (2.4e-8 apart with scipy 1.17).
+    np.testing.assert_allclose(hs / scale, h, rtol=1e-6)
 
 
 # ---------------------------------------------------------------------------
