@@ -586,12 +586,12 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
             The target probability 1 − α that a new y lies in its interval.
         method : {"auto", "jackknife+", "jackknife"}, default="auto"
             "jackknife+" (Barber, Candès, Ramdas & Tibshirani, Ann. Statist. 2021):
-            [q⁻{f₋ᵢ(x) − |r_i|}, q⁺{f₋ᵢ(x) + |r_i|}] over the n leave-one-out models
+            [q⁻{f₋ᵢ(x) − abs(r_i)}, q⁺{f₋ᵢ(x) + abs(r_i)}] over the n leave-one-out models
             f₋ᵢ, which covers with probability at least 1 − 2α whatever the data and in
             practice about 1 − α; offered for exact machines of at most
             :data:`~kernelselect.models._uncertainty.JACKKNIFE_PLUS_MAX_N` rows (it
             holds the n × n factor and costs O(n²) per new row). "jackknife": f(x) ± the
-            ⌈(1 − α)(n + 1)⌉-th smallest |r_i|, O(1) per row beyond the prediction, at
+            ⌈(1 − α)(n + 1)⌉-th smallest abs(r_i), O(1) per row beyond the prediction, at
             every n and approximation; its coverage rests on the machine's stability
             (measured in the user guide's page "Uncertainty"). "auto": jackknife+ where
             offered, else jackknife.

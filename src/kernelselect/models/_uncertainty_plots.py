@@ -20,7 +20,7 @@ def reliability(proba: npt.ArrayLike, y_true: npt.ArrayLike, classes: npt.ArrayL
     """Top-label reliability per confidence bin, and the expected calibration error.
 
     Per equal-width bin of the top probability: the mean confidence, the accuracy and
-    the count, and ECE = Σ_b (n_b/n)·|accuracy_b − confidence_b| (Guo, Pleiss, Sun & Weinberger, ICML
+    the count, and ECE = Σ_b (n_b/n)·abs(accuracy_b − confidence_b) (Guo, Pleiss, Sun & Weinberger, ICML
     2017).
 
     Parameters
