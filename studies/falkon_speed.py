@@ -89,8 +89,8 @@ def timed(fn):
 
 
 def run_speed(args):
-    from kernelselect.models._nystrom_pcg import choose_centres, fit_nystrom_pcg
-    from kernelselect.models._nystrom_rows import APPLY, CROSS, NORMAL, Conditioning, run_pass
+    from kernelselect.solvers._pcg import choose_centres, fit_nystrom_pcg
+    from kernelselect.solvers._rows import APPLY, CROSS, NORMAL, Conditioning, run_pass
 
     d, gamma, lam = 10, 0.05, 1e-6
     X, y = synthetic(args.n, d)
@@ -123,7 +123,7 @@ def run_speed(args):
 
 
 def run_iterations(args):
-    from kernelselect.models._nystrom_pcg import choose_centres, choose_sample, fit_nystrom_pcg
+    from kernelselect.solvers._pcg import choose_centres, choose_sample, fit_nystrom_pcg
 
     for shape in args.shape:
         X, y = synthetic(args.n, 10) if shape == "synthetic" else shaped(shape, args.n)

@@ -62,7 +62,7 @@ def exact_fit(X, y, gamma, alpha, bias):
     import scipy.linalg as sl
 
     from kernelselect import lowlevel
-    from kernelselect.models._solvers import cross_kernel_matvec
+    from kernelselect.solvers._exact import cross_kernel_matvec
 
     K = lowlevel.kernel_block(X, X, gamma)
     K[np.diag_indices_from(K)] += alpha
@@ -95,7 +95,7 @@ def run_one(name, task, n_cap, split, max_m):
     from sklearn.kernel_approximation import Nystroem
     from sklearn.linear_model import RidgeCV
 
-    from kernelselect.models._nystrom_pcg import (SAMPLE_PER_CENTRE, choose_centres, choose_sample,
+    from kernelselect.solvers._pcg import (SAMPLE_PER_CENTRE, choose_centres, choose_sample,
                                            fit_nystrom_pcg)
 
     data = C.load_data(name)

@@ -182,7 +182,7 @@ def run_speed(n=2000, seed=0):
 PREDICT_CHILD = r"""
 import json, resource, sys, time, tracemalloc
 import numpy as np
-from kernelselect.models._solvers import cross_kernel_matvec
+from kernelselect.solvers._exact import cross_kernel_matvec
 rng = np.random.default_rng(0)
 n_test, n_train, d = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 Xte = rng.standard_normal((n_test, d)); Xtr = rng.standard_normal((n_train, d))

@@ -131,6 +131,8 @@ LAYERS = [
     # stand-ins for the kernel matrix, then the criteria written over them
     {"operators"},
     {"criteria"},
+    # solvers of the kernel machines: exact, and the Nyström conjugate-gradient engine
+    {"solvers"},
     # the selection: driver, policy, search, result, plots, the per-feature kernel
     {"selection"},
     # kernel machines, cross-validation, estimators; discriminant-information learning
@@ -179,11 +181,16 @@ SUBLAYERS = {
         {"_driver"},
         {""},
     ],
+    "solvers": [
+        {"_exact", "_rows"},
+        {"_pcg"},
+        {"_loo"},
+        {"_nystroem_pcg"},
+        {""},
+    ],
     "models": [
-        {"_solvers", "_nystrom_rows", "_dask_input", "_uncertainty_plots"},
-        {"_cv", "_nystrom_pcg", "_scaling"},
-        {"_nystrom_loo"},
-        {"_nystrom_machine"},
+        {"_dask_input", "_uncertainty_plots"},
+        {"_cv", "_scaling"},
         {"_fit_policy", "_uncertainty"},
         {"_machines"},
         {"_selection_cv"},

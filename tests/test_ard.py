@@ -12,7 +12,7 @@ import reference as ref
 from kernelselect.primitives import _ard
 from kernelselect.selection import _ard_stream
 from kernelselect import kernels, lowlevel
-from kernelselect.models._solvers import cross_kernel_matvec
+from kernelselect.solvers._exact import cross_kernel_matvec
 from kernelselect.criteria import evaluate_criterion, get_criterion
 from kernelselect.criteria.kfold import fold_labels
 from kernelselect.operators.dense import Exact

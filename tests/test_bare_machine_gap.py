@@ -10,7 +10,8 @@ import pytest
 
 import kernelselect
 from kernelselect import Exact, KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier, fit_krr
-from kernelselect.models import _fit_policy, _nystrom_machine
+from kernelselect.models import _fit_policy
+from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
 from kernelselect.models._fit_policy import measure_effective_dimension
 from kernelselect import ApproximationWarning
 
@@ -152,7 +153,7 @@ def test_more_centres_while_the_model_holds_too_little(small_exact_limit, monkey
 
 def test_grown_recipe_rules():
     from kernelselect import NystroemPCG
-    from kernelselect.models._nystrom_machine import rule_centres
+    from kernelselect.solvers._nystroem_pcg import rule_centres
 
     recipe = NystroemPCG(n_centres=700)
     recipe._fit_policy = {"n_centres_asked": 700, "effective_dimension": 50.0,

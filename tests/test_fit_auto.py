@@ -7,7 +7,8 @@ import pytest
 import kernelselect
 from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,
                           NystroemPCG, fit_krr, fit_lssvm)
-from kernelselect.models import _fit_policy, _nystrom_machine
+from kernelselect.models import _fit_policy
+from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
 from kernelselect.models._fit_policy import auto_centres, describe_fit, machine_approximation
 from kernelselect.operators.dense import Exact
 
@@ -54,7 +55,7 @@ def test_auto_centres_rule():
     with kernelselect.config_context(max_bytes=200 * 2**20):
         capped = auto_centres(n, d_eff=4000.0, d=10)
     assert 1 <= capped < 12000
-    from kernelselect.models._nystrom_pcg import nystrom_pcg_bytes
+    from kernelselect.solvers._pcg import nystrom_pcg_bytes
     assert nystrom_pcg_bytes(n, capped, 10, 1, 1) <= 200 * 2**20
 
 

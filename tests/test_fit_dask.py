@@ -165,9 +165,9 @@ def test_memory_limit_caps_the_centres_on_dask(monkeypatch):
     more is refused with the largest m that fits, and the selection's refit says when
     the cap, not the rule, set m."""
     import kernelselect
-    from kernelselect.models import _nystrom_machine
+    from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
     from kernelselect.models._fit_policy import auto_centres
-    from kernelselect.models._nystrom_pcg import (largest_dask_centres, nystrom_pcg_client_bytes,
+    from kernelselect.solvers._pcg import (largest_dask_centres, nystrom_pcg_client_bytes,
                                            nystrom_pcg_task_bytes)
 
     X, Y = data(3, n=700)
@@ -201,7 +201,7 @@ def test_client_budget_caps_the_automatic_centres_on_dask(monkeypatch):
     cap and its budget."""
     import kernelselect
     from kernelselect.models._fit_policy import auto_centres
-    from kernelselect.models._nystrom_pcg import nystrom_pcg_client_bytes
+    from kernelselect.solvers._pcg import nystrom_pcg_client_bytes
     from kernelselect.utils import _resources
 
     monkeypatch.delenv("KERNELSELECT_MAX_BYTES", raising=False)

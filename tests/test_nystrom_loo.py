@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from kernelselect import KernelRidgeRegressor, NystroemPCG, fit_krr
-from kernelselect.models import _nystrom_loo
-from kernelselect.models._nystrom_loo import (fit_nystrom_loo, intercept_forms, loo_bytes,
+from kernelselect.solvers import _loo as _nystrom_loo
+from kernelselect.solvers._loo import (fit_nystrom_loo, intercept_forms, loo_bytes,
                                               loo_flops)
-from kernelselect.models._nystrom_pcg import choose_centres, fit_nystrom_pcg
+from kernelselect.solvers._pcg import choose_centres, fit_nystrom_pcg
 
 from reference import mp_nystrom_fit, nystrom_ridge, nystrom_ridge_loo
 
@@ -187,7 +187,7 @@ def test_dask_gives_the_in_memory_bits():
     da = pytest.importorskip("dask.array")
     import dask
 
-    from kernelselect.models._nystrom_rows import PART_ROWS
+    from kernelselect.solvers._rows import PART_ROWS
 
     n = 2 * PART_ROWS + 300          # three parts, two chunks of whole parts
     X, Y, rng = data(4, n, 2, 1)

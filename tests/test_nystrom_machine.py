@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from kernelselect.models._fit_policy import MAX_CENTRES, MIN_CENTRES, auto_centres
-from kernelselect.models._nystrom_machine import NystroemPCG, fit_pcg_machine
+from kernelselect.solvers._nystroem_pcg import NystroemPCG, fit_pcg_machine
 
 
 def data(seed=0, n=600, d=3, t=2):

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelselect
-from kernelselect.models._nystrom_pcg import (NystromPreconditioner, check_solver_memory,
+from kernelselect.solvers._pcg import (NystromPreconditioner, check_solver_memory,
                                        choose_centres, choose_sample, fit_nystrom_pcg,
                                        largest_centres, nystrom_pcg, nystrom_pcg_bytes)
-from kernelselect.models._nystrom_rows import (APPLY, CROSS, NORMAL, Conditioning, NystromRows,
+from kernelselect.solvers._rows import (APPLY, CROSS, NORMAL, Conditioning, NystromRows,
                                               run_pass)
 
 from reference import kernel_matrix, nystrom_ridge
@@ -279,7 +279,7 @@ def test_dask_fit_and_predictions_equal_the_in_memory_ones():
     da = pytest.importorskip("dask.array")
     import dask
 
-    from kernelselect.models import _nystrom_rows
+    from kernelselect.solvers import _rows as _nystrom_rows
 
     X, Y, rng = data(12, 1500, 3, 2)
     centres = choose_centres(1500, 120, rng)

@@ -10,7 +10,7 @@ import pytest
 
 import kernelselect
 from kernelselect import ConvergenceWarning, KernelRidgeRegressor, LSSVMClassifier, NystroemPCG
-from kernelselect.models._nystrom_pcg import (check_solver_memory, fit_nystrom_pcg,
+from kernelselect.solvers._pcg import (check_solver_memory, fit_nystrom_pcg,
                                               jitter_for)
 
 from reference import kernel_matrix, krr_solve, lssvm_solve, nystrom_ridge

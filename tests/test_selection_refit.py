@@ -131,7 +131,8 @@ def test_target_mostly_its_mean_warns_without_intercept(offset, warns):
 def test_progress_reports_the_selection_and_sizes_the_refit(monkeypatch, capsys):
     """progress=True: the selection's lines on stderr (nothing on stdout), and the
     automatically sized Nyström refit gets the same setting; default False: silent."""
-    from kernelselect.models import _fit_policy, _nystrom_machine
+    from kernelselect.models import _fit_policy
+    from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
 
     monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)    # the Nyström refit at n = 150
     monkeypatch.setattr(_nystrom_machine, "MIN_CENTRES", 40)

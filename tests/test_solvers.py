@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelselect
-from kernelselect.models._solvers import cross_kernel_matvec, dual_solution, fit_kernel_machine
+from kernelselect.solvers._exact import cross_kernel_matvec, dual_solution, fit_kernel_machine
 from kernelselect.operators._lowrank import LowRankOperator
 from kernelselect.operators._tridiagonal import TridiagonalReduction
 from kernelselect.operators.dense import DenseOperator

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import kernelselect
 from kernelselect import di
 from kernelselect.models._cv import cross_validate_grid
-from kernelselect.models._solvers import fit_kernel_machine
+from kernelselect.solvers._exact import fit_kernel_machine
 from kernelselect.criteria import CRITERIA
 from kernelselect.criteria._base import evaluate
 from kernelselect.criteria.discriminant import operator_di

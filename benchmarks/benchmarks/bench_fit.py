@@ -14,9 +14,9 @@ EXACT_SOLVERS = ("cholesky", "eigh", "tridiagonal")
 
 
 def fit_machine():
-    """``fit_kernel_machine`` (``kernelselect.models._solvers``, formerly
+    """``fit_kernel_machine`` (``kernelselect.solvers._exact``, formerly
     ``kernelselect._solvers``), or None on commits without it."""
-    solvers = private("kernelselect.models._solvers", "kernelselect._solvers")
+    solvers = private("kernelselect.solvers._exact", "kernelselect._solvers")
     return getattr(solvers, "fit_kernel_machine", None)
 
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # what the names below resolve to, for type checkers and IDEs
     from .models import (KernelRidgeRegressor, KernelSelectionClassifier, KernelSelectionCV,
                          KernelSelectionRegressor, LSSVMClassifier, Standardizer, fit_krr,
                          fit_lssvm)
-    from .models._nystrom_machine import NystroemPCG
+    from .solvers._nystroem_pcg import NystroemPCG
     from .operators.dense import Exact
     from .operators.mcm import MCM
     from .operators.nystrom import Nystroem
@@ -46,7 +46,7 @@ _LAZY = {
     "Exact": "operators.dense",
     "Nystroem": "operators.nystrom",
     "RFF": "operators.rff",
-    "NystroemPCG": "models._nystrom_machine",
+    "NystroemPCG": "solvers._nystroem_pcg",
     "MCM": "operators.mcm",
     "RandomMCM": "operators.random_mcm",
     "Criterion": "criteria",

@@ -6,7 +6,7 @@ Nyström factor (Ding & Liao, PAKDD 2012, Alg. 2 with Alg. 1 inside) —
 and every α of the grid is solved from that factorisation. Held-out points are
 predicted by the fold's model: the true kernel against the fold's training points
 (exact), or the Nyström feature map, i.e. the kernel against the fold's landmarks
-(see :mod:`kernelselect.models._solvers`; the held-out error is then that of the model the
+(see :mod:`kernelselect.solvers._exact`; the held-out error is then that of the model the
 fold's criterion would score, at every α).
 """
 
@@ -21,7 +21,7 @@ import numpy.typing as npt
 from .. import _predict
 from ..selection import SelectionResult
 from ..utils._labels import decide, encode_labels
-from ._solvers import check_alphas, check_machine, fit_kernel_machine
+from ..solvers._exact import check_alphas, check_machine, fit_kernel_machine
 from ..utils._progress import check_progress, progress_iter
 from ..utils._threads import block_threads, one_blas_thread
 from ..utils._validation import (
@@ -250,7 +250,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
         "nystrom" (ridge regression on each fold's Nyström features) or an instance
         such as ``ProportionalNystroem(0.1, 0.5)`` (Ding & Liao (PAKDD 2012): c = 0.1n, k = 0.5c); "rff"
         works too ("mcm" is refused: it does not train a model, see
-        :func:`kernelselect.models._solvers.check_machine`).
+        :func:`kernelselect.solvers._exact.check_machine`).
     cv : int, splitter or (train, test) pairs
         An int gives k folds, stratified by class for ``loss="error"``.
     random_state : int, Generator or None

@@ -6,9 +6,9 @@
   matrix), against 3 s for the Nyström machine with 500 centres and the same test
   error within 1 %; at n = 10⁴ it took 50 s against 8–11 s (the user guide's
   "Fitting at any n" page gives the measurements).
-* **Beyond, the Nyström machine** (:class:`~kernelselect._nystrom_machine.NystroemPCG`)
+* **Beyond, the Nyström machine** (:class:`~kernelselect.solvers._nystroem_pcg.NystroemPCG`)
   with m centres from :func:`auto_centres` (defined beside the machine, in
-  :mod:`kernelselect._nystrom_machine`):
+  :mod:`kernelselect.solvers._nystroem_pcg`):
 
       m = max(⌈√n·ln n⌉, ⌈d_eff·max(3, ln d_eff)⌉), within [MIN_CENTRES, MAX_CENTRES], ≤ n,
 
@@ -32,7 +32,7 @@
   ``approximation_gap_``, ``details["refit"]["approximation_gap"]`` of a selection).
 * **The refit's α**: the selection's candidates are re-scored on the final model by
   its exact leave-one-out error where n·m² is affordable
-  (:mod:`kernelselect.models._nystrom_loo`); beyond, the selected α. For the default
+  (:mod:`kernelselect.solvers._loo`); beyond, the selected α. For the default
   regressor the same leave-one-out also chooses the constant term: the training mean
   of y with the rest left to the kernel, or an unpenalised bias.
 """
@@ -42,7 +42,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ._nystrom_machine import (MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres,
+from ..solvers._nystroem_pcg import (MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres,
                                memory_centres, rule_centres)
 from ..utils._threads import blas_for_flops
 from ..utils._warnings import ApproximationWarning, warn_user
@@ -124,7 +124,7 @@ def _pilot_estimate(X: Any, gamma: Any, alpha: float, kernel: str, m0: int,
     from .. import lowlevel
     from ..kernels import ard_scale
     from ..utils._dask import compute, is_dask_array
-    from ._nystrom_pcg import choose_centres
+    from ..solvers._pcg import choose_centres
 
     n = int(X.shape[0])
     idx = choose_centres(n, m0, rng)

@@ -17,7 +17,7 @@ from ._fit_policy import describe_fit, fit_gap, grown_recipe, machine_approximat
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array, label_columns, mean_of)
 from ..utils._labels import decide, encode_labels
-from ._solvers import KernelMachine, check_alphas, fit_kernel_machine
+from ..solvers._exact import KernelMachine, check_alphas, fit_kernel_machine
 from . import _uncertainty
 from .._typing import RandomState
 from ..utils._validation import (check_bool, check_kernel, check_matrix, check_positive,

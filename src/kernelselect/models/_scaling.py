@@ -129,7 +129,7 @@ def _deviation_sums(block: np.ndarray, exponents: np.ndarray, mu: np.ndarray
 
 def _chunk_parts(x: Any, fn: Any, *args: Any) -> list[list[np.ndarray]]:
     """``fn`` on each part of ``PART_ROWS`` rows of the block x (C-ordered float64)."""
-    from ._nystrom_rows import PART_ROWS
+    from ..solvers._rows import PART_ROWS
 
     x = np.ascontiguousarray(x, dtype=np.float64)
     return [fn(x[a:a + PART_ROWS], *args) for a in range(0, x.shape[0], PART_ROWS)]
@@ -138,7 +138,7 @@ def _chunk_parts(x: Any, fn: Any, *args: Any) -> list[list[np.ndarray]]:
 def _part_sums(X: Any, fn: Any, *args: Any) -> list[np.ndarray]:
     """Σ of ``fn``'s outputs over the parts of X's rows, in row order (a Dask X: one task
     per chunk, its chunks first aligned to whole parts)."""
-    from ._nystrom_rows import aligned_chunks, fold
+    from ..solvers._rows import aligned_chunks, fold
 
     if not is_dask_array(X):
         return fold(_chunk_parts(X, fn, *args))

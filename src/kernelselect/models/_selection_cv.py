@@ -20,7 +20,7 @@ from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
 from ..utils._labels import encode_labels
 from ..selection._policy import KFOLD_MAX_N, alpha_path
-from ._solvers import check_machine
+from ..solvers._exact import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._resources import dask_client_limit, max_bytes

@@ -24,7 +24,7 @@ too, which moves it by δ_i = −(y_i − ȳ)/(n − 1); by linearity
     r_i = (e_i − δ_i (1 − (H1)_i)) / (1 − h_i),   e_i = y_i − f_i,
 
 where (H1)_i is the fitted value of the constant target 1 (the same derivation as
-:mod:`kernelselect.models._nystrom_loo`). The leave-one-out decision value is
+:mod:`kernelselect.solvers._loo`). The leave-one-out decision value is
 y_i − r_i. Cost: exact, one kernel matrix, one Cholesky factorisation and its
 inverse, O(n²d + n³); feature maps, two streamed passes over the rows, O(n·k² + n·k·d)
 time and O(k²) memory (k × k Gram matrix), the n values kept (exact: K_α = LLᵀ, then

@@ -4,7 +4,7 @@ A machine fitted with ``approximation=NystroemPCG(...)`` (or chosen by
 ``approximation="auto"`` beyond the exact path's reach) is ridge regression on the
 Nyström feature map of m centres drawn uniformly from the training rows, solved by
 preconditioned conjugate gradients over streamed passes
-(:mod:`kernelselect._nystrom_pcg`): O(m²) memory and O(n·m) time per iteration, K(X,
+(:mod:`kernelselect.solvers._pcg`): O(m²) memory and O(n·m) time per iteration, K(X,
 centres) never held, on in-memory or row-chunked Dask input. It predicts
 f(x) = k(x, centres)β + b from its m centres alone.
 """
@@ -16,14 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ._nystrom_loo import fit_nystrom_loo, intercept_forms, loo_affordable
-from ._nystrom_pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
+from ._loo import fit_nystrom_loo, intercept_forms, loo_affordable
+from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
                            check_dask_solver_memory, check_solver_memory, check_tol,
                            choose_centres,
                            choose_sample, fit_nystrom_pcg, largest_centres,
                            largest_dask_centres)
-from ._nystrom_rows import aligned_chunks
-from ._solvers import check_alphas
+from ._rows import aligned_chunks
+from ._exact import check_alphas
 from ..utils._progress import check_progress
 from ..utils._threads import block_threads
 from .._typing import RandomState
@@ -71,9 +71,9 @@ def rule_centres(n: int, d_eff: float | None = None) -> int:
 def memory_centres(n: int, d: int, t: int = 1, workers: int | None = None,
                    chunks: tuple[int, ...] | None = None, m: int = MAX_CENTRES) -> int:
     """The most centres (at least 1) whose solve the memory guard allows: in memory the
-    whole solve (:func:`~kernelselect._nystrom_pcg.nystrom_pcg_bytes`); on a Dask X with
+    whole solve (:func:`~kernelselect.solvers._pcg.nystrom_pcg_bytes`); on a Dask X with
     row ``chunks``, the client's part (the m × m factors) and each task's (one chunk's
-    pass): :func:`~kernelselect._nystrom_pcg.largest_dask_centres`."""
+    pass): :func:`~kernelselect.solvers._pcg.largest_dask_centres`."""
     if chunks is None:
         return max(1, largest_centres(n, d, t, block_threads(float(n) * m, workers)))
     return max(1, largest_dask_centres(n, max(aligned_chunks(chunks)), d, t))
@@ -115,10 +115,10 @@ class NystroemPCG(Approximation):
         Progress lines during long fits (as ``select_kernel``'s ``progress``).
     loo_alphas : array-like or None, default=None
         Candidate ridges. When given, and where the route is affordable (n·m² within
-        :data:`~kernelselect._nystrom_loo.LOO_FLOPS` and m × m arrays within the memory
+        :data:`~kernelselect.solvers._loo.LOO_FLOPS` and m × m arrays within the memory
         limit), the machine is solved for all of them and the fitting α at once by one
         eigendecomposition and keeps the candidate whose exact leave-one-out error on
-        this model is smallest (:mod:`kernelselect._nystrom_loo`); the model has that one
+        this model is smallest (:mod:`kernelselect.solvers._loo`); the model has that one
         α (``details["alpha"]``, the errors in ``details["loo"]``). Beyond, the fitting α
         by conjugate gradients.
     loo_intercept : bool, default=False
@@ -189,7 +189,7 @@ class NystroemPCG(Approximation):
     def check_dask_resources(self, n: int, chunks: tuple[int, ...], d: int, t: int = 1,
                              d_eff: float | None = None) -> None:
         """The memory guard on a fit on a Dask X of row ``chunks``: the client's part
-        and one task's (:func:`~kernelselect._nystrom_pcg.check_dask_solver_memory`)."""
+        and one task's (:func:`~kernelselect.solvers._pcg.check_dask_solver_memory`)."""
         m = self.centres_for(n, d_eff)
         check_dask_solver_memory(n, max(aligned_chunks(chunks)), m, d, t)
 

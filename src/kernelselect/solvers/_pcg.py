@@ -30,7 +30,7 @@ upper Cholesky factor of that matrix divided by n, the substitution w = A⁻¹u/
 
 whose matrix is close to the identity once the centres represent the data, solved by
 conjugate gradients. Each iteration is one streamed pass K_nmᵀ(K_nm v)
-(:mod:`kernelselect._nystrom_rows`; the bias adds a rank-one correction from
+(:mod:`kernelselect.solvers._rows`; the bias adds a rank-one correction from
 s = K_nmᵀ1) and four triangular solves with m × m factors.
 
 The centres' own features under-represent the directions in which K_mm is small:
@@ -110,7 +110,7 @@ from exact kernel ridge regression by about 10⁻⁵ relative.
 
 Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
 part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
-in for each solve), plus the passes' buffers (:func:`kernelselect._nystrom_rows.pass_bytes`);
+in for each solve), plus the passes' buffers (:func:`kernelselect.solvers._rows.pass_bytes`);
 K_nm is never held.
 """
 
@@ -127,11 +127,11 @@ from scipy.linalg import blas, lapack
 from .. import lowlevel
 from ..utils._dask import DaskRows, is_dask_array
 from ..utils._dask import _compute as dask_compute
-from ._nystrom_rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
+from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ..utils._progress import progress_iter
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
-from ._solvers import KernelMachine
+from ._exact import KernelMachine
 from ..utils._threads import blas_for_flops, block_threads
 from ..utils._warnings import ConvergenceWarning, warn_user
 
@@ -180,7 +180,7 @@ _SAMPLE_BLOCK = 2**21      # entries of K(sample rows, centres) formed at a time
 
 class RowPasses(Protocol):
     """What the solver needs of the data: the streamed products of
-    :class:`kernelselect._nystrom_rows.NystromRows` (in memory) or its Dask form."""
+    :class:`kernelselect.solvers._rows.NystromRows` (in memory) or its Dask form."""
 
     n: int
     cond: Conditioning

@@ -1,6 +1,6 @@
 """Streamed products with the Nyström block K_nm = K(X, Z) of n rows and m centres.
 
-The conjugate-gradient solver of :mod:`kernelselect._nystrom_pcg` needs three
+The conjugate-gradient solver of :mod:`kernelselect.solvers._pcg` needs three
 products, each one pass over the rows of X that never holds K_nm (n × m):
 
 - ``normal(V)`` = K_nmᵀ(K_nm V) for V of shape (m, t), one fused pass (each block of

@@ -1,7 +1,7 @@
 """The Nyström machine with its ridge, and its intercept form, chosen by exact
 leave-one-out on the model itself.
 
-The model is the one of :mod:`kernelselect._nystrom_pcg`: ridge regression on the
+The model is the one of :mod:`kernelselect.solvers._pcg`: ridge regression on the
 Nyström features φ(x) = T⁻ᵀk(Z, x), TᵀT = K_mm + δI. Where n·m² is affordable, it is
 solved here for a whole path of candidate ridges α from one eigendecomposition, which
 also gives every candidate's exact leave-one-out error on the final model; the machine
@@ -52,7 +52,7 @@ Two streamed passes over the rows, K_nm never held:
 
 The chosen candidate's weights are w = V diag(1/(g + α)) c, the model's β = T⁻¹w and
 bias ȳ − μᵀw (0 without it). The jitter δ is the solver's, set by the kernel alone
-(:func:`kernelselect._nystrom_pcg.jitter_for`), so at every α the model is the one the
+(:func:`kernelselect.solvers._pcg.jitter_for`), so at every α the model is the one the
 conjugate-gradient solver fits. The eigendecomposition is backward
 stable: the weights are exact for a Gram matrix perturbed by about 2⁻⁵²·n, relative
 2⁻⁵²/λ to the ridge (2·10⁻⁷ at λ = α/n = 10⁻⁹).
@@ -81,8 +81,8 @@ from .. import lowlevel
 from ..utils._dask import check_rows_finite
 from ..utils._resources import max_bytes
 from ..utils._threads import blas_for_flops, one_blas_thread
-from ._nystrom_pcg import NystromMachine, factor_upper, jitter_for, streamed_rows
-from ._nystrom_rows import PART_ROWS, Conditioning, NystromRows, fold
+from ._pcg import NystromMachine, factor_upper, jitter_for, streamed_rows
+from ._rows import PART_ROWS, Conditioning, NystromRows, fold
 
 __all__ = ["LOO_FLOPS", "FORMS", "LooSolution", "loo_flops", "loo_bytes", "loo_affordable",
            "intercept_forms", "nystrom_loo", "fit_nystrom_loo"]
@@ -391,7 +391,7 @@ def fit_nystrom_loo(X: Any, Y: Any, gamma: float, alphas: np.ndarray, *,
     """The Nyström machine on the given centres at the candidate α (and form of the
     constant term) with the smallest leave-one-out error (:func:`nystrom_loo`), X and Y
     in memory (validated by the caller) or row-chunked Dask arrays, as
-    :func:`~kernelselect._nystrom_pcg.fit_nystrom_pcg`.
+    :func:`~kernelselect.solvers._pcg.fit_nystrom_pcg`.
 
     Returns
     -------
