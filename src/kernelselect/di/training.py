@@ -158,11 +158,37 @@ def _adam_ascent(params: list[np.ndarray],
     return hist
 
 
-def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, rho: float, task: str,
-                    batch_size: int | None, learning_rate: float, max_epochs: int, tol: float,
-                    patience: int, decay: float
-                    ) -> tuple[np.ndarray, int, float, int,
-                               Callable[[np.ndarray], np.ndarray], dict[str, Any]]:
+@dataclass(frozen=True)
+class _Training:
+    """The checked inputs of one DI training run and its schedule: what
+    :func:`train_rfdi` and :func:`train_nysdi` share (they differ only in the
+    parameters they move and the objective they climb)."""
+
+    X: np.ndarray
+    n_components: int
+    gamma: float
+    rho: float
+    batch_size: int
+    targets: Callable[[np.ndarray], np.ndarray]
+    rng: np.random.Generator
+    schedule: dict[str, Any]
+
+    def ascend(self, params: list[np.ndarray],
+               value_and_grad: Callable[[np.ndarray], tuple[float, tuple[np.ndarray, ...]]],
+               desc: str) -> TrainingHistory:
+        """Mini-batch Adam ascent of ``params`` (moved in place) on the objective of a
+        batch of row indices (see :func:`_adam_ascent`)."""
+        return _adam_ascent(params, value_and_grad, self.X.shape[0], self.batch_size, self.rng,
+                            desc=desc, **self.schedule)
+
+
+def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma: float,
+                    rho: float, task: str, batch_size: int | None, learning_rate: float,
+                    max_epochs: int, tol: float, patience: int, decay: float,
+                    min_learning_rate: float, progress: bool, random_state: RandomState, *,
+                    components_from_rows: bool = False) -> _Training:
+    """Check the arguments the two trainers share, in their order; with
+    ``components_from_rows`` (landmarks drawn from the rows of X) also J ≤ n."""
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     J = check_positive_int(n_components, "n_components")
     rho = _check_rho(rho)
@@ -175,16 +201,25 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, rho: 
     check_allocation(8.0 * (4.0 * b * J + 4.0 * J * J + 3.0 * J * X.shape[1] + b * n_targets),
                      f"DI training with n_components={J} (batches of {b} × {J} and "
                      f"{J} × {J} systems)", "use fewer components")
-    opts = dict(
+    schedule = dict(
         learning_rate=check_positive(learning_rate, "learning_rate"),
         max_epochs=check_positive_int(max_epochs, "max_epochs"),
         tol=check_positive(tol, "tol", allow_zero=True),
         patience=check_positive_int(patience, "patience"),
         decay=check_positive(decay, "decay"),
     )
-    if not opts["decay"] < 1:
+    if not schedule["decay"] < 1:
         raise ValueError(f"decay must be in (0, 1), got {decay!r}.")
-    return X, J, rho, batch, targets, opts
+    gamma = check_positive(gamma, "gamma")
+    schedule.update(min_learning_rate=min_learning_rate,
+                    progress=check_bool(progress, "progress"))
+    if components_from_rows and J > X.shape[0]:
+        raise ValueError(
+            f"n_components={J} exceeds the {X.shape[0]} samples the landmarks are drawn "
+            "from; use n_components ≤ n_samples."
+        )
+    return _Training(X, J, gamma, rho, batch, targets, check_random_state(random_state),
+                     schedule)
 
 
 def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
@@ -234,21 +269,17 @@ def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamm
     b : ndarray of shape (J,)
     history : TrainingHistory
     """
-    X, J, rho, batch, targets, opts = _training_setup(
-        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
-    gamma = check_positive(gamma, "gamma")
-    progress = check_bool(progress, "progress")
-    rng = check_random_state(random_state)
-    W0, b = sample_frequencies("gaussian", X.shape[1], J, rng)
-    W = scale_frequencies(W0, gamma)
+    run = _training_setup(X, y, n_components, gamma, rho, task, batch_size, learning_rate,
+                          max_epochs, tol, patience, decay, min_learning_rate, progress,
+                          random_state)
+    W0, b = sample_frequencies("gaussian", run.X.shape[1], run.n_components, run.rng)
+    W = scale_frequencies(W0, run.gamma)
 
     def value_and_grad(idx: np.ndarray) -> tuple[float, tuple[np.ndarray, ...]]:
-        value, gW, gb = rfdi(X[idx], targets(idx), W, b, rho, workers=workers)
+        value, gW, gb = rfdi(run.X[idx], run.targets(idx), W, b, run.rho, workers=workers)
         return value, (gW, gb)
 
-    hist = _adam_ascent([W, b], value_and_grad, X.shape[0], batch, rng,
-                        min_learning_rate=min_learning_rate, progress=progress,
-                        desc="RFDI", **opts)
+    hist = run.ascend([W, b], value_and_grad, "RFDI")
     return W, b, hist
 
 
@@ -272,24 +303,15 @@ def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gam
         Rows of X the landmarks started from.
     history : TrainingHistory
     """
-    X, J, rho, batch, targets, opts = _training_setup(
-        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
-    gamma = check_positive(gamma, "gamma")
-    progress = check_bool(progress, "progress")
-    if J > X.shape[0]:
-        raise ValueError(
-            f"n_components={J} exceeds the {X.shape[0]} samples the landmarks are drawn "
-            "from; use n_components ≤ n_samples."
-        )
-    rng = check_random_state(random_state)
-    indices = np.sort(rng.choice(X.shape[0], size=J, replace=False))
-    R = X[indices].copy()
+    run = _training_setup(X, y, n_components, gamma, rho, task, batch_size, learning_rate,
+                          max_epochs, tol, patience, decay, min_learning_rate, progress,
+                          random_state, components_from_rows=True)
+    indices = np.sort(run.rng.choice(run.X.shape[0], size=run.n_components, replace=False))
+    R = run.X[indices].copy()
 
     def value_and_grad(idx: np.ndarray) -> tuple[float, tuple[np.ndarray, ...]]:
-        value, gR = nysdi(X[idx], targets(idx), R, gamma, rho, workers=workers)
+        value, gR = nysdi(run.X[idx], run.targets(idx), R, run.gamma, run.rho, workers=workers)
         return value, (gR,)
 
-    hist = _adam_ascent([R], value_and_grad, X.shape[0], batch, rng,
-                        min_learning_rate=min_learning_rate, progress=progress,
-                        desc="NysDI", **opts)
+    hist = run.ascend([R], value_and_grad, "NysDI")
     return R, indices, hist
