@@ -137,6 +137,34 @@ def _di_core(Fc: np.ndarray, Yc: np.ndarray, rho: float, B: np.ndarray | None = 
     return float(np.sum(c * c)), P[:, keep] @ (c / s[keep, None])
 
 
+def _di_and_feature_gradient(Fc: np.ndarray, Yc: np.ndarray, rho: float,
+                              B: np.ndarray | None = None
+                              ) -> tuple[float, np.ndarray, np.ndarray]:
+    """(value, A, Γ_F) of the DI objective tr(S⁻¹MMᵀ) at centred features Fc, with
+    (value, A) from :func:`_di_core` and its gradient with respect to the
+    features (as they enter M = FᵀCY and S = FᵀCF + ρ(B or I); the ρB part is the
+    caller's)::
+
+        Γ_F = 2 (Y_c − F_c A) Aᵀ          (n × J),
+
+    derived in the Notes of :func:`rfdi` (Γ_Z there, Γ_G in :func:`nysdi`).
+    """
+    value, A = _di_core(Fc, Yc, rho, B=B)
+    grad = (Yc - Fc @ A) @ A.T
+    grad *= 2.0
+    return value, A, grad
+
+
+def _check_features_matrix(A: npt.ArrayLike, name: str, d: int, axis: int) -> np.ndarray:
+    """A parameter matrix whose ``axis`` runs over the d features of X (W: axis 0,
+    landmarks: axis 1), as float64."""
+    A = check_matrix(A, name, dtype=np.float64)
+    if A.shape[axis] != d:
+        layout = f"(n_features, J) = ({d}, J)" if axis == 0 else f"(J, n_features) = (J, {d})"
+        raise ValueError(f"{name} must have shape {layout} to match X, got {A.shape}.")
+    return A
+
+
 def di_criterion(F: npt.ArrayLike, Y: npt.ArrayLike, rho: float = 1e-4) -> float:
     """Discriminant information of a fixed feature map (Al et al., equation 6).
 
@@ -215,17 +243,12 @@ def kdi_criterion(G: npt.ArrayLike, B: npt.ArrayLike, Y: npt.ArrayLike,
 def _check_params_rff(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
                       rho: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
-    n, d = X.shape
-    W = check_matrix(W, "W", dtype=np.float64)
-    if W.shape[0] != d:
-        raise ValueError(
-            f"W must have shape (n_features, J) = ({d}, J) to match X, got {W.shape}."
-        )
+    W = _check_features_matrix(W, "W", X.shape[1], axis=0)
     J = W.shape[1]
     b = check_vector(b, "b")
     if b.shape[0] != J:
         raise ValueError(f"b must have J = {J} entries (one per column of W), got {b.shape[0]}.")
-    Y = _check_targets(Y, n)
+    Y = _check_targets(Y, X.shape[0])
     return X, _centre(Y), W, b, _check_rho(rho)
 
 
@@ -281,10 +304,8 @@ def rfdi(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
     Zc = _rff_map(X, W, b, workers)
     SinU = _rff_map(X, W, b - 0.5 * np.pi, workers)
     Zc -= Zc.mean(axis=0)
-    value, A = _di_core(Zc, Yc, rho)
-    R = Yc - Zc @ A
-    GZ = R @ A.T
-    GZ *= -2.0
+    value, _, GZ = _di_and_feature_gradient(Zc, Yc, rho)
+    np.negative(GZ, out=GZ)
     SinU *= GZ                       # Γ_U = −s sin(U) ∘ Γ_Z
     grad_W = X.T @ SinU
     grad_b = SinU.sum(axis=0)
@@ -294,13 +315,8 @@ def rfdi(X: npt.ArrayLike, Y: npt.ArrayLike, W: npt.ArrayLike, b: npt.ArrayLike,
 def _check_params_nys(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: Any,
                       rho: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
-    n, d = X.shape
-    R = check_matrix(landmarks, "landmarks", dtype=np.float64)
-    if R.shape[1] != d:
-        raise ValueError(
-            f"landmarks must have shape (J, n_features) = (J, {d}) to match X, got {R.shape}."
-        )
-    Y = _check_targets(Y, n)
+    R = _check_features_matrix(landmarks, "landmarks", X.shape[1], axis=1)
+    Y = _check_targets(Y, X.shape[0])
     gamma = check_positive(gamma, "gamma")
     return X, _centre(Y), R, gamma, _check_rho(rho)
 
@@ -316,16 +332,12 @@ def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: f
 
     Parameters
     ----------
-    X : array-like of shape (n, d)
-        A mini-batch of samples (n ≥ 2).
-    Y : array-like of shape (n,) or (n, L)
-        Its target matrix (see :func:`encode_targets`).
+    X, Y, rho, workers
+        As for :func:`rfdi`: a mini-batch (n ≥ 2), its target matrix, the ridge ρ and
+        the threads of the compiled kernel block.
     landmarks : array-like of shape (J, d)
         The representative points X_r (rows r_j).
     gamma : float > 0
-    rho : float > 0, default 1e-4
-    workers : int or None
-        Threads of the compiled kernel block (None: OpenMP default, -1: all).
 
     Returns
     -------
@@ -354,9 +366,7 @@ def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: f
     B = _gaussian_block(R, R, gamma, workers)
     B = 0.5 * (B + B.T)
     Gc = G - G.mean(axis=0)
-    value, A = _di_core(Gc, Yc, rho, B=B)
-    P = (Yc - Gc @ A) @ A.T
-    P *= 2.0
+    value, A, P = _di_and_feature_gradient(Gc, Yc, rho, B=B)
     P *= G                            # Γ_G ∘ G
     Q = A @ A.T
     Q *= -rho
