@@ -126,6 +126,15 @@ def evaluate_criterion(criterion: str | Criterion, operator: KernelOperator, y: 
 # the registry: every criterion of the library, declared once with its metadata
 # ---------------------------------------------------------------------------
 
+def _random_mcm(name: str, direction: str, labels: str, alpha_dependent: bool,
+                params: dict[str, Any], description: str) -> Criterion:
+    """A criterion of the randomised labelled circulant: it needs the ``RandomMCM``
+    operator and is computed by the function
+    :data:`~kernelselect.criteria.random_mcm.RANDOM_CRITERIA` holds under its name."""
+    return Criterion(name, direction, "random_mcm", labels, alpha_dependent,
+                     _rc.RANDOM_CRITERIA[name], params, description)
+
+
 _REGISTRY = {c.name: c for c in (
     Criterion("ree", "min", "spectral", "any", True, ree, {},
               "regularised training error (α/n) yᵀK_α⁻¹y (Ding et al., TNNLS 2020)"),
@@ -175,23 +184,23 @@ _REGISTRY = {c.name: c for c in (
               "eigenvalue ratio: (α²/n)yᵀK_α⁻²y + c·Σ_{i>t}λ_i/Σ_{i≤t}λ_i (after Liu & Liao "
               "2015)"),
     # randomised labelled circulant (needs the RandomMCM operator)
-    Criterion("random_c1", "min", "random_mcm", "any", True, _rc.random_c1, {},
-              "Π/(s₀+α)² + Σ s_j/(s_j+α) (Ding et al., AAAI 2018, eq. 4)"),
-    Criterion("random_kta", "max", "random_mcm", "any", False, _rc.random_kta, {},
-              "s₀ / (Π Σ s_j) (Ding et al., AAAI 2018, eq. 5)"),
-    Criterion("random_mmd", "max", "random_mcm", "binary", False, _rc.random_mmd, {},
-              "s̄₀ with class-weighted ȳ (Ding et al., AAAI 2018)"),
-    Criterion("random_eloo", "min", "random_mcm", "any", True, _rc.random_eloo, {"loss": "auto"},
-              "LSSVM ELOO with ÛÛᴴ on the nD lifted points (built on Ding et al., AAAI 2018, "
-              "eq. 6)"),
-    Criterion("random_kta_row", "max", "random_mcm", "any", False, _rc.random_kta_row, {},
-              "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
-    Criterion("random_kta_row_2g", "max", "random_mcm", "any", False, _rc.random_kta_row_2g, {},
-              "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
-    Criterion("random_mmd_row", "max", "random_mcm", "binary", False, _rc.random_mmd_row, {},
-              "‖Z̃ᵀȳ‖²: zero row of s̄"),
-    Criterion("random_c1_rff", "min", "random_mcm", "any", True, _rc.random_c1_rff,
-              {"sigma": None}, "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
+    _random_mcm("random_c1", "min", "any", True, {},
+                "Π/(s₀+α)² + Σ s_j/(s_j+α) (Ding et al., AAAI 2018, eq. 4)"),
+    _random_mcm("random_kta", "max", "any", False, {},
+                "s₀ / (Π Σ s_j) (Ding et al., AAAI 2018, eq. 5)"),
+    _random_mcm("random_mmd", "max", "binary", False, {},
+                "s̄₀ with class-weighted ȳ (Ding et al., AAAI 2018)"),
+    _random_mcm("random_eloo", "min", "any", True, {"loss": "auto"},
+                "LSSVM ELOO with ÛÛᴴ on the nD lifted points (built on Ding et al., AAAI "
+                "2018, eq. 6)"),
+    _random_mcm("random_kta_row", "max", "any", False, {},
+                "‖Z̃ᵀy‖² / (n‖Z̃ᵀZ̃‖_F): zero row of s, KTA(Z)"),
+    _random_mcm("random_kta_row_2g", "max", "any", False, {},
+                "‖Z̃_γᵀy‖² / (n‖Z̃_2γᵀ1‖): zero rows at γ and 2γ"),
+    _random_mcm("random_mmd_row", "max", "binary", False, {},
+                "‖Z̃ᵀȳ‖²: zero row of s̄"),
+    _random_mcm("random_c1_rff", "min", "any", True, {"sigma": None},
+                "C1 of Z̃Z̃ᵀ from the D × D Gram matrix"),
     # discriminant information (spectral forms of the operator)
     Criterion("di", "max", "spectral", "matrix", False, operator_di, {"rho": 1e-4, "task": "auto"},
               "discriminant information tr((FᵀCF+ρI)⁻¹FᵀCYYᵀCF) of the features of A = FFᵀ "
