@@ -22,12 +22,7 @@ from .. import fft as _fft
 from ..primitives._columns import song_xu_unchecked
 from ..primitives._grid import choose_grid, fit_spacing, grid_order
 from ..utils._threads import team
-from ..utils._validation import (
-    check_bool,
-    check_matrix,
-    check_positive_int,
-    check_random_state,
-)
+from ..utils._validation import check_bool, check_matrix, check_positive_int, check_random_state
 from .._typing import RandomState, SpectralFunction
 from ._base import Approximation, KernelOperator, _centred, evaluate_at
 

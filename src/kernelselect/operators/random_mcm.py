@@ -33,11 +33,7 @@ from ..utils._labels import numeric_labels
 from ..utils._resources import check_allocation
 from ..utils._threads import team
 from ..kernels import sample_frequencies
-from ..utils._validation import (
-    check_matrix,
-    check_positive_int,
-    check_random_state,
-)
+from ..utils._validation import check_matrix, check_positive_int, check_random_state
 from .._typing import Gammas, RandomState
 from ._base import Approximation, Capabilities, KernelOperator
 from .streaming_random_mcm import build_random_mcm
