@@ -17,6 +17,7 @@ from ._fit_policy import describe_fit, fit_gap, grown_recipe, machine_approximat
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array, label_columns, mean_of)
 from ..utils._labels import decide, encode_labels
+from ..utils._targets import Targets
 from ..solvers._exact import KernelMachine, check_alphas, fit_kernel_machine
 from . import _uncertainty
 from .._typing import RandomState
@@ -291,6 +292,13 @@ class _KernelMachineEstimator(BaseEstimator):
         return Xd, y_local, y_dask
 
 
+def _fitted_on(estimator: Any, X: Any) -> None:
+    """What ``validate_data(reset=True)`` records of an X the caller checked: the number
+    of features (a checked X is an array, so it has no feature names)."""
+    estimator.n_features_in_ = int(X.shape[1])
+    estimator.__dict__.pop("feature_names_in_", None)
+
+
 def _dask_rows(F: Any, func: Any, columns: int) -> Any:
     """``func`` (an (b, t) → (b, columns) map) over the row chunks of a Dask F."""
     return F.map_blocks(func, chunks=(F.chunks[0], (columns,)), dtype=np.float64)
@@ -388,6 +396,18 @@ default="auto"
         labels = encode_labels(y)
         self.classes_ = labels.classes
         return self._fit_machine(X, labels.columns())
+
+    def _fit_validated(self, X: Any, targets: Targets, y_dask: Any = None) -> Self:
+        """Fit on X and class labels checked and encoded by the caller (a selecting
+        estimator's door): X float64 (or a checked row-chunked Dask array) and its
+        :class:`~kernelselect.utils._targets.Targets`; ``y_dask`` holds the labels in
+        X's chunks when X is a Dask array."""
+        _fitted_on(self, X)
+        assert targets.classes is not None            # class labels always have classes
+        self.classes_ = targets.classes
+        if y_dask is not None:          # the solve streams the label columns
+            return self._fit_machine(X, label_columns(y_dask, targets.classes))
+        return self._fit_machine(X, targets.y[:, None] if targets.Y is None else targets.Y)
 
     def decision_function(self, X: npt.ArrayLike) -> np.ndarray:
         """f(X): shape (n,) for two classes (> 0 → classes_[1]), else (n, n_classes)."""
@@ -530,7 +550,24 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         X, y = cast("tuple[np.ndarray, np.ndarray]",
                     validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                   multi_output=True))
-        y = np.asarray(y, dtype=np.float64)
+        return self._fit_target(X, np.asarray(y, dtype=np.float64), intercept)
+
+    def _fit_validated(self, X: Any, targets: Targets, y_dask: Any = None) -> Self:
+        """Fit on X and a real target checked by the caller (a selecting estimator's
+        door): X float64 (or a checked row-chunked Dask array) and its
+        :class:`~kernelselect.utils._targets.Targets`; ``y_dask`` holds the target in
+        X's chunks when X is a Dask array."""
+        intercept = _check_fit_intercept(self.fit_intercept)
+        _fitted_on(self, X)
+        if y_dask is None:
+            return self._fit_target(X, targets.y, intercept)
+        self._single_output = y_dask.ndim == 1
+        Yd = y_dask.astype(np.float64)[:, None]
+        offset = targets.y[:, None].mean(axis=0) if intercept == "mean" else None
+        return self._fit_machine(X, Yd, offset)
+
+    def _fit_target(self, X: np.ndarray, y: np.ndarray, intercept: bool | str) -> Self:
+        """The in-memory fit on a checked X (n, d) and float64 y (n,) or (n, t)."""
         self._single_output = y.ndim == 1
         Y = y[:, None] if y.ndim == 1 else y
         self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)

@@ -71,6 +71,12 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
             self.n_features_in_ = int(data.shape[1])
         else:
             data = validate_data(self, X, dtype=np.float64)
+        return self._fit_validated(data)
+
+    def _fit_validated(self, data: Any) -> Self:
+        """:meth:`fit` on an X its caller checked (float64 in memory, or a checked
+        row-chunked Dask array)."""
+        self.n_features_in_ = int(data.shape[1])
         scaling = _fixed_order_scaling(data)
         self.scaling_ = scaling
         self.exponent_ = scaling.exponents
@@ -87,7 +93,14 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
             return self.scaling_.transform(check_dask_features(self, X))
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return np.asarray(self.scaling_.transform(X, dtype=np.float64))
+        return self._transform_validated(X)
+
+    def _transform_validated(self, X: Any) -> Any:
+        """:meth:`transform` of the X :meth:`_fit_validated` was given (a Dask X stays
+        lazy)."""
+        if isinstance(X, np.ndarray):
+            return np.asarray(self.scaling_.transform(X, dtype=np.float64))
+        return self.scaling_.transform(X)
 
     def inverse_transform(self, X: npt.ArrayLike) -> np.ndarray:
         """The features back in the units of the training data."""
