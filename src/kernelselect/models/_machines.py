@@ -556,7 +556,8 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         """Fit on X and a real target checked by the caller (a selecting estimator's
         door): X float64 (or a checked row-chunked Dask array) and its
         :class:`~kernelselect.utils._targets.Targets`; ``y_dask`` holds the target in
-        X's chunks when X is a Dask array."""
+        X's chunks when X is a Dask array, and ``targets.y`` may then hold its mean
+        only (the solve streams y_dask)."""
         intercept = _check_fit_intercept(self.fit_intercept)
         _fitted_on(self, X)
         if y_dask is None:

@@ -9,7 +9,8 @@ tasks' estimators (as scikit-learn's ``RidgeClassifierCV`` / ``RidgeCV``);
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -183,6 +184,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                        default_regressor=self.estimator is None
                                        and not classifier, progress=progress)
         del y                       # the refit takes the prepared targets
+        if lazy:    # it streams y_dask and needs ȳ only: n gathered values less on the client
+            targets = replace(targets, y=targets.y[:, None].mean(axis=0), Y=None)
         est._fit_validated(Xs, targets, y_dask)
         if scaler is not None:
             from sklearn.pipeline import Pipeline
