@@ -23,6 +23,7 @@ from ..selection._policy import KFOLD_MAX_N, alpha_path
 from ..solvers._exact import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
+from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._progress import check_progress
 from ..utils._validation import check_bool, check_kernel
@@ -138,7 +139,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         refine = check_bool(self.refine, "refine")
         progress = check_progress(self.progress)
         X, y, y_dask = self._training_data(X, y)
-        lazy = y_dask is not None
+        source = IN_MEMORY if y_dask is None else RowSource.of_dask(X)
+        lazy = source.lazy
         targets, est = self._targets(y)
         self.task_ = targets.task
         classifier = targets.task != "regression"
@@ -152,10 +154,10 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         n, d = X.shape
         outputs = 1 if targets.classes is None or len(targets.classes) <= 2 else len(
             targets.classes)
-        chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
+        chunks = source.chunks
         _check_refit(est, n, d, outputs, chunks)
         # X and y are checked: the scaler, the selection and the refit take them as they are
-        scaler = Standardizer()._fit_validated(X) if standardize else None
+        scaler = Standardizer()._fit_validated(X, source) if standardize else None
         Xs = X if scaler is None else scaler._transform_validated(X)
         selection_approx = self.approximation
         if scaler is not None:      # landmark points given in X's units are scaled as X is
