@@ -133,3 +133,50 @@ def test_bare_machine_checks_once(monkeypatch, make, task):
     X, y = _data(n=70, task=task, seed=3)
     spy = _count(monkeypatch, lambda: make().fit(X, y), X)
     assert len(spy.x_checks) == 1, spy.x_checks
+
+
+@pytest.mark.parametrize("approximation", ["exact", "nystrom"])
+@pytest.mark.parametrize("kernel,folds,n", [("gaussian", 3, 90), ("laplacian", 4, 77)])
+def test_cross_validation_conditions_each_fold_once(monkeypatch, approximation, kernel,
+                                                    folds, n):
+    """The training rows of a fold are conditioned for the compiled kernels (checked,
+    centred, scaled: :class:`~kernelselect.primitives._kernel_ops.Points`) once per
+    fold, not once per γ; the curves are those of the public entry."""
+    from kernelselect.primitives import _kernel_ops
+
+    made = []
+    real = _kernel_ops.Points.__init__
+
+    def counting(self, X, *args, **kwargs):
+        made.append(np.shape(X)[0])
+        real(self, X, *args, **kwargs)
+
+    X, y = _data(n=n, task="binary", seed=n)
+    y = (y == "yes").astype(float)
+    gammas = [0.1, 0.5, 2.0, 8.0]
+    reference = kernelselect.cross_validate_grid(X, y, gammas=gammas, alphas=[0.1, 1.0],
+                                                 cv=folds, kernel=kernel,
+                                                 approximation=approximation, random_state=1)
+    monkeypatch.setattr(_kernel_ops.Points, "__init__", counting)
+    res = kernelselect.cross_validate_grid(X, y, gammas=gammas, alphas=[0.1, 1.0], cv=folds,
+                                           kernel=kernel, approximation=approximation,
+                                           random_state=1)
+    train_rows = {tr.size for tr, _ in res.details["folds"]}
+    assert sum(1 for m in made if m in train_rows) == folds
+    np.testing.assert_array_equal(res.curves["cv"], reference.curves["cv"])
+
+
+def test_dask_estimator_checks_once(monkeypatch):
+    """A Dask X is checked once at the estimator's door (the scaler, the selection and
+    the refit take the checked chunks) and y prepared once."""
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X, y = _data(n=600, task="regression", seed=5)
+    Xd, yd = da.from_array(X, chunks=(150, -1)), da.from_array(y, chunks=150)
+    spy = Spy(monkeypatch, *X.shape)
+    with warnings.catch_warnings(), dask.config.set(scheduler="synchronous"):
+        warnings.simplefilter("ignore")
+        KernelSelectionRegressor(random_state=0, approximation="nystrom").fit(Xd, yd)
+    dask_checks = [c for c in spy.x_checks if c != "check_matrix"]
+    assert dask_checks == ["dask_training_data"], spy.x_checks
+    assert len(spy.y_preps) == 1, spy.y_preps
