@@ -180,3 +180,16 @@ def test_dask_estimator_checks_once(monkeypatch):
     dask_checks = [c for c in spy.x_checks if c != "check_matrix"]
     assert dask_checks == ["dask_training_data"], spy.x_checks
     assert len(spy.y_preps) == 1, spy.y_preps
+
+
+@pytest.mark.parametrize("n", [120, 97])
+def test_per_feature_selection_checks_x_once_at_the_door(monkeypatch, n):
+    """kernel="ard": the isotropic selections the gradient search starts from run on
+    the rows checked at the door (X once there, once more by the per-feature search's
+    own entry, which also prepares y for its objective)."""
+    X, y = _data(n=n, task="regression", seed=n)
+    est = KernelSelectionRegressor(KernelRidgeRegressor(kernel="ard", fit_intercept=True),
+                                   random_state=0)
+    spy = _count(monkeypatch, lambda: est.fit(X, y), X)
+    assert len(spy.x_checks) <= 2, spy.x_checks
+    assert len(spy.y_preps) <= 2, spy.y_preps

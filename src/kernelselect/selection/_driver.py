@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, replace
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -258,22 +258,43 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
     an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
     Neither is checked or prepared again."""
+    if not is_ard(kernel):
+        return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
+                               alphas=alphas, criterion=criterion,
+                               approximation=approximation, random_state=random_state,
+                               workers=workers, progress=progress, refine=refine)
     t0 = time.perf_counter()
-    if is_ard(kernel):          # the per-feature search takes its input as select_kernel
-        result = _select_ard(X, y if y_dask is None else y_dask, gammas=gammas,
-                             alphas=alphas, criterion=criterion, approximation=approximation,
-                             random_state=random_state, workers=workers, progress=progress,
-                             standardize=False, task=targets.task, refine=refine)
-    else:
-        data = _check_data(X, y, criterion, _is_auto(approximation), checked=True,
-                           y_dask=y_dask)
-        plan = _plan(data.X, data.y, kernel=kernel, gammas=gammas, alphas=alphas,
-                     criterion=criterion, approximation=approximation,
-                     random_state=random_state, workers=workers, progress=progress,
-                     standardize=False, task=targets.task, refine=refine,
-                     criterion_params={}, data=data,
-                     targets=replace(targets, reason="given"))   # the task was given
-        result = _report(plan, _run(plan))
+
+    def isotropic(_X: Any, _y: Any, **options: Any) -> SelectionResult:
+        """The per-feature search's isotropic selection, on the same checked rows."""
+        del options["standardize"], options["task"]
+        return _select_checked(X, y, targets, y_dask, **options)
+
+    rows = _dask.IN_MEMORY if y_dask is None else _dask.RowSource.of_dask(X)
+    result = _select_ard(X, y if y_dask is None else y_dask, gammas=gammas, alphas=alphas,
+                         criterion=criterion, approximation=approximation,
+                         random_state=random_state, workers=workers, progress=progress,
+                         standardize=False, task=targets.task, refine=refine,
+                         isotropic=isotropic, rows=rows)
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def _select_checked(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: str,
+                    gammas: Any, alphas: Any, criterion: Any, approximation: Any,
+                    random_state: RandomState, workers: int | None,
+                    progress: bool | float, refine: bool) -> SelectionResult:
+    """The isotropic selection of :func:`_select_validated`."""
+    t0 = time.perf_counter()
+    data = _check_data(X, y, criterion, _is_auto(approximation), checked=True,
+                       y_dask=y_dask)
+    plan = _plan(data.X, data.y, kernel=kernel, gammas=gammas, alphas=alphas,
+                 criterion=criterion, approximation=approximation,
+                 random_state=random_state, workers=workers, progress=progress,
+                 standardize=False, task=targets.task, refine=refine,
+                 criterion_params={}, data=data,
+                 targets=replace(targets, reason="given"))   # the task was given
+    result = _report(plan, _run(plan))
     result.details["total_seconds"] = time.perf_counter() - t0
     return result
 
@@ -648,21 +669,28 @@ def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
 
 
 def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
-                workers: Any, standardize: Any, task: Any, **settings: Any) -> SelectionResult:
+                workers: Any, standardize: Any, task: Any,
+                isotropic: Callable[..., SelectionResult] | None = None,
+                rows: _dask.RowSource | None = None, **settings: Any) -> SelectionResult:
     """kernel="ard": the isotropic selection with the same settings, then the gradient
-    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`)."""
+    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`).
+
+    ``isotropic`` (default :func:`select_kernel`) makes the isotropic selection; ``rows``
+    says where rows an estimator's door checked live (None: X and y are checked here)."""
+    isotropic = select_kernel if isotropic is None else isotropic
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     start = start_approximation(approximation, criterion, X, y, task, engine,
                                 exact_max_n=_policy.EXACT_MAX_N,
                                 first_level=_policy.START_LANDMARKS)
-    iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+    iso = isotropic(X, y, kernel="gaussian", criterion=criterion,
                         approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
-    if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
+    lazy = (_dask.is_dask_array(X) or _dask.is_dask_array(y)) if rows is None else rows.lazy
+    if lazy:                        # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
                           objective=objective, engine=engine, standardize=standardize)
-    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3) if rows is None else X
     result = select_ard(standardize_columns(Xc) if standardize else Xc, y, isotropic=iso,
                         feature_variance=None if standardize else Xc.var(axis=0), task=task,
                         random_state=rng, workers=workers, objective=objective, engine=engine)
@@ -671,7 +699,7 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     # the guard kept the isotropic kernel, but the start was the coarse first level only:
     # the isotropic choice is the whole isotropic selection's, as kernel="gaussian" makes it
     # (the same seed when random_state is one)
-    full = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+    full = isotropic(X, y, kernel="gaussian", criterion=criterion,
                          approximation=approximation,
                          random_state=rng if isinstance(random_state, np.random.Generator)
                          else random_state, workers=workers, standardize=standardize,
