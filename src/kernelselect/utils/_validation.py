@@ -239,16 +239,6 @@ def check_rows(arr: Any, name: str = "X", min_rows: int = 1, min_cols: int = 1) 
 @overload
 def check_vector(y: Any, name: str = ..., n: int | None = ..., dtype: npt.DTypeLike = ...,
                  allow_none: Literal[False] = ...) -> np.ndarray: ...
-def check_rows(arr: Any, name: str = "X", min_rows: int = 1, min_cols: int = 1) -> None:
-    """Raise ValueError naming ``name`` when the 2-D ``arr`` has fewer than ``min_rows``
-    rows or ``min_cols`` columns (the size rule of :func:`check_matrix`, for an array
-    checked before under a weaker one)."""
-    if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} needs at least {min_rows} row(s), got shape {arr.shape}.")
-    if arr.shape[1] < min_cols:
-        raise ValueError(f"{name} needs at least {min_cols} column(s), got shape {arr.shape}.")
-
-
 @overload
 def check_vector(y: Any, name: str = ..., n: int | None = ..., dtype: npt.DTypeLike = ...,
                  allow_none: bool = ...) -> np.ndarray | None: ...
