@@ -268,7 +268,7 @@ class _KernelMachineEstimator(BaseEstimator):
                                  f"rows; this {type(self).__name__} was fitted on "
                                  f"{X.shape[0]}.")
             F, smoother = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
-                                                    self.intercept_form_, offset)
+                                                    self.intercept_form_, offset, self._rows)
             # the n × n factor stays only where the jackknife+ and return_std use it
             keep = (isinstance(self, RegressorMixin)
                     and X.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
