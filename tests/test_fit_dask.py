@@ -265,7 +265,8 @@ def test_selection_on_dask_lets_go_of_its_gathered_targets_before_the_refit(monk
 
     monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
     monkeypatch.setattr(_fit_policy, "MIN_CENTRES", 40)
-    alive_at_refit = alive_when_called(monkeypatch, _selection_cv, KernelRidgeRegressor, "fit")
+    alive_at_refit = alive_when_called(monkeypatch, _selection_cv, KernelRidgeRegressor,
+                                       "_fit_validated")
     X, Y = data(5, n=600)
     KernelSelectionCV(random_state=0, standardize=False).fit(chunked(X), chunked(Y[:, 0]))
     assert alive_at_refit == [False]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, replace
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -19,6 +19,7 @@ from ..utils._validation import (
     check_kernel,
     check_matrix,
     check_random_state,
+    check_rows,
 )
 from ..utils import _dask
 from . import _policy, _search
@@ -52,7 +53,11 @@ def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
     (:func:`kernelselect.kernels.median_heuristic_gamma`), drawn with
     ``random_state`` (None: a fixed seed, the same pairs as ``random_state=0``).
     """
-    X = check_matrix(X, "X", min_rows=2)
+    return _gamma_grid(check_matrix(X, "X", min_rows=2), kernel, random_state)
+
+
+def _gamma_grid(X: Any, kernel: str, random_state: RandomState) -> np.ndarray:
+    """:func:`default_gammas` of an X its caller checked."""
     g0 = median_heuristic_gamma(X, check_kernel(kernel), random_state)
     return g0 * 2.0 ** GRID_EXPONENTS
 
@@ -245,6 +250,55 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     return result
 
 
+def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
+                      kernel: str, gammas: Any, alphas: Any, criterion: Any,
+                      approximation: Any, random_state: RandomState, workers: int | None,
+                      progress: bool | float, refine: bool) -> SelectionResult:
+    """:func:`select_kernel` (``standardize=False``, ``task=targets.task``) on X and y
+    an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
+    array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
+    Neither is checked or prepared again."""
+    if not is_ard(kernel):
+        return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
+                               alphas=alphas, criterion=criterion,
+                               approximation=approximation, random_state=random_state,
+                               workers=workers, progress=progress, refine=refine)
+    t0 = time.perf_counter()
+
+    def isotropic(_X: Any, _y: Any, **options: Any) -> SelectionResult:
+        """The per-feature search's isotropic selection, on the same checked rows."""
+        del options["standardize"], options["task"]
+        return _select_checked(X, y, targets, y_dask, **options)
+
+    rows = _dask.IN_MEMORY if y_dask is None else _dask.RowSource.of_dask(X)
+    result = _select_ard(X, y if y_dask is None else y_dask, gammas=gammas, alphas=alphas,
+                         criterion=criterion, approximation=approximation,
+                         random_state=random_state, workers=workers, progress=progress,
+                         standardize=False, task=targets.task, refine=refine,
+                         isotropic=isotropic, rows=rows)
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def _select_checked(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: str,
+                    gammas: Any, alphas: Any, criterion: Any, approximation: Any,
+                    random_state: RandomState, workers: int | None,
+                    progress: bool | float, refine: bool) -> SelectionResult:
+    """The isotropic selection of :func:`_select_validated`."""
+    t0 = time.perf_counter()
+    data = _check_data(X, y, criterion, _is_auto(approximation), checked=True,
+                       y_dask=y_dask)
+    plan = _plan(data.X, data.y, kernel=kernel, gammas=gammas, alphas=alphas,
+                 criterion=criterion, approximation=approximation,
+                 random_state=random_state, workers=workers, progress=progress,
+                 standardize=False, task=targets.task, refine=refine,
+                 criterion_params={}, data=data,
+                 targets=replace(targets, reason="given"))   # the task was given
+    result = _report(plan, _run(plan))
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
+
+
 # --------------------------------------------------------------------------- plan
 
 
@@ -293,12 +347,16 @@ def _is_auto(value: Any) -> bool:
 def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: Any,
           approximation: Any, random_state: Any, workers: Any, progress: Any,
           standardize: Any, task: Any, refine: Any,
-          criterion_params: Mapping[str, Any]) -> _Plan:
-    """Check every argument once and decide what the selection evaluates."""
-    data = _check_data(X, y, criterion, _is_auto(approximation))
+          criterion_params: Mapping[str, Any], data: _Data | None = None,
+          targets: Targets | None = None) -> _Plan:
+    """Check every argument once and decide what the selection evaluates (``data`` and
+    ``targets``: X, y and the targets as an estimator's door checked them)."""
+    if data is None:
+        data = _check_data(X, y, criterion, _is_auto(approximation))
     n = data.X.shape[0]
-    targets = (multi_output_targets(data.y, task) if data.multi_output
-               else prepare_targets(data.y, task))
+    if targets is None:
+        targets = (multi_output_targets(data.y, task) if data.multi_output
+                   else prepare_targets(data.y, task))
     kernel = check_kernel(kernel, also=("ard", "auto"))
     standardize = check_bool(standardize, "standardize")
     refine = check_bool(refine, "refine")
@@ -350,20 +408,30 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
                  auto_alphas, rows, workers_n, rng, progress, refine, details)
 
 
-def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool) -> _Data:
+def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool, *,
+                checked: bool = False, y_dask: Any = None) -> _Data:
     """X and y checked: their shapes agree, y varies; Dask input below
-    ``_policy.GATHER_BELOW`` rows is gathered for ``approximation="auto"``."""
-    distributed = _dask.is_dask_array(X) or _dask.is_dask_array(y)
-    note = y_dask = None
+    ``_policy.GATHER_BELOW`` rows is gathered for ``approximation="auto"``.
+
+    ``checked``: X and y come from an estimator's door (X float64, or a checked
+    row-chunked Dask array with y gathered and ``y_dask`` its chunked form); only the
+    selection's own rules are applied."""
+    distributed = y_dask is not None if checked else (_dask.is_dask_array(X)
+                                                      or _dask.is_dask_array(y))
+    note = None
     if distributed:
-        X, y, y_dask = _dask.check_dask_data(X, y)
+        if not checked:
+            X, y, y_dask = _dask.check_dask_data(X, y)
         if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
             note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
                     "where approximation='auto' may use the exact kernel matrix)")
+            # gathered: finite (else refused naming the row), float32 or float64
             X, distributed = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), False
         else:
             note = "Dask array, streamed by chunks"
-    if not distributed:
+    elif checked:
+        check_rows(X, "X", min_rows=3)
+    else:
         X = check_matrix(X, "X", min_rows=3)      # float32 stays float32, else float64
     n = X.shape[0]
     y_arr = as_array(refuse_sparse_or_masked(y, "y"), "y")   # masked entries, pd.NA refused
@@ -601,21 +669,28 @@ def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
 
 
 def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
-                workers: Any, standardize: Any, task: Any, **settings: Any) -> SelectionResult:
+                workers: Any, standardize: Any, task: Any,
+                isotropic: Callable[..., SelectionResult] | None = None,
+                rows: _dask.RowSource | None = None, **settings: Any) -> SelectionResult:
     """kernel="ard": the isotropic selection with the same settings, then the gradient
-    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`)."""
+    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`).
+
+    ``isotropic`` (default :func:`select_kernel`) makes the isotropic selection; ``rows``
+    says where rows an estimator's door checked live (None: X and y are checked here)."""
+    isotropic = select_kernel if isotropic is None else isotropic
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     start = start_approximation(approximation, criterion, X, y, task, engine,
                                 exact_max_n=_policy.EXACT_MAX_N,
                                 first_level=_policy.START_LANDMARKS)
-    iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+    iso = isotropic(X, y, kernel="gaussian", criterion=criterion,
                         approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
-    if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
+    lazy = (_dask.is_dask_array(X) or _dask.is_dask_array(y)) if rows is None else rows.lazy
+    if lazy:                        # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
                           objective=objective, engine=engine, standardize=standardize)
-    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3) if rows is None else X
     result = select_ard(standardize_columns(Xc) if standardize else Xc, y, isotropic=iso,
                         feature_variance=None if standardize else Xc.var(axis=0), task=task,
                         random_state=rng, workers=workers, objective=objective, engine=engine)
@@ -624,7 +699,7 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     # the guard kept the isotropic kernel, but the start was the coarse first level only:
     # the isotropic choice is the whole isotropic selection's, as kernel="gaussian" makes it
     # (the same seed when random_state is one)
-    full = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+    full = isotropic(X, y, kernel="gaussian", criterion=criterion,
                          approximation=approximation,
                          random_state=rng if isinstance(random_state, np.random.Generator)
                          else random_state, workers=workers, standardize=standardize,
