@@ -15,11 +15,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ._cv import cross_validate_grid
-from . import _fit_policy
 from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
 from ..utils._labels import encode_labels
-from ..selection._policy import KFOLD_MAX_N, alpha_path
+from .. import _policy as _rules
+from .._policy import alpha_path
 from ..solvers._exact import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
@@ -229,8 +229,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         classifier = targets.task != "regression"
         criterion, rule = self.criterion, None
         if not classifier and criterion != "cv":
-            kfold = (Xs.shape[0] <= KFOLD_MAX_N and not is_dask_array(Xs)
-                     and isinstance(self.approximation, str) and self.approximation == "auto")
+            kfold = _rules.no_intercept_kfold(
+                Xs.shape[0], is_dask_array(Xs),
+                isinstance(self.approximation, str) and self.approximation == "auto")
             criterion, rule = criterion_for_intercept(
                 criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel, kfold)
         if criterion != "cv":
@@ -277,7 +278,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         n, d = Xs.shape
         lazy = chunks is not None
         d_eff = _selected_deff(res)
-        if d_eff is None and (lazy or n > _fit_policy.EXACT_FIT_MAX_N):
+        if d_eff is None and not _rules.fit_exact(n, not lazy):
             d_eff = pilot_effective_dimension(Xs, self.best_params_["gamma"],
                                               self.best_params_["alpha"], kernel,
                                               self.random_state)
@@ -688,11 +689,7 @@ def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
                   UserWarning)
         return criterion, None
     if isinstance(criterion, str) and criterion.strip().lower() == "auto":
-        if kfold:
-            return "cv", ("cv: k-fold cross-validation of kernel ridge regression without "
-                          "intercept, the estimator's fit_intercept=False")
-        return "gcv", ("gcv: generalised cross-validation of kernel ridge regression "
-                       "without intercept, the estimator's fit_intercept=False")
+        return _rules.criterion_without_intercept(kfold)
     first = criterion if isinstance(criterion, str) else next(iter(criterion), None)
     if isinstance(first, str) and first.strip().lower() in BIAS_CRITERIA:
         warn_user(f"criterion {first!r} scores the LSSVM regression with its bias, but the "
