@@ -220,9 +220,12 @@ def test_the_regressor_without_intercept_reads_the_kfold_limit_from_the_policy(m
         warnings.simplefilter("ignore")
         reg = kernelselect.KernelSelectionRegressor(
             kernelselect.KernelRidgeRegressor(fit_intercept=False), random_state=0, **grid)
-        assert reg.fit(X, y).selection_.details["criterion_rule"].startswith("cv:")
+        details = reg.fit(X, y).selection_.details
+        assert details["criterion_rule"].startswith("cv:")
         monkeypatch.setattr(rules, "KFOLD_MAX_N", 50)
-        assert reg.fit(X, y).selection_.details["criterion_rule"].startswith("gcv:")
+        details = reg.fit(X, y).selection_.details
+    assert details["criterion_rule"].startswith("gcv:")
+    assert details["rules"]["criterion"] == details["criterion_rule"]
 
 
 # ------------------------------------------------------------------ the rules themselves

@@ -1,5 +1,9 @@
 """How the fitted machines solve when left to ``approximation="auto"``.
 
+The thresholds and the centres rule are set in :mod:`kernelselect._policy`, each with
+the study that set it; this module measures what they read (the effective-dimension
+pilot, the memory guard) and builds the recipe.
+
 * **Exact up to** :data:`EXACT_FIT_MAX_N` rows: K + αI by one Cholesky factorisation,
   the reference model. Its cost grows as n³/3 flops and n² doubles: at n = 5000 the
   exact fit took 14 s on this project's 2-core test machine under load (a 200 MB

@@ -243,6 +243,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                            targets.task))
             if rule is not None:
                 res.details["criterion_rule"] = rule
+                res.details.setdefault("rules", {})["criterion"] = rule
             return res
         # class labels of any type → codes 0..C−1 (the error rate is unchanged)
         y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
@@ -263,6 +264,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             center=intercept == "mean", progress=progress)
         if rule is not None:
             res.details["criterion_rule"] = rule
+            res.details.setdefault("rules", {})["criterion"] = rule
         return res
 
     def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,

@@ -97,8 +97,11 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     or leave-one-out error of the LSSVM in closed form over γ × α, on the exact kernel
     matrix or nested
     Nyström stand-ins that grow until the choice stops moving, with grids that extend
-    past their edges. The rules are stated in :mod:`kernelselect.selection._policy`; what was
-    done is in ``result.details``.
+    past their edges. The rules, each with the study that set it, are stated in
+    :mod:`kernelselect._policy`; what was done is in ``result.details``, and
+    ``result.details["rules"]`` names each argument left to them (``approximation``,
+    ``criterion``, ``task``, ``gammas``, ``alphas``, ``kernel``) with the choice made
+    and its reason.
 
     For every γ, one operator (the kernel matrix or a stand-in for it) is built once
     and every requested criterion is evaluated on it for the whole α path.

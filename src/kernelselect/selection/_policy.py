@@ -1,6 +1,9 @@
 """How :func:`kernelselect.select_kernel` searches when left to its defaults.
 
-The rules, each with its reason:
+The thresholds and decisions are set in :mod:`kernelselect._policy`, each with the
+study that set it (their old names here are the same objects); this module applies
+them: the first level, the nested levels, the grid edges and the refinement. The
+rules, each with its reason:
 
 * **Default criterion** (:func:`default_criterion`): on the exact kernel matrix with
   n ≤ :data:`KFOLD_MAX_N`, 5-fold cross-validation of the LSSVM in closed form
