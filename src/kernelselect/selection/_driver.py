@@ -43,7 +43,6 @@ __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLeve
            "default_gammas"]
 
 
-
 def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
                    random_state: RandomState = None) -> np.ndarray:
     """The default γ grid: γ₀·2^k for k = −7, …, 7 (15 points).
