@@ -15,9 +15,9 @@ memory guard of :mod:`kernelselect.solvers._pcg`, the levels' spectra of
 here, under the names they always had.
 
 Every study named here lives in the repository's ``studies/`` folder, its tables in
-``studies/results/``; ``docs/defaults.md`` and the user guide's "Fitting at any n",
-"Per-feature bandwidths" and "Uncertainty" pages quote their numbers. A rule that no
-study measured says so.
+``studies/results/``; ``docs/defaults.md`` and the user guide's pages "Fitting at any
+n", "One bandwidth per feature (ARD)" and "Probabilities and prediction intervals"
+quote their numbers. A rule that no study measured says so.
 
 This module imports nothing from the package, so that every layer may read it.
 """
@@ -73,8 +73,8 @@ def alpha_path(n: int) -> np.ndarray:
 
 #: criteria that estimate the test error, so that their minimum over α is a choice of
 #: α; the others (regularised training errors, alignments) keep the single α = 1 by
-#: default: C_ree and C_ipe keep falling as α shrinks (``studies/mu_sensitivity.py``,
-#: ``studies/results/mu_sensitivity``)
+#: default, as their minimum over α is no choice of it (how the ridge level decides the
+#: γ they choose: ``studies/mu_sensitivity.py``, ``studies/results/mu_sensitivity``)
 ALPHA_SELECTING = frozenset({"eloo", "eloo_error_rate", "gcv", "eloo_multiclass", "ekfold",
                              "ekfold_error_rate", "ekfold_multiclass"})
 
@@ -395,8 +395,9 @@ def kernel_for_task(task: str | None) -> tuple[str, str]:
 #: the per-feature search runs on the exact kernel matrix (about 2n³ flops per
 #: gradient) up to this n, as the isotropic defaults (:data:`EXACT_MAX_N`); beyond, on
 #: a Nyström stand-in of at most :data:`ARD_MAX_LANDMARKS` landmarks: at n = 1000 one
-#: gradient took 1.43 s exact and 0.48 s with 200 landmarks (``studies/ard_quality.py``,
-#: ``studies/results/ard_quality.md``; the user guide's "Per-feature bandwidths")
+#: gradient took 1.43 s exact and 0.48 s with 200 landmarks (one thread, a busy
+#: machine); the search's quality within these limits: ``studies/ard_quality.py``,
+#: ``studies/results/ard_quality.md`` (the user guide's "One bandwidth per feature")
 ARD_EXACT_MAX_N = EXACT_MAX_N
 ARD_MAX_LANDMARKS = 200
 #: the per-feature search scores by its closed-form 5-fold error up to this n, as the
