@@ -356,25 +356,6 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
                  auto_alphas, rows, workers_n, rng, progress, refine, details)
 
 
-def _resolved(details: Mapping[str, Any], auto_reason: str | None, auto_criterion: str | None,
-              task: Any, auto_gammas: bool, alphas_given: bool) -> dict[str, str]:
-    """Each argument of the selection left to the policy (:mod:`kernelselect._policy`)
-    → the choice made and why: ``approximation``, ``criterion``, ``task``, ``gammas``,
-    ``alphas`` (those given are absent)."""
-    out: dict[str, str] = {}
-    if auto_reason is not None:
-        out["approximation"] = auto_reason
-    if auto_criterion is not None:
-        out["criterion"] = _rules.criterion_reason(auto_criterion, details["n"])
-    if task is None or _is_auto(task):
-        out["task"] = f"{details['task']}: {details['task_reason']}"
-    if auto_gammas:
-        out["gammas"] = details["gamma_rule"]
-    if not alphas_given:
-        out["alphas"] = details["alpha_rule"]
-    return out
-
-
 def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool) -> _Data:
     """X and y checked: their shapes agree, y varies; Dask input below
     ``_policy.GATHER_BELOW`` rows is gathered for ``approximation="auto"``."""
@@ -382,10 +363,10 @@ def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool) -> _Data:
     note = y_dask = None
     if distributed:
         X, y, y_dask = _dask.check_dask_data(X, y)
-        if auto_approx and X.shape[0] < _rules.GATHER_BELOW:   # the in-memory path, exactly
-            note = (f"Dask array gathered into memory (n < {_rules.GATHER_BELOW}, "
+        if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
+            note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
                     "where approximation='auto' may use the exact kernel matrix)")
-            X, distributed = _dask.gather(X, f"n < {_rules.GATHER_BELOW} rows"), False
+            X, distributed = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), False
         else:
             note = "Dask array, streamed by chunks"
     if not distributed:
@@ -486,6 +467,25 @@ def _grids(X: Any, kernel: str, gammas: Any, alphas: Any, first: Criterion,
         details["alpha_rule"] = (f"alpha = 1: {first.name} does not estimate the test error, "
                                  "so it cannot choose alpha")
     return check_grid(gammas, "gammas"), _check_alpha_range(check_grid(alphas, "alphas"), n)
+
+
+def _resolved(details: Mapping[str, Any], auto_reason: str | None, auto_criterion: str | None,
+              task: Any, auto_gammas: bool, alphas_given: bool) -> dict[str, str]:
+    """Each argument of the selection left to the policy (:mod:`kernelselect._policy`)
+    → the choice made and why: ``approximation``, ``criterion``, ``task``, ``gammas``,
+    ``alphas`` (those given are absent)."""
+    out: dict[str, str] = {}
+    if auto_reason is not None:
+        out["approximation"] = auto_reason
+    if auto_criterion is not None:
+        out["criterion"] = _rules.criterion_reason(auto_criterion, details["n"])
+    if task is None or _is_auto(task):
+        out["task"] = f"{details['task']}: {details['task_reason']}"
+    if auto_gammas:
+        out["gammas"] = details["gamma_rule"]
+    if not alphas_given:
+        out["alphas"] = details["alpha_rule"]
+    return out
 
 
 # --------------------------------------------------------------------------- run
@@ -632,8 +632,8 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     start = start_approximation(approximation, criterion, X, y, task, engine,
-                                exact_max_n=_rules.EXACT_MAX_N,
-                                first_level=_rules.START_LANDMARKS)
+                                exact_max_n=_policy.EXACT_MAX_N,
+                                first_level=_policy.START_LANDMARKS)
     iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
                         approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
