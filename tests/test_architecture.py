@@ -122,6 +122,8 @@ LAYERS = [
      "_typing"},
     # the package's utilities (checks, settings, memory guard, threads, labels, targets, Dask)
     {"utils"},
+    # every automatic rule, each with its study (pure: it imports nothing of the package)
+    {"_policy"},
     # the kernel families; the FFT layer and the data readers
     {"kernels"},
     {"fft", "datasets"},

@@ -16,10 +16,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ._cv import _cross_validate
-from . import _fit_policy
 from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
-from ..selection._policy import KFOLD_MAX_N, alpha_path
+from .. import _policy as _rules
+from .._policy import alpha_path
 from ..solvers._exact import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
@@ -230,8 +230,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         classifier = targets.task != "regression"
         criterion, rule = self.criterion, None
         if not classifier and criterion != "cv":
-            kfold = (Xs.shape[0] <= KFOLD_MAX_N and y_dask is None
-                     and isinstance(self.approximation, str) and self.approximation == "auto")
+            kfold = _rules.no_intercept_kfold(
+                Xs.shape[0], y_dask is not None,
+                isinstance(self.approximation, str) and self.approximation == "auto")
             criterion, rule = criterion_for_intercept(
                 criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel, kfold)
         if criterion != "cv":
@@ -242,6 +243,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                     progress=progress, refine=refine)
             if rule is not None:
                 res.details["criterion_rule"] = rule
+                res.details.setdefault("rules", {})["criterion"] = rule
             return res
         # class labels of any type → codes 0..C−1 (the error rate is unchanged): the
         # prepared codes, or the ±1 of two classes as 0, 1
@@ -263,6 +265,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             center=intercept == "mean", progress=progress)
         if rule is not None:
             res.details["criterion_rule"] = rule
+            res.details.setdefault("rules", {})["criterion"] = rule
         return res
 
     def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,
@@ -278,7 +281,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         n, d = Xs.shape
         lazy = chunks is not None
         d_eff = _selected_deff(res)
-        if d_eff is None and (lazy or n > _fit_policy.EXACT_FIT_MAX_N):
+        if d_eff is None and not _rules.fit_exact(n, not lazy):
             d_eff = pilot_effective_dimension(Xs, self.best_params_["gamma"],
                                               self.best_params_["alpha"], kernel,
                                               self.random_state)
@@ -689,11 +692,7 @@ def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
                   UserWarning)
         return criterion, None
     if isinstance(criterion, str) and criterion.strip().lower() == "auto":
-        if kfold:
-            return "cv", ("cv: k-fold cross-validation of kernel ridge regression without "
-                          "intercept, the estimator's fit_intercept=False")
-        return "gcv", ("gcv: generalised cross-validation of kernel ridge regression "
-                       "without intercept, the estimator's fit_intercept=False")
+        return _rules.criterion_without_intercept(kfold)
     first = criterion if isinstance(criterion, str) else next(iter(criterion), None)
     if isinstance(first, str) and first.strip().lower() in BIAS_CRITERIA:
         warn_user(f"criterion {first!r} scores the LSSVM regression with its bias, but the "

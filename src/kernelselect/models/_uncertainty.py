@@ -77,6 +77,8 @@ from scipy import linalg
 from scipy.linalg import blas
 
 from .. import lowlevel
+# the largest exact machine whose jackknife+ interval is offered: a rule (kernelselect._policy)
+from .._policy import JACKKNIFE_PLUS_MAX_N
 from ..kernels import ard_as_gaussian, is_ard
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._threads import blas_for_flops, block_workers
@@ -85,9 +87,6 @@ __all__ = ["JACKKNIFE_PLUS_MAX_N", "INTERVAL_METHODS", "loo_decision", "Calibrat
            "fit_calibration", "check_coverage", "interval_quantiles", "jackknife_interval",
            "jackknife_plus_interval", "ExactSmoother"]
 
-#: the largest exact machine whose jackknife+ interval is offered (its n × n factor is
-#: held: 8·n² bytes, 128 MB at this size)
-JACKKNIFE_PLUS_MAX_N = 4000
 #: the interval methods ``predict_interval`` takes
 INTERVAL_METHODS = ("auto", "jackknife+", "jackknife")
 _BLOCK_ENTRIES = 2**20

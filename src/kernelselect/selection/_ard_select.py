@@ -84,6 +84,8 @@ from ..operators.nystrom import Nystroem
 from ..utils._scaling import ColumnScaling
 from ..utils._targets import prepare_targets, rescale_target
 from ..utils._validation import check_matrix, check_random_state
+from .._policy import (ARD_EVIDENCE_MAX_N, ARD_EXACT_MAX_N, ARD_GUARD_MAX_N, ARD_KFOLD_MAX_N,
+                       ARD_MAX_LANDMARKS, kernel_for_task)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -94,9 +96,9 @@ __all__ = ["select_ard", "keep_isotropic", "ArdSelectionResult", "EXACT_MAX_N", 
 #: the exact kernel matrix up to this n (as the isotropic defaults; a gradient costs
 #: ~2n³ flops); beyond, the Nyström stand-in (at n = 1000 one gradient took 1.43 s exact,
 #: 0.48 s with 200 landmarks, on one thread of a busy machine)
-EXACT_MAX_N = 400
+EXACT_MAX_N = ARD_EXACT_MAX_N
 #: landmarks of the Nyström stand-in beyond EXACT_MAX_N
-MAX_LANDMARKS = 200
+MAX_LANDMARKS = ARD_MAX_LANDMARKS
 #: the guard: "nested" (see the module docstring) or "none"
 GUARD = "nested"
 #: the guard of class labels: "rate" — the mean of the nested fold optima (as "nested"),
@@ -108,16 +110,16 @@ GUARD = "nested"
 #: −0.52)
 LABEL_GUARD = "rate"
 #: the guard runs up to this n
-GUARD_MAX_N = 1000
+GUARD_MAX_N = ARD_GUARD_MAX_N
 #: folds of the guard up to EXACT_MAX_N, and beyond (each fold reruns the search)
 GUARD_FOLDS = 5
 GUARD_FOLDS_NYSTROM = 3
 #: ARD is kept when its nested held-out error is below (1 − margin)·the isotropic one
 GUARD_MARGIN = 0.0
 #: the k-fold objective up to this n (the isotropic defaults' ekfold range)
-KFOLD_MAX_N = 400
+KFOLD_MAX_N = ARD_KFOLD_MAX_N
 #: the Gaussian-process evidence on the exact matrix up to this n (objective="auto")
-EVIDENCE_MAX_N = 1000
+EVIDENCE_MAX_N = ARD_EVIDENCE_MAX_N
 #: the evidence searches, the lowest evidence the optimum: per feature from the isotropic
 #: selection's point ("start") and/or from the isotropic evidence optimum
 #: ("isotropic_evidence", a search over one γ and α first). The second alone did as well
@@ -628,21 +630,11 @@ def auto_kernel(y: Any, task: Any) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"``: the per-feature kernel for a real target
     (one column), the isotropic Gaussian kernel for class labels.
 
-    Evidence (the quality study of docs/user_guide/per_feature.rst, the data sets split in two halves by
-    name): on real targets the per-feature search (the evidence, with its 5-fold second
-    opinion) lowered the test error of the isotropic defaults on both halves
-    (geometric-mean NMSE ratio 0.82 on half A, 0.35 on half B); on class labels the
-    per-feature search with its error-rate guard changed the test accuracy of the
-    LSSVM by +0.09 and −0.03 points, for about 6 times the time of the isotropic
-    selection.
+    The rule and its study: :func:`kernelselect._policy.kernel_for_task`.
     """
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        return "gaussian", "y has several columns: the isotropic Gaussian kernel"
-    targets = prepare_targets(arr, task)
-    if targets.task == "regression":
-        return "ard", "a real target: one γ per feature (kernel='auto')"
-    return "gaussian", (f"{targets.task} labels: the isotropic Gaussian kernel "
-                        "(kernel='auto'; per-feature bandwidths did not raise the accuracy)")
+        return kernel_for_task(None)
+    return kernel_for_task(prepare_targets(arr, task).task)

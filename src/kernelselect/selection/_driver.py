@@ -23,6 +23,8 @@ from ..utils._validation import (
 )
 from ..utils import _dask
 from . import _policy, _search
+from .. import _policy as _rules
+from .._policy import GAMMA_EXPONENTS as GRID_EXPONENTS
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
                           keep_isotropic, select_ard, start_approximation)
 from ..utils._progress import check_progress
@@ -40,8 +42,6 @@ from ..utils._warnings import warn_user
 
 __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
            "default_gammas"]
-
-GRID_EXPONENTS = np.arange(-7, 8)
 
 
 def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
@@ -101,8 +101,11 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     or leave-one-out error of the LSSVM in closed form over γ × α, on the exact kernel
     matrix or nested
     Nyström stand-ins that grow until the choice stops moving, with grids that extend
-    past their edges. The rules are stated in :mod:`kernelselect.selection._policy`; what was
-    done is in ``result.details``.
+    past their edges. The rules, each with the study that set it, are stated in
+    :mod:`kernelselect._policy`; what was done is in ``result.details``, and
+    ``result.details["rules"]`` names each argument left to them (``approximation``,
+    ``criterion``, ``task``, ``gammas``, ``alphas``, ``kernel``) with the choice made
+    and its reason.
 
     For every γ, one operator (the kernel matrix or a stand-in for it) is built once
     and every requested criterion is evaluated on it for the whole α path.
@@ -115,7 +118,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         the streamed passes as a Dask graph on the active scheduler (Nyström with
         uniform landmarks, RFF, the exact moments; docs/streaming.md), with the same
         policy and the same result as in memory; X is not gathered, except by
-        ``approximation="auto"`` below 3200 rows (``_policy.GATHER_BELOW``), where
+        ``approximation="auto"`` below 3200 rows (``kernelselect._policy.GATHER_BELOW``), where
         the policy may use the exact kernel matrix.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets: class labels of any type (numbers, strings) or a real target; what
@@ -140,7 +143,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     alphas : array-like of positive floats or None, default=None
         Ridge values; the ridge is added to the kernel matrix, K + αI. None: for
         criteria that estimate the test error (the leave-one-out and k-fold errors,
-        gcv; :data:`kernelselect.selection._policy.ALPHA_SELECTING`) the
+        gcv; :data:`kernelselect._policy.ALPHA_SELECTING`) the
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
@@ -233,6 +236,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                                standardize=standardize, task=task, refine=refine,
                                **criterion_params)
         result.details["kernel_rule"] = rule
+        result.details.setdefault("rules", {})["kernel"] = rule
     elif is_ard(kernel):
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
@@ -395,10 +399,12 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
         details["target_scale"] = target_scale
     if targets.classes is not None:
         details["classes"] = targets.classes.tolist()
-    auto_gammas = gammas is None
-    auto_alphas = alphas is None and crits[0].name in _policy.ALPHA_SELECTING
+    auto_gammas, alphas_given = gammas is None, alphas is not None
+    auto_alphas = alphas is None and crits[0].name in _rules.ALPHA_SELECTING
     gammas, alphas = _grids(X, kernel, gammas, alphas, crits[0], rng, random_state,
                             data.distributed, details)
+    details["rules"] = _resolved(details, auto_reason, crits[0].name if _is_auto(criterion)
+                                 else None, task, auto_gammas, alphas_given)
     rows = None
     if data.distributed:
         rows = _dask.DaskRows(X, _dask.encoded_target(data.y_dask, targets.classes,
@@ -477,7 +483,7 @@ def _criteria_and_approximation(criterion: Any, approximation: Any, task: str, n
     approx, reason = (_policy.auto_start(n, True) if auto_approx
                       else (get_approximation(approximation), None))
     blocks = approx is not None and "blocks" in approx.provides
-    name, defaults = _policy.default_criterion(
+    name, defaults = _rules.default_criterion(
         task, n, blocks, None if auto_approx or approx is None else approx.provides)
     crits = [get_criterion(name)]
     return crits, _split_params(crits, {**defaults, **criterion_params}), approx, reason
@@ -521,14 +527,33 @@ def _grids(X: Any, kernel: str, gammas: Any, alphas: Any, first: Criterion,
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
-    if alphas is None and first.name in _policy.ALPHA_SELECTING:
-        alphas = _policy.alpha_path(n)
+    if alphas is None and first.name in _rules.ALPHA_SELECTING:
+        alphas = _rules.alpha_path(n)
         details["alpha_rule"] = "n * 10**k, k = -6, -5.5, ..., 0 (relative to tr K = n)"
     elif alphas is None:
         alphas = (1.0,)
         details["alpha_rule"] = (f"alpha = 1: {first.name} does not estimate the test error, "
                                  "so it cannot choose alpha")
     return check_grid(gammas, "gammas"), _check_alpha_range(check_grid(alphas, "alphas"), n)
+
+
+def _resolved(details: Mapping[str, Any], auto_reason: str | None, auto_criterion: str | None,
+              task: Any, auto_gammas: bool, alphas_given: bool) -> dict[str, str]:
+    """Each argument of the selection left to the policy (:mod:`kernelselect._policy`)
+    → the choice made and why: ``approximation``, ``criterion``, ``task``, ``gammas``,
+    ``alphas`` (those given are absent)."""
+    out: dict[str, str] = {}
+    if auto_reason is not None:
+        out["approximation"] = auto_reason
+    if auto_criterion is not None:
+        out["criterion"] = _rules.criterion_reason(auto_criterion, details["n"])
+    if task is None or _is_auto(task):
+        out["task"] = f"{details['task']}: {details['task_reason']}"
+    if auto_gammas:
+        out["gammas"] = details["gamma_rule"]
+    if not alphas_given:
+        out["alphas"] = details["alpha_rule"]
+    return out
 
 
 # --------------------------------------------------------------------------- run
@@ -559,14 +584,14 @@ def _run(plan: _Plan) -> _Outcome:
         approx, perm = plan.approx, None
         if approx is None:                       # auto beyond the exact range: Nyström levels
             perm = plan.rng.permutation(plan.X.shape[0])
-            approx = _policy.nested_nystroem(perm, _policy.START_LANDMARKS).configured(
+            approx = _policy.nested_nystroem(perm, _rules.START_LANDMARKS).configured(
                 plan.needs)
         state = search.prepare(approx)
         curves, timings, ops = search.evaluate(approx, state, plan.gammas, plan.alphas)
         surface = _search.Surface(plan.gammas, plan.alphas, curves, timings, ops)
         extensions = _policy.extend_edges(search, approx, state, surface, plan.auto_gammas,
                                           plan.auto_alphas)
-        label = approx.label if perm is None else f"nystrom(m={_policy.START_LANDMARKS})"
+        label = approx.label if perm is None else f"nystrom(m={_rules.START_LANDMARKS})"
         out = _Outcome(surface, label, approx.get_params(), [surface.level(label)],
                        extensions, [], 0)
         if plan.auto_reason is not None:
@@ -617,7 +642,7 @@ def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: App
     (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level."""
     assert out.auto is not None
     final, f_approx, f_state, levels, windows = _policy.auto_levels(
-        search, out.surface, perm, _policy.START_LANDMARKS)
+        search, out.surface, perm, _rules.START_LANDMARKS)
     out.auto["levels"] += levels
     out.searched += windows
     if f_approx is None:

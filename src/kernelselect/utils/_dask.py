@@ -8,7 +8,7 @@ of ``dask.delayed`` additions, on whatever scheduler is active (a
 and the k×k statistics; X is not gathered: the landmarks and the pairs of the
 median heuristic are gathered by index, and y (one float per row) is gathered to
 the caller for the probe coefficients of the criteria. The one exception is small
-input under ``approximation="auto"`` (:data:`kernelselect.selection._policy.GATHER_BELOW` rows),
+input under ``approximation="auto"`` (:data:`kernelselect._policy.GATHER_BELOW` rows),
 which :func:`gather` brings into memory so that it follows the in-memory policy
 exactly, exact kernel matrix included.
 
