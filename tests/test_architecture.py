@@ -131,6 +131,8 @@ LAYERS = [
     # stand-ins for the kernel matrix, then the criteria written over them
     {"operators"},
     {"criteria"},
+    # the per-feature kernel's objectives and their gradient search
+    {"ard"},
     # solvers of the kernel machines: exact, and the Nyström conjugate-gradient engine
     {"solvers"},
     # the selection: driver, policy, search, result, plots, the per-feature kernel
@@ -153,7 +155,7 @@ SUBLAYERS = {
         {""},
     ],
     "primitives": [
-        {"_kernel_ops", "_columns", "_grid", "_ard"},
+        {"_kernel_ops", "_columns", "_grid"},
         {"_show_config"},
         {""},
     ],
@@ -174,11 +176,17 @@ SUBLAYERS = {
         {""},
     ],
     "selection": [
-        {"_plotting", "_ard_stream"},
-        {"_result", "_ard_search"},
+        {"_plotting"},
+        {"_result"},
         {"_search", "_ard_select"},
         {"_policy"},
         {"_driver"},
+        {""},
+    ],
+    "ard": [
+        {"_base"},
+        {"_exact", "_nystrom"},
+        {"_search"},
         {""},
     ],
     "solvers": [
