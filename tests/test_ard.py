@@ -334,3 +334,60 @@ def test_shared_search_keeps_one_gamma_and_lowers_the_evidence():
     # at the isotropic optimum the summed γ-gradient and the α-gradient vanish
     g = prob.evaluate(iso.theta())[1]
     assert abs(g[:3].sum()) < 1e-3 and abs(g[3]) < 1e-3
+
+
+# --------------------------------------------------------------------------- shared factors
+
+
+@pytest.mark.parametrize("seed, spectrum, rank, floor", [
+    (0, [5.0, 2.0, 1.0, 1e-4, 1e-9, 0.0], 6, 1e-6),       # the floor drops two
+    (1, [3.0, 3.0, 0.5, 0.25, 0.1], 3, 1e-8),             # the rank drops two
+    (2, [1.0, 1e-2, 1e-5, -1e-14], 4, 1e-3),              # a negative one: dropped
+])
+def test_landmark_eigenpairs_keep_the_largest_above_the_floor(seed, spectrum, rank, floor):
+    """The eigen-floor rule of the library's Nyström stand-in, which the per-feature
+    objectives share: eigenpairs largest first, the k largest above floor·σ_max kept,
+    and the transform T = U_kΣ_k^{−1/2} of nystroem_transform built from exactly those."""
+    from kernelselect.operators.nystrom import landmark_eigenpairs, nystroem_transform
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.standard_normal((len(spectrum), len(spectrum))))[0]
+    W = (Q * np.asarray(spectrum)) @ Q.T
+    sig, U, keep = landmark_eigenpairs(W, rank, floor)
+    want = np.sort(spectrum)[::-1]
+    np.testing.assert_allclose(sig, want, atol=1e-12)
+    np.testing.assert_allclose(W @ U, U * sig, atol=1e-12)
+    expected = [i for i, s in enumerate(want) if s > floor * want[0]][:rank]
+    assert keep.tolist() == expected
+    np.testing.assert_array_equal(nystroem_transform(W, rank, floor),
+                                  U[:, keep] / np.sqrt(sig[keep]))
+
+
+@pytest.mark.parametrize("seed, m, rank, floor", [(3, 12, 12, 1e-8), (4, 15, 9, 1e-3)])
+def test_ard_nystrom_factor_is_the_library_stand_in(seed, m, rank, floor):
+    """The per-feature Nyström factor at γ = 1 on the scaled features is the library's
+    Nyström stand-in with the same landmarks, rank and floor: ΨΨᵀ = VVᵀ, same kept set."""
+    X, _ = _data(seed, 50, 3, 1, "regression")
+    Xs = X * np.sqrt([0.4, 1.5, 0.05])
+    marks = np.sort(np.random.default_rng(seed).choice(50, m, replace=False))
+    F = _nystrom.nystrom_factor(Xs, Xs[marks], marks, rank, floor)
+    op = Nystroem(landmarks=marks, rank=rank, eigen_floor=floor).build(
+        Xs, None, 1.0, kernel="gaussian", state=None, workers=1)
+    assert F.keep.size == op.details["effective_rank"] == op.factor.shape[1]
+    np.testing.assert_allclose(F.Psi @ F.Psi.T, op.factor @ op.factor.T, rtol=1e-9,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("seed, alpha", [(5, 1e-3), (6, 2.0)])
+def test_exact_inverse_is_the_ridge_inverse(seed, alpha):
+    """αK_α⁻¹ from the compiled factorisation against numpy's inverse, and a K + αI that
+    is not positive definite refused as an undefined point (not a LinAlgError)."""
+    X, Y = _data(seed, 40, 3, 1, "regression")
+    K = ref.ard_kernel_matrix(X, X, 0.3)
+    M0 = _exact._scaled_inverse(K, alpha)
+    np.testing.assert_allclose(M0, alpha * np.linalg.inv(K + alpha * np.eye(40)),
+                               rtol=1e-8, atol=1e-10 * np.abs(M0).max())
+    np.testing.assert_array_equal(M0, M0.T)
+    with pytest.raises(_base.EvaluationError, match="not numerically positive definite"):
+        _exact._scaled_inverse(K, -2.0)
+    with pytest.raises(_base.EvaluationError, match="not numerically positive definite"):
+        _exact.evidence_exact(X * np.sqrt(0.3), Y, -2.0)

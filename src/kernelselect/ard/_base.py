@@ -42,8 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _kernels
-from ..utils._threads import block_workers, check_workers, one_blas_thread
+from ..primitives._kernel_ops import block_unchecked
+from ..utils._kernel_family import Kernel
+from ..utils._threads import block_workers, check_workers
 
 __all__ = ["EvaluationError", "gaussian_block", "distance_contraction", "LooState",
            "loo_residuals"]
@@ -57,14 +58,12 @@ class EvaluationError(ArithmeticError):
 def gaussian_block(A: np.ndarray, B: np.ndarray, workers: int | None = None) -> np.ndarray:
     """exp(−‖a_i − b_j‖²) for rows of already scaled (and centred) float64 arrays.
 
-    The unchecked core of :func:`kernelselect.lowlevel.kernel_block` with γ = 1 (the
-    callers validate X once and scale it per γ vector)."""
-    K = np.empty((A.shape[0], B.shape[0]), dtype=np.float64)
-    threads = check_workers(block_workers(float(K.size), workers))
-    with one_blas_thread():
-        _kernels._kernel_block_into(np.ascontiguousarray(A), np.ascontiguousarray(B), 1.0, 0,
-                                   K, threads)
-    return K
+    The library's unchecked kernel block
+    (:func:`~kernelselect.primitives._kernel_ops.block_unchecked`) with γ = 1: the
+    callers validate X once and scale it per γ vector."""
+    A, B = np.ascontiguousarray(A), np.ascontiguousarray(B)
+    threads = check_workers(block_workers(float(A.shape[0]) * B.shape[0], workers))
+    return block_unchecked(A, B, 1.0, Kernel.GAUSSIAN, threads)
 
 
 def distance_contraction(H: np.ndarray, A: np.ndarray, B: np.ndarray,
