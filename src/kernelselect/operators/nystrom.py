@@ -122,7 +122,7 @@ class NystroemState:
                                      repr=False)
 
 
-def landmark_eigenpairs(W: npt.ArrayLike, rank: int, eigen_floor: float
+def landmark_eigenpairs(W: np.ndarray, rank: int, eigen_floor: float
                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(σ, U, kept) of the landmark Gram matrix W (symmetrised): its eigenvalues σ
     largest first, their eigenvectors U (c, c) and the indices of the eigenpairs a
