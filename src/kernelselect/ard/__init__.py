@@ -17,8 +17,10 @@ gradient search, so each objective here comes with its analytic gradient in
 
 Why a room of its own, between ``criteria`` and ``selection``: the objectives are
 criteria of a kernel with d + 1 parameters, written over the library's stand-ins (the
-compiled kernel block, Cholesky factorisation and symmetric eigensolver, the Nyström
-transform of :mod:`kernelselect.operators.nystrom`, the row sources of
+compiled kernel block, Cholesky factorisation and symmetric eigensolver of
+:mod:`kernelselect.primitives._kernel_ops`, the Cholesky factor of K + αI of
+:mod:`kernelselect.operators._lowrank` where the evidence needs the factor itself, the
+eigen-floor rule of :mod:`kernelselect.operators.nystrom`, the row sources of
 :mod:`kernelselect.operators._row_passes`, the folds of :mod:`kernelselect.criteria.kfold`),
 so they sit above those; and they are not grid criteria of one γ that the registry of
 :mod:`kernelselect.criteria` could evaluate, nor a selection: the rules that choose the
