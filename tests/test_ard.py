@@ -391,3 +391,24 @@ def test_exact_inverse_is_the_ridge_inverse(seed, alpha):
         _exact._scaled_inverse(K, -2.0)
     with pytest.raises(_base.EvaluationError, match="not numerically positive definite"):
         _exact.evidence_exact(X * np.sqrt(0.3), Y, -2.0)
+
+
+@pytest.mark.parametrize("seed, n, m, d, symmetric", [(7, 9, 6, 3, False),
+                                                      (8, 14, 14, 2, True)])
+def test_gradient_contraction_is_the_kernels_log_gamma_derivative(seed, n, m, d, symmetric):
+    """Σ_ij H_ij ∂K_ij/∂log γ_k, which every gradient here forms as
+    −contraction(H∘K, X̃, Z̃) on the points of Kernel.ARD.points, against the kernel
+    value's dense derivative ∂K/∂log γ (shape (d, n, m))."""
+    from kernelselect.kernels import Kernel
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Z = X if symmetric else rng.standard_normal((m, d))
+    H = rng.standard_normal((n, m))
+    if symmetric:
+        H = H + H.T
+    gamma = rng.uniform(0.1, 2.0, d)
+    Xs, Zs = Kernel.ARD.points(X, gamma)[0], Kernel.ARD.points(Z, gamma)[0]
+    K = _base.gaussian_block(Xs, Zs)
+    want = np.einsum("kij,ij->k", Kernel.ARD.log_gamma_derivative(X, Z, gamma), H)
+    got = -_base.distance_contraction(H * K, Xs, Zs, symmetric=symmetric)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(H).sum())

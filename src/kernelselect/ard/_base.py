@@ -4,7 +4,7 @@ leave-one-out residuals of the LSSVM, the adjoint that turns them into a gradien
 contraction that applies dK/dlog γ_k without an n × n × d tensor.
 
 The kernel is κ(x, x′) = exp(−Σ_k γ_k (x_k − x′_k)²): the Gaussian kernel with γ = 1 on
-the scaled features x·diag(√γ) (:func:`kernelselect.kernels.ard_scale`). The criterion is
+the scaled features x·diag(√γ) (:meth:`kernelselect.kernels.Kernel.points`). The criterion is
 the one the default selection minimises, the mean squared leave-one-out residual of the
 LSSVM with bias (PRESS / n; :func:`kernelselect.criteria.error.eloo` with
 ``loss="squared"``), for t target columns at once (one-vs-rest: PRESS summed over the
@@ -56,14 +56,14 @@ class EvaluationError(ArithmeticError):
 
 
 def gaussian_block(A: np.ndarray, B: np.ndarray, workers: int | None = None) -> np.ndarray:
-    """exp(−‖a_i − b_j‖²) for rows of already scaled (and centred) float64 arrays.
-
-    The library's unchecked kernel block
-    (:func:`~kernelselect.primitives._kernel_ops.block_unchecked`) with γ = 1: the
+    """exp(−‖a_i − b_j‖²) for rows of float64 arrays already scaled (and centred):
+    the per-feature kernel block on the points of :meth:`Kernel.points
+    <kernelselect.kernels.Kernel.points>`, by the library's unchecked kernel block
+    (:func:`~kernelselect.primitives._kernel_ops.block_unchecked`) with γ′ = 1. The
     callers validate X once and scale it per γ vector."""
     A, B = np.ascontiguousarray(A), np.ascontiguousarray(B)
     threads = check_workers(block_workers(float(A.shape[0]) * B.shape[0], workers))
-    return block_unchecked(A, B, 1.0, Kernel.GAUSSIAN, threads)
+    return block_unchecked(A, B, 1.0, Kernel.ARD, threads)
 
 
 def distance_contraction(H: np.ndarray, A: np.ndarray, B: np.ndarray,

@@ -47,6 +47,7 @@ import numpy as np
 from ..operators._row_passes import ArrayRows
 from ..operators.nystrom import landmark_eigenpairs
 from ..primitives._kernel_ops import symmetric_eigh_unchecked
+from ..utils._kernel_family import Kernel
 from ..utils._threads import blas_for_flops
 from ._base import EvaluationError, LooState, distance_contraction, gaussian_block, loo_residuals
 
@@ -61,9 +62,9 @@ class ArdLandmarks:
 
     def __init__(self, Z: np.ndarray, gamma: np.ndarray, centre: np.ndarray, n: int,
                  n_classes: int | None) -> None:
-        self.scale = np.sqrt(np.asarray(gamma, dtype=np.float64))
+        self.gamma = gamma
         self.centre = np.asarray(centre, dtype=np.float64)
-        self.Zs = np.ascontiguousarray((Z - self.centre) * self.scale)
+        self.Zs = Kernel.ARD.points(Z - self.centre, gamma)[0]
         self.width = int(self.Zs.shape[0])
         self.n = int(n)
         self.n_classes = n_classes
@@ -81,7 +82,7 @@ class ArdLandmarks:
 
     def features(self, Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(X̃_b, C_b = K(X̃_b, Z̃))."""
-        Xs = (np.asarray(Xb, dtype=np.float64) - self.centre) * self.scale
+        Xs = Kernel.ARD.points(np.asarray(Xb, dtype=np.float64) - self.centre, self.gamma)[0]
         return Xs, gaussian_block(Xs, self.Zs, 1)
 
     def residual_rows(self, C: np.ndarray, Yb: np.ndarray) -> dict[str, np.ndarray]:

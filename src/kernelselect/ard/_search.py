@@ -22,6 +22,7 @@ from ._base import EvaluationError, gaussian_block
 from ._nystrom import nystrom_factor, press_nystrom_rows
 from ..utils._labels import column_codes
 from ..operators._row_passes import ArrayRows
+from ..utils._kernel_family import Kernel
 from ..criteria.kfold import fold_labels
 
 __all__ = ["ArdProblem", "Optimum", "optimise", "nested_check", "heldout_errors"]
@@ -103,7 +104,7 @@ class ArdProblem:
             return press_nystrom_rows(rows, Z, gamma, alpha, np.zeros(self.d),
                                       n_classes=self.n_classes, eigen_floor=self.eigen_floor,
                                       grad=grad, out=out)
-        Xs = self.X * np.sqrt(gamma)
+        Xs = Kernel.ARD.points(self.X, gamma)[0]
         if self.objective == "evidence":
             return _exact.evidence_exact(Xs, self.Y, alpha, grad=grad, workers=self.workers)
         if self.objective == "kfold":
@@ -274,8 +275,7 @@ def fit_predict(problem: ArdProblem, gamma: np.ndarray, alpha: float, X_new: np.
     """Decision values (m, t) at X_new (centred like ``problem.X``) of the LSSVM with
     bias trained on the problem's rows with kernel γ and ridge α, on the problem's
     stand-in (exact kernel matrix, or the Nyström kernel K̃(x, X) = K(x, Z) W_k⁺ Cᵀ)."""
-    s = np.sqrt(gamma)
-    Xs, Xn = problem.X * s, X_new * s
+    Xs, Xn = Kernel.ARD.points(problem.X, gamma)[0], Kernel.ARD.points(X_new, gamma)[0]
     n = Xs.shape[0]
     B = np.column_stack([np.ones(n), problem.Y])
     if problem.landmarks is None:
@@ -288,7 +288,11 @@ def fit_predict(problem: ArdProblem, gamma: np.ndarray, alpha: float, X_new: np.
         a = nu - rho[:, None] * b[None, :]
         return gaussian_block(Xn, Xs, problem.workers) @ a + b[None, :]
     rows = problem.landmarks if np.ndim(problem.landmarks) == 1 else None
-    Zs = Xs[rows] if rows is not None else problem.Z * s
+    if rows is not None:
+        Zs = Xs[rows]
+    else:                                     # landmark points that are not rows of X
+        assert problem.Z is not None
+        Zs = Kernel.ARD.points(problem.Z, gamma)[0]
     F = nystrom_factor(Xs, Zs, rows, Zs.shape[0], problem.eigen_floor, problem.workers)
     D = 1.0 / (F.s + alpha)
     R = (B - F.Psi @ (D[:, None] * (F.Psi.T @ B))) / alpha          # K̃_α⁻¹[1 Y]

@@ -81,6 +81,7 @@ from ..ard._search import ArdProblem, make_problem, nested_check, optimise
 from ..utils import _dask
 from ._result import SelectionResult
 from ..operators.nystrom import Nystroem
+from ..utils._kernel_family import Kernel
 from ..utils._scaling import ColumnScaling
 from ..utils._targets import prepare_targets, rescale_target
 from ..utils._validation import check_matrix, check_random_state
@@ -376,7 +377,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
                     else (np.full(d, gamma0), alpha0))
     info.update(kept=kept, gamma=np.asarray(gamma).tolist(), alpha=float(alpha),
                 seconds=time.perf_counter() - t_start)
-    details = dict(isotropic.details, kernel="ard", ard=info)
+    details = dict(isotropic.details, kernel=Kernel.ARD.value, ard=info)
     result = ArdSelectionResult(isotropic.gammas, isotropic.alphas, isotropic.curves,
                                 isotropic.directions, isotropic.timings, details)
     result.best_gamma = np.asarray(gamma, dtype=np.float64)
@@ -398,7 +399,7 @@ def keep_isotropic(result: ArdSelectionResult, full: SelectionResult) -> ArdSele
                                 "settings), as the start was its first Nyström level alone",
                          "gamma": gamma, "alpha": alpha,
                          "approximation": full.details.get("approximation")}
-    details = dict(full.details, kernel="ard", ard=info)
+    details = dict(full.details, kernel=Kernel.ARD.value, ard=info)
     out = ArdSelectionResult(full.gammas, full.alphas, full.curves, full.directions,
                              full.timings, details, full.levels)
     out.best_gamma = np.full(d, gamma)
