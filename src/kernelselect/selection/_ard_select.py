@@ -18,7 +18,7 @@ against isotropic 5-fold cross-validation):
   0.48 s with 200 landmarks (one thread, a busy machine).
 * **Objective**: for a real target up to :data:`EVIDENCE_MAX_N` points, the negative
   log evidence of the Gaussian-process model of the target with the signal scale
-  profiled out, on the exact kernel matrix (:func:`kernelselect.primitives._ard.evidence_exact`;
+  profiled out, on the exact kernel matrix (:func:`kernelselect.ard._exact.evidence_exact`;
   α is the noise-to-signal ratio, the ridge of the machines). Otherwise the logarithm
   of the mean squared held-out residual of the LSSVM, the quantity of the default
   criteria: 5-fold cross-validation in closed form on the exact matrix (``ekfold``'s
@@ -31,7 +31,7 @@ against isotropic 5-fold cross-validation):
   same kernel; on class labels it lost accuracy on small sets (heart −5.8, liver
   disorders −6.4 points), so classes keep the held-out error.
 * **Search**: L-BFGS-B in (log γ₁, …, log γ_d, log α) with the analytic gradient,
-  jointly in α, inside a box (:func:`kernelselect.selection._ard_search.bounds`). The held-out
+  jointly in α, inside a box (:func:`kernelselect.ard._search.bounds`). The held-out
   error is searched from the isotropic point; the evidence from the isotropic evidence
   optimum, itself found by a search over one γ and α from the isotropic point
   (:data:`EVIDENCE_STARTS`) — the isotropic defaults' point can be far from where the
@@ -75,12 +75,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..primitives import _ard
-from . import _ard_search
+from ..ard import _search as _ard_search
+from ..ard._base import EvaluationError
+from ..ard._search import ArdProblem, make_problem, nested_check, optimise
 from ..utils import _dask
-from ._ard_search import ArdProblem, make_problem, nested_check, optimise
 from ._result import SelectionResult
 from ..operators.nystrom import Nystroem
+from ..utils._kernel_family import Kernel
 from ..utils._scaling import ColumnScaling
 from ..utils._targets import prepare_targets, rescale_target
 from ..utils._validation import check_matrix, check_random_state
@@ -306,7 +307,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
 
     Dask input (``X`` the caller's array; ``standardize`` says whether to standardise
     it, lazily, as the isotropic selection did) runs the Nyström passes chunk by chunk
-    as Dask graphs (:mod:`kernelselect.selection._ard_stream`) on the landmarks of the isotropic
+    as Dask graphs (:mod:`kernelselect.ard._nystrom`) on the landmarks of the isotropic
     selection; X is never gathered, and the guard (which refits in memory) does not run.
     """
     t_start = time.perf_counter()
@@ -378,7 +379,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
                     else (np.full(d, gamma0), alpha0))
     info.update(kept=kept, gamma=np.asarray(gamma).tolist(), alpha=float(alpha),
                 seconds=time.perf_counter() - t_start)
-    details = dict(isotropic.details, kernel="ard", ard=info)
+    details = dict(isotropic.details, kernel=Kernel.ARD.value, ard=info)
     result = ArdSelectionResult(isotropic.gammas, isotropic.alphas, isotropic.curves,
                                 isotropic.directions, isotropic.timings, details)
     result.best_gamma = np.asarray(gamma, dtype=np.float64)
@@ -400,7 +401,7 @@ def keep_isotropic(result: ArdSelectionResult, full: SelectionResult) -> ArdSele
                                 "settings), as the start was its first Nyström level alone",
                          "gamma": gamma, "alpha": alpha,
                          "approximation": full.details.get("approximation")}
-    details = dict(full.details, kernel="ard", ard=info)
+    details = dict(full.details, kernel=Kernel.ARD.value, ard=info)
     out = ArdSelectionResult(full.gammas, full.alphas, full.curves, full.directions,
                              full.timings, details, full.levels)
     out.best_gamma = np.full(d, gamma)
@@ -529,7 +530,7 @@ def second_opinion(X: np.ndarray, Y: np.ndarray, theta0: np.ndarray, theta: np.n
             E = store["residuals"]
             per_point[key] = (_wrong(Y, E) if loss == "rate"
                               else np.sum(E ** 2, axis=1) / Y.shape[1])
-        except _ard.EvaluationError:
+        except EvaluationError:
             per_point[key] = np.full(Y.shape[0], np.inf)
     diff = per_point["optimum"] - per_point["start"]
     se = float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if np.all(np.isfinite(diff)) \
@@ -564,7 +565,7 @@ def _value(problem: ArdProblem, theta: np.ndarray) -> float:
     """The optimised criterion at θ (NaN where it is undefined)."""
     try:
         return float(problem.evaluate(theta, grad=False)[0])
-    except _ard.EvaluationError:
+    except EvaluationError:
         return float("nan")
 
 
@@ -573,7 +574,7 @@ def _rate(problem: ArdProblem, theta: np.ndarray) -> float:
     store: dict[str, Any] = {}
     try:
         problem.evaluate(theta, grad=False, out=store)
-    except _ard.EvaluationError:           # an undefined point has no rate
+    except EvaluationError:           # an undefined point has no rate
         return float("nan")
     return (store["error_rate"] if "error_rate" in store
             else _error_rate(problem.Y, store["residuals"]))
