@@ -194,7 +194,7 @@ def run_ard(name, task, data, split, args):
     ``select_kernel(X, y, kernel="ard")`` does, in its two steps so that each is timed
     and every guard candidate is scored on the same search)."""
     import kernelselect
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
     from kernelselect.selection._ard_select import select_ard
 
     Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
@@ -295,7 +295,7 @@ def run_evidence(name, task, data, split, args):
     optimum, with the closed-form held-out errors (5-fold, leave-one-out) of every
     candidate and of the start: what the second-opinion guards need."""
     import kernelselect
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
 
     Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
                                                            args.test_cap)
@@ -388,7 +388,7 @@ def run_labels(name, task, data, split, args):
     second opinions). Nothing is searched: the points come from the ``ard``,
     ``evidence`` and CV records of the same rows."""
     import kernelselect
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
 
     if task == "regression":
         return []
@@ -452,8 +452,8 @@ def profile_optimise(problem, gamma0, alpha0):
     gradient in log γ at that α (the envelope theorem)."""
     import scipy.optimize
 
-    from kernelselect.primitives import _ard
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _base, _exact, _nystrom
+    from kernelselect.ard import _search as _ard_search
     from kernelselect.criteria import evaluate_criterion, get_criterion
     from kernelselect.operators.dense import Exact
 
@@ -476,12 +476,12 @@ def profile_optimise(problem, gamma0, alpha0):
                 v = evaluate_criterion(crit, op, y, [np.exp(la)], loss="squared")[0]
                 return np.log(v) if np.isfinite(v) and v > 0 else 1e300
         else:
-            F = _ard.nystrom_factor(Xs, Xs[problem.landmarks], problem.landmarks,
+            F = _nystrom.nystrom_factor(Xs, Xs[problem.landmarks], problem.landmarks,
                                     problem.landmarks.size, problem.eigen_floor)
 
             def f(la):
                 state["inner"] += 1
-                v = _ard.loo_path_nystrom(F, problem.Y, np.array([np.exp(la)]))[0]
+                v = _nystrom.loo_path_nystrom(F, problem.Y, np.array([np.exp(la)]))[0]
                 return np.log(v) if np.isfinite(v) and v > 0 else 1e300
         c = np.log(state["alpha"])
         r = scipy.optimize.minimize_scalar(f, bounds=(max(la_lo, c - 3 * np.log(10)),
@@ -495,7 +495,7 @@ def profile_optimise(problem, gamma0, alpha0):
         state["alpha"] = float(np.exp(la))
         try:
             v, g = problem.evaluate(np.r_[log_gamma, la])
-        except _ard.EvaluationError:
+        except _base.EvaluationError:
             return 1e300, np.zeros(d)
         return float(np.log(v)), g[:d] / v
 
@@ -516,7 +516,7 @@ def run_alpha(name, task, data, split, args):
     """Joint (log γ, log α) search against the inner α path, same start, same stand-in
     (exact up to n = 1000; a 200-landmark Nyström stand-in too), unguarded."""
     import kernelselect
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
 
     Xtr, ytr, Xte, yte, n_full, seed = C.capped_half_split(name, task, data, split, args.cap,
                                                            args.test_cap)

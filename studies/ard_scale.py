@@ -43,7 +43,7 @@ def nystrom_score(Xtr, ytr, Xte, yte, gamma, alpha, landmarks):
     """Test MSE / var(y) of the Nyström LSSVM on these landmarks at (γ, α), predicting
     with the Nyström kernel K(x, Z) W⁺ K(Z, X) — the model whose leave-one-out error
     the selection scored."""
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
 
     gamma = np.broadcast_to(np.asarray(gamma, dtype=float), (Xtr.shape[1],))
     problem = _ard_search.make_problem(Xtr, ytr[:, None], "loo", np.asarray(landmarks))

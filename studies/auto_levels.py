@@ -3,7 +3,7 @@
 On every training set of the defaults study (``defaults_quality.py``: same splits, same
 cap of 1000 rows, same 5-fold CV records) with more than 400 rows — the sets where
 ``auto`` uses Nyström levels — the defaults are rerun with the rule's constants in
-``kernelselect.selection._policy`` set to each candidate below, and the choice is scored by the
+``kernelselect._policy`` set to each candidate below, and the choice is scored by the
 test error of kernel ridge regression refitted at it (the defaults study's scorer).
 Sets with n ≤ 400 use the exact matrix under every candidate; the report adds their
 ``defaults`` records unchanged, so the means are over the same sets as the defaults
@@ -56,7 +56,7 @@ def quality_records():
 
 def run(candidates):
     import kernelselect
-    from kernelselect.selection import _policy
+    from kernelselect import _policy     # the rules (their names are kept in selection._policy)
 
     baseline = {k: getattr(_policy, k) for k in
                 ("START_LANDMARKS", "STABLE_STEPS", "DEFF_FRACTION", "WINDOW")}

@@ -101,7 +101,7 @@ def run_one(name, n_cap, split, args, suffix=""):
 def run(args):
     suffix = ""
     if args.loo_flops:              # another budget for the leave-one-out route
-        from kernelselect.solvers import _loo as _nystrom_loo
+        from kernelselect import _policy as _nystrom_loo   # the rule LOO_FLOPS
 
         _nystrom_loo.LOO_FLOPS = args.loo_flops
         suffix = f", LOO_FLOPS={args.loo_flops:g}"

@@ -131,7 +131,7 @@ def run_one(name, n_cap, split, args):
 
 def run(args):
     if args.loo_flops:
-        from kernelselect.solvers import _loo as _nystrom_loo
+        from kernelselect import _policy as _nystrom_loo   # the rule LOO_FLOPS
 
         _nystrom_loo.LOO_FLOPS = args.loo_flops
     done = C.done_keys(RAW)

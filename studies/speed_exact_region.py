@@ -44,7 +44,7 @@ REPORT = C.RESULTS / "speed_exact_region.md"
 
 def select(Xtr, ytr, seed, rule):
     import kernelselect
-    from kernelselect.selection import _policy
+    from kernelselect import _policy
 
     _policy.LAST_LEVEL = rule
     try:

@@ -122,6 +122,8 @@ LAYERS = [
      "_typing"},
     # the package's utilities (checks, settings, memory guard, threads, labels, targets, Dask)
     {"utils"},
+    # every automatic rule, each with its study (pure: it imports nothing of the package)
+    {"_policy"},
     # the kernel families; the FFT layer and the data readers
     {"kernels"},
     {"fft", "datasets"},
@@ -131,6 +133,8 @@ LAYERS = [
     # stand-ins for the kernel matrix, then the criteria written over them
     {"operators"},
     {"criteria"},
+    # the per-feature kernel's objectives and their gradient search
+    {"ard"},
     # solvers of the kernel machines: exact, and the Nyström conjugate-gradient engine
     {"solvers"},
     # the selection: driver, policy, search, result, plots, the per-feature kernel
@@ -153,7 +157,7 @@ SUBLAYERS = {
         {""},
     ],
     "primitives": [
-        {"_kernel_ops", "_columns", "_grid", "_ard"},
+        {"_kernel_ops", "_columns", "_grid"},
         {"_show_config"},
         {""},
     ],
@@ -174,11 +178,17 @@ SUBLAYERS = {
         {""},
     ],
     "selection": [
-        {"_plotting", "_ard_stream"},
-        {"_result", "_ard_search"},
+        {"_plotting"},
+        {"_result"},
         {"_search", "_ard_select"},
         {"_policy"},
         {"_driver"},
+        {""},
+    ],
+    "ard": [
+        {"_base"},
+        {"_exact", "_nystrom"},
+        {"_search"},
         {""},
     ],
     "solvers": [
@@ -306,6 +316,40 @@ def _type_switches(src=SRC):
 
 def test_no_type_switch_on_approximations_outside_operators():
     assert _type_switches() == set(), "use the Approximation protocol instead"
+
+
+#: eigensolvers and Cholesky factorisations the per-feature objectives (``ard/``) take
+#: from the library (the Nyström eigen-floor rule, the compiled eigensolver and
+#: Cholesky factorisation, ``shifted_cholesky``) instead of calling their own
+OWN_FACTORISATIONS = {"eigh", "eigvalsh", "potrf", "dpotrf", "cholesky"}
+
+
+def _own_factorisations(src=SRC):
+    """(module file, function) of every call of an eigensolver or Cholesky
+    factorisation by name inside ``ard/``."""
+    room = src / "ard"
+    assert room.is_dir(), "the per-feature objectives have their room, ard/"
+    found = set()
+    for path in sorted(room.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = (f.attr if isinstance(f, ast.Attribute)
+                        else f.id if isinstance(f, ast.Name) else None)
+                if name in OWN_FACTORISATIONS:
+                    found.add((path.name, name))
+    return found
+
+
+def test_per_feature_objectives_factor_with_the_library(tmp_path):
+    assert _own_factorisations() == set()
+    copy = tmp_path / "kernelselect"
+    shutil.copytree(SRC / "ard", copy / "ard", ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "ard" / "_nystrom.py"
+    target.write_text(target.read_text(encoding="utf-8")
+                      + "\n\ndef _planted(W):\n    return scipy.linalg.eigh(W)\n",
+                      encoding="utf-8")
+    assert _own_factorisations(copy) == {("_nystrom.py", "eigh")}
 
 
 #: the longest a function's code may run, its docstring apart

@@ -9,8 +9,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import reference as ref
-from kernelselect.primitives import _ard
-from kernelselect.selection import _ard_stream
+from kernelselect.ard import _base, _exact, _nystrom
 from kernelselect import kernels, lowlevel
 from kernelselect.solvers._exact import cross_kernel_matvec
 from kernelselect.criteria import evaluate_criterion, get_criterion
@@ -115,14 +114,14 @@ def test_held_out_errors_match_refitting(seed, n, d, t, kind, log_alpha):
     alpha = n * 10.0 ** log_alpha
     Xs = X * np.sqrt(g)
     K = ref.ard_kernel_matrix(X, X, g)
-    loo = _ard.press_exact(Xs, Y, alpha, grad=False)[0]
+    loo = _exact.press_exact(Xs, Y, alpha, grad=False)[0]
     assert loo == pytest.approx(ref.lssvm_heldout_mse(K, Y, alpha), rel=1e-8)
     folds = fold_labels(n, 3, seed % 7, None)
-    kf = _ard.press_kfold_exact(Xs, Y, alpha, folds, grad=False)[0]
+    kf = _exact.press_kfold_exact(Xs, Y, alpha, folds, grad=False)[0]
     assert kf == pytest.approx(ref.lssvm_heldout_mse(K, Y, alpha, folds), rel=1e-8)
     marks = np.sort(rng.choice(n, size=max(2, n // 3), replace=False))
     Kt = ref.ard_nystroem_matrix(X, marks, g, marks.size, 1e-8)
-    ny = _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, alpha, grad=False)[0]
+    ny = _nystrom.press_nystrom(Xs, Xs[marks], marks, Y, alpha, grad=False)[0]
     assert ny == pytest.approx(ref.lssvm_heldout_mse(Kt, Y, alpha), rel=1e-7)
 
 
@@ -150,11 +149,11 @@ def test_equal_gammas_give_the_isotropic_curves(task):
         lib_ny = evaluate_criterion(eloo, ny_op, y, alphas, loss="squared")
         Xs = X * np.sqrt(np.full(3, gamma))
         for j, a in enumerate(alphas):
-            assert _ard.press_exact(Xs, Y, a, grad=False)[0] == pytest.approx(lib_loo[j],
+            assert _exact.press_exact(Xs, Y, a, grad=False)[0] == pytest.approx(lib_loo[j],
                                                                               rel=1e-10)
-            assert _ard.press_kfold_exact(Xs, Y, a, folds, grad=False)[0] == pytest.approx(
+            assert _exact.press_kfold_exact(Xs, Y, a, folds, grad=False)[0] == pytest.approx(
                 lib_kf[j], rel=1e-10)
-            assert _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, a, grad=False)[0] == \
+            assert _nystrom.press_nystrom(Xs, Xs[marks], marks, Y, a, grad=False)[0] == \
                 pytest.approx(lib_ny[j], rel=1e-10)
 
 
@@ -200,13 +199,13 @@ def test_exact_gradients_match_central_differences(seed, n, d, t, kind, log_alph
     folds = fold_labels(n, 4, 0, None)
 
     def loo(th):
-        return _ard.press_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]))
+        return _exact.press_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]))
 
     def kfold(th):
-        return _ard.press_kfold_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]), folds)
+        return _exact.press_kfold_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]), folds)
 
     def evidence(th):
-        return _ard.evidence_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]))
+        return _exact.evidence_exact(X * np.sqrt(np.exp(th[:-1])), Y, np.exp(th[-1]))
 
     _check_gradient(loo, theta)
     _check_gradient(kfold, theta)
@@ -237,7 +236,7 @@ def test_nystrom_gradients_match_central_differences(seed, n, d, t, kind, log_al
 
     def nys(th):
         Xs = X * np.sqrt(np.exp(th[:-1]))
-        return _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=floor)
+        return _nystrom.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=floor)
 
     _check_gradient(nys, theta)
 
@@ -253,7 +252,7 @@ def test_nystrom_gradient_covers_dropped_eigenvalues():
 
     def nys(th):
         Xs = X * np.sqrt(np.exp(th[:-1]))
-        return _ard_stream.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=1e-3)
+        return _nystrom.press_nystrom(Xs, Xs[marks], marks, Y, np.exp(th[-1]), eigen_floor=1e-3)
 
     _check_gradient(nys, theta)
 
@@ -262,10 +261,10 @@ def test_distance_contraction_is_the_sum_over_pairs():
     rng = np.random.default_rng(4)
     H, A, B = rng.standard_normal((7, 5)), rng.standard_normal((7, 3)), rng.standard_normal((5, 3))
     direct = np.einsum("ij,ijk->k", H, (A[:, None, :] - B[None, :, :]) ** 2)
-    np.testing.assert_allclose(_ard.distance_contraction(H, A, B), direct, rtol=1e-12)
+    np.testing.assert_allclose(_base.distance_contraction(H, A, B), direct, rtol=1e-12)
     S = H[:5, :5] + H[:5, :5].T
     direct = np.einsum("ij,ijk->k", S, (B[:, None, :] - B[None, :, :]) ** 2)
-    np.testing.assert_allclose(_ard.distance_contraction(S, B, B, symmetric=True), direct,
+    np.testing.assert_allclose(_base.distance_contraction(S, B, B, symmetric=True), direct,
                                rtol=1e-12)
 
 
@@ -282,7 +281,7 @@ def test_evidence_matches_the_gaussian_density(seed, n, d, t, kind, log_alpha, s
     g = np.exp(np.random.default_rng(seed + 4).uniform(-2, 0.5, d))
     alpha = scale * 10.0 ** log_alpha
     K = ref.ard_kernel_matrix(X, X, g)
-    value = _ard.evidence_exact(X * np.sqrt(g), Y, alpha, grad=False)[0]
+    value = _exact.evidence_exact(X * np.sqrt(g), Y, alpha, grad=False)[0]
     assert value == pytest.approx(ref.gp_evidence(K, Y, alpha), rel=1e-9, abs=1e-10)
 
 
@@ -296,7 +295,7 @@ def test_evidence_is_minus_the_log_density_per_point():
     y = Y[:, 0] - Y[:, 0].mean()
     s2 = y @ np.linalg.solve(Ka, y) / 25
     logpdf = multivariate_normal(np.zeros(25), s2 * Ka).logpdf(y)
-    value = _ard.evidence_exact(X * np.sqrt(g), Y, alpha, grad=False)[0]
+    value = _exact.evidence_exact(X * np.sqrt(g), Y, alpha, grad=False)[0]
     assert value == pytest.approx(-logpdf / 25, rel=1e-12)
 
 
@@ -306,24 +305,24 @@ def test_evidence_with_equal_gammas_is_the_isotropic_value(t):
     for gamma in (0.02, 0.3, 3.0):
         K = ref.kernel_matrix(X, X, gamma)
         for alpha in (1e-6, 1e-2, 1.0):
-            value = _ard.evidence_exact(X * np.sqrt(np.full(3, gamma)), Y, alpha,
+            value = _exact.evidence_exact(X * np.sqrt(np.full(3, gamma)), Y, alpha,
                                         grad=False)[0]
             assert value == pytest.approx(ref.gp_evidence(K, Y, alpha), rel=1e-10)
 
 
 def test_evidence_refuses_a_constant_target_and_a_nystrom_stand_in():
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
 
     X, _ = _data(7, 12, 2, 1, "regression")
-    with pytest.raises(_ard.EvaluationError, match="constant"):
-        _ard.evidence_exact(X, np.ones((12, 1)), 0.1)
+    with pytest.raises(_base.EvaluationError, match="constant"):
+        _exact.evidence_exact(X, np.ones((12, 1)), 0.1)
     prob = _ard_search.make_problem(X, X[:, :1], "evidence", np.arange(4))
     with pytest.raises(ValueError, match="exact kernel matrix"):
         prob.evaluate(np.zeros(3))
 
 
 def test_shared_search_keeps_one_gamma_and_lowers_the_evidence():
-    from kernelselect.selection import _ard_search
+    from kernelselect.ard import _search as _ard_search
 
     X, Y = _data(8, 60, 3, 1, "regression")
     prob = _ard_search.make_problem(X, Y, "evidence", None)
@@ -335,3 +334,81 @@ def test_shared_search_keeps_one_gamma_and_lowers_the_evidence():
     # at the isotropic optimum the summed γ-gradient and the α-gradient vanish
     g = prob.evaluate(iso.theta())[1]
     assert abs(g[:3].sum()) < 1e-3 and abs(g[3]) < 1e-3
+
+
+# --------------------------------------------------------------------------- shared factors
+
+
+@pytest.mark.parametrize("seed, spectrum, rank, floor", [
+    (0, [5.0, 2.0, 1.0, 1e-4, 1e-9, 0.0], 6, 1e-6),       # the floor drops two
+    (1, [3.0, 3.0, 0.5, 0.25, 0.1], 3, 1e-8),             # the rank drops two
+    (2, [1.0, 1e-2, 1e-5, -1e-14], 4, 1e-3),              # a negative one: dropped
+])
+def test_landmark_eigenpairs_keep_the_largest_above_the_floor(seed, spectrum, rank, floor):
+    """The eigen-floor rule of the library's Nyström stand-in, which the per-feature
+    objectives share: eigenpairs largest first, the k largest above floor·σ_max kept,
+    and the transform T = U_kΣ_k^{−1/2} of nystroem_transform built from exactly those."""
+    from kernelselect.operators.nystrom import landmark_eigenpairs, nystroem_transform
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.standard_normal((len(spectrum), len(spectrum))))[0]
+    W = (Q * np.asarray(spectrum)) @ Q.T
+    sig, U, keep = landmark_eigenpairs(W, rank, floor)
+    want = np.sort(spectrum)[::-1]
+    np.testing.assert_allclose(sig, want, atol=1e-12)
+    np.testing.assert_allclose(W @ U, U * sig, atol=1e-12)
+    expected = [i for i, s in enumerate(want) if s > floor * want[0]][:rank]
+    assert keep.tolist() == expected
+    np.testing.assert_array_equal(nystroem_transform(W, rank, floor),
+                                  U[:, keep] / np.sqrt(sig[keep]))
+
+
+@pytest.mark.parametrize("seed, m, rank, floor", [(3, 12, 12, 1e-8), (4, 15, 9, 1e-3)])
+def test_ard_nystrom_factor_is_the_library_stand_in(seed, m, rank, floor):
+    """The per-feature Nyström factor at γ = 1 on the scaled features is the library's
+    Nyström stand-in with the same landmarks, rank and floor: ΨΨᵀ = VVᵀ, same kept set."""
+    X, _ = _data(seed, 50, 3, 1, "regression")
+    Xs = X * np.sqrt([0.4, 1.5, 0.05])
+    marks = np.sort(np.random.default_rng(seed).choice(50, m, replace=False))
+    F = _nystrom.nystrom_factor(Xs, Xs[marks], marks, rank, floor)
+    op = Nystroem(landmarks=marks, rank=rank, eigen_floor=floor).build(
+        Xs, None, 1.0, kernel="gaussian", state=None, workers=1)
+    assert F.keep.size == op.details["effective_rank"] == op.factor.shape[1]
+    np.testing.assert_allclose(F.Psi @ F.Psi.T, op.factor @ op.factor.T, rtol=1e-9,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("seed, alpha", [(5, 1e-3), (6, 2.0)])
+def test_exact_inverse_is_the_ridge_inverse(seed, alpha):
+    """αK_α⁻¹ from the compiled factorisation against numpy's inverse, and a K + αI that
+    is not positive definite refused as an undefined point (not a LinAlgError)."""
+    X, Y = _data(seed, 40, 3, 1, "regression")
+    K = ref.ard_kernel_matrix(X, X, 0.3)
+    M0 = _exact._scaled_inverse(K, alpha)
+    np.testing.assert_allclose(M0, alpha * np.linalg.inv(K + alpha * np.eye(40)),
+                               rtol=1e-8, atol=1e-10 * np.abs(M0).max())
+    np.testing.assert_array_equal(M0, M0.T)
+    with pytest.raises(_base.EvaluationError, match="not numerically positive definite"):
+        _exact._scaled_inverse(K, -2.0)
+    with pytest.raises(_base.EvaluationError, match="not numerically positive definite"):
+        _exact.evidence_exact(X * np.sqrt(0.3), Y, -2.0)
+
+
+@pytest.mark.parametrize("seed, n, m, d, symmetric", [(7, 9, 6, 3, False),
+                                                      (8, 14, 14, 2, True)])
+def test_gradient_contraction_is_the_kernels_log_gamma_derivative(seed, n, m, d, symmetric):
+    """Σ_ij H_ij ∂K_ij/∂log γ_k, which every gradient here forms as
+    −contraction(H∘K, X̃, Z̃) on the points of Kernel.ARD.points, against the kernel
+    value's dense derivative ∂K/∂log γ (shape (d, n, m))."""
+    from kernelselect.kernels import Kernel
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Z = X if symmetric else rng.standard_normal((m, d))
+    H = rng.standard_normal((n, m))
+    if symmetric:
+        H = H + H.T
+    gamma = rng.uniform(0.1, 2.0, d)
+    Xs, Zs = Kernel.ARD.points(X, gamma)[0], Kernel.ARD.points(Z, gamma)[0]
+    K = _base.gaussian_block(Xs, Zs)
+    want = np.einsum("kij,ij->k", Kernel.ARD.log_gamma_derivative(X, Z, gamma), H)
+    got = -_base.distance_contraction(H * K, Xs, Zs, symmetric=symmetric)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12 * np.abs(H).sum())

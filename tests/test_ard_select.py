@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import kernelselect
-from kernelselect.selection import _ard_search
+from kernelselect.ard import _search as _ard_search
 from kernelselect import cli
 from kernelselect.selection._ard_select import ArdSelectionResult, select_ard
 from kernelselect.models import KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier

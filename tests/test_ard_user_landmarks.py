@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from kernelselect import Nystroem, select_kernel
-from kernelselect.selection import _ard_search
+from kernelselect.ard import _search as _ard_search
 
 
 def problem(seed, n, d):

@@ -11,6 +11,7 @@ import pytest
 import kernelselect
 from kernelselect import Exact, KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier, fit_krr
 from kernelselect.models import _fit_policy
+from kernelselect import _policy as _rules
 from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
 from kernelselect.models._fit_policy import measure_effective_dimension
 from kernelselect import ApproximationWarning
@@ -21,8 +22,8 @@ from reference import kernel_matrix
 @pytest.fixture
 def small_exact_limit(monkeypatch):
     """"auto" switches to the Nyström machine beyond 100 rows, with at least 40 centres."""
-    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
-    monkeypatch.setattr(_nystrom_machine, "MIN_CENTRES", 40)
+    monkeypatch.setattr(_rules, "EXACT_FIT_MAX_N", 100)
+    monkeypatch.setattr(_rules, "MIN_CENTRES", 40)
 
 
 def problem(seed, n, d, n_test=100):
@@ -143,7 +144,7 @@ def test_more_centres_while_the_model_holds_too_little(small_exact_limit, monkey
     first = KernelRidgeRegressor(gamma=0.05, alpha=10.0, random_state=0).fit(X, y)
     assert first.approximation_gap_["rounds"] == 0
     m0 = first.n_centres_
-    monkeypatch.setattr(_fit_policy, "GROW_CAPTURED", 10.0)
+    monkeypatch.setattr(_rules, "GROW_CAPTURED", 10.0)
     with pytest.warns(ApproximationWarning, match="holds .* % of the effective dimension"):
         grown = KernelRidgeRegressor(gamma=0.05, alpha=10.0, random_state=0).fit(X, y)
     gap = grown.approximation_gap_

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import kernelselect
 from kernelselect import GridEdgeWarning, KernelSelectionCV, cli, datasets, select_kernel
 from kernelselect.selection import _policy, _search
+from kernelselect import _policy as _rules
 from kernelselect.selection._policy import alpha_path
 from kernelselect.utils._targets import detect_task, prepare_targets
 from kernelselect.criteria import evaluate_criterion
@@ -230,7 +231,7 @@ def test_last_level_half_replaces_the_exact_window_by_nystroem_of_n_over_2(monke
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
         exact = select_kernel(X, y, random_state=3)
-        monkeypatch.setattr(_policy, "LAST_LEVEL", "half")
+        monkeypatch.setattr(_rules, "LAST_LEVEL", "half")
         half = select_kernel(X, y, random_state=3)
     labels = [lv["approximation"] for lv in exact.details["auto"]["levels"]]
     assert labels[-1] == "exact", "the problem must reach the exact window by default"

@@ -8,6 +8,7 @@ import kernelselect
 from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,
                           NystroemPCG, fit_krr, fit_lssvm)
 from kernelselect.models import _fit_policy
+from kernelselect import _policy as _rules
 from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
 from kernelselect.models._fit_policy import auto_centres, describe_fit, machine_approximation
 from kernelselect.operators.dense import Exact
@@ -25,8 +26,8 @@ def data(seed=0, n=300, d=3, t=1):
 @pytest.fixture
 def small_exact_limit(monkeypatch):
     """"auto" switches to the Nyström machine beyond 100 rows, with at least 40 centres."""
-    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
-    monkeypatch.setattr(_nystrom_machine, "MIN_CENTRES", 40)
+    monkeypatch.setattr(_rules, "EXACT_FIT_MAX_N", 100)
+    monkeypatch.setattr(_rules, "MIN_CENTRES", 40)
 
 
 def test_auto_resolution():

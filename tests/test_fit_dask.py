@@ -10,6 +10,7 @@ import dask  # noqa: E402
 from kernelselect import (KernelRidgeRegressor, KernelSelectionCV, LSSVMClassifier,  # noqa: E402
                           NystroemPCG, fit_krr)
 from kernelselect.models import _fit_policy  # noqa: E402
+from kernelselect import _policy as _rules  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -100,8 +101,8 @@ def test_dask_refusals():
 
 @pytest.mark.parametrize("standardize", [False, True])
 def test_selection_on_dask(monkeypatch, standardize):
-    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
-    monkeypatch.setattr(_fit_policy, "MIN_CENTRES", 40)
+    monkeypatch.setattr(_rules, "EXACT_FIT_MAX_N", 100)
+    monkeypatch.setattr(_rules, "MIN_CENTRES", 40)
     X, Y = data(5, n=600)
     lazy = KernelSelectionCV(random_state=0, standardize=standardize).fit(chunked(X),
                                                                           chunked(Y[:, 0]))
@@ -263,9 +264,10 @@ def test_selection_on_dask_lets_go_of_its_gathered_targets_before_the_refit(monk
     copy (n values on the client, 76 MiB at 10^7 rows) is released before it starts."""
     from kernelselect.models import _selection_cv
 
-    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)
-    monkeypatch.setattr(_fit_policy, "MIN_CENTRES", 40)
-    alive_at_refit = alive_when_called(monkeypatch, _selection_cv, KernelRidgeRegressor, "fit")
+    monkeypatch.setattr(_rules, "EXACT_FIT_MAX_N", 100)
+    monkeypatch.setattr(_rules, "MIN_CENTRES", 40)
+    alive_at_refit = alive_when_called(monkeypatch, _selection_cv, KernelRidgeRegressor,
+                                       "_fit_validated")
     X, Y = data(5, n=600)
     KernelSelectionCV(random_state=0, standardize=False).fit(chunked(X), chunked(Y[:, 0]))
     assert alive_at_refit == [False]

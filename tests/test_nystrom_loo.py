@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_limits
 
 from kernelselect import KernelRidgeRegressor, NystroemPCG, fit_krr
+from kernelselect import _policy as _rules
 from kernelselect.solvers import _loo as _nystrom_loo
 from kernelselect.solvers._loo import (fit_nystrom_loo, intercept_forms, loo_bytes,
                                               loo_flops)
@@ -117,7 +118,7 @@ def test_recipe_chooses_the_intercept_form(monkeypatch):
     np.testing.assert_array_equal(own.model_.details["loo"]["mse"],
                                   details["loo_forms"]["mean"])
     flops = loo_flops(300, 60, 1, 3, ("mean",))
-    monkeypatch.setattr(_nystrom_loo, "LOO_FLOPS", flops)
+    monkeypatch.setattr(_rules, "LOO_FLOPS", flops)
     capped = KernelRidgeRegressor(gamma=2.0, alpha=1.0, approximation=choose,
                                   fit_intercept="mean", random_state=0).fit(X, y)
     assert capped.intercept_form_ == "mean" and capped.alpha_ == own.alpha_
@@ -217,7 +218,7 @@ def test_recipe_routes_by_budget(monkeypatch):
     np.testing.assert_array_equal(loo["alphas"], [1e-3, 1e-1, 1.0, 10.0])
     assert reg.alpha_ == loo["alphas"][np.argmin(loo["mse"][:, 0])]
     assert reg.model_.details["alpha_rule"] == "leave-one-out" and reg.n_iter_ is None
-    monkeypatch.setattr(_nystrom_loo, "LOO_FLOPS", 1.0)
+    monkeypatch.setattr(_rules, "LOO_FLOPS", 1.0)
     over = KernelRidgeRegressor(gamma=0.5, alpha=1.0, approximation=recipe,
                                 random_state=0).fit(X, Y[:, 0])
     assert over.alpha_ == 1.0 and over.n_iter_ > 0

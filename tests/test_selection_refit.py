@@ -131,11 +131,10 @@ def test_target_mostly_its_mean_warns_without_intercept(offset, warns):
 def test_progress_reports_the_selection_and_sizes_the_refit(monkeypatch, capsys):
     """progress=True: the selection's lines on stderr (nothing on stdout), and the
     automatically sized Nyström refit gets the same setting; default False: silent."""
-    from kernelselect.models import _fit_policy
-    from kernelselect.solvers import _nystroem_pcg as _nystrom_machine
+    from kernelselect import _policy as _rules
 
-    monkeypatch.setattr(_fit_policy, "EXACT_FIT_MAX_N", 100)    # the Nyström refit at n = 150
-    monkeypatch.setattr(_nystrom_machine, "MIN_CENTRES", 40)
+    monkeypatch.setattr(_rules, "EXACT_FIT_MAX_N", 100)    # the Nyström refit at n = 150
+    monkeypatch.setattr(_rules, "MIN_CENTRES", 40)
     rng = np.random.default_rng(4)
     X = rng.standard_normal((150, 3))
     y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(150)

@@ -112,7 +112,7 @@ class SelectExactWindow:
 
     def setup(self, n, last_level):
         self.func = require(select_kernel())
-        _policy = private("kernelselect.selection._policy", "kernelselect._policy")
+        _policy = private("kernelselect._policy", "kernelselect.selection._policy")
         if _policy is None:
             raise NotImplementedError("no _policy module in this version")
         if not hasattr(_policy, "LAST_LEVEL"):

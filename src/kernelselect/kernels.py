@@ -1,9 +1,12 @@
-"""Kernel families: values, spectral samplers for random features, bandwidth heuristic.
+"""The kernels: the :class:`Kernel` value, spectral samplers for random features,
+bandwidth heuristic.
 
-Both families are radial with κ(x, x) = 1:
+Three kernels, all with κ(x, x) = 1 (:class:`Kernel` holds what depends on each):
 
-- Gaussian   κ(x, x′) = exp(−γ‖x − x′‖²); spectral density N(0, 2γI).
-- Laplacian  κ(x, x′) = exp(−γ‖x − x′‖₁); spectral density Π_j Cauchy(0, γ).
+- Gaussian     κ(x, x′) = exp(−γ‖x − x′‖²); spectral density N(0, 2γI).
+- Laplacian    κ(x, x′) = exp(−γ‖x − x′‖₁); spectral density Π_j Cauchy(0, γ).
+- per-feature  κ(x, x′) = exp(−Σ_k γ_k (x_k − x′_k)²) (``Kernel.ARD``, ``"ard"``);
+  spectral density N(0, 2 diag γ).
 
 Random Fourier features (Rahimi & Recht 2007) draw w from the spectral density and
 b ~ U[0, 2π). The standard draws (N(0, 1) or Cauchy(0, 1)) are made once and scaled
@@ -20,9 +23,12 @@ import numpy as np
 import numpy.typing as npt
 
 from .utils._resources import check_allocation
-from .utils._validation import check_kernel, check_matrix, check_positive_int, check_random_state
+from .utils._kernel_family import Kernel, kernel_or_auto
+from .utils._validation import check_matrix, check_positive_int, check_random_state
 
 __all__ = [
+    "Kernel",
+    "kernel_or_auto",
     "kernel_diagonal",
     "sample_frequencies",
     "scale_frequencies",
@@ -35,9 +41,8 @@ __all__ = [
 
 
 def kernel_diagonal(X: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -> np.ndarray:
-    """diag K = κ(x_i, x_i) = 1 for the radial families (and the ARD kernel), shape (n,)."""
-    if not is_ard(kernel):
-        check_kernel(kernel, also=("ard",))
+    """diag K = κ(x_i, x_i) = 1 for every :class:`Kernel`, shape (n,)."""
+    Kernel.of(kernel)
     return np.ones(np.asarray(X).shape[0])
 
 
@@ -49,16 +54,13 @@ def sample_frequencies(kernel: str, n_features_in: int, n_features: int,
     (Laplacian), b (D,) uniform on [0, 2π). ``rng`` is a numpy Generator or a seed (as
     ``random_state`` elsewhere); the (d + 1)·D draws are checked against the memory
     guard first."""
-    kernel = "gaussian" if is_ard(kernel) else check_kernel(kernel, also=("ard",))
+    family = Kernel.of(kernel)
     d = check_positive_int(n_features_in, "n_features_in")
     D = check_positive_int(n_features, "n_features")
     check_allocation(8.0 * (d + 1) * D, f"the random frequencies W0 ({d} × {D}) and phases b",
                      "use fewer random features (n_features)")
     rng = check_random_state(rng)
-    if kernel == "gaussian":
-        W0 = rng.standard_normal((d, D))
-    else:
-        W0 = rng.standard_cauchy((d, D))
+    W0 = family.standard_frequencies(rng, (d, D))
     b = rng.uniform(0.0, 2.0 * np.pi, D)
     return W0, b
 
@@ -67,12 +69,12 @@ def scale_frequencies(W0: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -
     """Frequencies for kernel parameter γ from standard draws: √(2γ)·W0 (Gaussian,
     w ~ N(0, 2γI)), γ·W0 (Laplacian, w_j ~ Cauchy(0, γ)), or for ``kernel="ard"``
     with γ of shape (d,) row k scaled by √(2γ_k) (w ~ N(0, 2 diag γ);
-    :func:`scale_ard_frequencies`)."""
-    if is_ard(kernel):
-        return scale_ard_frequencies(W0, gamma)
-    kernel = check_kernel(kernel, also=("ard",))
-    scale = np.sqrt(2.0 * gamma) if kernel == "gaussian" else float(gamma)
-    return scale * np.asarray(W0, dtype=np.float64)
+    :meth:`Kernel.scale_frequencies`)."""
+    family = Kernel.of(kernel)
+    W0 = np.asarray(W0, dtype=np.float64)
+    if family.per_feature:
+        gamma = family.check_gamma(gamma, W0.shape[0])
+    return family.scale_frequencies(W0, gamma)
 
 
 def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,
@@ -94,7 +96,7 @@ def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,
     10^±150 for the Gaussian kernel) raises ``ValueError``: a γ grid around it would
     leave the float64 range; rescale X (e.g. ``standardize=True``) or pass gammas.
     """
-    kernel = check_kernel(kernel)
+    kernel = Kernel.of(kernel, per_feature=False)
     n_pairs = check_positive_int(n_pairs, "n_pairs")
     if not hasattr(X, "shape"):
         X = check_matrix(X, "X", min_rows=2)
@@ -130,7 +132,7 @@ def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,
             "(and any kernel choice) is undefined; check X, or pass gammas."
         )
     g_unit = 1.0 / float(np.median(dist))
-    exponent = -2 * unit if kernel == "gaussian" else -unit
+    exponent = -kernel.power * unit
     lo, hi = GAMMA0_EXPONENT_RANGE
     if not lo <= math.frexp(g_unit)[1] + exponent <= hi:
         raise ValueError(
@@ -152,10 +154,10 @@ def _pairs(n: int, rng: np.random.Generator, n_pairs: int) -> tuple[np.ndarray, 
     return i, j + (j >= i)                      # j ≠ i, uniform over the others
 
 
-def _distances(A: np.ndarray, B: np.ndarray, kernel: str) -> np.ndarray:
+def _distances(A: np.ndarray, B: np.ndarray, kernel: Kernel) -> np.ndarray:
     """Positive row distances ‖a − b‖² (Gaussian) or ‖a − b‖₁ (Laplacian)."""
     diff = A - B
-    dist = np.sum(diff ** 2, axis=1) if kernel == "gaussian" else np.sum(np.abs(diff), axis=1)
+    dist = np.sum(diff ** 2, axis=1) if kernel.power == 2 else np.sum(np.abs(diff), axis=1)
     return dist[dist > 0]
 
 
@@ -169,15 +171,10 @@ GAMMA0_EXPONENT_RANGE = (-1000, 1000)
 
 # --------------------------------------------------------------------------- per-feature γ
 #
-# The ARD (automatic relevance determination) Gaussian kernel
-#     κ(x, x′) = exp(−Σ_k γ_k (x_k − x′_k)²),  γ ∈ ℝ^d, γ_k > 0,
-# is the Gaussian kernel with γ = 1 on the scaled features x·diag(√γ). Every primitive
-# that takes kernel="ard" scales a copy of its inputs (O(nd)) and runs the compiled
-# Gaussian kernel: a kernel block costs O(n_x n_z d), so the copy is the cheapest
-# correct route and keeps one compiled kernel. Its spectral density is N(0, 2 diag γ).
+# The names below predate :class:`Kernel` and stay as aliases of its members.
 
 #: the kernel name that takes one γ per feature
-ARD = "ard"
+ARD = Kernel.ARD.value
 
 
 def is_ard(kernel: Any) -> bool:
@@ -187,31 +184,16 @@ def is_ard(kernel: Any) -> bool:
 
 def check_ard_gamma(gamma: Any, n_features: int, name: str = "gamma") -> np.ndarray:
     """γ of the ARD kernel as a float64 array of shape (n_features,): a positive
-    finite scalar (the isotropic kernel) or one positive finite value per feature."""
-    try:
-        g = np.asarray(gamma, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a positive number or an array of one positive "
-                        f"number per feature for kernel='ard', got {gamma!r}.") from None
-    if g.ndim == 0:
-        g = np.full(n_features, float(g))
-    if g.shape != (n_features,):
-        raise ValueError(f"{name} has shape {g.shape}; kernel='ard' takes one value per "
-                         f"feature, shape ({n_features},) (or a scalar for all features).")
-    if not np.all(np.isfinite(g)) or np.any(g <= 0):
-        k = int(np.flatnonzero(~(np.isfinite(g) & (g > 0)))[0])
-        raise ValueError(f"{name}[{k}] = {g[k]!r}: every per-feature γ must be finite and "
-                         "> 0 (a feature without influence has a small γ, not 0).")
-    return g
+    finite scalar (the isotropic kernel) or one positive finite value per feature
+    (``Kernel.ARD.check_gamma``)."""
+    return Kernel.ARD.check_gamma(gamma, n_features, name)
 
 
 def ard_scale(X: npt.ArrayLike, gamma: npt.ArrayLike) -> np.ndarray:
     """X·diag(√γ): the features on which the ARD kernel is the Gaussian kernel with
-    γ = 1. float32 stays float32, anything else becomes float64; O(nd)."""
-    X = np.asarray(X)
-    dtype = np.float32 if X.dtype == np.float32 else np.float64
-    scale = np.sqrt(np.asarray(gamma, dtype=np.float64))
-    return np.ascontiguousarray(X.astype(np.float64, copy=False) * scale, dtype=dtype)
+    γ = 1 (``Kernel.ARD.points(X, gamma)[0]``). float32 stays float32, anything else
+    becomes float64; O(nd)."""
+    return Kernel.ARD.points(X, gamma)[0]
 
 
 def ard_as_gaussian(arrays: list[Any], gamma: Any, n_features: int | None = None
@@ -221,12 +203,10 @@ def ard_as_gaussian(arrays: list[Any], gamma: Any, n_features: int | None = None
     first = np.asarray(arrays[0])
     d = first.shape[1] if first.ndim == 2 else (n_features or 0)
     g = check_ard_gamma(gamma, d)
-    return [ard_scale(a, g) for a in arrays], 1.0, "gaussian"
+    return [Kernel.ARD.points(a, g)[0] for a in arrays], 1.0, "gaussian"
 
 
 def scale_ard_frequencies(W0: npt.ArrayLike, gamma: npt.ArrayLike) -> np.ndarray:
     """Frequencies w ~ N(0, 2 diag γ) of the ARD kernel from standard normal draws
     W0 (d, D): row k of W0 scaled by √(2γ_k)."""
-    W0 = np.asarray(W0, dtype=np.float64)
-    g = check_ard_gamma(gamma, W0.shape[0])
-    return np.sqrt(2.0 * g)[:, None] * W0
+    return scale_frequencies(W0, gamma, kernel=Kernel.ARD)

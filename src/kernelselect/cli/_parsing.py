@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from .. import _policy as _rules
 from .. import datasets as _datasets
 from .._version import __version__
 
@@ -161,10 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--criterion", default="auto", metavar="NAMES",
                      help="comma-separated criteria, e.g. eloo,kta; the first one selects; "
                      "auto stands alone "
-                     "(default auto: 5-fold CV error ekfold up to n=400 on the exact matrix, "
+                     f"(default auto: 5-fold CV error ekfold up to n={_rules.KFOLD_MAX_N} on the exact matrix, "
                      "leave-one-out error eloo beyond; their multiclass forms for 3+ classes)")
     sel.add_argument("--approximation", default="auto", choices=APPROXIMATIONS,
-                     help="stand-in for the kernel matrix (default auto: exact up to n=400, "
+                     help=f"stand-in for the kernel matrix (default auto: exact up to n={_rules.EXACT_MAX_N}, "
                      "then Nystrom with landmarks doubled until the choice is settled)")
     sel.add_argument("--refine", action="store_true",
                      help="refine (gamma, alpha) continuously around the best grid point")

@@ -68,7 +68,7 @@ def get_criterion(name: "str | Criterion") -> "Criterion":
     if key == "auto":
         raise ValueError(
             "criterion='auto' stands alone: it is the default criterion for the task "
-            "(kernelselect.selection._policy.default_criterion) and cannot be listed with "
+            "(kernelselect._policy.default_criterion) and cannot be listed with "
             "others or evaluated on an operator; give 'auto' alone, or name the criteria.")
     if key not in _REGISTRY:
         raise ValueError(

@@ -279,6 +279,21 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     """
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     y = check_vector(y, "y", n=X.shape[0], dtype=np.float64)
+    return _cross_validate(X, y, gammas=gammas, alphas=alphas, kernel=kernel,
+                           machine=machine, loss=loss, approximation=approximation, cv=cv,
+                           random_state=random_state, workers=workers, center=center,
+                           progress=progress)
+
+
+def _cross_validate(X: np.ndarray, y: np.ndarray, *, gammas: npt.ArrayLike | None,
+                    alphas: npt.ArrayLike | None, kernel: str, machine: str,
+                    loss: str | None, approximation: str | Approximation, cv: Any,
+                    random_state: RandomState, workers: int | None, center: bool,
+                    progress: bool | float) -> SelectionResult:
+    """:func:`cross_validate_grid` on X (n, d) float64 and y (n,) float64 checked by
+    the caller. Each fold's rows are taken once: its training and held-out blocks are
+    the same arrays for every γ, so an operator conditions them (centring, scaling)
+    on the first γ and reuses them."""
     kernel = check_kernel(kernel)
     if machine not in ("lssvm", "krr"):
         raise ValueError(f"machine must be 'lssvm' (with bias) or 'krr' (no bias), got {machine!r}.")
@@ -298,9 +313,11 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     rng = check_random_state(random_state)
     folds = make_folds(y, cv, stratify=classification, random_state=rng)
     bias = machine == "lssvm"
+    # each fold's blocks, taken once: (X_tr, Y_tr, X_va) with the fold's prepared state
+    blocks = [(X[tr], Y[tr], X[va]) for tr, va in folds]
     states = []
-    for tr, _ in folds:
-        states.append(approx.prepare(X[tr], Y[tr, 0], kernel=kernel, random_state=rng,
+    for X_tr, Y_tr, _ in blocks:
+        states.append(approx.prepare(X_tr, Y_tr[:, 0], kernel=kernel, random_state=rng,
                                      workers=workers))
     losses = np.empty((len(folds), gammas.size, alphas.size))
     timings = np.zeros(gammas.size)
@@ -308,12 +325,13 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
                           desc="cross-validation", unit="fold")
     for f, (tr, va) in steps:
         t0 = time.perf_counter()
-        dist = _held_out_distances(X[va], X[tr], kernel)
+        X_tr, Y_tr, X_va = blocks[f]
+        dist = _held_out_distances(X_va, X_tr, kernel)
         setup = time.perf_counter() - t0
         for i, gamma in enumerate(gammas):
             t0 = time.perf_counter()
-            offset = Y[tr].mean(axis=0) if center else np.zeros(Y.shape[1])
-            model = fit_kernel_machine(X[tr], Y[tr] - offset, float(gamma), alphas,
+            offset = Y_tr.mean(axis=0) if center else np.zeros(Y.shape[1])
+            model = fit_kernel_machine(X_tr, Y_tr - offset, float(gamma), alphas,
                                        kernel=kernel, bias=bias, approximation=approx,
                                        state=states[f], workers=workers)
             if dist is not None and model.coef is not None and model.support_indices is not None:
@@ -324,7 +342,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
                 F = _distance_predict(D, float(gamma), model.coef, workers)
                 F += model.intercept[None, :, :]
             else:
-                F = model.decision_function(X[va], workers=workers)   # (n_va, t, L)
+                F = model.decision_function(X_va, workers=workers)   # (n_va, t, L)
             F += offset[None, :, None]
             if classification:
                 assert classes is not None      # machine_targets gives them

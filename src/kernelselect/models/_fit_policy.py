@@ -1,5 +1,9 @@
 """How the fitted machines solve when left to ``approximation="auto"``.
 
+The thresholds and the centres rule are set in :mod:`kernelselect._policy`, each with
+the study that set it; this module measures what they read (the effective-dimension
+pilot, the memory guard) and builds the recipe.
+
 * **Exact up to** :data:`EXACT_FIT_MAX_N` rows: K + αI by one Cholesky factorisation,
   the reference model. Its cost grows as n³/3 flops and n² doubles: at n = 5000 the
   exact fit took 14 s on this project's 2-core test machine under load (a 200 MB
@@ -39,11 +43,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from ..solvers._nystroem_pcg import (MAX_CENTRES, MIN_CENTRES, NystroemPCG, auto_centres,
-                               memory_centres, rule_centres)
+from .. import _policy as _rules
+# the rules' thresholds (kernelselect._policy, each with its study) keep their names here
+from .._policy import (EXACT_FIT_MAX_N, EXACT_SHORTCUT, GROW_CAPTURED, GROW_ROUNDS,
+                       GROW_SLACK, MAX_CENTRES, MIN_CENTRES, PILOT_MAX, PILOT_SATURATION,
+                       rule_centres)
+from ..solvers._nystroem_pcg import NystroemPCG, auto_centres, memory_centres
 from ..utils._threads import blas_for_flops
 from ..utils._warnings import ApproximationWarning, warn_user
 from ..operators import get_approximation
@@ -54,21 +61,8 @@ __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_c
            "machine_approximation", "centres_rule", "describe_fit", "fit_gap",
            "grown_recipe"]
 
-#: the exact dense fit is used up to this many rows
-EXACT_FIT_MAX_N = 5000
-#: up to this many times EXACT_FIT_MAX_N rows a machine whose own d_eff asks for every
-#: row as a centre is fitted exactly (the exact fit then costs at most 8× its cost at the
-#: limit)
-EXACT_SHORTCUT = 2
 #: the names that select the Nyström machine solved by conjugate gradients
 PCG_NAMES = ("nystrom_pcg", "nystroem_pcg", "pcg", "falkon")
-
-
-#: most rows of the pilot estimate of the effective dimension
-PILOT_MAX = 4000
-#: the pilot is trusted while its estimate is at most this fraction of its rows; beyond,
-#: it is drawn again with more rows (up to :data:`PILOT_MAX`, or n)
-PILOT_SATURATION = 1.0 / 6.0
 
 
 def pilot_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
@@ -105,15 +99,14 @@ def measure_effective_dimension(X: Any, gamma: Any, alpha: float, kernel: str,
     from ..utils._config import max_bytes
 
     n = int(X.shape[0])
-    # K(Z₀, Z₀) and eigvalsh's copy and workspace: about three m₀ × m₀ arrays
-    top = int(max(1, min(n, PILOT_MAX, math.isqrt(int(max_bytes() // 24)))))
-    m0 = int(min(top, 2 * math.ceil(math.sqrt(n) * math.log(max(n, 2)))))
+    m0, top = _rules.pilot_rows(n, max_bytes())
     rng = check_random_state(random_state)
     while True:
         d_eff = _pilot_estimate(X, gamma, alpha, kernel, m0, rng)
-        if m0 >= top or d_eff <= PILOT_SATURATION * m0:
+        grown = _rules.pilot_regrow(m0, top, d_eff)
+        if grown is None:
             return d_eff, m0
-        m0 = int(min(top, max(2 * m0, math.ceil(d_eff / PILOT_SATURATION))))
+        m0 = grown
 
 
 def _pilot_estimate(X: Any, gamma: Any, alpha: float, kernel: str, m0: int,
@@ -167,7 +160,7 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
     if isinstance(approximation, str):
         key = approximation.strip().lower().replace("-", "_")
         if key == "auto":
-            if in_memory and n <= EXACT_FIT_MAX_N:
+            if _rules.fit_exact(n, in_memory):
                 return get_approximation("exact")
             pilot_rows = None
             if d_eff is None and X is not None and gamma is not None and alphas is not None:
@@ -175,12 +168,12 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
 
                 d_eff, pilot_rows = measure_effective_dimension(
                     X, gamma, float(np.min(alphas)), kernel, random_state)
-            if (in_memory and pilot_rows is not None and rule_centres(n, d_eff) >= n
-                    and n <= EXACT_SHORTCUT * EXACT_FIT_MAX_N and _exact_fits(n, d)):
+            if (pilot_rows is not None and _rules.exact_shortcut(n, d_eff, in_memory)
+                    and _exact_fits(n, d)):
                 return get_approximation("exact")      # m = n: the Nyström model is K
             m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
             recipe = NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
-            asked = rule_centres(n, d_eff)
+            asked = _rules.rule_centres(n, d_eff)
             recipe._fit_policy = {"n_centres_asked": asked, "effective_dimension": d_eff,
                                   "pilot_rows": pilot_rows,
                                   "centres_rule": "memory cap" if m < asked else "rule"}
@@ -223,15 +216,6 @@ def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: boo
         ApproximationWarning)
 
 
-#: a machine that measured its own d_eff is refitted with twice the centres while its
-#: model holds less than this share of it …
-GROW_CAPTURED = 0.95
-#: … at most this many times; and refitted where the rule at the model's own tr S
-#: (a lower bound of d_eff) asks for more than this factor times its centres
-GROW_ROUNDS = 2
-GROW_SLACK = 1.1
-
-
 def grown_recipe(recipe: Any, gap: dict[str, Any] | None, n: int, d: int, t: int = 1,
                  workers: int | None = None, chunks: tuple[int, ...] | None = None
                  ) -> Any:
@@ -253,19 +237,19 @@ def grown_recipe(recipe: Any, gap: dict[str, Any] | None, n: int, d: int, t: int
         return None
     rounds = int(policy.get("rounds", 0))
     m_now = int(recipe.n_centres)
-    if gap["captured"] >= GROW_CAPTURED:
+    if gap["captured"] >= _rules.GROW_CAPTURED:
         # tr S of the Nyström model is at most the exact d_eff: above the pilot's
         # estimate it is the better one, and the rule is applied to it
-        want = rule_centres(n, gap["model_effective_dimension"])
-        if want <= GROW_SLACK * m_now or rounds >= GROW_ROUNDS:
+        want = _rules.rule_centres(n, gap["model_effective_dimension"])
+        if want <= _rules.GROW_SLACK * m_now or rounds >= _rules.GROW_ROUNDS:
             return None
     else:
         want = 2 * m_now
-    cap = min(n, MAX_CENTRES, memory_centres(n, d, t, workers, chunks))
+    cap = min(n, _rules.MAX_CENTRES, memory_centres(n, d, t, workers, chunks))
     m = min(cap, want)
-    if gap["captured"] >= GROW_CAPTURED and m <= m_now:
+    if gap["captured"] >= _rules.GROW_CAPTURED and m <= m_now:
         return None
-    if m <= m_now or rounds >= GROW_ROUNDS:
+    if m <= m_now or rounds >= _rules.GROW_ROUNDS:
         if m_now < n and policy["centres_rule"] != "memory cap":
             warn_user(
                 f"approximation='auto' fits the Nyström machine on n={n} rows with {m_now} "
@@ -323,7 +307,7 @@ def fit_gap(recipe: Any, details: dict[str, Any], alphas: Any = None
 def centres_rule(recipe: Any, n: int, d_eff: float | None) -> str:
     """How the automatic recipe's m was set: "rule" (:func:`rule_centres`) or "memory
     cap" (the memory guard allowed fewer centres than the rule asks for)."""
-    return "memory cap" if recipe.n_centres < rule_centres(n, d_eff) else "rule"
+    return "memory cap" if recipe.n_centres < _rules.rule_centres(n, d_eff) else "rule"
 
 
 def describe_fit(details: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,9 @@ import numpy.typing as npt
 from ._fit_policy import describe_fit, fit_gap, grown_recipe, machine_approximation
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
                           is_dask_array, label_columns, mean_of)
+from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._labels import decide, encode_labels
+from ..utils._targets import Targets
 from ..solvers._exact import KernelMachine, check_alphas, fit_kernel_machine
 from . import _uncertainty
 from .._typing import RandomState
@@ -91,9 +93,10 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     >>> m.decision_function(X[:3]).shape
     (3, 1, 2)
     """
-    X, Y = _function_data(X, y, min_rows=2)
+    X, Y, source = _function_data(X, y, min_rows=2)
     return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
-                approximation=approximation, random_state=random_state, workers=workers)
+                approximation=approximation, random_state=random_state, workers=workers,
+                source=source)
 
 
 def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
@@ -104,20 +107,20 @@ def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
 
     Same parameters and return value as :func:`fit_lssvm` (intercepts are zero).
     """
-    X, Y = _function_data(X, y, min_rows=1)
+    X, Y, source = _function_data(X, y, min_rows=1)
     return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
-                approximation=approximation, random_state=random_state, workers=workers)
+                approximation=approximation, random_state=random_state, workers=workers,
+                source=source)
 
 
 def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
          approximation: Any, random_state: RandomState, workers: int | None,
-         centred: bool = False) -> KernelMachine:
+         centred: bool = False, source: RowSource = IN_MEMORY) -> KernelMachine:
     """The machine with ``approximation`` resolved for X's size ("auto", "nystrom-pcg":
-    :func:`kernelselect._fit_policy.machine_approximation`); a Dask X is fitted by a
-    recipe with a streamed solver only."""
+    :func:`kernelselect._fit_policy.machine_approximation`); a Dask X (``source``: where
+    the checked rows live) is fitted by a recipe with a streamed solver only."""
     n, d = X.shape
-    lazy = is_dask_array(X)
-    chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
+    lazy, chunks = source.lazy, source.chunks
     recipe = machine_approximation(approximation, int(n), int(d), int(Y.shape[1]),
                                    workers=workers, in_memory=not lazy, chunks=chunks,
                                    X=X, gamma=gamma, alphas=alphas, kernel=kernel,
@@ -136,14 +139,14 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
             return model
 
 
-def _function_data(X: Any, y: Any, min_rows: int) -> tuple[Any, Any]:
-    """X (n, d) and Y (n, t) of fit_krr / fit_lssvm: checked in memory, or kept as
-    row-chunked Dask arrays."""
+def _function_data(X: Any, y: Any, min_rows: int) -> tuple[Any, Any, RowSource]:
+    """X (n, d), Y (n, t) and where they live, for fit_krr / fit_lssvm: checked in
+    memory, or kept as row-chunked Dask arrays."""
     if is_dask_array(X) or is_dask_array(y):
         Xd, _, Yd = dask_training_data(X, y)
-        return Xd, Yd if Yd.ndim == 2 else Yd[:, None]
+        return Xd, Yd if Yd.ndim == 2 else Yd[:, None], RowSource.of_dask(Xd)
     X = check_matrix(X, "X", dtype=np.float64, min_rows=min_rows)
-    return X, _check_targets(y, X.shape[0])
+    return X, _check_targets(y, X.shape[0]), IN_MEMORY
 
 
 def _check_targets(y: npt.ArrayLike, n: int) -> np.ndarray:
@@ -202,18 +205,20 @@ class _KernelMachineEstimator(BaseEstimator):
             raise ValueError(f"alpha must be a single positive number, got {self.alpha!r}.")
         return kernel, gamma, float(alpha[0])
 
-    def _fit_machine(self, X: Any, Y: Any, offset: np.ndarray | None = None) -> Self:
-        """Solve for Y (n, t) (in memory, or row-chunked Dask arrays); with ``offset``
-        (t,), the machine is solved for Y − offset and the offset becomes part of its
-        intercept."""
+    def _fit_machine(self, X: Any, Y: Any, offset: np.ndarray | None = None,
+                     source: RowSource = IN_MEMORY) -> Self:
+        """Solve for Y (n, t) (in memory, or row-chunked Dask arrays: ``source``); with
+        ``offset`` (t,), the machine is solved for Y − offset and the offset becomes part
+        of its intercept."""
         kernel, gamma, alpha = self._check_params(X.shape[1])
-        if not is_dask_array(X):
+        if not source.lazy:
             X = np.ascontiguousarray(X, dtype=np.float64)
         self.model_ = _fit(
             X, Y if offset is None else Y - offset,
             gamma, np.array([alpha]), kernel=kernel, bias=self._bias,
             approximation=self.approximation, random_state=self.random_state,
-            workers=self.workers, centred=offset is not None)
+            workers=self.workers, centred=offset is not None, source=source)
+        self._rows = source
         self.gamma_ = gamma
         m = self.model_
         self.alpha_ = float(m.alphas[0])
@@ -263,7 +268,7 @@ class _KernelMachineEstimator(BaseEstimator):
                                  f"rows; this {type(self).__name__} was fitted on "
                                  f"{X.shape[0]}.")
             F, smoother = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
-                                                    self.intercept_form_, offset)
+                                                    self.intercept_form_, offset, self._rows)
             # the n × n factor stays only where the jackknife+ and return_std use it
             keep = (isinstance(self, RegressorMixin)
                     and X.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
@@ -289,6 +294,13 @@ class _KernelMachineEstimator(BaseEstimator):
         Xd, y_local, y_dask = dask_training_data(X, y)
         self.n_features_in_ = int(Xd.shape[1])
         return Xd, y_local, y_dask
+
+
+def _fitted_on(estimator: Any, X: Any) -> None:
+    """What ``validate_data(reset=True)`` records of an X the caller checked: the number
+    of features (a checked X is an array, so it has no feature names)."""
+    estimator.n_features_in_ = int(X.shape[1])
+    estimator.__dict__.pop("feature_names_in_", None)
 
 
 def _dask_rows(F: Any, func: Any, columns: int) -> Any:
@@ -382,12 +394,26 @@ default="auto"
             check_classification_targets(y_local)
             self.classes_ = encode_labels(y_local).classes
             del y_local                 # the solve streams the label columns
-            return self._fit_machine(Xd, label_columns(y_dask, self.classes_))
+            return self._fit_machine(Xd, label_columns(y_dask, self.classes_), None,
+                                     RowSource.of_dask(Xd))
         X, y = cast("tuple[np.ndarray, np.ndarray]", validate_data(self, X, y, dtype=np.float64))
         check_classification_targets(y)
         labels = encode_labels(y)
         self.classes_ = labels.classes
         return self._fit_machine(X, labels.columns())
+
+    def _fit_validated(self, X: Any, targets: Targets, y_dask: Any = None) -> Self:
+        """Fit on X and class labels checked and encoded by the caller (a selecting
+        estimator's door): X float64 (or a checked row-chunked Dask array) and its
+        :class:`~kernelselect.utils._targets.Targets`; ``y_dask`` holds the labels in
+        X's chunks when X is a Dask array."""
+        _fitted_on(self, X)
+        assert targets.classes is not None            # class labels always have classes
+        self.classes_ = targets.classes
+        if y_dask is not None:          # the solve streams the label columns
+            return self._fit_machine(X, label_columns(y_dask, targets.classes), None,
+                                     RowSource.of_dask(X))
+        return self._fit_machine(X, targets.y[:, None] if targets.Y is None else targets.Y)
 
     def decision_function(self, X: npt.ArrayLike) -> np.ndarray:
         """f(X): shape (n,) for two classes (> 0 → classes_[1]), else (n, n_classes)."""
@@ -411,7 +437,7 @@ default="auto"
         if "calibration" not in cache:
             F = self._loo()[0]
             Y = self._loo_source[1]
-            Y = np.asarray(Y.compute() if is_dask_array(Y) else Y)
+            Y = np.asarray(Y.compute() if self._rows.lazy else Y)
             codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
             cache["calibration"] = _uncertainty.fit_calibration(F, codes, len(self.classes_))
         return cast(_uncertainty.Calibration, cache["calibration"])
@@ -526,11 +552,30 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
                 offset = (mean_of(Yd) if y_local is None else
                           np.asarray(y_local, dtype=np.float64)[:, None].mean(axis=0))
             del y_local                 # the solve streams Yd: n values less on the client
-            return self._fit_machine(Xd, Yd.astype(np.float64), offset)
+            return self._fit_machine(Xd, Yd.astype(np.float64), offset,
+                                     RowSource.of_dask(Xd))
         X, y = cast("tuple[np.ndarray, np.ndarray]",
                     validate_data(self, X, y, dtype=np.float64, y_numeric=True,
                                   multi_output=True))
-        y = np.asarray(y, dtype=np.float64)
+        return self._fit_target(X, np.asarray(y, dtype=np.float64), intercept)
+
+    def _fit_validated(self, X: Any, targets: Targets, y_dask: Any = None) -> Self:
+        """Fit on X and a real target checked by the caller (a selecting estimator's
+        door): X float64 (or a checked row-chunked Dask array) and its
+        :class:`~kernelselect.utils._targets.Targets`; ``y_dask`` holds the target in
+        X's chunks when X is a Dask array, and ``targets.y`` may then hold its mean
+        only (the solve streams y_dask)."""
+        intercept = _check_fit_intercept(self.fit_intercept)
+        _fitted_on(self, X)
+        if y_dask is None:
+            return self._fit_target(X, targets.y, intercept)
+        self._single_output = y_dask.ndim == 1
+        Yd = y_dask.astype(np.float64)[:, None]
+        offset = targets.y[:, None].mean(axis=0) if intercept == "mean" else None
+        return self._fit_machine(X, Yd, offset, RowSource.of_dask(X))
+
+    def _fit_target(self, X: np.ndarray, y: np.ndarray, intercept: bool | str) -> Self:
+        """The in-memory fit on a checked X (n, d) and float64 y (n,) or (n, t)."""
         self._single_output = y.ndim == 1
         Y = y[:, None] if y.ndim == 1 else y
         self._fit_machine(X, Y, Y.mean(axis=0) if intercept == "mean" else None)
@@ -572,7 +617,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         """ndarray of shape (n, t): y_i minus the prediction at x_i of the machine
         refitted without row i (closed form, no refit; computed on first use)."""
         Y = self._loo_source[1]
-        Y = np.asarray(Y.compute() if is_dask_array(Y) else Y, dtype=np.float64)
+        Y = np.asarray(Y.compute() if self._rows.lazy else Y, dtype=np.float64)
         return Y - self._loo()[0]
 
     def predict_interval(self, X: npt.ArrayLike, coverage: float = 0.9,

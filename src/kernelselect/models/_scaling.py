@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..utils._dask import check_dask_rows, is_dask_array
+from ..utils._dask import IN_MEMORY, RowSource, check_dask_rows, is_dask_array
 from ..utils._scaling import ColumnScaling
 from ..utils._sklearn import (BaseEstimator, OneToOneFeatureMixin, TransformerMixin,
                         check_is_fitted, validate_data)
@@ -68,10 +68,15 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         data: Any
         if is_dask_array(X):
             data = check_dask_rows(X).astype(np.float64)
-            self.n_features_in_ = int(data.shape[1])
-        else:
-            data = validate_data(self, X, dtype=np.float64)
-        scaling = _fixed_order_scaling(data)
+            return self._fit_validated(data, RowSource.of_dask(data))
+        return self._fit_validated(validate_data(self, X, dtype=np.float64))
+
+    def _fit_validated(self, data: Any, source: RowSource = IN_MEMORY) -> Self:
+        """:meth:`fit` on an X its caller checked: float64 in memory, or a checked
+        row-chunked Dask array (``source`` says which)."""
+        self.n_features_in_ = int(data.shape[1])
+        self._rows = source
+        scaling = _fixed_order_scaling(data, source.lazy)
         self.scaling_ = scaling
         self.exponent_ = scaling.exponents
         self.mean_ = scaling.mean + scaling.shift
@@ -87,6 +92,13 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
 
             return self.scaling_.transform(check_dask_features(self, X))
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self._transform_validated(X)
+
+    def _transform_validated(self, X: Any) -> Any:
+        """:meth:`transform` of the X :meth:`_fit_validated` was given (a Dask X stays
+        lazy)."""
+        if self._rows.lazy:
+            return self.scaling_.transform(X)
         return np.asarray(self.scaling_.transform(X, dtype=np.float64))
 
     def inverse_transform(self, X: npt.ArrayLike) -> np.ndarray:
@@ -96,22 +108,22 @@ class Standardizer(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return np.ldexp(X * self.scale_ + self.mean_, self.exponent_[None, :])
 
 
-def _fixed_order_scaling(X: Any) -> ColumnScaling:
+def _fixed_order_scaling(X: Any, lazy: bool) -> ColumnScaling:
     """:class:`ColumnScaling`'s statistics, with every column sum taken over parts of
     ``PART_ROWS`` rows added one after the other, so that an in-memory X and a Dask X
     (any chunks) give the same bits: e_j from the largest magnitude, μ the mean of
-    x·2^−e, c the mean of the deviations from μ, σ² the mean square deviation − c²."""
+    x·2^−e, c the mean of the deviations from μ, σ² the mean square deviation − c²
+    (``lazy``: X is a checked row-chunked Dask array)."""
     from ..utils._dask import compute
 
-    lazy = is_dask_array(X)
     peak = np.asarray(compute(abs(X).max(axis=0)) if lazy else np.abs(X).max(axis=0))
     exponents = np.where(peak > 0, np.frexp(peak)[1], 0)
     n = int(X.shape[0])
-    (total,) = _part_sums(X, _scaled_sums, exponents)
+    (total,) = _part_sums(X, lazy, _scaled_sums, exponents)
     mu = total / n
     if not np.all(np.isfinite(mu)):
         raise ValueError("X contains NaN or inf; drop or impute those rows first.")
-    dev, sq = _part_sums(X, _deviation_sums, exponents, mu)
+    dev, sq = _part_sums(X, lazy, _deviation_sums, exponents, mu)
     c, m2 = dev / n, sq / n
     sd = np.sqrt(np.maximum(m2 - c * c, 0.0))
     return ColumnScaling(exponents, mu, c, np.where(sd > 0, sd, 1.0))
@@ -135,12 +147,12 @@ def _chunk_parts(x: Any, fn: Any, *args: Any) -> list[list[np.ndarray]]:
     return [fn(x[a:a + PART_ROWS], *args) for a in range(0, x.shape[0], PART_ROWS)]
 
 
-def _part_sums(X: Any, fn: Any, *args: Any) -> list[np.ndarray]:
+def _part_sums(X: Any, lazy: bool, fn: Any, *args: Any) -> list[np.ndarray]:
     """Σ of ``fn``'s outputs over the parts of X's rows, in row order (a Dask X: one task
     per chunk, its chunks first aligned to whole parts)."""
     from ..solvers._rows import aligned_chunks, fold
 
-    if not is_dask_array(X):
+    if not lazy:
         return fold(_chunk_parts(X, fn, *args))
     import dask
 

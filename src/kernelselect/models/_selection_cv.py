@@ -9,26 +9,27 @@ tasks' estimators (as scikit-learn's ``RidgeClassifierCV`` / ``RidgeCV``);
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from ._cv import cross_validate_grid
-from . import _fit_policy
+from ._cv import _cross_validate
 from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
-from ..utils._labels import encode_labels
-from ..selection._policy import KFOLD_MAX_N, alpha_path
+from .. import _policy as _rules
+from .._policy import alpha_path
 from ..solvers._exact import check_machine
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
+from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._progress import check_progress
 from ..utils._validation import check_bool, check_kernel
 from ..utils._warnings import warn_user
 from ..kernels import is_ard
-from ..selection import default_gammas, select_kernel
+from ..selection._driver import _gamma_grid, _select_validated
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
@@ -138,7 +139,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         refine = check_bool(self.refine, "refine")
         progress = check_progress(self.progress)
         X, y, y_dask = self._training_data(X, y)
-        lazy = y_dask is not None
+        source = IN_MEMORY if y_dask is None else RowSource.of_dask(X)
+        lazy = source.lazy
         targets, est = self._targets(y)
         self.task_ = targets.task
         classifier = targets.task != "regression"
@@ -152,16 +154,17 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         n, d = X.shape
         outputs = 1 if targets.classes is None or len(targets.classes) <= 2 else len(
             targets.classes)
-        chunks = tuple(int(c) for c in X.chunks[0]) if lazy else None
+        chunks = source.chunks
         _check_refit(est, n, d, outputs, chunks)
-        scaler = Standardizer().fit(X) if standardize else None
-        Xs = X if scaler is None else scaler.transform(X)
+        # X and y are checked: the scaler, the selection and the refit take them as they are
+        scaler = Standardizer()._fit_validated(X, source) if standardize else None
+        Xs = X if scaler is None else scaler._transform_validated(X)
         selection_approx = self.approximation
         if scaler is not None:      # landmark points given in X's units are scaled as X is
             selection_approx = _rescaled(selection_approx, scaler.transform)
             est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
-        res = self._select(Xs, y if y_dask is None else y_dask, targets, est, kernel,
-                           selection_approx, refine, progress)
+        res = self._select(Xs, y, y_dask, targets, est, kernel, selection_approx, refine,
+                           progress)
         self.selection_ = res
         name = res.criteria[0]
         if res.best[name]["index"] is None:
@@ -182,19 +185,16 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             self._size_automatic_refit(est, res, Xs, outputs, chunks, kernel,
                                        default_regressor=self.estimator is None
                                        and not classifier, progress=progress)
-        y_fit: Any
-        if lazy:    # the refit gathers its own targets; n gathered values less on the client
-            y_fit = y_dask if classifier else y_dask.astype(np.float64)
-            del y, targets
-        else:
-            y_fit = y if classifier else targets.y
+        del y                       # the refit takes the prepared targets
+        if lazy:    # it streams y_dask and needs ȳ only: n gathered values less on the client
+            targets = replace(targets, y=targets.y[:, None].mean(axis=0), Y=None)
+        est._fit_validated(Xs, targets, y_dask)
         if scaler is not None:
             from sklearn.pipeline import Pipeline
 
-            est.fit(Xs, y_fit)
             self.best_estimator_: Any = Pipeline([("standardizer", scaler), ("machine", est)])
         else:
-            self.best_estimator_ = est.fit(X, y_fit)
+            self.best_estimator_ = est
         res.details["refit"] = refit_details(
             est, name, float(self.cv_results_["criterion_value"][self.best_index_]))
         if "refit_centres_rule" in res.details:
@@ -207,8 +207,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         gathered (the targets are small) and ``y_dask`` keeps its chunks, else None."""
         if not (is_dask_array(X) or is_dask_array(y)):
             X, y = cast("tuple[np.ndarray, np.ndarray]",
-                        validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
-                                      y_numeric=self._y_numeric()))
+                        validate_data(self, X, y, dtype=np.float64, order="C",
+                                      ensure_min_samples=2, y_numeric=self._y_numeric()))
             return X, y, None
         if self.criterion == "cv":
             raise ValueError("criterion='cv' refits a machine per fold and needs X in "
@@ -221,30 +221,33 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         self.n_features_in_ = int(X.shape[1])
         return X, y_local, y_dask
 
-    def _select(self, Xs: Any, y: Any, targets: Targets, est: _KernelMachineEstimator,
-                kernel: str, approximation: Any, refine: bool,
+    def _select(self, Xs: Any, y: np.ndarray, y_dask: Any, targets: Targets,
+                est: _KernelMachineEstimator, kernel: str, approximation: Any, refine: bool,
                 progress: bool | float = False) -> SelectionResult:
-        """The selection on the (standardised) rows: k-fold cross-validation of the
-        machine (``criterion="cv"``) or :func:`select_kernel`."""
+        """The selection on the (standardised) rows checked at :meth:`fit`'s door
+        (``y_dask``: y in the chunks of a Dask X, else None): k-fold cross-validation of
+        the machine (``criterion="cv"``) or the selection of :func:`select_kernel`."""
         classifier = targets.task != "regression"
         criterion, rule = self.criterion, None
         if not classifier and criterion != "cv":
-            kfold = (Xs.shape[0] <= KFOLD_MAX_N and not is_dask_array(Xs)
-                     and isinstance(self.approximation, str) and self.approximation == "auto")
+            kfold = _rules.no_intercept_kfold(
+                Xs.shape[0], y_dask is not None,
+                isinstance(self.approximation, str) and self.approximation == "auto")
             criterion, rule = criterion_for_intercept(
                 criterion, cast(KernelRidgeRegressor, est).fit_intercept, kernel, kfold)
         if criterion != "cv":
-            res = select_kernel(Xs, y, kernel=kernel, gammas=self.gammas, alphas=self.alphas,
-                                 criterion=criterion, approximation=approximation,
-                                 random_state=self.random_state, workers=est.workers,
-                                 standardize=False, refine=refine, progress=progress,
-                                 task=cast("Literal['binary', 'multiclass', 'regression']",
-                                           targets.task))
+            res = _select_validated(Xs, y, targets, y_dask=y_dask, kernel=kernel,
+                                    gammas=self.gammas, alphas=self.alphas,
+                                    criterion=criterion, approximation=approximation,
+                                    random_state=self.random_state, workers=est.workers,
+                                    progress=progress, refine=refine)
             if rule is not None:
                 res.details["criterion_rule"] = rule
+                res.details.setdefault("rules", {})["criterion"] = rule
             return res
-        # class labels of any type → codes 0..C−1 (the error rate is unchanged)
-        y_cv = encode_labels(y).codes.astype(np.float64) if classifier else targets.y
+        # class labels of any type → codes 0..C−1 (the error rate is unchanged): the
+        # prepared codes, or the ±1 of two classes as 0, 1
+        y_cv = (targets.y > 0).astype(np.float64) if targets.task == "binary" else targets.y
         alphas = self.alphas
         if alphas is None:
             alphas = alpha_path(Xs.shape[0])
@@ -252,8 +255,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             cast(KernelRidgeRegressor, est).fit_intercept)
         gammas = self.gammas
         if gammas is None and rule is not None:    # chosen for the machine: the default grid
-            gammas = default_gammas(Xs, kernel, self.random_state)
-        res = cross_validate_grid(
+            gammas = _gamma_grid(Xs, kernel, self.random_state)
+        res = _cross_validate(
             Xs, y_cv, gammas=gammas, alphas=alphas, kernel=kernel,
             machine="lssvm" if classifier or intercept is True else "krr",
             loss="error" if classifier else "mse",
@@ -262,6 +265,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             center=intercept == "mean", progress=progress)
         if rule is not None:
             res.details["criterion_rule"] = rule
+            res.details.setdefault("rules", {})["criterion"] = rule
         return res
 
     def _size_automatic_refit(self, est: _KernelMachineEstimator, res: SelectionResult,
@@ -277,7 +281,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         n, d = Xs.shape
         lazy = chunks is not None
         d_eff = _selected_deff(res)
-        if d_eff is None and (lazy or n > _fit_policy.EXACT_FIT_MAX_N):
+        if d_eff is None and not _rules.fit_exact(n, not lazy):
             d_eff = pilot_effective_dimension(Xs, self.best_params_["gamma"],
                                               self.best_params_["alpha"], kernel,
                                               self.random_state)
@@ -688,11 +692,7 @@ def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
                   UserWarning)
         return criterion, None
     if isinstance(criterion, str) and criterion.strip().lower() == "auto":
-        if kfold:
-            return "cv", ("cv: k-fold cross-validation of kernel ridge regression without "
-                          "intercept, the estimator's fit_intercept=False")
-        return "gcv", ("gcv: generalised cross-validation of kernel ridge regression "
-                       "without intercept, the estimator's fit_intercept=False")
+        return _rules.criterion_without_intercept(kfold)
     first = criterion if isinstance(criterion, str) else next(iter(criterion), None)
     if isinstance(first, str) and first.strip().lower() in BIAS_CRITERIA:
         warn_user(f"criterion {first!r} scores the LSSVM regression with its bias, but the "

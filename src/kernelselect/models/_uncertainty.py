@@ -77,17 +77,16 @@ from scipy import linalg
 from scipy.linalg import blas
 
 from .. import lowlevel
+# the largest exact machine whose jackknife+ interval is offered: a rule (kernelselect._policy)
+from .._policy import JACKKNIFE_PLUS_MAX_N
 from ..kernels import ard_as_gaussian, is_ard
-from ..utils._dask import is_dask_array
+from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._threads import blas_for_flops, block_workers
 
 __all__ = ["JACKKNIFE_PLUS_MAX_N", "INTERVAL_METHODS", "loo_decision", "Calibration",
            "fit_calibration", "check_coverage", "interval_quantiles", "jackknife_interval",
            "jackknife_plus_interval", "ExactSmoother"]
 
-#: the largest exact machine whose jackknife+ interval is offered (its n × n factor is
-#: held: 8·n² bytes, 128 MB at this size)
-JACKKNIFE_PLUS_MAX_N = 4000
 #: the interval methods ``predict_interval`` takes
 INTERVAL_METHODS = ("auto", "jackknife+", "jackknife")
 _BLOCK_ENTRIES = 2**20
@@ -102,12 +101,14 @@ def _gaussian_view(X: np.ndarray, model: Any) -> tuple[np.ndarray, Any, str]:
     return X, model.gamma, model.kernel
 
 
-def _row_blocks(X: Any, Y: Any, rows: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """(x, y) blocks of ``rows`` rows; a Dask X (and Y) one chunk at a time."""
-    if is_dask_array(X):
+def _row_blocks(X: Any, Y: Any, rows: int, source: RowSource = IN_MEMORY
+                ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(x, y) blocks of ``rows`` rows; a Dask X (and Y; ``source``) one chunk at a time."""
+    if source.lazy:
         from ..utils._dask import _compute as compute
 
-        starts = np.cumsum((0,) + tuple(int(c) for c in X.chunks[0]))
+        assert source.chunks is not None
+        starts = np.cumsum((0,) + source.chunks)
         for a, b in zip(starts[:-1], starts[1:]):
             x, y = compute(X[a:b], Y[a:b])
             yield from _row_blocks(np.asarray(x, dtype=np.float64),
@@ -171,7 +172,7 @@ class _FeatureMap:
 
 
 def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
-                 offset: np.ndarray | None) -> np.ndarray:
+                 offset: np.ndarray | None, source: RowSource = IN_MEMORY) -> np.ndarray:
     """Leave-one-out residuals (n, t) of a machine on a feature map (module notes).
 
     Pass 1 adds G = ΦᵀΦ (a rank-b update per block, Φ formed block by block so that its
@@ -186,7 +187,7 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
     s = np.zeros(k)
     n = 0
     with blas_for_flops(float(X.shape[0]) * k * k):
-        for x, _ in _row_blocks(X, Y, rows):                # pass 1: G = ΦᵀΦ, s = Φᵀ1
+        for x, _ in _row_blocks(X, Y, rows, source):        # pass 1: G = ΦᵀΦ, s = Φᵀ1
             Phi, _ = fmap(x)
             G = blas.dsyrk(1.0, Phi.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
             s += Phi.sum(axis=0)
@@ -203,7 +204,7 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
             v_raw = None if v is None else linalg.solve_triangular(fmap.T, v)   # T⁻¹v
         shift = linalg.solve_triangular(R, mu, trans="T", check_finite=False)   # R⁻ᵀμ
         out = []
-        for x, y in _row_blocks(X, Y, rows):                # pass 2: leverages
+        for x, y in _row_blocks(X, Y, rows, source):        # pass 2: leverages
             B, f = fmap.raw(x)
             if pcg:
                 W = blas.dtrsm(1.0, U, B.T, lower=0, trans_a=1)
@@ -319,7 +320,8 @@ class ExactSmoother:
 
 
 def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
-                 offset: np.ndarray | None = None) -> tuple[np.ndarray, ExactSmoother | None]:
+                 offset: np.ndarray | None = None, source: RowSource = IN_MEMORY
+                 ) -> tuple[np.ndarray, ExactSmoother | None]:
     """The leave-one-out decision values (n, t) of a fitted machine, and for an exact
     machine its :class:`ExactSmoother`.
 
@@ -336,6 +338,8 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         The constant term of the fitted model.
     offset : ndarray of shape (t,) or None
         ȳ of the "mean" form.
+    source : RowSource
+        Where X and Y live (in memory, or the row chunks of Dask arrays).
 
     Returns
     -------
@@ -347,8 +351,8 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         Xe = np.ascontiguousarray(X, dtype=np.float64)
         smoother = ExactSmoother(Xe, model.gamma, model.kernel, alpha, form)
         return Y - smoother.loo_residuals(Y, offset), smoother
-    R = _feature_loo(model, X, Y, alpha, form, offset)
-    Yl = np.asarray(Y.compute() if is_dask_array(Y) else Y, dtype=np.float64).reshape(R.shape)
+    R = _feature_loo(model, X, Y, alpha, form, offset, source)
+    Yl = np.asarray(Y.compute() if source.lazy else Y, dtype=np.float64).reshape(R.shape)
     return Yl - R, None
 
 

@@ -25,7 +25,8 @@ from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
 from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
                                 check_streaming_memory)
 
-__all__ = ["Nystroem", "NystroemState", "nystroem_factor", "SAMPLERS"]
+__all__ = ["Nystroem", "NystroemState", "nystroem_factor", "landmark_eigenpairs",
+           "SAMPLERS"]
 
 SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
 #: the "optimal" rank-k approximation holds K and its full eigendecomposition
@@ -121,6 +122,22 @@ class NystroemState:
                                      repr=False)
 
 
+def landmark_eigenpairs(W: np.ndarray, rank: int, eigen_floor: float
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(σ, U, kept) of the landmark Gram matrix W (symmetrised): its eigenvalues σ
+    largest first, their eigenvectors U (c, c) and the indices of the eigenpairs a
+    Nyström stand-in keeps, the k = ``rank`` largest above ``eigen_floor``·σ_max. The
+    dropped ones are returned too, for derivatives of the stand-in in W."""
+    W = np.asarray(W, dtype=np.float64)
+    W = 0.5 * (W + W.T)
+    with small_blas(float(W.shape[0]) ** 3):
+        sig, U = symmetric_eigh_unchecked(W)
+    order = np.argsort(sig)[::-1]
+    sig, U = sig[order], U[:, order]
+    top = sig[0] if sig.size else 0.0
+    return sig, U, np.flatnonzero(sig > eigen_floor * max(top, 0.0))[:rank]
+
+
 @overload
 def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float,
                        split: Literal[False] = ...) -> np.ndarray: ...
@@ -130,16 +147,10 @@ def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float,
 def nystroem_transform(W: np.ndarray, rank: int, eigen_floor: float, split: bool = False
                        ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """T = U_k Σ_k^{−1/2} (c, k′) with W_k⁺ = TTᵀ: the k largest eigenpairs of the
-    landmark Gram matrix W above ``eigen_floor``·σ_max, so that the Nyström factor is
-    V = C T. ``split=True`` returns (U_k, Σ_k^{−1/2} as a vector) instead."""
-    W = np.asarray(W, dtype=np.float64)
-    W = 0.5 * (W + W.T)
-    with small_blas(float(W.shape[0]) ** 3):
-        sig, U = symmetric_eigh_unchecked(W)
-    order = np.argsort(sig)[::-1]
-    sig, U = sig[order], U[:, order]
-    top = sig[0] if sig.size else 0.0
-    keep = np.flatnonzero(sig > eigen_floor * max(top, 0.0))[:rank]
+    landmark Gram matrix W above ``eigen_floor``·σ_max (:func:`landmark_eigenpairs`), so
+    that the Nyström factor is V = C T. ``split=True`` returns (U_k, Σ_k^{−1/2} as a
+    vector) instead."""
+    sig, U, keep = landmark_eigenpairs(W, rank, eigen_floor)
     if split:
         return U[:, keep], 1.0 / np.sqrt(sig[keep])
     return U[:, keep] / np.sqrt(sig[keep])

@@ -1,7 +1,6 @@
 """The validated wrappers over the compiled kernels: kernel blocks, streamed products
 and sums (``_kernel_ops``), circulant and random-feature columns (``_columns``), the
-Song–Xu grid (``_grid``), the per-feature (ARD) blocks (``_ard``), and the build report
-``show_config`` (``_show_config``).
+Song–Xu grid (``_grid``), and the build report ``show_config`` (``_show_config``).
 
 Private: the stable public face of these wrappers is :mod:`kernelselect.lowlevel`;
 the compiled extension modules themselves stay at the package root

@@ -129,7 +129,7 @@ def song_xu_column(m: int | npt.ArrayLike, h: float | npt.ArrayLike, gamma: floa
     >>> u.round(4).tolist()
     [1.0, 0.6176, 0.1353, 0.6176]
     """
-    family = Kernel.of(kernel)
+    family = Kernel.of(kernel, per_feature=False)
     gamma = check_positive(gamma, "gamma")
     grid = _check_levels(m)
     spacing = _check_spacing(h, grid.shape[0])

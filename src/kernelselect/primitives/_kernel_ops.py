@@ -25,12 +25,9 @@ from ..utils._kernel_family import Kernel
 from ..utils._labels import encode_labels
 from ..utils._resources import check_allocation
 from ..utils._threads import check_workers, one_blas_thread
-from ..kernels import ard_as_gaussian, is_ard
 from ..utils._validation import (
     check_finite,
-    check_kernel,
     check_matrix,
-    check_positive,
     real_array,
 )
 
@@ -88,7 +85,7 @@ def _scaled_gamma(gamma: float, kernel: Kernel, exponent: int) -> float:
     return min(gamma, float(np.finfo(np.float64).max))
 
 
-def _condition(arrays: list[np.ndarray], gamma: float, kernel: str
+def _condition(arrays: list[np.ndarray], gamma: float, kernel: Kernel
                ) -> tuple[list[np.ndarray], float]:
     """Translate (Gaussian only) and rescale by a power of two; returns (arrays, gamma).
 
@@ -134,7 +131,7 @@ class Points:
                 and X.dtype in _SAFE_EXPONENT):
             X = check_matrix(X, name)
         self.source = X
-        self.kernel = Kernel.of(kernel)
+        self.kernel = Kernel.of(kernel, per_feature=False)
         self.shift = X.mean(axis=0, dtype=np.float64) if self.kernel.translates else None
         moved = _translated(X, self.shift)
         if X.size and not np.isfinite(np.max(np.abs(moved))):
@@ -214,13 +211,19 @@ def cholesky_inverse_unchecked(W: np.ndarray) -> np.ndarray | None:
     return T if _kernels._cholesky_inverse_into(W, T) == 0 else None
 
 
-def _check_common(X: npt.ArrayLike, gamma: float, kernel: str, workers: int | None
-                  ) -> tuple[np.ndarray, float, Kernel, int]:
-    X = check_matrix(X, "X")
-    gamma = check_positive(gamma, "gamma")
+def _check_common(arrays: list[Any], gamma: Any, kernel: Kernel | str, workers: int | None
+                  ) -> tuple[list[Any], float, Kernel, int]:
+    """The checks every public primitive opens with: the kernel parsed, γ checked for it
+    (its shape read from the first array), the arrays and γ carried to the compiled
+    family (:meth:`Kernel.points`) and the first array checked as ``X``. Returns
+    (arrays, γ, compiled family, threads)."""
     family = Kernel.of(kernel)
+    shape = np.shape(arrays[0])
+    gamma = family.check_gamma(gamma, shape[1] if len(shape) == 2 else 0)
+    moved = [family.points(a, gamma) for a in arrays]
+    X = check_matrix(moved[0][0], "X")
     threads = check_workers(workers)
-    return X, gamma, family, threads
+    return [X] + [a for a, _ in moved[1:]], moved[0][1], family.compiled, threads
 
 
 def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
@@ -264,11 +267,7 @@ def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str =
     array([[1.    ],
            [0.3679]])
     """
-    if is_ard(kernel):
-        (X, Z), gamma, kernel = ard_as_gaussian([X, Z], gamma)
-    elif not isinstance(kernel, Kernel):
-        check_kernel(kernel, also=("ard",))
-    X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
+    (X, Z), gamma, kernel, threads = _check_common([X, Z], gamma, kernel, workers)
     Z = check_matrix(Z, "Z", dtype=X.dtype)
     if Z.shape[1] != X.shape[1]:
         raise ValueError(
@@ -330,11 +329,7 @@ def kernel_matvec(X: npt.ArrayLike, V: npt.ArrayLike, gamma: float, kernel: str 
     >>> kernel_matvec(np.array([[0.0], [1.0]]), np.ones(2), gamma=1.0).round(4)
     array([1.3679, 1.3679])
     """
-    if is_ard(kernel):
-        (X,), gamma, kernel = ard_as_gaussian([X], gamma)
-    elif not isinstance(kernel, Kernel):
-        check_kernel(kernel, also=("ard",))
-    X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
+    (X,), gamma, kernel, threads = _check_common([X], gamma, kernel, workers)
     n = X.shape[0]
     V_in = real_array(V, "V")                   # no copy of an array yet
     check_allocation(_matvec_bytes(X, V_in), f"the product K V of shape {V_in.shape} (and V "
@@ -446,11 +441,7 @@ def kernel_sums(X: npt.ArrayLike, gamma: float, kernel: str = "gaussian",
     >>> round(s["total"], 4), s["block_sums"].round(4).tolist()
     (2.7358, [[1.0, 0.3679], [0.3679, 1.0]])
     """
-    if is_ard(kernel):
-        (X,), gamma, kernel = ard_as_gaussian([X], gamma)
-    elif not isinstance(kernel, Kernel):
-        check_kernel(kernel, also=("ard",))
-    X, gamma, kernel, threads = _check_common(X, gamma, kernel, workers)
+    (X,), gamma, kernel, threads = _check_common([X], gamma, kernel, workers)
     n = X.shape[0]
     _check_sizes(("X", X))
     if labels is None:

@@ -2,8 +2,8 @@
 
 The driver (``_driver``: plan, run, report) sits on the rules it follows when left
 to its defaults (``_policy``), the search machinery (``_search``), the result and its
-plots (``_result``, ``_plotting``) and the per-feature (ARD) selection (``_ard_select``
-over ``_ard_search`` and ``_ard_stream``).
+plots (``_result``, ``_plotting``) and the per-feature (ARD) selection (``_ard_select``,
+over the objectives and search of :mod:`kernelselect.ard`).
 """
 
 from ._ard_select import ArdSelectionResult

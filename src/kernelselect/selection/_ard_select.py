@@ -18,7 +18,7 @@ against isotropic 5-fold cross-validation):
   0.48 s with 200 landmarks (one thread, a busy machine).
 * **Objective**: for a real target up to :data:`EVIDENCE_MAX_N` points, the negative
   log evidence of the Gaussian-process model of the target with the signal scale
-  profiled out, on the exact kernel matrix (:func:`kernelselect.primitives._ard.evidence_exact`;
+  profiled out, on the exact kernel matrix (:func:`kernelselect.ard._exact.evidence_exact`;
   α is the noise-to-signal ratio, the ridge of the machines). Otherwise the logarithm
   of the mean squared held-out residual of the LSSVM, the quantity of the default
   criteria: 5-fold cross-validation in closed form on the exact matrix (``ekfold``'s
@@ -31,7 +31,7 @@ against isotropic 5-fold cross-validation):
   same kernel; on class labels it lost accuracy on small sets (heart −5.8, liver
   disorders −6.4 points), so classes keep the held-out error.
 * **Search**: L-BFGS-B in (log γ₁, …, log γ_d, log α) with the analytic gradient,
-  jointly in α, inside a box (:func:`kernelselect.selection._ard_search.bounds`). The held-out
+  jointly in α, inside a box (:func:`kernelselect.ard._search.bounds`). The held-out
   error is searched from the isotropic point; the evidence from the isotropic evidence
   optimum, itself found by a search over one γ and α from the isotropic point
   (:data:`EVIDENCE_STARTS`) — the isotropic defaults' point can be far from where the
@@ -75,15 +75,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from ..primitives import _ard
-from . import _ard_search
+from ..ard import _search as _ard_search
+from ..ard._base import EvaluationError
+from ..ard._search import ArdProblem, make_problem, nested_check, optimise
 from ..utils import _dask
-from ._ard_search import ArdProblem, make_problem, nested_check, optimise
 from ._result import SelectionResult
 from ..operators.nystrom import Nystroem
+from ..utils._kernel_family import Kernel
 from ..utils._scaling import ColumnScaling
 from ..utils._targets import prepare_targets, rescale_target
 from ..utils._validation import check_matrix, check_random_state
+from .._policy import (ARD_EVIDENCE_MAX_N, ARD_EXACT_MAX_N, ARD_GUARD_MAX_N, ARD_KFOLD_MAX_N,
+                       ARD_MAX_LANDMARKS, kernel_for_task)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -94,9 +97,9 @@ __all__ = ["select_ard", "keep_isotropic", "ArdSelectionResult", "EXACT_MAX_N", 
 #: the exact kernel matrix up to this n (as the isotropic defaults; a gradient costs
 #: ~2n³ flops); beyond, the Nyström stand-in (at n = 1000 one gradient took 1.43 s exact,
 #: 0.48 s with 200 landmarks, on one thread of a busy machine)
-EXACT_MAX_N = 400
+EXACT_MAX_N = ARD_EXACT_MAX_N
 #: landmarks of the Nyström stand-in beyond EXACT_MAX_N
-MAX_LANDMARKS = 200
+MAX_LANDMARKS = ARD_MAX_LANDMARKS
 #: the guard: "nested" (see the module docstring) or "none"
 GUARD = "nested"
 #: the guard of class labels: "rate" — the mean of the nested fold optima (as "nested"),
@@ -108,16 +111,16 @@ GUARD = "nested"
 #: −0.52)
 LABEL_GUARD = "rate"
 #: the guard runs up to this n
-GUARD_MAX_N = 1000
+GUARD_MAX_N = ARD_GUARD_MAX_N
 #: folds of the guard up to EXACT_MAX_N, and beyond (each fold reruns the search)
 GUARD_FOLDS = 5
 GUARD_FOLDS_NYSTROM = 3
 #: ARD is kept when its nested held-out error is below (1 − margin)·the isotropic one
 GUARD_MARGIN = 0.0
 #: the k-fold objective up to this n (the isotropic defaults' ekfold range)
-KFOLD_MAX_N = 400
+KFOLD_MAX_N = ARD_KFOLD_MAX_N
 #: the Gaussian-process evidence on the exact matrix up to this n (objective="auto")
-EVIDENCE_MAX_N = 1000
+EVIDENCE_MAX_N = ARD_EVIDENCE_MAX_N
 #: the evidence searches, the lowest evidence the optimum: per feature from the isotropic
 #: selection's point ("start") and/or from the isotropic evidence optimum
 #: ("isotropic_evidence", a search over one γ and α first). The second alone did as well
@@ -304,7 +307,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
 
     Dask input (``X`` the caller's array; ``standardize`` says whether to standardise
     it, lazily, as the isotropic selection did) runs the Nyström passes chunk by chunk
-    as Dask graphs (:mod:`kernelselect.selection._ard_stream`) on the landmarks of the isotropic
+    as Dask graphs (:mod:`kernelselect.ard._nystrom`) on the landmarks of the isotropic
     selection; X is never gathered, and the guard (which refits in memory) does not run.
     """
     t_start = time.perf_counter()
@@ -376,7 +379,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
                     else (np.full(d, gamma0), alpha0))
     info.update(kept=kept, gamma=np.asarray(gamma).tolist(), alpha=float(alpha),
                 seconds=time.perf_counter() - t_start)
-    details = dict(isotropic.details, kernel="ard", ard=info)
+    details = dict(isotropic.details, kernel=Kernel.ARD.value, ard=info)
     result = ArdSelectionResult(isotropic.gammas, isotropic.alphas, isotropic.curves,
                                 isotropic.directions, isotropic.timings, details)
     result.best_gamma = np.asarray(gamma, dtype=np.float64)
@@ -398,7 +401,7 @@ def keep_isotropic(result: ArdSelectionResult, full: SelectionResult) -> ArdSele
                                 "settings), as the start was its first Nyström level alone",
                          "gamma": gamma, "alpha": alpha,
                          "approximation": full.details.get("approximation")}
-    details = dict(full.details, kernel="ard", ard=info)
+    details = dict(full.details, kernel=Kernel.ARD.value, ard=info)
     out = ArdSelectionResult(full.gammas, full.alphas, full.curves, full.directions,
                              full.timings, details, full.levels)
     out.best_gamma = np.full(d, gamma)
@@ -527,7 +530,7 @@ def second_opinion(X: np.ndarray, Y: np.ndarray, theta0: np.ndarray, theta: np.n
             E = store["residuals"]
             per_point[key] = (_wrong(Y, E) if loss == "rate"
                               else np.sum(E ** 2, axis=1) / Y.shape[1])
-        except _ard.EvaluationError:
+        except EvaluationError:
             per_point[key] = np.full(Y.shape[0], np.inf)
     diff = per_point["optimum"] - per_point["start"]
     se = float(np.std(diff, ddof=1) / np.sqrt(diff.size)) if np.all(np.isfinite(diff)) \
@@ -562,7 +565,7 @@ def _value(problem: ArdProblem, theta: np.ndarray) -> float:
     """The optimised criterion at θ (NaN where it is undefined)."""
     try:
         return float(problem.evaluate(theta, grad=False)[0])
-    except _ard.EvaluationError:
+    except EvaluationError:
         return float("nan")
 
 
@@ -571,7 +574,7 @@ def _rate(problem: ArdProblem, theta: np.ndarray) -> float:
     store: dict[str, Any] = {}
     try:
         problem.evaluate(theta, grad=False, out=store)
-    except _ard.EvaluationError:           # an undefined point has no rate
+    except EvaluationError:           # an undefined point has no rate
         return float("nan")
     return (store["error_rate"] if "error_rate" in store
             else _error_rate(problem.Y, store["residuals"]))
@@ -628,21 +631,11 @@ def auto_kernel(y: Any, task: Any) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"``: the per-feature kernel for a real target
     (one column), the isotropic Gaussian kernel for class labels.
 
-    Evidence (the quality study of docs/user_guide/per_feature.rst, the data sets split in two halves by
-    name): on real targets the per-feature search (the evidence, with its 5-fold second
-    opinion) lowered the test error of the isotropic defaults on both halves
-    (geometric-mean NMSE ratio 0.82 on half A, 0.35 on half B); on class labels the
-    per-feature search with its error-rate guard changed the test accuracy of the
-    LSSVM by +0.09 and −0.03 points, for about 6 times the time of the isotropic
-    selection.
+    The rule and its study: :func:`kernelselect._policy.kernel_for_task`.
     """
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
-        return "gaussian", "y has several columns: the isotropic Gaussian kernel"
-    targets = prepare_targets(arr, task)
-    if targets.task == "regression":
-        return "ard", "a real target: one γ per feature (kernel='auto')"
-    return "gaussian", (f"{targets.task} labels: the isotropic Gaussian kernel "
-                        "(kernel='auto'; per-feature bandwidths did not raise the accuracy)")
+        return kernel_for_task(None)
+    return kernel_for_task(prepare_targets(arr, task).task)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, replace
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -19,9 +19,12 @@ from ..utils._validation import (
     check_kernel,
     check_matrix,
     check_random_state,
+    check_rows,
 )
 from ..utils import _dask
 from . import _policy, _search
+from .. import _policy as _rules
+from .._policy import GAMMA_EXPONENTS as GRID_EXPONENTS
 from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
                           keep_isotropic, select_ard, start_approximation)
 from ..utils._progress import check_progress
@@ -40,8 +43,6 @@ from ..utils._warnings import warn_user
 __all__ = ["select_kernel", "SelectionResult", "ArdSelectionResult", "SearchLevel",
            "default_gammas"]
 
-GRID_EXPONENTS = np.arange(-7, 8)
-
 
 def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
                    random_state: RandomState = None) -> np.ndarray:
@@ -52,7 +53,11 @@ def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
     (:func:`kernelselect.kernels.median_heuristic_gamma`), drawn with
     ``random_state`` (None: a fixed seed, the same pairs as ``random_state=0``).
     """
-    X = check_matrix(X, "X", min_rows=2)
+    return _gamma_grid(check_matrix(X, "X", min_rows=2), kernel, random_state)
+
+
+def _gamma_grid(X: Any, kernel: str, random_state: RandomState) -> np.ndarray:
+    """:func:`default_gammas` of an X its caller checked."""
     g0 = median_heuristic_gamma(X, check_kernel(kernel), random_state)
     return g0 * 2.0 ** GRID_EXPONENTS
 
@@ -96,8 +101,11 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     or leave-one-out error of the LSSVM in closed form over γ × α, on the exact kernel
     matrix or nested
     Nyström stand-ins that grow until the choice stops moving, with grids that extend
-    past their edges. The rules are stated in :mod:`kernelselect.selection._policy`; what was
-    done is in ``result.details``.
+    past their edges. The rules, each with the study that set it, are stated in
+    :mod:`kernelselect._policy`; what was done is in ``result.details``, and
+    ``result.details["rules"]`` names each argument left to them (``approximation``,
+    ``criterion``, ``task``, ``gammas``, ``alphas``, ``kernel``) with the choice made
+    and its reason.
 
     For every γ, one operator (the kernel matrix or a stand-in for it) is built once
     and every requested criterion is evaluated on it for the whole α path.
@@ -110,7 +118,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         the streamed passes as a Dask graph on the active scheduler (Nyström with
         uniform landmarks, RFF, the exact moments; docs/streaming.md), with the same
         policy and the same result as in memory; X is not gathered, except by
-        ``approximation="auto"`` below 3200 rows (``_policy.GATHER_BELOW``), where
+        ``approximation="auto"`` below 3200 rows (``kernelselect._policy.GATHER_BELOW``), where
         the policy may use the exact kernel matrix.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets: class labels of any type (numbers, strings) or a real target; what
@@ -135,7 +143,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     alphas : array-like of positive floats or None, default=None
         Ridge values; the ridge is added to the kernel matrix, K + αI. None: for
         criteria that estimate the test error (the leave-one-out and k-fold errors,
-        gcv; :data:`kernelselect.selection._policy.ALPHA_SELECTING`) the
+        gcv; :data:`kernelselect._policy.ALPHA_SELECTING`) the
         automatic path α = n·10^k, k = −6, −5.5, …, 0 (α relative to tr K = n),
         extended past an edge when the best α is on it; for the others α = 1.
     criterion : str or list of str, default="auto"
@@ -228,6 +236,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                                standardize=standardize, task=task, refine=refine,
                                **criterion_params)
         result.details["kernel_rule"] = rule
+        result.details.setdefault("rules", {})["kernel"] = rule
     elif is_ard(kernel):
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
@@ -241,6 +250,55 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         result = _report(plan, _run(plan))
     # the whole call: checks, grids, every level, extension and refinement, the
     # per-feature search (SelectionResult.total_time)
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
+                      kernel: str, gammas: Any, alphas: Any, criterion: Any,
+                      approximation: Any, random_state: RandomState, workers: int | None,
+                      progress: bool | float, refine: bool) -> SelectionResult:
+    """:func:`select_kernel` (``standardize=False``, ``task=targets.task``) on X and y
+    an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
+    array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
+    Neither is checked or prepared again."""
+    if not is_ard(kernel):
+        return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
+                               alphas=alphas, criterion=criterion,
+                               approximation=approximation, random_state=random_state,
+                               workers=workers, progress=progress, refine=refine)
+    t0 = time.perf_counter()
+
+    def isotropic(_X: Any, _y: Any, **options: Any) -> SelectionResult:
+        """The per-feature search's isotropic selection, on the same checked rows."""
+        del options["standardize"], options["task"]
+        return _select_checked(X, y, targets, y_dask, **options)
+
+    rows = _dask.IN_MEMORY if y_dask is None else _dask.RowSource.of_dask(X)
+    result = _select_ard(X, y if y_dask is None else y_dask, gammas=gammas, alphas=alphas,
+                         criterion=criterion, approximation=approximation,
+                         random_state=random_state, workers=workers, progress=progress,
+                         standardize=False, task=targets.task, refine=refine,
+                         isotropic=isotropic, rows=rows)
+    result.details["total_seconds"] = time.perf_counter() - t0
+    return result
+
+
+def _select_checked(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: str,
+                    gammas: Any, alphas: Any, criterion: Any, approximation: Any,
+                    random_state: RandomState, workers: int | None,
+                    progress: bool | float, refine: bool) -> SelectionResult:
+    """The isotropic selection of :func:`_select_validated`."""
+    t0 = time.perf_counter()
+    data = _check_data(X, y, criterion, _is_auto(approximation), checked=True,
+                       y_dask=y_dask)
+    plan = _plan(data.X, data.y, kernel=kernel, gammas=gammas, alphas=alphas,
+                 criterion=criterion, approximation=approximation,
+                 random_state=random_state, workers=workers, progress=progress,
+                 standardize=False, task=targets.task, refine=refine,
+                 criterion_params={}, data=data,
+                 targets=replace(targets, reason="given"))   # the task was given
+    result = _report(plan, _run(plan))
     result.details["total_seconds"] = time.perf_counter() - t0
     return result
 
@@ -293,12 +351,16 @@ def _is_auto(value: Any) -> bool:
 def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: Any,
           approximation: Any, random_state: Any, workers: Any, progress: Any,
           standardize: Any, task: Any, refine: Any,
-          criterion_params: Mapping[str, Any]) -> _Plan:
-    """Check every argument once and decide what the selection evaluates."""
-    data = _check_data(X, y, criterion, _is_auto(approximation))
+          criterion_params: Mapping[str, Any], data: _Data | None = None,
+          targets: Targets | None = None) -> _Plan:
+    """Check every argument once and decide what the selection evaluates (``data`` and
+    ``targets``: X, y and the targets as an estimator's door checked them)."""
+    if data is None:
+        data = _check_data(X, y, criterion, _is_auto(approximation))
     n = data.X.shape[0]
-    targets = (multi_output_targets(data.y, task) if data.multi_output
-               else prepare_targets(data.y, task))
+    if targets is None:
+        targets = (multi_output_targets(data.y, task) if data.multi_output
+                   else prepare_targets(data.y, task))
     kernel = check_kernel(kernel, also=("ard", "auto"))
     standardize = check_bool(standardize, "standardize")
     refine = check_bool(refine, "refine")
@@ -337,10 +399,12 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
         details["target_scale"] = target_scale
     if targets.classes is not None:
         details["classes"] = targets.classes.tolist()
-    auto_gammas = gammas is None
-    auto_alphas = alphas is None and crits[0].name in _policy.ALPHA_SELECTING
+    auto_gammas, alphas_given = gammas is None, alphas is not None
+    auto_alphas = alphas is None and crits[0].name in _rules.ALPHA_SELECTING
     gammas, alphas = _grids(X, kernel, gammas, alphas, crits[0], rng, random_state,
                             data.distributed, details)
+    details["rules"] = _resolved(details, auto_reason, crits[0].name if _is_auto(criterion)
+                                 else None, task, auto_gammas, alphas_given)
     rows = None
     if data.distributed:
         rows = _dask.DaskRows(X, _dask.encoded_target(data.y_dask, targets.classes,
@@ -350,20 +414,30 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
                  auto_alphas, rows, workers_n, rng, progress, refine, details)
 
 
-def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool) -> _Data:
+def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool, *,
+                checked: bool = False, y_dask: Any = None) -> _Data:
     """X and y checked: their shapes agree, y varies; Dask input below
-    ``_policy.GATHER_BELOW`` rows is gathered for ``approximation="auto"``."""
-    distributed = _dask.is_dask_array(X) or _dask.is_dask_array(y)
-    note = y_dask = None
+    ``_policy.GATHER_BELOW`` rows is gathered for ``approximation="auto"``.
+
+    ``checked``: X and y come from an estimator's door (X float64, or a checked
+    row-chunked Dask array with y gathered and ``y_dask`` its chunked form); only the
+    selection's own rules are applied."""
+    distributed = y_dask is not None if checked else (_dask.is_dask_array(X)
+                                                      or _dask.is_dask_array(y))
+    note = None
     if distributed:
-        X, y, y_dask = _dask.check_dask_data(X, y)
+        if not checked:
+            X, y, y_dask = _dask.check_dask_data(X, y)
         if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
             note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
                     "where approximation='auto' may use the exact kernel matrix)")
+            # gathered: finite (else refused naming the row), float32 or float64
             X, distributed = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), False
         else:
             note = "Dask array, streamed by chunks"
-    if not distributed:
+    elif checked:
+        check_rows(X, "X", min_rows=3)
+    else:
         X = check_matrix(X, "X", min_rows=3)      # float32 stays float32, else float64
     n = X.shape[0]
     y_arr = as_array(refuse_sparse_or_masked(y, "y"), "y")   # masked entries, pd.NA refused
@@ -409,7 +483,7 @@ def _criteria_and_approximation(criterion: Any, approximation: Any, task: str, n
     approx, reason = (_policy.auto_start(n, True) if auto_approx
                       else (get_approximation(approximation), None))
     blocks = approx is not None and "blocks" in approx.provides
-    name, defaults = _policy.default_criterion(
+    name, defaults = _rules.default_criterion(
         task, n, blocks, None if auto_approx or approx is None else approx.provides)
     crits = [get_criterion(name)]
     return crits, _split_params(crits, {**defaults, **criterion_params}), approx, reason
@@ -453,14 +527,33 @@ def _grids(X: Any, kernel: str, gammas: Any, alphas: Any, first: Criterion,
         gammas = g0 * 2.0 ** GRID_EXPONENTS
         details["gamma0"] = g0
         details["gamma_rule"] = "median heuristic gamma0 * 2**k, k = -7..7"
-    if alphas is None and first.name in _policy.ALPHA_SELECTING:
-        alphas = _policy.alpha_path(n)
+    if alphas is None and first.name in _rules.ALPHA_SELECTING:
+        alphas = _rules.alpha_path(n)
         details["alpha_rule"] = "n * 10**k, k = -6, -5.5, ..., 0 (relative to tr K = n)"
     elif alphas is None:
         alphas = (1.0,)
         details["alpha_rule"] = (f"alpha = 1: {first.name} does not estimate the test error, "
                                  "so it cannot choose alpha")
     return check_grid(gammas, "gammas"), _check_alpha_range(check_grid(alphas, "alphas"), n)
+
+
+def _resolved(details: Mapping[str, Any], auto_reason: str | None, auto_criterion: str | None,
+              task: Any, auto_gammas: bool, alphas_given: bool) -> dict[str, str]:
+    """Each argument of the selection left to the policy (:mod:`kernelselect._policy`)
+    → the choice made and why: ``approximation``, ``criterion``, ``task``, ``gammas``,
+    ``alphas`` (those given are absent)."""
+    out: dict[str, str] = {}
+    if auto_reason is not None:
+        out["approximation"] = auto_reason
+    if auto_criterion is not None:
+        out["criterion"] = _rules.criterion_reason(auto_criterion, details["n"])
+    if task is None or _is_auto(task):
+        out["task"] = f"{details['task']}: {details['task_reason']}"
+    if auto_gammas:
+        out["gammas"] = details["gamma_rule"]
+    if not alphas_given:
+        out["alphas"] = details["alpha_rule"]
+    return out
 
 
 # --------------------------------------------------------------------------- run
@@ -491,14 +584,14 @@ def _run(plan: _Plan) -> _Outcome:
         approx, perm = plan.approx, None
         if approx is None:                       # auto beyond the exact range: Nyström levels
             perm = plan.rng.permutation(plan.X.shape[0])
-            approx = _policy.nested_nystroem(perm, _policy.START_LANDMARKS).configured(
+            approx = _policy.nested_nystroem(perm, _rules.START_LANDMARKS).configured(
                 plan.needs)
         state = search.prepare(approx)
         curves, timings, ops = search.evaluate(approx, state, plan.gammas, plan.alphas)
         surface = _search.Surface(plan.gammas, plan.alphas, curves, timings, ops)
         extensions = _policy.extend_edges(search, approx, state, surface, plan.auto_gammas,
                                           plan.auto_alphas)
-        label = approx.label if perm is None else f"nystrom(m={_policy.START_LANDMARKS})"
+        label = approx.label if perm is None else f"nystrom(m={_rules.START_LANDMARKS})"
         out = _Outcome(surface, label, approx.get_params(), [surface.level(label)],
                        extensions, [], 0)
         if plan.auto_reason is not None:
@@ -549,7 +642,7 @@ def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: App
     (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level."""
     assert out.auto is not None
     final, f_approx, f_state, levels, windows = _policy.auto_levels(
-        search, out.surface, perm, _policy.START_LANDMARKS)
+        search, out.surface, perm, _rules.START_LANDMARKS)
     out.auto["levels"] += levels
     out.searched += windows
     if f_approx is None:
@@ -601,21 +694,28 @@ def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
 
 
 def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
-                workers: Any, standardize: Any, task: Any, **settings: Any) -> SelectionResult:
+                workers: Any, standardize: Any, task: Any,
+                isotropic: Callable[..., SelectionResult] | None = None,
+                rows: _dask.RowSource | None = None, **settings: Any) -> SelectionResult:
     """kernel="ard": the isotropic selection with the same settings, then the gradient
-    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`)."""
+    search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`).
+
+    ``isotropic`` (default :func:`select_kernel`) makes the isotropic selection; ``rows``
+    says where rows an estimator's door checked live (None: X and y are checked here)."""
+    isotropic = select_kernel if isotropic is None else isotropic
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     start = start_approximation(approximation, criterion, X, y, task, engine,
                                 exact_max_n=_policy.EXACT_MAX_N,
                                 first_level=_policy.START_LANDMARKS)
-    iso = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+    iso = isotropic(X, y, kernel="gaussian", criterion=criterion,
                         approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
-    if _dask.is_dask_array(X) or _dask.is_dask_array(y):   # standardised lazily by the search itself
+    lazy = (_dask.is_dask_array(X) or _dask.is_dask_array(y)) if rows is None else rows.lazy
+    if lazy:                        # standardised lazily by the search itself
         return select_ard(X, y, isotropic=iso, task=task, random_state=rng, workers=workers,
                           objective=objective, engine=engine, standardize=standardize)
-    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3)
+    Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3) if rows is None else X
     result = select_ard(standardize_columns(Xc) if standardize else Xc, y, isotropic=iso,
                         feature_variance=None if standardize else Xc.var(axis=0), task=task,
                         random_state=rng, workers=workers, objective=objective, engine=engine)
@@ -624,7 +724,7 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     # the guard kept the isotropic kernel, but the start was the coarse first level only:
     # the isotropic choice is the whole isotropic selection's, as kernel="gaussian" makes it
     # (the same seed when random_state is one)
-    full = select_kernel(X, y, kernel="gaussian", criterion=criterion,
+    full = isotropic(X, y, kernel="gaussian", criterion=criterion,
                          approximation=approximation,
                          random_state=rng if isinstance(random_state, np.random.Generator)
                          else random_state, workers=workers, standardize=standardize,

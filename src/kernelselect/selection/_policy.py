@@ -1,6 +1,9 @@
 """How :func:`kernelselect.select_kernel` searches when left to its defaults.
 
-The rules, each with its reason:
+The thresholds and decisions are set in :mod:`kernelselect._policy`, each with the
+study that set it (their old names here are the same objects); this module applies
+them: the first level, the nested levels, the grid edges and the refinement. The
+rules, each with its reason:
 
 * **Default criterion** (:func:`default_criterion`): on the exact kernel matrix with
   n ≤ :data:`KFOLD_MAX_N`, 5-fold cross-validation of the LSSVM in closed form
@@ -95,6 +98,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._policy import (ALPHA_EXPONENTS, ALPHA_SELECTING, DEFF_FRACTION, EXACT_MAX_N,
+                       EXTEND_STEPS, FALLBACK_CRITERIA, GATHER_BELOW, KFOLD_MAX_N,
+                       LAST_LEVEL, MAX_EXTENSIONS, MAX_LANDMARKS, STABLE_STEPS,
+                       START_LANDMARKS, WINDOW, alpha_path, default_criterion)
+from .. import _policy as _rules
 from ._result import SearchLevel
 from ._search import Search, Surface, best_index
 from ..utils._warnings import warn_user
@@ -108,78 +116,10 @@ __all__ = ["GridEdgeWarning", "default_criterion", "alpha_path", "ALPHA_EXPONENT
            "START_LANDMARKS", "MAX_LANDMARKS", "GATHER_BELOW", "WINDOW", "EXTEND_STEPS",
            "MAX_EXTENSIONS"]
 
-#: α = n·10^k for these k (half-decades from 10⁻⁶ to 1)
-ALPHA_EXPONENTS = np.arange(-6.0, 0.25, 0.5)
-#: landmarks of the first Nyström level (the whole grid)
-START_LANDMARKS = 100
-#: the exact kernel matrix is used up to this n
-EXACT_MAX_N = 400
-#: two levels agree when their best points lie within this many grid steps on each axis
-#: (γ steps are factors of 2, α steps half-decades)
-STABLE_STEPS = 1
-#: a Nyström level is large enough when its best point's effective dimension
-#: Σ λ/(λ + α) is at most this fraction of its landmarks (None: no such check)
-DEFF_FRACTION: float | None = 0.5
-#: largest Nyström level
-MAX_LANDMARKS = 800
-#: the level after one whose double would exceed n/2 landmarks: "exact" (the exact
-#: kernel matrix on the window) or "half" (a last Nyström level of min(n/2,
-#: MAX_LANDMARKS) landmarks, none when that is not larger than the level before)
-LAST_LEVEL = "exact"
-#: Dask input with fewer rows than this is gathered into memory by
-#: ``approximation="auto"``: below it the levels may reach the exact kernel matrix
-GATHER_BELOW = 4 * MAX_LANDMARKS
-#: half-width (in γ steps) of the window a level after the first starts from (and of the
-#: rows an α extension evaluates)
-WINDOW = 1
-#: values added beyond an edge per extension, and extensions per axis
-EXTEND_STEPS = 4
-MAX_EXTENSIONS = 2
-
-
 class GridEdgeWarning(UserWarning):
     """The selected γ or α lies on the edge of the grid that was searched.
 
     The best value may lie beyond it: extend the grid in the direction named."""
-
-
-#: the default criterion on an approximation that computes neither the k-fold nor the
-#: leave-one-out error (capability tag → criterion): of the randomised circulant's
-#: criteria, the one whose γ-curve follows its exact counterpart (KTA) best, median
-#: Spearman ρ 0.98 over 10 binary sets, where its leave-one-out form random_eloo
-#: scores 0.06 (docs/criteria.md, docs/reproductions.md)
-FALLBACK_CRITERIA = {"random_mcm": "random_kta_row_2g"}
-
-
-def default_criterion(task: str, n: int | None = None, blocks: bool = False,
-                      provides: frozenset[str] | None = None) -> tuple[str, dict[str, Any]]:
-    """(criterion name, parameters) the defaults use for a task, on n points;
-    ``blocks``: whether the approximation holds the whole kernel matrix (provides
-    principal blocks, so the k-fold criteria can run); ``provides``: the
-    approximation's capabilities, when known — without "spectral" (no leave-one-out
-    error) the criterion of :data:`FALLBACK_CRITERIA` for the capability it has."""
-    if provides is not None and "spectral" not in provides and "blocks" not in provides:
-        for tag, name in FALLBACK_CRITERIA.items():
-            if tag in provides:
-                return name, {}
-    kfold = blocks and n is not None and n <= KFOLD_MAX_N
-    if task == "multiclass":
-        return ("ekfold_multiclass" if kfold else "eloo_multiclass"), {"loss": "hybrid"}
-    return ("ekfold" if kfold else "eloo"), {"loss": "squared"}
-
-
-#: the defaults use k-fold cross-validation (``ekfold``) up to this n on the exact matrix
-KFOLD_MAX_N = 400
-
-#: criteria that estimate the test error, so their minimum over α is a choice of α;
-#: the others (regularised training errors, alignments) keep the single α = 1 by default
-ALPHA_SELECTING = frozenset({"eloo", "eloo_error_rate", "gcv", "eloo_multiclass", "ekfold",
-                             "ekfold_error_rate", "ekfold_multiclass"})
-
-
-def alpha_path(n: int) -> np.ndarray:
-    """The automatic α path n·10^k, k in :data:`ALPHA_EXPONENTS`."""
-    return float(n) * 10.0 ** ALPHA_EXPONENTS
 
 
 # --------------------------------------------------------------------------- grid edges
@@ -217,7 +157,7 @@ def extend_edges(search: Search, approx: Approximation, state: Any, surface: Sur
         for edge in edges:
             axis = edge.split("_")[0]
             allowed = extend_gamma if axis == "gamma" else extend_alpha
-            if allowed and counts[axis] < MAX_EXTENSIONS:
+            if allowed and counts[axis] < _rules.MAX_EXTENSIONS:
                 step = edge
                 break
         if step is None:
@@ -228,16 +168,16 @@ def extend_edges(search: Search, approx: Approximation, state: Any, surface: Sur
         if axis == "gamma":
             ratio = 2.0
             edge_value = surface.gammas[0] if before else surface.gammas[-1]
-            k = np.arange(1, EXTEND_STEPS + 1)
+            k = np.arange(1, _rules.EXTEND_STEPS + 1)
             new = edge_value * (ratio ** (-k[::-1]) if before else ratio ** k)
             curves, timings, ops = search.evaluate(approx, state, new, surface.alphas)
             surface.add_gammas(new, curves, timings, ops, before)
         else:
             ratio = 10.0 ** 0.5
             edge_value = surface.alphas[0] if before else surface.alphas[-1]
-            k = np.arange(1, EXTEND_STEPS + 1)
+            k = np.arange(1, _rules.EXTEND_STEPS + 1)
             new = edge_value * (ratio ** (-k[::-1]) if before else ratio ** k)
-            rows = np.arange(max(idx[0] - WINDOW, 0), min(idx[0] + WINDOW + 1,
+            rows = np.arange(max(idx[0] - _rules.WINDOW, 0), min(idx[0] + _rules.WINDOW + 1,
                                                            surface.gammas.size))
             curves, timings, _ = search.evaluate(approx, state, surface.gammas[rows], new)
             surface.add_alphas(new, rows, curves, timings, before)
@@ -266,13 +206,10 @@ def warn_edges(search: Search, surface: Surface, warn_gamma: bool, warn_alpha: b
 
 
 def auto_start(n: int, criteria_need_spectral: bool) -> tuple[Approximation | None, str]:
-    """(approximation, reason) of the first level of ``approximation="auto"``."""
-    if not criteria_need_spectral:
-        return Exact(), "moment criteria only: the exact kernel matrix, streamed"
-    if n <= EXACT_MAX_N:
-        return Exact(), (f"n={n} ≤ {EXACT_MAX_N}: the exact kernel matrix costs "
-                         "no more than the Nyström levels would")
-    return None, f"n={n} > {EXACT_MAX_N}: Nyström levels with nested landmarks"
+    """(approximation, reason) of the first level of ``approximation="auto"``
+    (:func:`kernelselect._policy.selection_start`); None: the nested Nyström levels."""
+    exact, reason = _rules.selection_start(n, criteria_need_spectral)
+    return (Exact() if exact else None), reason
 
 
 def nested_nystroem(perm: np.ndarray, m: int) -> Nystroem:
@@ -300,19 +237,12 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
     state: Any = None
     last = False
     while True:
-        m_next = 2 * m
-        if 2 * m_next > n and LAST_LEVEL == "half":
-            m_next, last = min(n // 2, MAX_LANDMARKS), True
-            if m_next <= m:
-                levels.append({"stopped": f"next level {2 * m} > n/2 and m = {m} ≥ "
-                                          f"min(n/2, MAX_LANDMARKS)"})
-                return current, approx, state, levels, searched
-            approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
-        elif 2 * m_next > n:
-            approx, label = Exact(), "exact"
-        elif m_next > MAX_LANDMARKS:
-            levels.append({"stopped": f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}"})
+        kind, m_next, last, why = _rules.next_level(m, n)
+        if kind == "stop":
+            levels.append({"stopped": why})
             return current, approx, state, levels, searched
+        if kind == "exact":
+            approx, label = Exact(), "exact"
         else:
             approx, label = nested_nystroem(perm, m_next), f"nystrom(m={m_next})"
         t0 = time.perf_counter()
@@ -329,13 +259,13 @@ def auto_levels(search: Search, surface: Surface, perm: np.ndarray, first_state_
             levels.append(dict(info, stable=False, seconds=time.perf_counter() - t0))
             return current, approx, state, levels, searched
         point = (level.gammas[idx[0]], alphas[idx[1]])
-        stable = _within_steps(point, prev_point, STABLE_STEPS)
+        stable = _within_steps(point, prev_point, _rules.STABLE_STEPS)
         info.update(best_gamma=float(point[0]), best_alpha=float(point[1]),
                     value=float(level.curves[crit.name][idx]), agrees=bool(stable))
-        if stable and spectra is not None and DEFF_FRACTION is not None:
+        if stable and spectra is not None and _rules.DEFF_FRACTION is not None:
             d_eff = degrees_of_freedom(spectra[float(point[0])], point[1])
             info["effective_dimension"] = d_eff
-            stable = stable and d_eff <= DEFF_FRACTION * m_next
+            stable = stable and _rules.level_settled(d_eff, m_next)
         info.update(stable=bool(stable), seconds=time.perf_counter() - t0)
         levels.append(info)
         if stable or last or label == "exact":
@@ -352,7 +282,7 @@ def bracket_gamma(search: Search, approx: Approximation, state: Any, grid: np.nd
     of the grid)."""
     crit = search.crits[0]
     gi = int(np.argmin(np.abs(np.log(grid) - np.log(centre))))
-    lo, hi = max(gi - WINDOW, 0), min(gi + WINDOW, grid.size - 1)
+    lo, hi = max(gi - _rules.WINDOW, 0), min(gi + _rules.WINDOW, grid.size - 1)
     curves, timings, ops = search.evaluate(approx, state, grid[lo:hi + 1], alphas)
     level = Surface(grid[lo:hi + 1], alphas, curves, timings, ops)
     while True:

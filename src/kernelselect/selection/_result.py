@@ -95,7 +95,8 @@ class SelectionResult:
         had one.
     details : dict
         Kernel, approximation and its parameters, n, d, the median-heuristic γ₀
-        when the grid was built from it, and per-γ operator facts (``operators``).
+        when the grid was built from it, per-γ operator facts (``operators``), and
+        each choice left to the automatic rules with its reason (``rules``).
 
     Raises
     ------

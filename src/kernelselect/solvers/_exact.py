@@ -369,8 +369,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
     approx, solver = _machine_recipe(recipe, alphas, exact_solver)
     if state is None or solver is not None:      # the exact state only says "dense"
-        state = approx.prepare(X, Y2[:, 0], kernel=kernel,
+        fresh = approx.prepare(X, Y2[:, 0], kernel=kernel,
                                random_state=check_random_state(random_state), workers=workers)
+        # an equal state given (the same method) keeps the points it conditioned
+        state = state if state == fresh else fresh
     with small_blas(float(X.shape[0]) ** 3):
         try:
             op = approx.build(X, Y2[:, 0], gamma, kernel=kernel, state=state,

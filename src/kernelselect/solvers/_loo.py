@@ -83,12 +83,13 @@ from ..utils._resources import max_bytes
 from ..utils._threads import blas_for_flops, one_blas_thread
 from ._pcg import NystromMachine, factor_upper, jitter_for, streamed_rows
 from ._rows import PART_ROWS, Conditioning, NystromRows, fold
+from .. import _policy as _rules
+# the route's limit and the forms a fit scores are rules (kernelselect._policy)
+from .._policy import LOO_FLOPS, intercept_forms
 
 __all__ = ["LOO_FLOPS", "FORMS", "LooSolution", "loo_flops", "loo_bytes", "loo_affordable",
            "intercept_forms", "nystrom_loo", "fit_nystrom_loo"]
 
-#: the leave-one-out route is taken up to this many flops (:func:`loo_flops`)
-LOO_FLOPS = 2e12
 #: the forms of the constant term (module notes)
 FORMS = ("none", "mean", "bias")
 _BLOCK_ENTRIES = 2**20     # entries of a block of Φ formed at a time
@@ -126,15 +127,8 @@ def loo_affordable(n: int, m: int, d: int, t: int, L: int,
                    forms: tuple[str, ...] = ("none",)) -> bool:
     """Whether the leave-one-out route is taken: within :data:`LOO_FLOPS` and the memory
     guard's limit."""
-    return (loo_flops(n, m, t, L, forms) <= LOO_FLOPS
+    return (loo_flops(n, m, t, L, forms) <= _rules.LOO_FLOPS
             and loo_bytes(m, d, t, L, forms) <= max_bytes())
-
-
-def intercept_forms(bias: bool, centred: bool, choose: bool) -> tuple[str, ...]:
-    """The forms a fit scores: the machine's own ("bias" with the bias, "mean" for
-    targets the caller centred, else "none"), then "bias" when ``choose``."""
-    own = "bias" if bias else "mean" if centred else "none"
-    return (own, "bias") if choose and own != "bias" else (own,)
 
 
 @dataclass

@@ -11,7 +11,6 @@ f(x) = k(x, centres)β + b from its m centres alone.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -30,42 +29,13 @@ from .._typing import RandomState
 from ..utils._validation import (check_bool, check_positive, check_positive_int,
                                  check_random_state)
 from ..operators._base import Approximation, Capabilities
+from .. import _policy as _rules
+# the centres rule and its thresholds (kernelselect._policy, with their studies) keep
+# their names here
+from .._policy import DEFF_FACTOR, GROWTH, MAX_CENTRES, MIN_CENTRES, deff_centres, rule_centres
 
 __all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "memory_centres",
            "deff_centres"]
-
-
-#: fewest and most centres the automatic rule gives
-MIN_CENTRES = 500
-MAX_CENTRES = 20_000
-#: centres per √n·ln n
-GROWTH = 1.0
-#: fewest centres per unit of effective dimension (the user guide's "The choice of m")
-DEFF_FACTOR = 3.0
-
-
-def deff_centres(d_eff: float) -> float:
-    """The centres the effective dimension alone asks for: d_eff·max(3, ln d_eff).
-
-    Sampling m = O(d_eff·log d_eff) centres by their ridge leverage scores gives a
-    Nyström matrix within a constant factor of K's error at the ridge (Musco & Musco,
-    NeurIPS 2017, Theorem 3; Rudi, Camoriano & Rosasco, NeurIPS 2015, Theorem 2 for
-    the learning rate). The centres here are uniform, whose guarantee needs more (the
-    largest leverage in place of the mean), so the leverage rate with constant 1 is a
-    floor; at least :data:`DEFF_FACTOR`·d_eff, measured to keep the test error within
-    a few per cent of the exact model's (the user guide's "The choice of m" and the
-    study ``studies/bare_machine_gap.py``)."""
-    return d_eff * max(DEFF_FACTOR, math.log(max(d_eff, 1.0)))
-
-
-def rule_centres(n: int, d_eff: float | None = None) -> int:
-    """m for n rows by the rule alone (module notes of :mod:`kernelselect._fit_policy`):
-    max(√n·ln n, d_eff·max(3, ln d_eff)) (:func:`deff_centres`) within [MIN_CENTRES,
-    MAX_CENTRES], at most n."""
-    m = GROWTH * math.sqrt(n) * math.log(max(n, 2))
-    if d_eff is not None and math.isfinite(d_eff):
-        m = max(m, deff_centres(d_eff))
-    return int(min(n, MAX_CENTRES, max(MIN_CENTRES, math.ceil(m))))
 
 
 def memory_centres(n: int, d: int, t: int = 1, workers: int | None = None,
@@ -83,7 +53,7 @@ def auto_centres(n: int, d_eff: float | None = None, d: int | None = None, t: in
                  workers: int | None = None, chunks: tuple[int, ...] | None = None) -> int:
     """m for n rows (module notes): :func:`rule_centres`, and, when the number of
     features d is given, at most :func:`memory_centres`."""
-    m = rule_centres(n, d_eff)
+    m = _rules.rule_centres(n, d_eff)
     if d is not None:
         m = min(m, memory_centres(n, d, t, workers, chunks, m))
     return m

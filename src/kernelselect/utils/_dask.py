@@ -8,7 +8,7 @@ of ``dask.delayed`` additions, on whatever scheduler is active (a
 and the k×k statistics; X is not gathered: the landmarks and the pairs of the
 median heuristic are gathered by index, and y (one float per row) is gathered to
 the caller for the probe coefficients of the criteria. The one exception is small
-input under ``approximation="auto"`` (:data:`kernelselect.selection._policy.GATHER_BELOW` rows),
+input under ``approximation="auto"`` (:data:`kernelselect._policy.GATHER_BELOW` rows),
 which :func:`gather` brings into memory so that it follows the in-memory policy
 exactly, exact kernel matrix included.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 import os
 import uuid
 from typing import Any, Callable, Iterator, Sequence
@@ -32,7 +33,7 @@ from ._labels import encode_as
 from ._resources import check_allocation
 from ._threads import cancel_passes, one_blas_thread, resume_passes
 
-__all__ = ["is_dask_array", "DaskRows", "check_dask_rows", "check_dask_data", "gather", "compute",
+__all__ = ["is_dask_array", "RowSource", "IN_MEMORY", "DaskRows", "check_dask_rows", "check_dask_data", "gather", "compute",
            "from_file"]
 
 #: row chunks of about this many bytes when a file is opened (``from_file``)
@@ -47,6 +48,30 @@ def is_dask_array(obj: Any) -> bool:
     """Whether ``obj`` is a ``dask.array.Array`` (without importing dask)."""
     cls = type(obj)
     return cls.__name__ == "Array" and cls.__module__.split(".")[0] == "dask"
+
+
+@dataclass(frozen=True)
+class RowSource:
+    """Where checked training rows live, decided once at an entry point's door (the
+    one place that asks :func:`is_dask_array`) and carried with the rows from there:
+    in memory (``chunks`` None) or a row-chunked Dask array with these row chunks,
+    already checked (2-D, real, known chunk sizes, no chunk of zero rows)."""
+
+    chunks: tuple[int, ...] | None = None
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the rows stay in their Dask chunks (nothing gathered)."""
+        return self.chunks is not None
+
+    @classmethod
+    def of_dask(cls, X: Any) -> RowSource:
+        """The source of a checked row-chunked Dask X."""
+        return cls(tuple(int(c) for c in X.chunks[0]))
+
+
+#: rows held in memory
+IN_MEMORY = RowSource()
 
 
 def _dask() -> tuple[Any, Any]:

@@ -521,19 +521,20 @@ def interruptible(flops: float, fn: Callable[..., R], *args: Any, **kwargs: Any)
             done.set()
 
     worker = threading.Thread(target=run, name="kernelselect-factorisation")
+    # listed before it starts: a Ctrl-C that lands anywhere from here on (inside start()
+    # on a busy machine, before the wait below) still finds it
+    _abandoned.append(worker)
     worker.start()
-    try:
-        while not done.wait(_POLL):
-            pass
-    except BaseException:
-        _abandoned.append(worker)
-        raise
+    while not done.wait(_POLL):
+        pass
+    _abandoned.remove(worker)
     if "error" in box:
         raise box["error"]
     return box["value"]
 
 
-#: the helper threads of :func:`interruptible` whose caller left on Ctrl-C
+#: the helper threads of :func:`interruptible` still running or whose caller left on
+#: Ctrl-C (a thread leaves the list when its caller receives the result)
 _abandoned: list[threading.Thread] = []
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "KNOWN_KERNELS",
     "check_kernel",
     "check_matrix",
+    "check_rows",
     "check_finite",
     "real_array",
     "check_vector",
@@ -218,14 +219,21 @@ def check_matrix(X: Any, name: str = "X", dtype: npt.DTypeLike | None = None,
         )
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D, got shape {arr.shape}.")
-    if arr.shape[0] < min_rows:
-        raise ValueError(f"{name} needs at least {min_rows} row(s), got shape {arr.shape}.")
-    if arr.shape[1] < min_cols:
-        raise ValueError(f"{name} needs at least {min_cols} column(s), got shape {arr.shape}.")
+    check_rows(arr, name, min_rows, min_cols)
     dt = np.dtype(dtype) if dtype is not None else float_dtype(arr)
     arr = np.ascontiguousarray(arr, dtype=dt)
     check_finite(arr, name)
     return arr
+
+
+def check_rows(arr: Any, name: str = "X", min_rows: int = 1, min_cols: int = 1) -> None:
+    """Raise ValueError naming ``name`` when the 2-D ``arr`` has fewer than ``min_rows``
+    rows or ``min_cols`` columns (the size rule of :func:`check_matrix`, for an array
+    checked before under a weaker one)."""
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name} needs at least {min_rows} row(s), got shape {arr.shape}.")
+    if arr.shape[1] < min_cols:
+        raise ValueError(f"{name} needs at least {min_cols} column(s), got shape {arr.shape}.")
 
 
 @overload

@@ -4,7 +4,7 @@ error in (log γ₁, …, log γ_d, log α), and the nested check that guards it
 The problem (:class:`ArdProblem`) fixes the data, the targets and the stand-in — the
 exact kernel matrix or a Nyström stand-in with fixed landmarks — and the objective,
 the logarithm of the mean squared held-out residual of the LSSVM (k-fold in closed
-form, or leave-one-out; :mod:`kernelselect.primitives._ard`). The rules that choose among these
+form, or leave-one-out; :mod:`kernelselect.ard`). The rules that choose among these
 live in :mod:`kernelselect.selection._ard_select`.
 """
 
@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from ..primitives import _ard
-from ._ard_stream import press_nystrom_rows
+from . import _exact
+from ._base import EvaluationError, gaussian_block
+from ._nystrom import nystrom_factor, press_nystrom_rows
 from ..utils._labels import column_codes
 from ..operators._row_passes import ArrayRows
+from ..utils._kernel_family import Kernel
 from ..criteria.kfold import fold_labels
 
 __all__ = ["ArdProblem", "Optimum", "optimise", "nested_check", "heldout_errors"]
@@ -55,7 +57,7 @@ class ArdProblem:
 
     X : (n, d) centred features (standardised or not, as the selection decided);
     Y : (n, t) targets (±1 columns for classes); objective : "kfold", "loo" or
-    "evidence" (the Gaussian-process evidence, :func:`kernelselect.primitives._ard.evidence_exact`);
+    "evidence" (the Gaussian-process evidence, :func:`kernelselect.ard._exact.evidence_exact`);
     folds : (n,) fold of each point (k-fold); landmarks : row indices (c,) of the
     Nyström landmarks, or their points (c, d) when they are not rows of X (then ``Z``
     holds them centred like X), or None for the exact kernel matrix."""
@@ -89,7 +91,7 @@ class ArdProblem:
                  out: dict[str, Any] | None = None) -> tuple[float, np.ndarray | None]:
         """(f, ∇f) at θ = (log γ, log α): the mean squared held-out residual (not its
         logarithm), or the negative log evidence per point (``objective="evidence"``,
-        exact matrix only). Raises :class:`kernelselect.primitives._ard.EvaluationError`."""
+        exact matrix only). Raises :class:`kernelselect.ard._base.EvaluationError`."""
         gamma, alpha = np.exp(theta[:-1]), float(np.exp(theta[-1]))
         if self.objective == "evidence" and (self.landmarks is not None
                                              or self.rows is not None):
@@ -102,14 +104,14 @@ class ArdProblem:
             return press_nystrom_rows(rows, Z, gamma, alpha, np.zeros(self.d),
                                       n_classes=self.n_classes, eigen_floor=self.eigen_floor,
                                       grad=grad, out=out)
-        Xs = self.X * np.sqrt(gamma)
+        Xs = Kernel.ARD.points(self.X, gamma)[0]
         if self.objective == "evidence":
-            return _ard.evidence_exact(Xs, self.Y, alpha, grad=grad, workers=self.workers)
+            return _exact.evidence_exact(Xs, self.Y, alpha, grad=grad, workers=self.workers)
         if self.objective == "kfold":
             assert self.folds is not None
-            return _ard.press_kfold_exact(Xs, self.Y, alpha, self.folds, grad=grad,
+            return _exact.press_kfold_exact(Xs, self.Y, alpha, self.folds, grad=grad,
                                           workers=self.workers, out=out)
-        return _ard.press_exact(Xs, self.Y, alpha, grad=grad, workers=self.workers, out=out)
+        return _exact.press_exact(Xs, self.Y, alpha, grad=grad, workers=self.workers, out=out)
 
     def subset(self, rows: np.ndarray, folds: int = 5) -> ArdProblem:
         """The same problem on some rows (fresh folds, the landmarks among them)."""
@@ -225,7 +227,7 @@ def optimise(problem: ArdProblem, gamma0: float | np.ndarray, alpha0: float,
         best["since"] += 1
         try:
             value, grad = problem.evaluate(expand(theta))
-        except _ard.EvaluationError:
+        except EvaluationError:
             return 1e300, np.zeros(theta.size)
         assert grad is not None
         if shared:
@@ -273,29 +275,32 @@ def fit_predict(problem: ArdProblem, gamma: np.ndarray, alpha: float, X_new: np.
     """Decision values (m, t) at X_new (centred like ``problem.X``) of the LSSVM with
     bias trained on the problem's rows with kernel γ and ridge α, on the problem's
     stand-in (exact kernel matrix, or the Nyström kernel K̃(x, X) = K(x, Z) W_k⁺ Cᵀ)."""
-    s = np.sqrt(gamma)
-    Xs, Xn = problem.X * s, X_new * s
+    Xs, Xn = Kernel.ARD.points(problem.X, gamma)[0], Kernel.ARD.points(X_new, gamma)[0]
     n = Xs.shape[0]
     B = np.column_stack([np.ones(n), problem.Y])
     if problem.landmarks is None:
-        K = _ard.gaussian_block(Xs, Xs, problem.workers)
+        K = gaussian_block(Xs, Xs, problem.workers)
         K.flat[:: n + 1] += alpha
         factor = scipy.linalg.cho_factor(K, overwrite_a=True, check_finite=False)
         R = scipy.linalg.cho_solve(factor, B, check_finite=False)
         rho, nu = R[:, 0], R[:, 1:]
         b = nu.sum(axis=0) / rho.sum()
         a = nu - rho[:, None] * b[None, :]
-        return _ard.gaussian_block(Xn, Xs, problem.workers) @ a + b[None, :]
+        return gaussian_block(Xn, Xs, problem.workers) @ a + b[None, :]
     rows = problem.landmarks if np.ndim(problem.landmarks) == 1 else None
-    Zs = Xs[rows] if rows is not None else problem.Z * s
-    F = _ard.nystrom_factor(Xs, Zs, rows, Zs.shape[0], problem.eigen_floor, problem.workers)
+    if rows is not None:
+        Zs = Xs[rows]
+    else:                                     # landmark points that are not rows of X
+        assert problem.Z is not None
+        Zs = Kernel.ARD.points(problem.Z, gamma)[0]
+    F = nystrom_factor(Xs, Zs, rows, Zs.shape[0], problem.eigen_floor, problem.workers)
     D = 1.0 / (F.s + alpha)
     R = (B - F.Psi @ (D[:, None] * (F.Psi.T @ B))) / alpha          # K̃_α⁻¹[1 Y]
     rho, nu = R[:, 0], R[:, 1:]
     b = nu.sum(axis=0) / rho.sum()
     a = nu - rho[:, None] * b[None, :]
     W_pinv_Ct_a = F.TP @ (F.Psi.T @ a)                               # W_k⁺ Cᵀ a
-    return _ard.gaussian_block(Xn, Zs, problem.workers) @ W_pinv_Ct_a + b[None, :]
+    return gaussian_block(Xn, Zs, problem.workers) @ W_pinv_Ct_a + b[None, :]
 
 
 def heldout_errors(problem: ArdProblem, rows: np.ndarray, rest: np.ndarray,

@@ -1,9 +1,10 @@
-"""The Nyström leave-one-out error under the ARD kernel and its gradient from three
-passes over row blocks: no n × m array is held, and the same pass functions run on X
+"""The Nyström leave-one-out error under the ARD kernel and its gradient: the
+factor at one γ vector in memory (:func:`nystrom_factor`, the α path of
+:func:`loo_path_nystrom`), and three passes over row blocks: no n × m array is held, and the same pass functions run on X
 in memory (:class:`~kernelselect.operators._row_passes.ArrayRows`, blocks on Python
 threads) or per chunk of a Dask array (:class:`kernelselect._dask.DaskRows`).
 
-The formulas are those of :mod:`kernelselect.primitives._ard` (module docstring). Everything
+The residuals and their adjoint are those of :mod:`._base`. Everything
 per row follows from the row's landmark features C_b = K(X̃_b, Z̃), Ψ_b = C_b·TP and
 a few k × k statistics of the passes before:
 
@@ -16,20 +17,42 @@ a few k × k statistics of the passes before:
 
 Each pass recomputes C_b (O(b·m·d) and b·m exponentials), so an evaluation costs
 about 15·n·m² flops against 11·n·m² with C held in memory; memory is O(b·m + m²).
+
+The stand-in with fixed landmarks Z
+-----------------------------------
+K̃ = C F Cᵀ, C = K(X, Z) (n × m), W = K(Z, Z) = UΣUᵀ, F = W_k⁺ = Σ_{i kept} u_i u_iᵀ/σ_i
+with the kept eigenvalues of :func:`kernelselect.operators.nystrom.nystroem_transform`
+(the k largest above ``eigen_floor``·σ_max). With V = C U_k Σ_k^{−1/2}, VᵀV = PSPᵀ and
+Ψ = VP (K̃ = ΨΨᵀ, ΨᵀΨ = S): αK̃_α⁻¹ = I − Ψ diag(1/(s + α)) Ψᵀ, so every quantity of
+the residuals costs O(nk) after the O(nm² ) factor (the Woodbury form of the library's
+low-rank operator). The derivative of K̃ follows from dC and dW:
+
+    tr(Ĝ dK̃) = 2 Σ_ij (Ĝ C F)_ij dC_ij + tr(B dW),   B = U (Φ ∘ (Uᵀ Cᵀ Ĝ C U)) Uᵀ,
+
+where Φ holds the divided differences of f(σ) = 1/σ on the kept eigenvalues and 0 on
+the dropped ones (Daleckii–Krein): Φ_ij = −1/(σ_iσ_j) for i, j kept, 1/(σ_i(σ_i − σ_j))
+for i kept and j dropped, 0 for both dropped. This is the exact derivative of the
+stand-in the library builds (the same floor, the same kept set) wherever the kept set
+does not change. Ĝ C F = (ĜΨ)(T P)ᵀ with T = U_kΣ_k^{−1/2}, and ĜΨ takes O(nk²), so a
+gradient costs O(nm² + nmd): both contractions are GEMMs (:func:`distance_contraction`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 
-from ..primitives import _ard
-from ..utils._threads import blas_for_flops
 from ..operators._row_passes import ArrayRows
+from ..operators.nystrom import landmark_eigenpairs
+from ..primitives._kernel_ops import symmetric_eigh_unchecked
+from ..utils._kernel_family import Kernel
+from ..utils._threads import blas_for_flops
+from ._base import EvaluationError, LooState, distance_contraction, gaussian_block, loo_residuals
 
-__all__ = ["ArdLandmarks", "press_nystrom_rows", "press_nystrom"]
+__all__ = ["ArdLandmarks", "press_nystrom_rows", "press_nystrom", "NystromFactor",
+           "nystrom_factor", "loo_path_nystrom"]
 
 
 class ArdLandmarks:
@@ -39,9 +62,9 @@ class ArdLandmarks:
 
     def __init__(self, Z: np.ndarray, gamma: np.ndarray, centre: np.ndarray, n: int,
                  n_classes: int | None) -> None:
-        self.scale = np.sqrt(np.asarray(gamma, dtype=np.float64))
+        self.gamma = gamma
         self.centre = np.asarray(centre, dtype=np.float64)
-        self.Zs = np.ascontiguousarray((Z - self.centre) * self.scale)
+        self.Zs = Kernel.ARD.points(Z - self.centre, gamma)[0]
         self.width = int(self.Zs.shape[0])
         self.n = int(n)
         self.n_classes = n_classes
@@ -59,8 +82,8 @@ class ArdLandmarks:
 
     def features(self, Xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(X̃_b, C_b = K(X̃_b, Z̃))."""
-        Xs = (np.asarray(Xb, dtype=np.float64) - self.centre) * self.scale
-        return Xs, _ard.gaussian_block(Xs, self.Zs, 1)
+        Xs = Kernel.ARD.points(np.asarray(Xb, dtype=np.float64) - self.centre, self.gamma)[0]
+        return Xs, gaussian_block(Xs, self.Zs, 1)
 
     def residual_rows(self, C: np.ndarray, Yb: np.ndarray) -> dict[str, np.ndarray]:
         """Ψ_b, ρ̂_b, â_b, diag M̂ and the residuals of a block (pass 2 and 3)."""
@@ -73,6 +96,23 @@ class ArdLandmarks:
         a = M0Y - rho[:, None] * st["b"][None, :]
         m = 1.0 - np.einsum("ij,ij->i", PD, Psi) - rho * rho / st["s"]
         return {"Psi": Psi, "rho": rho, "a": a, "m": m}
+
+
+def _landmark_transform(W: np.ndarray, rank: int, eigen_floor: float
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(σ, U, kept, T = U_kΣ_k^{−1/2}) of the landmark Gram matrix W: its eigenpairs
+    largest first and those the library's Nyström stand-in keeps
+    (:func:`~kernelselect.operators.nystrom.landmark_eigenpairs`), the dropped ones
+    for the derivative in W."""
+    sig, U, keep = landmark_eigenpairs(W, rank, eigen_floor)
+    return sig, U, keep, U[:, keep] / np.sqrt(sig[keep])
+
+
+def _gram_eigenbasis(Gm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(s, P) with VᵀV = P diag(s) Pᵀ (``Gm`` = VᵀV symmetrised, s clipped at 0), by the
+    library's compiled eigensolver."""
+    s, P = symmetric_eigh_unchecked(0.5 * (Gm + Gm.T))
+    return np.clip(s, 0.0, None), P
 
 
 def _pass_gram(plan: ArdLandmarks, Xb: np.ndarray, yb: np.ndarray) -> list[np.ndarray]:
@@ -88,7 +128,7 @@ def _weights(plan: ArdLandmarks, rows: dict[str, np.ndarray], Yb: np.ndarray
     """(e, ŵ, û, M̂Ψ) of a block; raises EvaluationError on a non-positive M̂_ii."""
     st = plan.stats
     if not np.all(rows["m"] > 0):
-        raise _ard.EvaluationError("a leave-one-out denominator is not positive")
+        raise EvaluationError("a leave-one-out denominator is not positive")
     nt = plan.n * Yb.shape[1]
     e = rows["a"] / rows["m"][:, None]
     u = 2.0 * e / (rows["m"][:, None] * nt)
@@ -158,19 +198,13 @@ def press_nystrom_rows(rows: Any, Z: np.ndarray, gamma: np.ndarray, alpha: float
     n, m = int(rows.n), Z.shape[0]
     rank = m if rank is None else rank
     plan = ArdLandmarks(Z, gamma, centre, n, n_classes)
-    W = _ard.gaussian_block(plan.Zs, plan.Zs, 1)
+    W = gaussian_block(plan.Zs, plan.Zs, 1)
     W = 0.5 * (W + W.T)
-    with blas_for_flops(float(m) ** 3):
-        sig, U = scipy.linalg.eigh(W, driver="evd")
-    order = np.argsort(sig)[::-1]
-    sig, U = sig[order], U[:, order]
-    keep = np.flatnonzero(sig > eigen_floor * max(sig[0] if sig.size else 0.0, 0.0))[:rank]
+    sig, U, keep, T = _landmark_transform(W, rank, eigen_floor)
     dropped = np.setdiff1d(np.arange(m), keep)
-    T = U[:, keep] / np.sqrt(sig[keep])
     plan.stats["T"] = T
     Gm, VtB, sumB = rows.reduce(_pass_gram, plan)
-    s, P = scipy.linalg.eigh(0.5 * (Gm + Gm.T), driver="evd")
-    s = np.clip(s, 0.0, None)
+    s, P = _gram_eigenbasis(Gm)
     TP = T @ P
     PsiB = P.T @ VtB                                    # Ψᵀ[Y 1]
     t = PsiB.shape[1] - 1
@@ -178,7 +212,7 @@ def press_nystrom_rows(rows: Any, Z: np.ndarray, gamma: np.ndarray, alpha: float
     Psi1, PsiY = PsiB[:, t], PsiB[:, :t]
     s_hat = float(n - Psi1 @ (D * Psi1))
     if not (np.isfinite(s_hat) and s_hat > 0):
-        raise _ard.EvaluationError("1ᵀ(αK̃_α⁻¹)1 is not positive")
+        raise EvaluationError("1ᵀ(αK̃_α⁻¹)1 is not positive")
     b = (sumB[:t] - (D * Psi1) @ PsiY) / s_hat
     plan.stats.update(TP=TP, D=D, Psi1=Psi1, PsiY=PsiY, b=b, s=s_hat,
                       alphaD=alpha * D, rhoPsi=alpha * D * Psi1,
@@ -187,7 +221,7 @@ def press_nystrom_rows(rows: Any, Z: np.ndarray, gamma: np.ndarray, alpha: float
     PsiY1, rhoY1, PsiU, rhoU, aPsi, sums = rows.reduce(_pass_weights, plan)
     value = float(sums[0]) / (n * t)
     if not np.isfinite(value):
-        raise _ard.EvaluationError("the leave-one-out residuals are not finite")
+        raise EvaluationError("the leave-one-out residuals are not finite")
     if out is not None:
         out["error_rate"] = float(sums[2]) / n
     if not grad:
@@ -211,7 +245,7 @@ def press_nystrom_rows(rows: Any, Z: np.ndarray, gamma: np.ndarray, alpha: float
         X_U[np.ix_(keep, dropped)] = (phi * S_dk).T
     Bw = U @ X_U @ U.T
     Bw *= W
-    c += _ard.distance_contraction(Bw, Zs, Zs, symmetric=True)
+    c += distance_contraction(Bw, Zs, Zs, symmetric=True)
     gradient = np.empty(Z.shape[1] + 1)
     gradient[:-1] = -c / alpha
     gradient[-1] = float(sums[1]) - float(aPu[0])
@@ -232,3 +266,62 @@ def press_nystrom(Xs: np.ndarray, Zs: np.ndarray, landmarks: np.ndarray | None, 
     return press_nystrom_rows(rows, np.asarray(Zs, dtype=np.float64), np.ones(Xs.shape[1]),
                               alpha, np.asarray(Xs).mean(axis=0), rank=rank,
                               eigen_floor=eigen_floor, grad=grad, out=out)
+
+
+# --------------------------------------------------------------------------- in memory
+
+
+@dataclass
+class NystromFactor:
+    """The pieces of K̃ = ΨΨᵀ at one γ vector: C, W's eigenpairs (descending), the kept
+    indices, Ψ (n, k) and s = diag ΨᵀΨ, and TP (m, k) with Ψ = C·TP."""
+
+    C: np.ndarray
+    W: np.ndarray
+    sigma: np.ndarray
+    U: np.ndarray
+    keep: np.ndarray
+    Psi: np.ndarray
+    s: np.ndarray
+    TP: np.ndarray
+    P: np.ndarray
+
+
+def nystrom_factor(Xs: np.ndarray, Zs: np.ndarray, landmarks: np.ndarray | None, rank: int,
+                   eigen_floor: float, workers: int | None = None) -> NystromFactor:
+    """C = K(X̃, Z̃), W = K(Z̃, Z̃) (read from C when the landmarks are rows of X, as the
+    library's Nyström does), the kept eigenpairs of W as
+    :func:`~kernelselect.operators.nystrom.nystroem_transform` keeps them, and the
+    Gram eigenbasis Ψ = V P of V = C U_kΣ_k^{−1/2}."""
+    C = gaussian_block(Xs, Zs, workers)
+    W = C[landmarks] if landmarks is not None else gaussian_block(Zs, Zs, workers)
+    W = 0.5 * (W + W.T)
+    sig, U, keep, T = _landmark_transform(W, rank, eigen_floor)
+    n, m, k = C.shape[0], W.shape[0], keep.size
+    with blas_for_flops(float(n) * m * k):
+        V = C @ T
+        s, P = _gram_eigenbasis(V.T @ V)
+        Psi = V @ P
+    return NystromFactor(C, W, sig, U, keep, Psi, s, T @ P, P)
+
+
+def _nystrom_loo(F: NystromFactor, Y: np.ndarray, alpha: float) -> LooState:
+    Psi, D = F.Psi, 1.0 / (F.s + alpha)
+    B = np.column_stack([Y, np.ones(Y.shape[0])])
+    R = B - Psi @ (D[:, None] * (Psi.T @ B))          # αK̃_α⁻¹ [Y 1]
+    diag = 1.0 - (Psi * Psi) @ D
+    return loo_residuals(R[:, :-1], R[:, -1].copy(), diag)
+
+
+def loo_path_nystrom(F: NystromFactor, Y: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """The mean squared LOO residual for every α of a path from one factor (O(nkt)
+    per α): the inner α path of a per-γ search."""
+    out = np.full(alphas.size, np.inf)
+    for j, a in enumerate(np.asarray(alphas, dtype=np.float64)):
+        try:
+            out[j] = _nystrom_loo(F, Y, float(a)).value
+        except EvaluationError:
+            pass
+    return out
+
+
