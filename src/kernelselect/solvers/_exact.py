@@ -52,7 +52,7 @@ import numpy.typing as npt
 
 from .. import _predict, lowlevel
 from ..utils._dask import is_dask_array
-from ..primitives._kernel_ops import _condition
+from ..primitives._kernel_ops import condition
 from ..kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
 from ..utils._validation import KERNEL_CODES, check_random_state
 from ..operators import KernelOperator, RidgeFunction, get_approximation
@@ -204,7 +204,7 @@ def _compiled_cross_matvec(X_new: np.ndarray, X_train: np.ndarray, C: np.ndarray
     if Xn.shape[1] != Xt.shape[1]:
         raise ValueError(f"X_new has {Xn.shape[1]} features but X_train has {Xt.shape[1]}.")
     threads = block_threads(Xn.shape[0] * Xt.shape[0], workers)
-    (Xn, Xt), g = _condition([Xn, Xt], gamma, kernel)
+    (Xn, Xt), g = condition([Xn, Xt], gamma, kernel)
     with one_blas_thread():
         _predict._cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
 
