@@ -346,8 +346,8 @@ def test_machine_protocol_members_are_declared():
 
 @pytest.mark.parametrize("plant", [
     # the estimators asking a model whether it streams
-    ("models/_machines.py", "\n\ndef _planted(model):\n    return hasattr(model, 'conditioning')\n",
-     "conditioning"),
+    ("models/_machines.py",
+     "\n\ndef _planted(model):\n    return hasattr(model, 'conditioning')\n", "conditioning"),
     # a solver probing a recipe for its own fit
     ("solvers/_exact.py", "\n\ndef _planted(r):\n    return getattr(r, 'fit_machine', None)\n",
      "fit_machine"),
@@ -383,8 +383,8 @@ def test_only_operators_subclass_approximation(tmp_path):
     copy = tmp_path / "kernelselect"
     shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
     target = copy / "solvers" / "_nystroem_pcg.py"
-    target.write_text(target.read_text(encoding="utf-8") + "\n\nclass Planted(_base.Approximation):"
-                      "\n    pass\n", encoding="utf-8")
+    planted = "\n\nclass Planted(_base.Approximation):\n    pass\n"
+    target.write_text(target.read_text(encoding="utf-8") + planted, encoding="utf-8")
     assert _approximation_subclasses(copy) == [("kernelselect.solvers._nystroem_pcg", "Planted")]
 
 

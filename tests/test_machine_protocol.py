@@ -86,3 +86,17 @@ def test_fitted_models_declare_their_conditioning(seed):
     cond = pcg.model_.conditioning
     assert cond is not None and cond.centres.shape == (20, X.shape[1])
     assert pcg.approximation_ == "nystrom-pcg"
+
+
+@pytest.mark.parametrize("seed, approximation, label", [
+    (5, NystroemPCG(n_centres=200), "nystrom-pcg"), (6, "nystrom", "nystrom")])
+def test_cross_validation_prepares_through_the_recipe(seed, approximation, label):
+    from kernelselect.models._cv import cross_validate_grid
+
+    X, y = data(seed, n=90, d=2)
+    res = cross_validate_grid(X, y, approximation=approximation, gammas=[0.5, 2.0],
+                              alphas=[0.1], machine="krr", loss="mse", cv=3, random_state=0)
+    assert res.details["approximation"] == label
+    losses = res.details["fold_losses"]
+    assert losses.shape == (3, 2, 1) and np.all(np.isfinite(losses))
+    assert np.all(losses < np.var(y) * 2)                # a model, not noise

@@ -21,7 +21,7 @@ import numpy.typing as npt
 from .. import _predict
 from ..selection import SelectionResult
 from ..utils._labels import decide, encode_labels
-from ..solvers._exact import check_alphas, check_machine, fit_kernel_machine
+from ..solvers import check_alphas, check_machine, fit_kernel_machine, machine_recipe
 from ..utils._progress import check_progress, progress_iter
 from ..utils._threads import block_threads, one_blas_thread
 from ..utils._validation import (
@@ -295,12 +295,13 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     if not classification and np.ptp(y) == 0:
         raise ValueError("y is constant; there is nothing to regress.")
     approx = check_machine(approximation, *X.shape)
+    fitting = machine_recipe(approx)
     rng = check_random_state(random_state)
     folds = make_folds(y, cv, stratify=classification, random_state=rng)
     bias = machine == "lssvm"
     states = []
     for tr, _ in folds:
-        states.append(approx.prepare(X[tr], Y[tr, 0], kernel=kernel, random_state=rng,
+        states.append(fitting.prepare(X[tr], Y[tr, 0], kernel=kernel, random_state=rng,
                                      workers=workers))
     losses = np.empty((len(folds), gammas.size, alphas.size))
     timings = np.zeros(gammas.size)
@@ -333,7 +334,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
                 losses[f, i] = np.mean((F - Y[va][:, :, None]) ** 2, axis=(0, 1))
             timings[i] += time.perf_counter() - t0 + setup / gammas.size
     details = {"kernel": kernel, "n": X.shape[0], "d": X.shape[1], "machine": machine,
-               "center": bool(center), "loss": loss, "approximation": approx.label,
+               "center": bool(center), "loss": loss, "approximation": fitting.label,
                "approximation_params": approx.get_params(), "n_folds": len(folds),
                "fold_losses": losses, "folds": folds}
     return SelectionResult(gammas, alphas, {"cv": losses.mean(axis=0)}, {"cv": "min"},

@@ -44,7 +44,8 @@ from ..utils._resources import check_allocation
 from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
 
 __all__ = ["Approximation", "Parameterised", "Capabilities", "KernelOperator",
-           "ExplicitBasisOperator", "LazyBasisOperator", "PointsCache", "RidgeFunction", "evaluate_at"]
+           "ExplicitBasisOperator", "LazyBasisOperator", "PointsCache", "RidgeFunction",
+           "evaluate_at"]
 
 
 class RidgeFunction:

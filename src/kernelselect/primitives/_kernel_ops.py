@@ -35,8 +35,8 @@ from ..utils._validation import (
 )
 
 __all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "block_unchecked",
-           "condition", "power_of_two", "matvec_unchecked", "sums_unchecked", "gram_upper_add_unchecked",
-           "symmetric_eigh_unchecked", "cholesky_inverse_unchecked"]
+           "condition", "power_of_two", "matvec_unchecked", "sums_unchecked",
+           "gram_upper_add_unchecked", "symmetric_eigh_unchecked", "cholesky_inverse_unchecked"]
 
 _INT_MAX = 2**31 - 1
 # Data whose largest magnitude leaves [2**-k, 2**k] is rescaled by a power of two

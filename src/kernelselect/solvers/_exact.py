@@ -279,8 +279,7 @@ class KernelMachine:
         return out + self.intercept[None, :, :]
 
 
-def resolve_machine(approximation: str | Approximation | MachineRecipe | type
-                    ) -> Approximation | MachineRecipe:
+def resolve_machine(approximation: Any) -> Approximation | MachineRecipe:
     """What ``approximation`` names for a machine: a :class:`MachineRecipe` (an
     instance, or a class made with its defaults) as given, anything else as
     :func:`kernelselect.operators.get_approximation`."""
@@ -291,9 +290,8 @@ def resolve_machine(approximation: str | Approximation | MachineRecipe | type
     return get_approximation(approximation)
 
 
-def machine_recipe(approximation: str | Approximation | MachineRecipe | type,
-                   exact_solver: str | None = None, state: PreparedState = None
-                   ) -> MachineRecipe:
+def machine_recipe(approximation: Any, exact_solver: str | None = None,
+                   state: PreparedState = None) -> MachineRecipe:
     """The :class:`MachineRecipe` a machine is fitted with: a recipe as given, an
     :class:`~kernelselect.operators.Approximation` (or its name) as the
     :class:`OperatorRecipe` that builds its operator and solves on it."""
@@ -338,6 +336,18 @@ class OperatorRecipe(MachineRecipe):
     def name(self) -> str:  # type: ignore[override]
         """The approximation's name."""
         return self.approximation.name
+
+    @property
+    def label(self) -> str:
+        """The approximation's label."""
+        return self.approximation.label
+
+    def prepare(self, X: Any, y: Any, *, kernel: str, random_state: RandomState,
+                workers: int | None) -> Any:
+        """The approximation's state for one training set (:meth:`Approximation.prepare`),
+        for ``state`` of :func:`fit_kernel_machine`."""
+        return self.approximation.prepare(X, y, kernel=kernel, random_state=random_state,
+                                          workers=workers)
 
     def check_resources(self, n: int, d: int, t: int = 1, workers: int | None = None,
                         d_eff: float | None = None) -> Any:
@@ -393,7 +403,7 @@ def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exce
 
 def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                        kernel: str = "gaussian", bias: bool = True,
-                       approximation: str | Approximation = "exact",
+                       approximation: str | Approximation | MachineRecipe = "exact",
                        random_state: RandomState = None, workers: int | None = None,
                        state: PreparedState = None, exact_solver: str | None = None,
                        centred: bool = False) -> KernelMachine:

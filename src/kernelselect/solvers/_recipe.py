@@ -5,7 +5,9 @@ estimators of :mod:`kernelselect.models`) is fitted with a :class:`MachineRecipe
 members below are the whole protocol; the machines never ask which class a recipe is,
 nor probe it for a member:
 
-- :attr:`MachineRecipe.name`: the name results and messages show;
+- :attr:`MachineRecipe.name` and :attr:`MachineRecipe.label`: the name results and
+  messages show;
+- :meth:`MachineRecipe.prepare`: what every γ of one training set shares, or None;
 - :attr:`MachineRecipe.dask`: whether it fits a row-chunked Dask X without gathering it;
 - :attr:`MachineRecipe.fit_policy`: how ``approximation="auto"`` sized it, else None;
 - :attr:`MachineRecipe.loo_alphas` and :attr:`MachineRecipe.loo_intercept`: the
@@ -61,6 +63,17 @@ class MachineRecipe(Parameterised):
     loo_alphas: Any = None
     loo_intercept: bool = False
 
+    @property
+    def label(self) -> str:
+        """The name results and messages show (:attr:`name`)."""
+        return self.name
+
+    def prepare(self, X: Any, y: Any, *, kernel: str, random_state: RandomState,
+                workers: int | None) -> Any:
+        """What every γ of one training set shares (the state ``fit_machine`` starts
+        from), or None: nothing (a recipe that draws its own randomness per fit)."""
+        return None
+
     def check_resources(self, n: int, d: int, t: int = 1, workers: int | None = None,
                         d_eff: float | None = None) -> Any:
         """Raise ``ValueError`` when fitting n rows of d features (t outputs) in memory
@@ -78,9 +91,9 @@ class MachineRecipe(Parameterised):
                     workers: int | None = None, centred: bool = False) -> Any:
         """The :class:`~kernelselect.solvers._exact.KernelMachine` (it is built on this
         protocol, hence not named in the signature) on X (n, d) and Y (n, t) for every α
-        of ``alphas`` (validated by the caller): the LSSVM with its unpenalised bias (``bias``) or kernel ridge
-        regression; ``centred``: Y was centred by its training mean
-        (``fit_intercept="mean"``)."""
+        of ``alphas`` (validated by the caller): the LSSVM with its unpenalised bias
+        (``bias``) or kernel ridge regression; ``centred``: Y was centred by its training
+        mean (``fit_intercept="mean"``)."""
         raise NotImplementedError
 
     def selection_refusal(self) -> str:
@@ -94,8 +107,8 @@ class MachineRecipe(Parameterised):
 
 #: the members the machines call on a recipe (the architecture test refuses a
 #: getattr/hasattr probe of any of them)
-MACHINE_PROTOCOL = frozenset({"dask", "fit_policy", "loo_alphas", "loo_intercept",
-                              "check_resources", "check_dask_resources", "fit_machine",
-                              "selection_refusal"})
+MACHINE_PROTOCOL = frozenset({"label", "prepare", "dask", "fit_policy", "loo_alphas",
+                              "loo_intercept", "check_resources", "check_dask_resources",
+                              "fit_machine", "selection_refusal"})
 #: the members the machines read of a fitted model beyond its parameters
 FITTED_PROTOCOL = frozenset({"conditioning"})
