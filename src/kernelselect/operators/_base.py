@@ -653,9 +653,11 @@ class Approximation(Parameterised):
 
     def machine(self, exact_solver: str | None = None, n_alphas: int = 1
                 ) -> tuple[Approximation, str | None]:
-        """(the recipe a kernel machine is trained with, the solver strategy it uses or
-        None): ``self`` by default; ``ValueError`` saying why when its operators cannot
-        train a machine (:attr:`Capabilities.fit` is False)."""
+        """(the approximation whose operator a kernel machine is solved on, the solver
+        strategy it uses or None): ``self`` by default; ``ValueError`` saying why when
+        its operators cannot train a machine (:attr:`Capabilities.fit` is False). The
+        machines reach it through their fitting recipe
+        (:class:`~kernelselect.solvers.OperatorRecipe`)."""
         if not self.capabilities.fit:
             raise ValueError(self.refusal())
         return self, None
