@@ -19,7 +19,7 @@ from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._labels import decide, encode_labels
 from ..utils._targets import Targets
-from ..solvers._exact import KernelMachine, check_alphas, fit_kernel_machine
+from ..solvers import KernelMachine, check_alphas, fit_kernel_machine, machine_recipe
 from . import _uncertainty
 from .._typing import RandomState
 from ..utils._validation import (check_bool, check_kernel, check_matrix, check_positive,
@@ -125,7 +125,7 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
                                    workers=workers, in_memory=not lazy, chunks=chunks,
                                    X=X, gamma=gamma, alphas=alphas, kernel=kernel,
                                    random_state=random_state)
-    if lazy and not hasattr(recipe, "fit_machine"):
+    if lazy and not machine_recipe(recipe).dask:
         raise dask_recipe_error(approximation)
     while True:         # "auto": more centres while the model holds too little of d_eff
         model = fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
@@ -245,7 +245,7 @@ class _KernelMachineEstimator(BaseEstimator):
         """f(X) of shape (n, t); a Dask array, chunked like X's rows, for a Dask X."""
         check_is_fitted(self, "model_")
         if is_dask_array(X):
-            if not hasattr(self.model_, "conditioning"):
+            if self.model_.conditioning is None:
                 raise ValueError(
                     f"this {type(self).__name__} was fitted with approximation="
                     f"{self.approximation_!r} and predicts on X in memory; pass "

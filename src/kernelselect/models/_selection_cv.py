@@ -20,7 +20,7 @@ from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
 from .. import _policy as _rules
 from .._policy import alpha_path
-from ..solvers._exact import check_machine
+from ..solvers import MachineRecipe, check_machine, machine_recipe
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._dask import IN_MEMORY, RowSource
@@ -290,7 +290,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                        in_memory=not lazy, chunks=chunks,
                                        loo_alphas=np.asarray(res.alphas, dtype=np.float64),
                                        loo_intercept=default_regressor)
-        if hasattr(recipe, "fit_machine"):
+        if isinstance(recipe, MachineRecipe):
             if "progress" in recipe.get_params():     # the conjugate-gradient iterations
                 recipe.set_params(progress=progress)
             est.set_params(approximation=recipe)
@@ -711,10 +711,10 @@ def _check_refit(est: _KernelMachineEstimator, n: int, d: int, outputs: int,
                                        workers=est.workers, in_memory=chunks is None,
                                        chunks=chunks)
         if chunks is not None:
-            check_dask = getattr(recipe, "check_dask_resources", None)
-            if check_dask is None:
+            fitting = machine_recipe(recipe)
+            if not fitting.dask:
                 raise dask_recipe_error(est.approximation)
-            check_dask(n, chunks, d, outputs)
+            fitting.check_dask_resources(n, chunks, d, outputs)
         else:
             check_machine(recipe, n, d)
     except ValueError as exc:

@@ -123,7 +123,7 @@ class _FeatureMap:
 
     def __init__(self, model: Any) -> None:
         self.model = model
-        if hasattr(model, "conditioning"):             # the conjugate-gradient machine
+        if model.conditioning is not None:             # the conjugate-gradient machine
             cond = model.conditioning
             jitter = model.details.get("jitter", 0.0)
             jitter = float(jitter[0] if isinstance(jitter, (list, tuple)) else jitter)
@@ -347,7 +347,7 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         y_i − r_i, the prediction at x_i of the machine refitted without row i.
     smoother : ExactSmoother or None
     """
-    if model.method in ("cholesky", "eigh", "tridiagonal") and not hasattr(model, "conditioning"):
+    if model.method in ("cholesky", "eigh", "tridiagonal") and model.conditioning is None:
         Xe = np.ascontiguousarray(X, dtype=np.float64)
         smoother = ExactSmoother(Xe, model.gamma, model.kernel, alpha, form)
         return Y - smoother.loo_residuals(Y, offset), smoother

@@ -126,7 +126,7 @@ from scipy.linalg import blas, lapack
 
 from .. import lowlevel
 from ..utils._dask import DaskRows, is_dask_array
-from ..utils._dask import _compute as dask_compute
+from ..utils._dask import compute as dask_compute
 from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ..utils._progress import progress_iter
