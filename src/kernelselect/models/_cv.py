@@ -22,11 +22,11 @@ from .. import _predict
 from ..selection import SelectionResult
 from ..utils._labels import decide, encode_labels
 from ..solvers._exact import check_alphas, check_machine, fit_kernel_machine
+from ..kernels import Kernel
 from ..utils._progress import check_progress, progress_iter
 from ..utils._threads import block_threads, one_blas_thread
 from ..utils._validation import (
     check_grid,
-    check_kernel,
     check_matrix,
     check_positive,
     check_positive_int,
@@ -200,7 +200,7 @@ def _held_out_distances(X_va: np.ndarray, X_tr: np.ndarray, kernel: str) -> np.n
     DISTANCE_CACHE_ENTRIES entries. Computed after centring on the training mean
     (distances unchanged), clamped at 0.
     """
-    if kernel != "gaussian" or X_va.shape[0] * X_tr.shape[0] > DISTANCE_CACHE_ENTRIES:
+    if Kernel.of(kernel).power != 2 or X_va.shape[0] * X_tr.shape[0] > DISTANCE_CACHE_ENTRIES:
         return None
     center = X_tr.mean(axis=0)
     A, B = X_va - center, X_tr - center
@@ -279,7 +279,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     """
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     y = check_vector(y, "y", n=X.shape[0], dtype=np.float64)
-    kernel = check_kernel(kernel)
+    kernel = Kernel.of(kernel, per_feature=False)
     if machine not in ("lssvm", "krr"):
         raise ValueError(f"machine must be 'lssvm' (with bias) or 'krr' (no bias), got {machine!r}.")
     loss = loss if loss is not None else ("error" if machine == "lssvm" else "mse")
@@ -332,7 +332,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
             else:
                 losses[f, i] = np.mean((F - Y[va][:, :, None]) ** 2, axis=(0, 1))
             timings[i] += time.perf_counter() - t0 + setup / gammas.size
-    details = {"kernel": kernel, "n": X.shape[0], "d": X.shape[1], "machine": machine,
+    details = {"kernel": kernel.value, "n": X.shape[0], "d": X.shape[1], "machine": machine,
                "center": bool(center), "loss": loss, "approximation": approx.label,
                "approximation_params": approx.get_params(), "n_folds": len(folds),
                "fold_losses": losses, "folds": folds}

@@ -31,7 +31,7 @@ import numpy as np
 from .. import _nystrom_passes
 from ..primitives._kernel_ops import _SAFE_EXPONENT
 from ..utils._threads import block_threads, one_blas_thread
-from ..utils._validation import KERNEL_CODES
+from ..kernels import Kernel
 
 __all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystromRows",
            "dask_predict", "pass_bytes", "run_pass"]
@@ -81,13 +81,14 @@ class Conditioning:
             exponent = 0
         self.scale = math.ldexp(1.0, -exponent)
         self.centres = np.ascontiguousarray(moved * self.scale)
-        power = 2 * exponent if kernel == "gaussian" else exponent
+        family = Kernel.of(kernel, per_feature=False)
+        power = family.power * exponent
         try:
             self.gamma = min(math.ldexp(gamma, power), float(np.finfo(np.float64).max))
         except OverflowError:
             self.gamma = float(np.finfo(np.float64).max)
         self.kernel = kernel
-        self.kernel_code = KERNEL_CODES[kernel]
+        self.kernel_code = family.code
 
 
 def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
