@@ -93,7 +93,7 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     """
     X, Y = _function_data(X, y, min_rows=2)
     kernel = Kernel.of(kernel)
-    gamma = _resolve_gamma(gamma, X.shape[1], kernel, default=False)
+    gamma = _resolve_gamma(gamma, np.shape(X)[1], kernel, default=False)
     return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
                 approximation=approximation, random_state=random_state, workers=workers)
 
@@ -108,7 +108,7 @@ def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     """
     X, Y = _function_data(X, y, min_rows=1)
     kernel = Kernel.of(kernel)
-    gamma = _resolve_gamma(gamma, X.shape[1], kernel, default=False)
+    gamma = _resolve_gamma(gamma, np.shape(X)[1], kernel, default=False)
     return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
                 approximation=approximation, random_state=random_state, workers=workers)
 

@@ -661,7 +661,7 @@ del _cls
 BIAS_CRITERIA = frozenset({"eloo", "ekfold", "eloo_error_rate", "ekfold_error_rate"})
 
 
-def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: Kernel,
+def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: Kernel | str,
                             kfold: bool = False) -> tuple[Any, str | None]:
     """(criterion, why it was chosen or None) for a regressor whose constant term is
     ``fit_intercept``, so that the selection scores the model the refit fits.
@@ -681,7 +681,7 @@ def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: Kernel,
         return criterion, None
     fix = ("pass KernelRidgeRegressor(fit_intercept='mean') (or True) to fit a "
            "constant term")
-    if kernel.per_feature:
+    if Kernel.of(kernel).per_feature:
         warn_user("the per-feature (kernel='ard') search scores the LSSVM regression with "
                   "its bias, but the estimator has fit_intercept=False: the selected "
                   f"(gamma, alpha) are not chosen for the machine refitted; {fix}.",

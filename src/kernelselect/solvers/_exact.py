@@ -254,8 +254,8 @@ class KernelMachine:
             approx, state = self._features
             D = self.weights.shape[0]
             family = Kernel.of(self.kernel)
-            X, gamma = family.points(X, self.gamma)
-            Z = approx.features(X, gamma, kernel=family.compiled, state=state,
+            Xs, gamma = family.points(X, self.gamma)
+            Z = approx.features(Xs, gamma, kernel=family.compiled, state=state,
                                 workers=block_workers(X.shape[0] * D, workers))
             t, L = self.weights.shape[1:]
             with small_blas(float(X.shape[0]) * D * t * L):
