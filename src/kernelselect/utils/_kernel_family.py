@@ -235,8 +235,11 @@ AUTO = "auto"
 
 
 def kernel_or_auto(kernel: Any) -> Kernel | str:
-    """A user's ``kernel`` argument where ``"auto"`` is accepted: the string ``"auto"``
-    (case and spaces ignored), or the :class:`Kernel` it names (:meth:`Kernel.of`)."""
+    """The kernel a user's ``kernel`` argument names, where ``"auto"`` is accepted.
+
+    Returns the string ``"auto"`` (case and spaces ignored: the selection's policy then
+    chooses the kernel), or the :class:`Kernel` the argument names (:meth:`Kernel.of`);
+    ``ValueError`` listing every accepted name otherwise."""
     if isinstance(kernel, str) and not isinstance(kernel, Kernel) \
             and kernel.strip().lower() == AUTO:
         return AUTO
