@@ -12,7 +12,6 @@ import numpy as np
 import numpy.typing as npt
 import scipy.linalg
 
-from ..kernels import Kernel
 from ..primitives._columns import rff_features
 from ..primitives._kernel_ops import kernel_block
 from ..utils._labels import encode_labels, unit_indicators
@@ -302,7 +301,7 @@ def _check_params_nys(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLi
             f"landmarks must have shape (J, n_features) = (J, {d}) to match X, got {R.shape}."
         )
     Y = _check_targets(Y, n)
-    gamma = Kernel.GAUSSIAN.check_gamma(gamma)
+    gamma = check_positive(gamma, "gamma")
     return X, _centre(Y), R, gamma, _check_rho(rho)
 
 

@@ -14,7 +14,7 @@ from ..utils._resources import check_allocation
 from ..utils._validation import (check_bool, check_matrix, check_positive, check_positive_int,
                            check_random_state)
 from .._typing import RandomState
-from ..kernels import Kernel, sample_frequencies, scale_frequencies
+from ..kernels import sample_frequencies, scale_frequencies
 from .objectives import _check_rho, _check_targets, _class_codes, _indicator, nysdi, rfdi
 
 
@@ -160,9 +160,9 @@ def _adam_ascent(params: list[np.ndarray],
 
 def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, rho: float, task: str,
                     batch_size: int | None, learning_rate: float, max_epochs: int, tol: float,
-                    patience: int, decay: float, gamma: Any
+                    patience: int, decay: float
                     ) -> tuple[np.ndarray, int, float, int,
-                               Callable[[np.ndarray], np.ndarray], dict[str, Any], float]:
+                               Callable[[np.ndarray], np.ndarray], dict[str, Any]]:
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     J = check_positive_int(n_components, "n_components")
     rho = _check_rho(rho)
@@ -184,7 +184,7 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, rho: 
     )
     if not opts["decay"] < 1:
         raise ValueError(f"decay must be in (0, 1), got {decay!r}.")
-    return X, J, rho, batch, targets, opts, Kernel.GAUSSIAN.check_gamma(gamma)
+    return X, J, rho, batch, targets, opts
 
 
 def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
@@ -234,9 +234,9 @@ def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamm
     b : ndarray of shape (J,)
     history : TrainingHistory
     """
-    X, J, rho, batch, targets, opts, gamma = _training_setup(
-        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay,
-        gamma)
+    X, J, rho, batch, targets, opts = _training_setup(
+        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
+    gamma = check_positive(gamma, "gamma")
     progress = check_bool(progress, "progress")
     rng = check_random_state(random_state)
     W0, b = sample_frequencies("gaussian", X.shape[1], J, rng)
@@ -272,9 +272,9 @@ def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gam
         Rows of X the landmarks started from.
     history : TrainingHistory
     """
-    X, J, rho, batch, targets, opts, gamma = _training_setup(
-        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay,
-        gamma)
+    X, J, rho, batch, targets, opts = _training_setup(
+        X, y, n_components, rho, task, batch_size, learning_rate, max_epochs, tol, patience, decay)
+    gamma = check_positive(gamma, "gamma")
     progress = check_bool(progress, "progress")
     if J > X.shape[0]:
         raise ValueError(
