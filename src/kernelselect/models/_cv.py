@@ -22,9 +22,9 @@ from .. import _predict
 from ..selection import SelectionResult
 from ..utils._labels import decide, encode_labels
 from ..solvers._exact import check_alphas, check_machine, fit_kernel_machine
-from ..kernels import Kernel
 from ..utils._progress import check_progress, progress_iter
 from ..utils._threads import block_threads, one_blas_thread
+from ..kernels import Kernel
 from ..utils._validation import (
     check_grid,
     check_matrix,
@@ -279,7 +279,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
     """
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     y = check_vector(y, "y", n=X.shape[0], dtype=np.float64)
-    kernel = Kernel.of(kernel, per_feature=False)
+    kernel = Kernel.of(kernel, per_feature=False).value
     if machine not in ("lssvm", "krr"):
         raise ValueError(f"machine must be 'lssvm' (with bias) or 'krr' (no bias), got {machine!r}.")
     loss = loss if loss is not None else ("error" if machine == "lssvm" else "mse")
@@ -332,7 +332,7 @@ def cross_validate_grid(X: npt.ArrayLike, y: npt.ArrayLike, *,
             else:
                 losses[f, i] = np.mean((F - Y[va][:, :, None]) ** 2, axis=(0, 1))
             timings[i] += time.perf_counter() - t0 + setup / gammas.size
-    details = {"kernel": kernel.value, "n": X.shape[0], "d": X.shape[1], "machine": machine,
+    details = {"kernel": kernel, "n": X.shape[0], "d": X.shape[1], "machine": machine,
                "center": bool(center), "loss": loss, "approximation": approx.label,
                "approximation_params": approx.get_params(), "n_folds": len(folds),
                "fold_losses": losses, "folds": folds}
