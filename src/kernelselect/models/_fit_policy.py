@@ -115,15 +115,16 @@ def _pilot_estimate(X: Any, gamma: Any, alpha: float, kernel: str, m0: int,
     import numpy as np
 
     from .. import lowlevel
-    from ..kernels import ard_scale
+    from ..kernels import Kernel
     from ..utils._dask import compute, is_dask_array
     from ..solvers._pcg import choose_centres
 
     n = int(X.shape[0])
     idx = choose_centres(n, m0, rng)
     Z = np.asarray(compute(X[idx]) if is_dask_array(X) else X[idx], dtype=np.float64)
-    if kernel == "ard":
-        Z, gamma, kernel = ard_scale(Z, gamma), 1.0, "gaussian"
+    family = Kernel.of(kernel)
+    Z, gamma = family.points(Z, gamma)
+    kernel = family.compiled
     with blas_for_flops(4.0 * m0 ** 3):
         mu = np.linalg.eigvalsh(lowlevel.kernel_block(Z, Z, float(gamma), kernel=kernel))
     lam = np.clip(mu, 0.0, None) * (n / m0)

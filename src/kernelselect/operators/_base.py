@@ -38,7 +38,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils._kernel_family import Kernel
-from ..utils._validation import check_positive
 from ..primitives._kernel_ops import Points
 from ..utils._resources import check_allocation
 from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
@@ -633,8 +632,8 @@ class Approximation(Parameterised):
         """(the kernel family, γ checked positive, the state) that :meth:`build` starts
         from; called without the state of :meth:`prepare`, it prepares one (with no
         random state)."""
-        family = Kernel.of(kernel)
-        gamma = check_positive(gamma, "gamma")
+        family = Kernel.of(kernel, per_feature=False)
+        gamma = family.check_gamma(gamma)
         if state is None:
             state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
         return family, gamma, state

@@ -228,7 +228,7 @@ def cholesky_inverse_unchecked(W: np.ndarray) -> np.ndarray | None:
 
 
 def _check_common(arrays: list[Any], gamma: Any, kernel: Kernel | str, workers: int | None
-                  ) -> tuple[list[Any], float, Kernel, int]:
+                  ) -> tuple[list[np.ndarray], float, Kernel, int]:
     """The checks every public primitive opens with: the kernel parsed, γ checked for it
     (its shape read from the first array), the arrays and γ carried to the compiled
     family (:meth:`Kernel.points`) and the first array checked as ``X``. Returns

@@ -53,14 +53,14 @@ import numpy.typing as npt
 from .. import _predict, lowlevel
 from ..utils._dask import is_dask_array
 from ..primitives._kernel_ops import condition
-from ..kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
-from ..utils._validation import KERNEL_CODES, check_random_state
+from ..kernels import Kernel
+from ..utils._validation import check_random_state
 from ..operators import KernelOperator, RidgeFunction, get_approximation
 from ..operators._base import check_function_output
 from ..operators._lowrank import LowRankOperator
 from ..operators.dense import MACHINE_SOLVERS, DenseOperator
 from ..operators.mcm import MCM_MACHINE_REFUSAL  # noqa: F401  (its home; named here too)
-from ..utils._validation import check_grid, check_kernel, check_matrix, check_positive
+from ..utils._validation import check_grid, check_matrix
 from ..utils._threads import (SMALL_BLOCK, block_threads, block_workers,  # noqa: F401
                               one_blas_thread)
 from ..utils._threads import blas_for_flops as small_blas
@@ -174,8 +174,10 @@ def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray
     mean first (Gaussian; K is unchanged) as :func:`kernelselect.lowlevel.kernel_block`
     does, for accuracy of ‖x‖² + ‖z‖² − 2x·z.
     """
-    if is_ard(kernel):
-        (X_new, X_train), gamma, kernel = ard_as_gaussian([X_new, X_train], gamma)
+    family = Kernel.of(kernel)
+    X_new, gamma_compiled = family.points(X_new, gamma)
+    X_train, _ = family.points(X_train, gamma)
+    gamma, kernel = gamma_compiled, family.compiled
     coef = np.asarray(coef, dtype=np.float64)
     n_new, n_train = X_new.shape[0], X_train.shape[0]
     if coef.shape[0] != n_train:
@@ -197,16 +199,15 @@ def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray
 
 def _compiled_cross_matvec(X_new: np.ndarray, X_train: np.ndarray, C: np.ndarray, gamma: float,
                            kernel: str, workers: int | None, out: np.ndarray) -> None:
-    kernel = check_kernel(kernel)
-    gamma = check_positive(gamma, "gamma")
+    family = Kernel.of(kernel, per_feature=False)
     Xn = check_matrix(X_new, "X_new", dtype=np.float64)
     Xt = check_matrix(X_train, "X_train", dtype=np.float64)
     if Xn.shape[1] != Xt.shape[1]:
         raise ValueError(f"X_new has {Xn.shape[1]} features but X_train has {Xt.shape[1]}.")
     threads = block_threads(Xn.shape[0] * Xt.shape[0], workers)
-    (Xn, Xt), g = condition([Xn, Xt], gamma, kernel)
+    (Xn, Xt), g = condition([Xn, Xt], gamma, family)
     with one_blas_thread():
-        _predict._cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
+        _predict._cross_kernel_matvec_into(Xn, Xt, C, g, family.code, out, threads)
 
 
 class KernelMachine:
@@ -263,10 +264,9 @@ class KernelMachine:
             assert self._features is not None    # a primal model keeps its feature map
             approx, state = self._features
             D = self.weights.shape[0]
-            gamma, kernel = self.gamma, self.kernel
-            if is_ard(kernel):        # the Gaussian map (γ = 1) of X·diag(√γ)
-                (X,), gamma, kernel = ard_as_gaussian([X], gamma)
-            Z = approx.features(X, gamma, kernel=kernel, state=state,
+            family = Kernel.of(self.kernel)
+            Xs, gamma = family.points(X, self.gamma)
+            Z = approx.features(Xs, gamma, kernel=family.compiled, state=state,
                                 workers=block_workers(X.shape[0] * D, workers))
             t, L = self.weights.shape[1:]
             with small_blas(float(X.shape[0]) * D * t * L):
@@ -449,12 +449,13 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     -------
     KernelMachine
     """
-    if is_ard(kernel):
-        return _fit_ard_machine(X, Y, gamma, alphas, bias=bias, approximation=approximation,
-                                random_state=random_state, workers=workers, state=state,
-                                exact_solver=exact_solver, centred=centred)
-    kernel = check_kernel(kernel, also=("ard",))
-    gamma = check_positive(gamma, "gamma")
+    kernel = Kernel.of(kernel)
+    if kernel.per_feature:
+        return _fit_per_feature_machine(X, Y, gamma, alphas, kernel, bias=bias,
+                                        approximation=approximation,
+                                        random_state=random_state, workers=workers,
+                                        state=state, exact_solver=exact_solver,
+                                        centred=centred)
     alphas = check_alphas(alphas)
     recipe = machine_recipe(approximation, exact_solver=exact_solver, state=state)
     # a Dask X is fitted by a recipe that streams it, which checks the client's and each
@@ -493,21 +494,22 @@ def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bi
                          details=details)
 
 
-def _fit_ard_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
-                     **options: Any) -> KernelMachine:
-    """``kernel="ard"``: the Gaussian machine (γ = 1) fitted on X·diag(√γ); it keeps the
-    unscaled support, γ of shape (d,) and ``kernel="ard"``, so that it predicts through
-    the ARD kernel (the cross-kernel product scales new points, random features scale
+def _fit_per_feature_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
+                             kernel: Kernel, **options: Any) -> KernelMachine:
+    """A per-feature kernel (γ of shape (d,), checked by the caller): the machine of its
+    compiled family fitted on its points (:meth:`Kernel.points`, X·diag(√γ) with γ = 1);
+    it keeps the unscaled support, γ and the kernel, so that it predicts through the
+    per-feature kernel (the cross-kernel product scales new points, random features scale
     their frequencies: z(x·diag(√γ); √2·W₀) = z(x; √(2γ)·W₀))."""
-    g = check_ard_gamma(gamma, np.shape(X)[1])
+    g = gamma
     lazy = is_dask_array(X)                     # a Dask X stays lazy (the Nyström machine)
-    Xs = X * np.sqrt(g) if lazy else ard_scale(X, g)
-    machine = fit_kernel_machine(Xs, Y, 1.0, alphas, kernel="gaussian", **options)
+    Xs, g1 = (X * np.sqrt(g), 1.0) if lazy else kernel.points(X, g)
+    machine = fit_kernel_machine(Xs, Y, g1, alphas, kernel=kernel.compiled, **options)
     if machine.support is not None:
         if lazy:
             machine.support = machine.support / np.sqrt(g)
         else:
             machine.support = (X if machine.support_indices is None
                                else X[machine.support_indices])
-    machine.gamma, machine.kernel = g, "ard"
+    machine.gamma, machine.kernel = g, kernel
     return machine

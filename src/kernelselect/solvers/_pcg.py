@@ -132,6 +132,7 @@ from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows
 from ..utils._progress import progress_iter
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._exact import KernelMachine
+from ..kernels import Kernel
 from ..utils._threads import blas_for_flops, block_threads
 from ..utils._warnings import ConvergenceWarning, warn_user
 
@@ -908,7 +909,7 @@ class NystromMachine(KernelMachine):
         m, t, L = self.coef.shape
         coef = self.coef.reshape(m, t * L)
         intercept = self.intercept.reshape(t * L)
-        if self.kernel == "ard":    # fitted on X·diag(√γ) with γ = 1 (the ARD machines)
+        if Kernel.of(self.kernel).per_feature:   # fitted on X·diag(√γ) with γ = 1
             X = X * np.sqrt(np.asarray(self.gamma, dtype=np.float64))
         if is_dask_array(X):
             out = dask_predict(X, self.conditioning, coef, intercept)

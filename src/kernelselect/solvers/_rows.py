@@ -31,7 +31,7 @@ import numpy as np
 from .. import _nystrom_passes
 from ..primitives._kernel_ops import power_of_two
 from ..utils._threads import block_threads, one_blas_thread
-from ..utils._validation import KERNEL_CODES
+from ..kernels import Kernel
 
 __all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystromRows",
            "dask_predict", "pass_bytes", "run_pass"]
@@ -82,8 +82,9 @@ class Conditioning:
         exponent, self.gamma = power_of_two(spans, gamma, kernel)
         self.scale = math.ldexp(1.0, -exponent)
         self.centres = np.ascontiguousarray(moved * self.scale)
+        family = Kernel.of(kernel, per_feature=False)
         self.kernel = kernel
-        self.kernel_code = KERNEL_CODES[kernel]
+        self.kernel_code = family.code
 
 
 def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
