@@ -754,6 +754,40 @@ def mp_nystrom_fit(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
     return fitted, spread
 
 
+def mp_nystrom_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, dps=50):
+    """Mean squared leave-one-out residual of :func:`nystrom_ridge` (Gaussian kernel,
+    ``bias`` True or False) per output, refitting without each row in ``dps``-digit
+    arithmetic: the model f = k(x, Z)c + b of :func:`mp_nystrom_fit`, whose centred
+    normal equations (C_cᵀC_c + αW)c = C_cᵀy_c, W = K(Z, Z) + jitter·I, are solved on
+    the other rows and evaluated at the row left out. The arbiter where two float64
+    computations of a nearly singular K(Z, Z) disagree in their last digits."""
+    import mpmath
+
+    X = np.asarray(X, dtype=float)
+    Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
+    n, m, t = len(X), len(Z), Y.shape[1]
+    E = np.empty((n, t))
+    with mpmath.workdps(dps):
+        C = _mp_gaussian(_mp_rows(X), _mp_rows(Z), mpmath.mpf(float(gamma)))
+        W = mpmath.matrix(_mp_gaussian(_mp_rows(Z), _mp_rows(Z), mpmath.mpf(float(gamma))))
+        for j in range(m):
+            W[j, j] += mpmath.mpf(float(jitter))
+        Ym = _mp_rows(Y)
+        for i in range(n):
+            keep = [r for r in range(n) if r != i]
+            mu = [mpmath.fsum(C[r][j] for r in keep) / (n - 1) if bias else 0
+                  for j in range(m)]
+            ybar = [mpmath.fsum(Ym[r][k] for r in keep) / (n - 1) if bias else 0
+                    for k in range(t)]
+            Cc = mpmath.matrix([[C[r][j] - mu[j] for j in range(m)] for r in keep])
+            yc = mpmath.matrix([[Ym[r][k] - ybar[k] for k in range(t)] for r in keep])
+            c = mpmath.inverse(Cc.T * Cc + mpmath.mpf(float(alpha)) * W) * (Cc.T * yc)
+            for k in range(t):
+                f = ybar[k] + mpmath.fsum((C[i][j] - mu[j]) * c[j, k] for j in range(m))
+                E[i, k] = float(Ym[i][k] - f)
+    return np.mean(E ** 2, axis=0)
+
+
 def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian",
                       rows=None):
     """Mean squared leave-one-out residual of :func:`nystrom_ridge` per output, by
