@@ -754,38 +754,64 @@ def mp_nystrom_fit(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
     return fitted, spread
 
 
-def mp_nystrom_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, dps=50):
+def mp_nystrom_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed=0, dps=50):
     """Mean squared leave-one-out residual of :func:`nystrom_ridge` (Gaussian kernel,
     ``bias`` True or False) per output, refitting without each row in ``dps``-digit
-    arithmetic: the model f = k(x, Z)c + b of :func:`mp_nystrom_fit`, whose centred
-    normal equations (C_cᵀC_c + αW)c = C_cᵀy_c, W = K(Z, Z) + jitter·I, are solved on
-    the other rows and evaluated at the row left out. The arbiter where two float64
-    computations of a nearly singular K(Z, Z) disagree in their last digits."""
+    arithmetic, and how far it moves when the kernel values are rounded to float64.
+
+    The model is :func:`mp_nystrom_fit`'s, f = k(x, Z)c + b: its centred normal
+    equations (C_cᵀC_c + αW)c = C_cᵀy_c, W = K(Z, Z) + jitter·I, are solved on the
+    other rows and evaluated at the row left out. ``spread`` is the largest change of
+    the result over ``spread_draws`` evaluations whose kernel entries carry the random
+    relative errors of :func:`mp_nystrom_fit`. The arbiter where two float64
+    computations on a nearly singular K(Z, Z) disagree in their last digits.
+    Returns (mse of shape (t,), spread)."""
     import mpmath
 
     X = np.asarray(X, dtype=float)
+    Z = np.asarray(Z, dtype=float)
     Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
     n, m, t = len(X), len(Z), Y.shape[1]
-    E = np.empty((n, t))
+    eps = np.finfo(float).eps
+    sq_x, sq_z = np.sum(X ** 2, axis=1), np.sum(Z ** 2, axis=1)
+    rng = np.random.default_rng(seed)
     with mpmath.workdps(dps):
-        C = _mp_gaussian(_mp_rows(X), _mp_rows(Z), mpmath.mpf(float(gamma)))
-        W = mpmath.matrix(_mp_gaussian(_mp_rows(Z), _mp_rows(Z), mpmath.mpf(float(gamma))))
+        g = mpmath.mpf(float(gamma))
+        C0 = _mp_gaussian(_mp_rows(X), _mp_rows(Z), g)
+        W0 = _mp_gaussian(_mp_rows(Z), _mp_rows(Z), g)
         for j in range(m):
-            W[j, j] += mpmath.mpf(float(jitter))
+            W0[j][j] += mpmath.mpf(float(jitter))
         Ym = _mp_rows(Y)
-        for i in range(n):
-            keep = [r for r in range(n) if r != i]
-            mu = [mpmath.fsum(C[r][j] for r in keep) / (n - 1) if bias else 0
-                  for j in range(m)]
-            ybar = [mpmath.fsum(Ym[r][k] for r in keep) / (n - 1) if bias else 0
-                    for k in range(t)]
-            Cc = mpmath.matrix([[C[r][j] - mu[j] for j in range(m)] for r in keep])
-            yc = mpmath.matrix([[Ym[r][k] - ybar[k] for k in range(t)] for r in keep])
-            c = mpmath.inverse(Cc.T * Cc + mpmath.mpf(float(alpha)) * W) * (Cc.T * yc)
-            for k in range(t):
-                f = ybar[k] + mpmath.fsum((C[i][j] - mu[j]) * c[j, k] for j in range(m))
-                E[i, k] = float(Ym[i][k] - f)
-    return np.mean(E ** 2, axis=0)
+
+        def loo(C, W):
+            W = mpmath.matrix(W)
+            E = np.empty((n, t))
+            for i in range(n):
+                keep = [r for r in range(n) if r != i]
+                mu = [mpmath.fsum(C[r][j] for r in keep) / (n - 1) if bias else 0
+                      for j in range(m)]
+                ybar = [mpmath.fsum(Ym[r][k] for r in keep) / (n - 1) if bias else 0
+                        for k in range(t)]
+                Cc = mpmath.matrix([[C[r][j] - mu[j] for j in range(m)] for r in keep])
+                yc = mpmath.matrix([[Ym[r][k] - ybar[k] for k in range(t)] for r in keep])
+                c = mpmath.inverse(Cc.T * Cc + mpmath.mpf(float(alpha)) * W) * (Cc.T * yc)
+                for k in range(t):
+                    f = ybar[k] + mpmath.fsum((C[i][j] - mu[j]) * c[j, k] for j in range(m))
+                    E[i, k] = float(Ym[i][k] - f)
+            return np.mean(E ** 2, axis=0)
+
+        mse = loo(C0, W0)
+        spread = 0.0
+        for _ in range(spread_draws):
+            rel_c = eps * (1 + gamma * (sq_x[:, None] + sq_z[None, :])) * rng.uniform(-1, 1, (n, m))
+            rel_w = eps * (1 + gamma * (sq_z[:, None] + sq_z[None, :])) * rng.uniform(-1, 1, (m, m))
+            rel_w = np.triu(rel_w) + np.triu(rel_w, 1).T
+            C = [[C0[i][j] * (1 + mpmath.mpf(float(rel_c[i, j]))) for j in range(m)]
+                 for i in range(n)]
+            W = [[W0[i][j] * (1 + mpmath.mpf(float(rel_w[i, j]))) for j in range(m)]
+                 for i in range(m)]
+            spread = max(spread, float(np.max(np.abs(loo(C, W) - mse))))
+    return mse, spread
 
 
 def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian",
