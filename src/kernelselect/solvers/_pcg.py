@@ -522,6 +522,10 @@ class NystromSolution:
         notes, "Stopping rule").
     converged : bool
         Whether every residual and preconditioned residual is ≤ tol.
+    direct : bool
+        Whether a stalled iteration was finished by the direct solve (module notes,
+        "Stalls"); then ``residual`` and ``preconditioned_residual`` are both the
+        direct solution's relative residual of the normal equations.
     passes : int
         Streamed passes over the data (iterations + the right-hand side + checks).
     jitter, shift : float
