@@ -96,9 +96,11 @@ the iteration stalls above ``tol`` before ``max_iter`` and n·m ≤ :data:`DIREC
 the model is solved directly: Φ = K_nm T⁻¹ formed by one prediction pass, centred with
 a bias, and w the least-squares solution of [CΦ; √αI] w = [Cy; 0] by Householder QR
 (backward stable, no squared condition number), O((n + m)m²) flops; the fitted values
-above came within 4·10⁻¹⁰ of the 50-digit ones. Its residual of the normal equations,
-formed densely, stands for both measures; ``details["direct"]`` records the route. A
-stall on a larger problem is reported as before.
+above came within 4·10⁻¹⁰ of the 50-digit ones. Its two residuals are read as the
+iteration's, through one more streamed product, so they are what the coefficients
+have and may stay at the products' rounding above ``tol`` (2·10⁻⁶ preconditioned
+there): the fit then still warns, naming the direct finish; ``details["direct"]``
+records the route. A stall on a larger problem is reported as before.
 
 Targets
 -------
@@ -524,8 +526,8 @@ class NystromSolution:
         Whether every residual and preconditioned residual is ≤ tol.
     direct : bool
         Whether a stalled iteration was finished by the direct solve (module notes,
-        "Stalls"); then ``residual`` and ``preconditioned_residual`` are both the
-        direct solution's relative residual of the normal equations.
+        "Stalls"); the residuals are then the direct solution's, read as the
+        iteration's.
     passes : int
         Streamed passes over the data (iterations + the right-hand side + checks).
     jitter, shift : float
@@ -665,8 +667,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         if constant is not None:                      # Cy = 0 exactly: β = 0, b = ȳ
             rhs[:, np.asarray(constant, dtype=bool)] = 0.0
             spread = np.where(constant, 0.0, spread)
+    rhs = rhs.copy(order="F")                     # kept: the solves below overwrite a copy
     with blas_for_flops(4.0 * m * m * rhs.shape[1]):
-        c = P.solve_At(P.solve_Tt(_fortran(rhs))) / sqrt_n
+        c = P.solve_At(P.solve_Tt(rhs.copy(order="F"))) / sqrt_n
         c_norm = _norms(P.times_At(c.copy(order="F")))
     seconds["right-hand side"] = time.perf_counter() - clock
 
@@ -715,7 +718,16 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         seconds["direct"] = time.perf_counter() - clock
         passes += 1
     if direct is not None:
-        beta, rss, reached, pre = direct
+        W, beta, rss = direct
+        # its residuals as the iteration reads them, through the streamed products
+        q = rows.normal(beta)
+        passes += 1
+        if bias:
+            q -= np.outer(s, s @ beta) / n
+        with blas_for_flops(4.0 * m * m * W.shape[1]):
+            rho = P.solve_Tt(_fortran(rhs - q)) - alpha * W      # ΦᵀCy − (ΦᵀCΦ + αI)w
+            reached = _ratio(_norms(rho), _norms(P.solve_Tt(_fortran(rhs))))
+            pre = _ratio(_norms(P.solve_At(_fortran(rho))) / sqrt_n, u_norm)
         residual = np.maximum(reached, pre)
     else:
         with blas_for_flops(2.0 * m * m * U.shape[1]):
@@ -745,10 +757,7 @@ def _direct_solve(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias:
     """The same model solved directly, for a stalled iteration on a small problem
     (n·m ≤ :data:`DIRECT_ENTRIES`; module notes, "Stalls"): Φ = K_nm T⁻¹ formed
     by one prediction pass, w the least-squares solution of [CΦ; √αI] w = [Cy; 0] by
-    Householder QR. Returns β = T⁻¹w, the residual sum of squares ‖Cy − CΦw‖², and
-    the relative residual of the normal equations ‖ΦᵀC(y − Φw) − αw‖/‖ΦᵀCy‖ twice,
-    standing for both of the iteration's measures (its residual in u needs the
-    products whose rounding stalled it)."""
+    Householder QR. Returns (w, β = T⁻¹w, the residual sum of squares ‖Cy − CΦw‖²)."""
     n, m = rows.n, P.m
     eye = np.eye(m)
     if is_dask_array(rows.X):
@@ -767,11 +776,8 @@ def _direct_solve(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias:
         Q, Rq = np.linalg.qr(stacked)
         W = np.linalg.solve(Rq, Q[:n].T @ Y) if m else np.zeros((0, Y.shape[1]))
     fitted = Phi @ W
-    rhs = Phi.T @ Y
-    rho = Phi.T @ (Y - fitted) - alpha * W
-    residual = _ratio(_norms(rho), _norms(rhs))
-    beta = P.solve_T(np.asfortranarray(W))
-    return beta, np.einsum("ij,ij->j", Y - fitted, Y - fitted), residual, residual
+    beta = P.solve_T(W.copy(order="F"))
+    return W, beta, np.einsum("ij,ij->j", Y - fitted, Y - fitted)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -962,6 +968,9 @@ def warn_unconverged(sol: NystromSolution, m: int, alpha: float) -> None:
     cause = (f"max_iter={sol.max_iter} iterations were used" if sol.iterations >= sol.max_iter
              else f"the residual stopped falling after {sol.iterations} iterations "
                   "(the accuracy floating point allows on this problem)")
+    if sol.direct:
+        cause += ("; the fit was then finished by a direct least-squares solve, whose "
+                  "residual read through the same streamed products is their rounding")
     warn_user(f"The Nyström conjugate-gradient solve ({m} centres, alpha={alpha:.3g}) "
               f"stopped at a relative residual of {worst:.2g}, above tol={sol.tol:.3g}: "
               f"{cause}. Raise max_iter, loosen tol, or raise alpha; "
