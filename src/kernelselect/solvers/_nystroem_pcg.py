@@ -215,6 +215,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "sample_rows": q, "iterations": [d["iterations"] for d in per_alpha],
         "residual": [d["residual"] for d in per_alpha],
         "converged": [d["converged"] for d in per_alpha], "tol": tol, "max_iter": max_iter,
+        "direct": [d["direct"] for d in per_alpha],
         "jitter": [d["jitter"] for d in per_alpha], "passes": [d["passes"] for d in per_alpha],
         "seconds": [d["seconds"] for d in per_alpha],
         "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
