@@ -708,19 +708,11 @@ def mp_nystrom_fit(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
     """
     import mpmath
 
-    X = np.asarray(X, dtype=float)
-    Z = np.asarray(Z, dtype=float)
-    Y = np.asarray(Y, dtype=float).reshape(len(X), -1)
+    X, Y, Z = _float_rows(X, Y, Z)
     n, m, t = len(X), len(Z), Y.shape[1]
-    eps = np.finfo(float).eps
-    sq_x, sq_z = np.sum(X ** 2, axis=1), np.sum(Z ** 2, axis=1)
     rng = np.random.default_rng(seed)
     with mpmath.workdps(dps):
-        g = mpmath.mpf(float(gamma))
-        Xm, Zm = _mp_rows(X), _mp_rows(Z)
-        C0, W0 = _mp_gaussian(Xm, Zm, g), _mp_gaussian(Zm, Zm, g)
-        for j in range(m):
-            W0[j][j] += mpmath.mpf(float(jitter))
+        C0, W0 = _mp_blocks(X, Z, gamma, jitter)
 
         def fit(C, W):
             Cm = mpmath.matrix(C)
@@ -741,17 +733,96 @@ def mp_nystrom_fit(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
             return np.array([[float(F[i, k] + b[k]) for k in range(t)] for i in range(n)])
 
         fitted = fit(C0, W0)
-        spread = 0.0
-        for _ in range(spread_draws):
-            rel_c = eps * (1 + gamma * (sq_x[:, None] + sq_z[None, :])) * rng.uniform(-1, 1, (n, m))
-            rel_w = eps * (1 + gamma * (sq_z[:, None] + sq_z[None, :])) * rng.uniform(-1, 1, (m, m))
-            rel_w = np.triu(rel_w) + np.triu(rel_w, 1).T
-            C = [[C0[i][j] * (1 + mpmath.mpf(float(rel_c[i, j]))) for j in range(m)]
-                 for i in range(n)]
-            W = [[W0[i][j] * (1 + mpmath.mpf(float(rel_w[i, j]))) for j in range(m)]
-                 for i in range(m)]
-            spread = max(spread, float(np.max(np.abs(fit(C, W) - fitted))))
+        spread = _mp_spread(fit, fitted, C0, W0, X, Z, gamma, spread_draws, rng)
     return fitted, spread
+
+
+def _float_rows(X, Y, Z):
+    """X, Y (as columns) and Z as float64 arrays."""
+    X = np.asarray(X, dtype=float)
+    return X, np.asarray(Y, dtype=float).reshape(len(X), -1), np.asarray(Z, dtype=float)
+
+
+def _mp_blocks(X, Z, gamma, jitter):
+    """K(X, Z) and K(Z, Z) + jitter·I (Gaussian) as mpmath lists, in the caller's
+    precision."""
+    import mpmath
+
+    g = mpmath.mpf(float(gamma))
+    Xm, Zm = _mp_rows(X), _mp_rows(Z)
+    C0, W0 = _mp_gaussian(Xm, Zm, g), _mp_gaussian(Zm, Zm, g)
+    for j in range(len(Zm)):
+        W0[j][j] += mpmath.mpf(float(jitter))
+    return C0, W0
+
+
+def _mp_spread(evaluate, value, C0, W0, X, Z, gamma, draws, rng):
+    """The largest change of ``evaluate(C, W)`` from ``value`` over ``draws`` roundings
+    of the kernel blocks (:func:`_mp_rounded`)."""
+    spread = 0.0
+    for _ in range(draws):
+        C, W = _mp_rounded(C0, W0, X, Z, gamma, rng)
+        spread = max(spread, float(np.max(np.abs(evaluate(C, W) - value))))
+    return spread
+
+
+def _mp_rounded(C0, W0, X, Z, gamma, rng):
+    """K(X, Z) and K(Z, Z) (mpmath lists C0, W0) with the random relative errors of a
+    float64 evaluation, |δK_ij|/K_ij ≤ 2⁻⁵²·(1 + γ(‖x_i‖² + ‖z_j‖²)), W kept symmetric."""
+    import mpmath
+
+    eps = np.finfo(float).eps
+    n, m = len(X), len(Z)
+    sq_x, sq_z = np.sum(X ** 2, axis=1), np.sum(Z ** 2, axis=1)
+    rel_c = eps * (1 + gamma * (sq_x[:, None] + sq_z[None, :])) * rng.uniform(-1, 1, (n, m))
+    rel_w = eps * (1 + gamma * (sq_z[:, None] + sq_z[None, :])) * rng.uniform(-1, 1, (m, m))
+    rel_w = np.triu(rel_w) + np.triu(rel_w, 1).T
+    C = [[C0[i][j] * (1 + mpmath.mpf(float(rel_c[i, j]))) for j in range(m)] for i in range(n)]
+    W = [[W0[i][j] * (1 + mpmath.mpf(float(rel_w[i, j]))) for j in range(m)] for i in range(m)]
+    return C, W
+
+
+def mp_nystrom_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed=0, dps=50):
+    """Mean squared leave-one-out residual of :func:`nystrom_ridge` (Gaussian kernel,
+    ``bias`` True or False) per output, refitting without each row in ``dps``-digit
+    arithmetic, and how far it moves when the kernel values are rounded to float64.
+
+    The model is :func:`mp_nystrom_fit`'s, f = k(x, Z)c + b: its centred normal
+    equations (C_cᵀC_c + αW)c = C_cᵀy_c, W = K(Z, Z) + jitter·I, are solved on the
+    other rows and evaluated at the row left out. ``spread`` is the largest change of
+    the result over ``spread_draws`` evaluations whose kernel entries carry the random
+    relative errors of :func:`mp_nystrom_fit`. The arbiter where two float64
+    computations on a nearly singular K(Z, Z) disagree in their last digits.
+    Returns (mse of shape (t,), spread)."""
+    import mpmath
+
+    X, Y, Z = _float_rows(X, Y, Z)
+    n, m, t = len(X), len(Z), Y.shape[1]
+    rng = np.random.default_rng(seed)
+    with mpmath.workdps(dps):
+        C0, W0 = _mp_blocks(X, Z, gamma, jitter)
+        Ym = _mp_rows(Y)
+
+        def loo(C, W):
+            W = mpmath.matrix(W)
+            E = np.empty((n, t))
+            for i in range(n):
+                keep = [r for r in range(n) if r != i]
+                mu = [mpmath.fsum(C[r][j] for r in keep) / (n - 1) if bias else 0
+                      for j in range(m)]
+                ybar = [mpmath.fsum(Ym[r][k] for r in keep) / (n - 1) if bias else 0
+                        for k in range(t)]
+                Cc = mpmath.matrix([[C[r][j] - mu[j] for j in range(m)] for r in keep])
+                yc = mpmath.matrix([[Ym[r][k] - ybar[k] for k in range(t)] for r in keep])
+                c = mpmath.inverse(Cc.T * Cc + mpmath.mpf(float(alpha)) * W) * (Cc.T * yc)
+                for k in range(t):
+                    f = ybar[k] + mpmath.fsum((C[i][j] - mu[j]) * c[j, k] for j in range(m))
+                    E[i, k] = float(Ym[i][k] - f)
+            return np.mean(E ** 2, axis=0)
+
+        mse = loo(C0, W0)
+        spread = _mp_spread(loo, mse, C0, W0, X, Z, gamma, spread_draws, rng)
+    return mse, spread
 
 
 def nystrom_ridge_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, kernel="gaussian",

@@ -135,7 +135,8 @@ LAYERS = [
     {"criteria"},
     # the per-feature kernel's objectives and their gradient search
     {"ard"},
-    # solvers of the kernel machines: exact, and the Nyström conjugate-gradient engine
+    # solvers of the kernel machines: the machine protocol (fitting recipes), the exact
+    # solvers, and the Nyström conjugate-gradient engine
     {"solvers"},
     # the selection: driver, policy, search, result, plots, the per-feature kernel
     {"selection"},
@@ -192,7 +193,8 @@ SUBLAYERS = {
         {""},
     ],
     "solvers": [
-        {"_exact", "_rows"},
+        {"_recipe", "_rows"},
+        {"_exact"},
         {"_pcg"},
         {"_loo"},
         {"_nystroem_pcg"},
@@ -350,6 +352,84 @@ def test_per_feature_objectives_factor_with_the_library(tmp_path):
                       + "\n\ndef _planted(W):\n    return scipy.linalg.eigh(W)\n",
                       encoding="utf-8")
     assert _own_factorisations(copy) == {("_nystrom.py", "eigh")}
+
+
+def _machine_probes(src=SRC):
+    """(module, line, name) of every ``getattr``/``hasattr`` anywhere in the package
+    whose attribute is a member of the machine protocol (what the machines call on a
+    fitting recipe, :data:`kernelselect.solvers.MACHINE_PROTOCOL`, or read of a fitted
+    model, :data:`kernelselect.solvers.FITTED_PROTOCOL`): the members are declared, so
+    a probe means a recipe or a model that is not one."""
+    from kernelselect.solvers import FITTED_PROTOCOL, MACHINE_PROTOCOL
+
+    members = MACHINE_PROTOCOL | FITTED_PROTOCOL
+    found = []
+    for name, (path, _) in _modules_at(src).items():
+        if path is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("getattr", "hasattr") and len(node.args) >= 2
+                    and isinstance(node.args[1], ast.Constant)
+                    and node.args[1].value in members):
+                found.append((name, node.lineno, node.args[1].value))
+    return found
+
+
+def test_machine_protocol_is_declared_not_probed():
+    assert _machine_probes() == [], "call the declared member of MachineRecipe/KernelMachine"
+
+
+def test_machine_protocol_members_are_declared():
+    from kernelselect.solvers import (FITTED_PROTOCOL, MACHINE_PROTOCOL, KernelMachine,
+                                      MachineRecipe)
+
+    assert all(hasattr(MachineRecipe, m) for m in MACHINE_PROTOCOL)
+    assert all(hasattr(KernelMachine, m) for m in FITTED_PROTOCOL)
+
+
+@pytest.mark.parametrize("plant", [
+    # the estimators asking a model whether it streams
+    ("models/_machines.py",
+     "\n\ndef _planted(model):\n    return hasattr(model, 'conditioning')\n", "conditioning"),
+    # a solver probing a recipe for its own fit
+    ("solvers/_exact.py", "\n\ndef _planted(r):\n    return getattr(r, 'fit_machine', None)\n",
+     "fit_machine"),
+])
+def test_probe_check_fails_on_a_planted_probe(tmp_path, plant):
+    copy = tmp_path / "kernelselect"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    where, text, member = plant
+    target = copy / where
+    target.write_text(target.read_text(encoding="utf-8") + text, encoding="utf-8")
+    found = _machine_probes(copy)
+    importer = "kernelselect." + where.removesuffix(".py").replace("/", ".")
+    assert [(m, k) for m, _, k in found] == [(importer, member)]
+
+
+def _approximation_subclasses(src=SRC):
+    """Modules outside ``operators/`` that define a subclass of ``Approximation``."""
+    found = []
+    for name, (path, _) in _modules_at(src).items():
+        if path is None or name.startswith("kernelselect.operators"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    (isinstance(b, ast.Name) and b.id == "Approximation")
+                    or (isinstance(b, ast.Attribute) and b.attr == "Approximation")
+                    for b in node.bases):
+                found.append((name, node.name))
+    return found
+
+
+def test_only_operators_subclass_approximation(tmp_path):
+    assert _approximation_subclasses() == [], "a solver is a MachineRecipe, not a stand-in"
+    copy = tmp_path / "kernelselect"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    target = copy / "solvers" / "_nystroem_pcg.py"
+    planted = "\n\nclass Planted(_base.Approximation):\n    pass\n"
+    target.write_text(target.read_text(encoding="utf-8") + planted, encoding="utf-8")
+    assert _approximation_subclasses(copy) == [("kernelselect.solvers._nystroem_pcg", "Planted")]
 
 
 #: the longest a function's code may run, its docstring apart

@@ -157,11 +157,11 @@ def test_grown_recipe_rules():
     from kernelselect.solvers._nystroem_pcg import rule_centres
 
     recipe = NystroemPCG(n_centres=700)
-    recipe._fit_policy = {"n_centres_asked": 700, "effective_dimension": 50.0,
-                          "pilot_rows": 500, "centres_rule": "rule"}
+    recipe.fit_policy = {"n_centres_asked": 700, "effective_dimension": 50.0,
+                         "pilot_rows": 500, "centres_rule": "rule"}
     low = {"captured": 0.8, "model_effective_dimension": 40.0}
     grown = _fit_policy.grown_recipe(recipe, low, 5000, 3)
-    assert grown.n_centres == 1400 and grown._fit_policy["rounds"] == 1
+    assert grown.n_centres == 1400 and grown.fit_policy["rounds"] == 1
     assert recipe.n_centres == 700                          # the recipe itself is kept
     # enough: the rule at the model's tr S asks for no more than 1.1× the centres
     assert _fit_policy.grown_recipe(recipe, {"captured": 0.99,
@@ -173,7 +173,7 @@ def test_grown_recipe_rules():
     assert more.n_centres == rule_centres(5000, 300.0) > 700
     assert _fit_policy.grown_recipe(NystroemPCG(n_centres=700), low, 5000, 3) is None
     selected = NystroemPCG(n_centres=700)                   # d_eff from a selection
-    selected._fit_policy = dict(recipe._fit_policy, pilot_rows=None)
+    selected.fit_policy = dict(recipe.fit_policy, pilot_rows=None)
     assert _fit_policy.grown_recipe(selected, low, 5000, 3) is None
     assert _fit_policy.grown_recipe(recipe, low, 1000, 3).n_centres == 1000
 

@@ -190,3 +190,48 @@ def test_log_gamma_derivative_is_the_finite_difference():
         down[k] *= np.exp(-h)
         fd = (_block(X, X, up, "ard") - _block(X, X, down, "ard")) / (2 * h)
         np.testing.assert_allclose(dK[k], fd, atol=1e-8)
+
+
+# --------------------------------------------------------------------------- the value below the doors
+
+def test_machines_take_the_value_as_they_take_the_name():
+    from kernelselect import fit_krr
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(30, 3)), rng.normal(size=30)
+    gamma = [0.3, 1.0, 2.0]
+    by_name = fit_krr(X, y, gamma, 0.1, kernel="ard", approximation="exact")
+    by_value = fit_krr(X, y, gamma, 0.1, kernel=Kernel.ARD, approximation="exact")
+    np.testing.assert_array_equal(by_name.decision_function(X[:5]),
+                                  by_value.decision_function(X[:5]))
+    # the per-feature machine is the Gaussian one on the kernel's points
+    Xs, g = Kernel.ARD.points(X, Kernel.ARD.check_gamma(gamma, 3))
+    gauss = fit_krr(Xs, y, g, 0.1, kernel="gaussian", approximation="exact")
+    np.testing.assert_allclose(by_name.decision_function(X[:5]),
+                               gauss.decision_function(Xs[:5]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma, match", [([1.0, 2.0], r"shape \(2,\).*\(3,\)"),
+                                          (-1.0, r"gamma\[0\]")])
+def test_machines_check_gamma_for_their_kernel(gamma, match):
+    from kernelselect import fit_lssvm
+    X = np.random.default_rng(8).normal(size=(10, 3))
+    with pytest.raises(ValueError, match=match):
+        fit_lssvm(X, np.sign(X[:, 0]), gamma, 1.0, kernel="ard")
+
+
+@pytest.mark.parametrize("kernel", ["ard", Kernel.ARD])
+def test_one_gamma_operators_refuse_the_per_feature_kernel(kernel):
+    from kernelselect import RFF, Nystroem
+    X = np.random.default_rng(9).normal(size=(20, 2))
+    for approx in (Nystroem(landmarks=5), RFF(n_features=8)):
+        with pytest.raises(ValueError, match="kernel='ard'.*not available here"):
+            approx.build(X, None, 1.0, kernel=kernel, state=None, workers=None)
+
+
+def test_lowlevel_takes_the_value():
+    rng = np.random.default_rng(10)
+    X, gamma = rng.normal(size=(6, 2)), np.array([0.5, 3.0])
+    np.testing.assert_array_equal(lowlevel.kernel_block(X, X, gamma, kernel=Kernel.ARD),
+                                  lowlevel.kernel_block(X, X, gamma, kernel="ard"))
+    np.testing.assert_allclose(lowlevel.kernel_sums(X, gamma, kernel=Kernel.ARD)["total"],
+                               _block(X, X, gamma, "ard").sum(), rtol=1e-12)

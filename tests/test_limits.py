@@ -167,7 +167,7 @@ def test_selection_cv_refuses_the_refit_before_selecting(monkeypatch):
     y = X[:, 0] + 0.1 * rng.standard_normal(9000)
     from kernelselect.models import _selection_cv
     ran = []
-    monkeypatch.setattr(_selection_cv, "select_kernel", lambda *a, **k: ran.append(1))
+    monkeypatch.setattr(_selection_cv, "_select_validated", lambda *a, **k: ran.append(1))
     exact = kernelselect.KernelRidgeRegressor(approximation="exact")
     with pytest.raises(ValueError, match="final refit.*not started.*max_dense=8000"):
         kernelselect.KernelSelectionCV(exact, approximation="nystrom").fit(X, y)

@@ -9,13 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kernelselect
+from kernelselect.solvers import _pcg
 from kernelselect.solvers._pcg import (NystromPreconditioner, check_solver_memory,
                                        choose_centres, choose_sample, fit_nystrom_pcg,
                                        largest_centres, nystrom_pcg, nystrom_pcg_bytes)
 from kernelselect.solvers._rows import (APPLY, CROSS, NORMAL, Conditioning, NystromRows,
                                               run_pass)
 
-from reference import kernel_matrix, nystrom_ridge
+from reference import kernel_matrix, mp_nystrom_fit, nystrom_ridge
 
 KERNELS = st.sampled_from(["gaussian", "laplacian"])
 
@@ -118,10 +119,12 @@ def test_reported_residual_is_the_explicit_one(seed, d, lam, bias):
         np.all(reported <= 1e-14) and np.all(model.details["preconditioned_residual"] <= 1e-14))
 
 
-def test_one_dimension_at_the_smallest_ridge_reports_where_it_stalls():
+def test_one_dimension_at_the_smallest_ridge_reports_where_it_stalls(monkeypatch):
     """In one dimension with centres closer than the kernel width, K_mm's spectrum falls
     below the jitter and the residual stalls near 1e-8 at α/n = 1e-9: the fit stops
-    there (a restart that does not halve it ends the iteration) and says so."""
+    there (a restart that does not halve it ends the iteration) and says so (above
+    the size of the direct finish, as here with it turned off)."""
+    monkeypatch.setattr(_pcg, "DIRECT_ENTRIES", 0)
     X, Y, rng = data(1, 80, 1, 2)
     centres = choose_centres(80, 25, rng)
     model = fit_nystrom_pcg(X, Y, 0.8, 1e-9 * 80, centres=centres, bias=False, tol=1e-14,
@@ -131,6 +134,23 @@ def test_one_dimension_at_the_smallest_ridge_reports_where_it_stalls():
     assert np.all((reported > 1e-11) & (reported < 1e-6))
     dense = explicit_residual(X, Y, centres, 0.8, 1e-9 * 80, False, model)
     assert np.all((dense < 10 * reported) & (reported < 10 * dense))  # both at rounding level
+
+
+@pytest.mark.filterwarnings("ignore::kernelselect.ConvergenceWarning")
+def test_one_dimension_at_the_smallest_ridge_is_finished_directly():
+    """The same stall on a small problem (n·m = 2000) is finished by the direct solve:
+    its fitted values are within three times the spread that float64 rounding of the
+    kernel values causes (6e-8) of a 50-digit solve — 1.1e-7, where the stalled
+    iteration's were 4.9e-7 off."""
+    X, Y, rng = data(1, 80, 1, 2)
+    centres = choose_centres(80, 25, rng)
+    model = fit_nystrom_pcg(X, Y, 0.8, 1e-9 * 80, centres=centres, bias=False, tol=1e-14,
+                            max_iter=300)
+    assert model.details["direct"] and model.details["iterations"] < 300
+    ref, spread = mp_nystrom_fit(X, Y, X[centres], 0.8, 1e-9 * 80, False,
+                                 jitter=model.details["jitter"], spread_draws=2, seed=1)
+    fitted = model.decision_function(X)[:, :, 0]
+    assert np.max(np.abs(fitted - ref)) <= 3 * spread
 
 
 def test_reachable_residual_at_the_smallest_ridge():

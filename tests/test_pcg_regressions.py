@@ -13,7 +13,7 @@ from kernelselect import ConvergenceWarning, KernelRidgeRegressor, LSSVMClassifi
 from kernelselect.solvers._pcg import (check_solver_memory, fit_nystrom_pcg,
                                               jitter_for)
 
-from reference import kernel_matrix, krr_solve, lssvm_solve, nystrom_ridge
+from reference import kernel_matrix, krr_solve, lssvm_solve, mp_nystrom_fit, nystrom_ridge
 
 
 def data(seed, n, d, offset=0.0):
@@ -147,6 +147,67 @@ def test_dask_lssvm_with_every_row_a_centre_agrees_with_the_exact_machine():
     f_exact = exact.decision_function(X_new)
     assert np.array_equal(np.sign(f), np.sign(f_exact))
     assert relative(f, f_exact) < 1e-3
+
+
+# -- a stalled iteration finished directly ---------------------------------------------
+
+def stall_data(seed):
+    """Every row a centre, 1-D, a tiny ridge, with a bias: the rows of K_nm β cancel
+    to 10⁻¹¹ of |β| (|β| ~ 10⁷ along the directions A⁻¹ stretches by 1/√λ), so the
+    iteration's products carry errors of 10⁻⁵ and it stalls above its tolerance."""
+    rng = np.random.default_rng(seed)
+    if seed == 0:                          # the fuzz's draw: n = 5, α/n = 1e-8
+        X = rng.standard_normal((5, 1))
+        Y = (np.sin(X @ rng.standard_normal(1)) + 0.1 * rng.standard_normal(5))[:, None]
+        return X, Y, 1e-8 * 5
+    n = int(rng.integers(6, 25))
+    rng.integers(1, 3)
+    lam = 10.0 ** rng.uniform(-11, -7)
+    X = rng.standard_normal((n, 1))
+    Y = np.sin(X @ rng.standard_normal((1, 2))) + 0.1 * rng.standard_normal((n, 2))
+    return X, Y, lam * n
+
+
+@pytest.mark.parametrize("seed, dask_input", [(0, False), (18, True)])
+def test_stalled_iteration_on_a_small_problem_is_solved_directly(seed, dask_input):
+    """Where the iteration stalls (here at a preconditioned residual of 7e-6 and 2e-4,
+    the fitted values 3e-6 and 1e-6 off) and n·m ≤ DIRECT_ENTRIES, the machine is solved
+    by QR of the stacked least-squares form: the fitted values within 1e-8 of a 50-digit
+    solve (plus ten times the spread the rounding of the kernel values causes), and it
+    says so in details["direct"]; its residuals, read through the streamed products,
+    decide ``converged`` and the warning as for any fit, which names the direct finish."""
+    X, Y, alpha = stall_data(seed)
+    n = X.shape[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        if dask_input:
+            da = pytest.importorskip("dask.array")
+            import dask
+
+            with dask.config.set(scheduler="synchronous"):
+                model = fit_nystrom_pcg(da.from_array(X, chunks=(n // 3, -1)),
+                                        da.from_array(Y, chunks=(n // 3, -1)), 0.5, alpha,
+                                        centres=np.arange(n), bias=True)
+        else:
+            model = fit_nystrom_pcg(X, Y, 0.5, alpha, centres=np.arange(n), bias=True)
+    details = model.details
+    assert details["direct"] and details["iterations"] < details["max_iter"]
+    worst = np.maximum(details["residual"], details["preconditioned_residual"])
+    assert details["converged"] == bool(np.all(worst <= details["tol"]))
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(messages) == (0 if details["converged"] else 1)
+    assert all("finished by a direct least-squares solve" in text for text in messages)
+    ref, spread = mp_nystrom_fit(X, Y, X, 0.5, alpha, True, jitter=details["jitter"],
+                                 spread_draws=2, seed=seed)
+    fitted = model.decision_function(X)[:, :, 0]
+    assert np.max(np.abs(fitted - ref)) <= 1e-8 * np.abs(ref).max() + 10 * spread
+
+
+def test_converged_iteration_is_not_solved_directly():
+    """The common case runs no direct solve."""
+    X, Y, _ = data(8, 300, 4)
+    model = fit_nystrom_pcg(X, Y, 0.3, 1e-3, centres=np.arange(0, 300, 4), bias=True)
+    assert model.details["converged"] and not model.details["direct"]
 
 
 # -- the jitter -----------------------------------------------------------------------

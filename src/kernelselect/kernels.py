@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .utils._resources import check_allocation
-from .utils._kernel_family import Kernel, kernel_or_auto
+from .utils._kernel_family import AUTO, Kernel, kernel_or_auto
 from .utils._validation import check_matrix, check_positive_int, check_random_state
 
 __all__ = [

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import numpy as np
 
+from ..kernels import Kernel, kernel_or_auto
 from ._parsing import CommandError
 
 if TYPE_CHECKING:
@@ -363,7 +364,8 @@ def _check_outputs(args: argparse.Namespace, protected: list[tuple[str, str]]) -
     """Check --json and --plot (and, for --kernel ard or auto, the relevance chart
     beside the plot) before anything runs; returns the plot format."""
     outputs = [(p, o) for p, o in ((args.json, "--json"), (args.plot, "--plot")) if p is not None]
-    if args.plot is not None and args.kernel in ("ard", "auto"):
+    kernel = kernel_or_auto(args.kernel)      # "auto" may choose the per-feature kernel
+    if args.plot is not None and (not isinstance(kernel, Kernel) or kernel.per_feature):
         outputs.append((relevance_path(args.plot), "--plot (its relevance chart)"))
     for path, option in outputs:
         _check_output(path, option, args.force, protected)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _policy as _rules
 from .. import datasets as _datasets
 from .._version import __version__
+from ..kernels import AUTO, Kernel
 
 
 #: Progress (stderr) appears once a selection has run this many seconds: a tqdm bar on
@@ -21,7 +22,7 @@ PROGRESS_DELAY = 2.0
 QUIET_PROGRESS_DELAY = 60.0
 
 APPROXIMATIONS = ("auto", "nystrom", "exact", "mcm", "random_mcm", "rff")
-KERNELS = ("gaussian", "laplacian", "ard", "auto")
+KERNELS = (*(k.value for k in Kernel), AUTO)
 
 
 class CommandError(Exception):

@@ -32,7 +32,7 @@ from ._cv import (
     make_folds,
     nystrom_cv_setting,
 )
-from ..solvers._exact import KernelMachine
+from ..solvers import KernelMachine
 from ..utils._warnings import renamed_attribute
 from ._machines import KernelRidgeRegressor, LSSVMClassifier, fit_krr, fit_lssvm
 from ._scaling import Standardizer

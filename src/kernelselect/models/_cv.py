@@ -21,12 +21,12 @@ import numpy.typing as npt
 from .. import _predict
 from ..selection import SelectionResult
 from ..utils._labels import decide, encode_labels
-from ..solvers._exact import check_alphas, check_machine, fit_kernel_machine
+from ..solvers import check_alphas, check_machine, fit_kernel_machine, machine_recipe
 from ..utils._progress import check_progress, progress_iter
 from ..utils._threads import block_threads, one_blas_thread
+from ..kernels import Kernel
 from ..utils._validation import (
     check_grid,
-    check_kernel,
     check_matrix,
     check_positive,
     check_positive_int,
@@ -200,7 +200,7 @@ def _held_out_distances(X_va: np.ndarray, X_tr: np.ndarray, kernel: str) -> np.n
     DISTANCE_CACHE_ENTRIES entries. Computed after centring on the training mean
     (distances unchanged), clamped at 0.
     """
-    if kernel != "gaussian" or X_va.shape[0] * X_tr.shape[0] > DISTANCE_CACHE_ENTRIES:
+    if Kernel.of(kernel).power != 2 or X_va.shape[0] * X_tr.shape[0] > DISTANCE_CACHE_ENTRIES:
         return None
     center = X_tr.mean(axis=0)
     A, B = X_va - center, X_tr - center
@@ -294,7 +294,7 @@ def _cross_validate(X: np.ndarray, y: np.ndarray, *, gammas: npt.ArrayLike | Non
     the caller. Each fold's rows are taken once: its training and held-out blocks are
     the same arrays for every γ, so an operator conditions them (centring, scaling)
     on the first γ and reuses them."""
-    kernel = check_kernel(kernel)
+    kernel = Kernel.of(kernel, per_feature=False).value
     if machine not in ("lssvm", "krr"):
         raise ValueError(f"machine must be 'lssvm' (with bias) or 'krr' (no bias), got {machine!r}.")
     loss = loss if loss is not None else ("error" if machine == "lssvm" else "mse")
@@ -310,6 +310,7 @@ def _cross_validate(X: np.ndarray, y: np.ndarray, *, gammas: npt.ArrayLike | Non
     if not classification and np.ptp(y) == 0:
         raise ValueError("y is constant; there is nothing to regress.")
     approx = check_machine(approximation, *X.shape)
+    fitting = machine_recipe(approx)
     rng = check_random_state(random_state)
     folds = make_folds(y, cv, stratify=classification, random_state=rng)
     bias = machine == "lssvm"
@@ -317,7 +318,7 @@ def _cross_validate(X: np.ndarray, y: np.ndarray, *, gammas: npt.ArrayLike | Non
     blocks = [(X[tr], Y[tr], X[va]) for tr, va in folds]
     states = []
     for X_tr, Y_tr, _ in blocks:
-        states.append(approx.prepare(X_tr, Y_tr[:, 0], kernel=kernel, random_state=rng,
+        states.append(fitting.prepare(X_tr, Y_tr[:, 0], kernel=kernel, random_state=rng,
                                      workers=workers))
     losses = np.empty((len(folds), gammas.size, alphas.size))
     timings = np.zeros(gammas.size)
@@ -351,7 +352,7 @@ def _cross_validate(X: np.ndarray, y: np.ndarray, *, gammas: npt.ArrayLike | Non
                 losses[f, i] = np.mean((F - Y[va][:, :, None]) ** 2, axis=(0, 1))
             timings[i] += time.perf_counter() - t0 + setup / gammas.size
     details = {"kernel": kernel, "n": X.shape[0], "d": X.shape[1], "machine": machine,
-               "center": bool(center), "loss": loss, "approximation": approx.label,
+               "center": bool(center), "loss": loss, "approximation": fitting.label,
                "approximation_params": approx.get_params(), "n_folds": len(folds),
                "fold_losses": losses, "folds": folds}
     return SelectionResult(gammas, alphas, {"cv": losses.mean(axis=0)}, {"cv": "min"},

@@ -53,8 +53,8 @@ from .._policy import (EXACT_FIT_MAX_N, EXACT_SHORTCUT, GROW_CAPTURED, GROW_ROUN
 from ..solvers._nystroem_pcg import NystroemPCG, auto_centres, memory_centres
 from ..utils._threads import blas_for_flops
 from ..utils._warnings import ApproximationWarning, warn_user
-from ..operators import get_approximation
-from ..operators._base import Approximation
+from ..operators import Approximation, get_approximation
+from ..solvers import MachineRecipe, machine_recipe, resolve_machine
 
 __all__ = ["EXACT_FIT_MAX_N", "MIN_CENTRES", "MAX_CENTRES", "PCG_NAMES", "auto_centres",
            "pilot_effective_dimension", "measure_effective_dimension",
@@ -115,15 +115,16 @@ def _pilot_estimate(X: Any, gamma: Any, alpha: float, kernel: str, m0: int,
     import numpy as np
 
     from .. import lowlevel
-    from ..kernels import ard_scale
+    from ..kernels import Kernel
     from ..utils._dask import compute, is_dask_array
     from ..solvers._pcg import choose_centres
 
     n = int(X.shape[0])
     idx = choose_centres(n, m0, rng)
     Z = np.asarray(compute(X[idx]) if is_dask_array(X) else X[idx], dtype=np.float64)
-    if kernel == "ard":
-        Z, gamma, kernel = ard_scale(Z, gamma), 1.0, "gaussian"
+    family = Kernel.of(kernel)
+    Z, gamma = family.points(Z, gamma)
+    kernel = family.compiled
     with blas_for_flops(4.0 * m0 ** 3):
         mu = np.linalg.eigvalsh(lowlevel.kernel_block(Z, Z, float(gamma), kernel=kernel))
     lam = np.clip(mu, 0.0, None) * (n / m0)
@@ -135,7 +136,8 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
                           in_memory: bool = True, chunks: tuple[int, ...] | None = None,
                           loo_alphas: Any = None, loo_intercept: bool = False, *,
                           X: Any = None, gamma: Any = None, alphas: Any = None,
-                          kernel: str = "gaussian", random_state: Any = None) -> Approximation:
+                          kernel: str = "gaussian", random_state: Any = None
+                          ) -> Approximation | MachineRecipe:
     """The recipe a machine on n rows of d features (t outputs) is fitted with.
 
     ``"auto"``: :class:`~kernelselect.operators.Exact` up to :data:`EXACT_FIT_MAX_N`
@@ -174,7 +176,7 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
             m = auto_centres(n, d_eff, d, t, workers, None if in_memory else chunks or (n,))
             recipe = NystroemPCG(n_centres=m, loo_alphas=loo_alphas, loo_intercept=loo_intercept)
             asked = _rules.rule_centres(n, d_eff)
-            recipe._fit_policy = {"n_centres_asked": asked, "effective_dimension": d_eff,
+            recipe.fit_policy = {"n_centres_asked": asked, "effective_dimension": d_eff,
                                   "pilot_rows": pilot_rows,
                                   "centres_rule": "memory cap" if m < asked else "rule"}
             if m < asked:
@@ -182,7 +184,7 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
             return recipe
         if key in PCG_NAMES:
             return NystroemPCG()
-    return get_approximation(approximation)
+    return resolve_machine(approximation)
 
 
 def _exact_fits(n: int, d: int) -> bool:
@@ -231,7 +233,7 @@ def grown_recipe(recipe: Any, gap: dict[str, Any] | None, n: int, d: int, t: int
     :class:`ApproximationWarning` gives the share and the ways to a larger model."""
     import copy
 
-    policy = getattr(recipe, "_fit_policy", None)
+    policy = machine_recipe(recipe).fit_policy
     if (gap is None or policy is None or policy.get("pilot_rows") is None
             or gap["captured"] is None):
         return None
@@ -263,7 +265,7 @@ def grown_recipe(recipe: Any, gap: dict[str, Any] | None, n: int, d: int, t: int
         return None
     grown = copy.copy(recipe)
     grown.n_centres = m
-    grown._fit_policy = dict(policy, rounds=rounds + 1,
+    grown.fit_policy = dict(policy, rounds=rounds + 1,
                              n_centres_asked=max(int(policy["n_centres_asked"]), m))
     return grown
 
@@ -285,7 +287,7 @@ def fit_gap(recipe: Any, details: dict[str, Any], alphas: Any = None
     pilot's error, and 1 − ``captured`` is the share of the exact model's effective
     directions the fitted model lacks.
     """
-    policy = getattr(recipe, "_fit_policy", None)
+    policy = machine_recipe(recipe).fit_policy
     if policy is None or details.get("method") != "nystrom-pcg":
         return None
     tr = details.get("effective_dimension")

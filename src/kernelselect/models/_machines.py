@@ -19,13 +19,13 @@ from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._labels import decide, encode_labels
 from ..utils._targets import Targets
-from ..solvers._exact import KernelMachine, check_alphas, fit_kernel_machine
+from ..solvers import KernelMachine, check_alphas, fit_kernel_machine, machine_recipe
 from . import _uncertainty
 from .._typing import RandomState
-from ..utils._validation import (check_bool, check_kernel, check_matrix, check_positive,
+from ..utils._validation import (check_bool, check_matrix,
                                  check_vector)
 from ..utils._warnings import warn_user
-from ..kernels import check_ard_gamma, is_ard
+from ..kernels import Kernel
 from ..utils._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
 
@@ -94,6 +94,8 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     (3, 1, 2)
     """
     X, Y, source = _function_data(X, y, min_rows=2)
+    kernel = Kernel.of(kernel)
+    gamma = _resolve_gamma(gamma, np.shape(X)[1], kernel, default=False)
     return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
                 approximation=approximation, random_state=random_state, workers=workers,
                 source=source)
@@ -108,12 +110,14 @@ def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     Same parameters and return value as :func:`fit_lssvm` (intercepts are zero).
     """
     X, Y, source = _function_data(X, y, min_rows=1)
+    kernel = Kernel.of(kernel)
+    gamma = _resolve_gamma(gamma, np.shape(X)[1], kernel, default=False)
     return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
                 approximation=approximation, random_state=random_state, workers=workers,
                 source=source)
 
 
-def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
+def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: Kernel, bias: bool,
          approximation: Any, random_state: RandomState, workers: int | None,
          centred: bool = False, source: RowSource = IN_MEMORY) -> KernelMachine:
     """The machine with ``approximation`` resolved for X's size ("auto", "nystrom-pcg":
@@ -125,7 +129,7 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: str, bias: bool,
                                    workers=workers, in_memory=not lazy, chunks=chunks,
                                    X=X, gamma=gamma, alphas=alphas, kernel=kernel,
                                    random_state=random_state)
-    if lazy and not hasattr(recipe, "fit_machine"):
+    if lazy and not machine_recipe(recipe).dask:
         raise dask_recipe_error(approximation)
     while True:         # "auto": more centres while the model holds too little of d_eff
         model = fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
@@ -169,14 +173,13 @@ def _check_fit_intercept(fit_intercept: Any) -> bool | str:
                      f"{fit_intercept!r}.")
 
 
-def _resolve_gamma(gamma: Any, n_features: int, kernel: str = "gaussian") -> Any:
-    """γ of the machine: None → 1/n_features (for every feature with ``kernel="ard"``,
+def _resolve_gamma(gamma: Any, n_features: int, kernel: Kernel, default: bool = True) -> Any:
+    """γ of the machine checked for its kernel (:meth:`Kernel.check_gamma`); with
+    ``default``, None → 1/n_features (for every feature with the per-feature kernel,
     which takes one γ per feature, shape (n_features,))."""
-    if kernel == "ard":
-        return check_ard_gamma(1.0 / n_features if gamma is None else gamma, n_features)
-    if gamma is None:
-        return 1.0 / n_features
-    return check_positive(gamma, "gamma")
+    if gamma is None and default:
+        gamma = kernel.default_gamma(n_features)
+    return kernel.check_gamma(gamma, n_features)
 
 
 class _KernelMachineEstimator(BaseEstimator):
@@ -197,8 +200,8 @@ class _KernelMachineEstimator(BaseEstimator):
         self.random_state = random_state
         self.workers = workers
 
-    def _check_params(self, n_features: int) -> tuple[str, Any, float]:
-        kernel = "ard" if is_ard(self.kernel) else check_kernel(self.kernel, also=("ard",))
+    def _check_params(self, n_features: int) -> tuple[Kernel, Any, float]:
+        kernel = Kernel.of(self.kernel)
         gamma = _resolve_gamma(self.gamma, n_features, kernel)
         alpha = check_alphas(self.alpha, "alpha")
         if alpha.size != 1:
@@ -245,7 +248,7 @@ class _KernelMachineEstimator(BaseEstimator):
         """f(X) of shape (n, t); a Dask array, chunked like X's rows, for a Dask X."""
         check_is_fitted(self, "model_")
         if is_dask_array(X):
-            if not hasattr(self.model_, "conditioning"):
+            if self.model_.conditioning is None:
                 raise ValueError(
                     f"this {type(self).__name__} was fitted with approximation="
                     f"{self.approximation_!r} and predicts on X in memory; pass "

@@ -20,15 +20,15 @@ from ._fit_policy import (centres_rule, describe_fit, machine_approximation,
                           pilot_effective_dimension)
 from .. import _policy as _rules
 from .._policy import alpha_path
-from ..solvers._exact import check_machine
+from ..solvers import MachineRecipe, check_machine, machine_recipe
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._progress import check_progress
-from ..utils._validation import check_bool, check_kernel
+from ..utils._validation import check_bool
 from ..utils._warnings import warn_user
-from ..kernels import is_ard
+from ..kernels import Kernel
 from ..selection._driver import _gamma_grid, _select_validated
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
@@ -146,8 +146,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         classifier = targets.task != "regression"
         if classifier:
             self.classes_ = targets.classes
-        kernel = "ard" if is_ard(est.kernel) else check_kernel(est.kernel)
-        if kernel == "ard" and self.criterion == "cv":
+        kernel = Kernel.of(est.kernel)
+        if kernel.per_feature and self.criterion == "cv":
             raise ValueError("criterion='cv' evaluates a grid of one γ; with an estimator of "
                              "kernel='ard' use criterion='auto' (the per-feature gradient "
                              "search of select_kernel).")
@@ -175,7 +175,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         self.cv_results_, self.best_index_ = self._results(res, name)
         self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.best_score_ = float(self.cv_results_["mean_test_score"][self.best_index_])
-        if kernel == "ard":       # the per-feature search's choice, from the grid's best point
+        if kernel.per_feature:    # the per-feature search's choice, from the grid's best point
             self.best_params_ = {"gamma": np.asarray(res.best_gamma, dtype=np.float64),
                                  "alpha": float(res.best_alpha)}
         est.set_params(**self.best_params_)
@@ -290,7 +290,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                        in_memory=not lazy, chunks=chunks,
                                        loo_alphas=np.asarray(res.alphas, dtype=np.float64),
                                        loo_intercept=default_regressor)
-        if hasattr(recipe, "fit_machine"):
+        if isinstance(recipe, MachineRecipe):
             if "progress" in recipe.get_params():     # the conjugate-gradient iterations
                 recipe.set_params(progress=progress)
             est.set_params(approximation=recipe)
@@ -665,7 +665,7 @@ del _cls
 BIAS_CRITERIA = frozenset({"eloo", "ekfold", "eloo_error_rate", "ekfold_error_rate"})
 
 
-def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
+def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: Kernel | str,
                             kfold: bool = False) -> tuple[Any, str | None]:
     """(criterion, why it was chosen or None) for a regressor whose constant term is
     ``fit_intercept``, so that the selection scores the model the refit fits.
@@ -685,7 +685,7 @@ def criterion_for_intercept(criterion: Any, fit_intercept: Any, kernel: str,
         return criterion, None
     fix = ("pass KernelRidgeRegressor(fit_intercept='mean') (or True) to fit a "
            "constant term")
-    if kernel == "ard":
+    if Kernel.of(kernel).per_feature:
         warn_user("the per-feature (kernel='ard') search scores the LSSVM regression with "
                   "its bias, but the estimator has fit_intercept=False: the selected "
                   f"(gamma, alpha) are not chosen for the machine refitted; {fix}.",
@@ -711,10 +711,10 @@ def _check_refit(est: _KernelMachineEstimator, n: int, d: int, outputs: int,
                                        workers=est.workers, in_memory=chunks is None,
                                        chunks=chunks)
         if chunks is not None:
-            check_dask = getattr(recipe, "check_dask_resources", None)
-            if check_dask is None:
+            fitting = machine_recipe(recipe)
+            if not fitting.dask:
                 raise dask_recipe_error(est.approximation)
-            check_dask(n, chunks, d, outputs)
+            fitting.check_dask_resources(n, chunks, d, outputs)
         else:
             check_machine(recipe, n, d)
     except ValueError as exc:

@@ -79,7 +79,7 @@ from scipy.linalg import blas
 from .. import lowlevel
 # the largest exact machine whose jackknife+ interval is offered: a rule (kernelselect._policy)
 from .._policy import JACKKNIFE_PLUS_MAX_N
-from ..kernels import ard_as_gaussian, is_ard
+from ..kernels import Kernel
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._threads import blas_for_flops, block_workers
 
@@ -94,11 +94,11 @@ _BLOCK_ENTRIES = 2**20
 
 # --------------------------------------------------------------------------- LOO
 def _gaussian_view(X: np.ndarray, model: Any) -> tuple[np.ndarray, Any, str]:
-    """X and (γ, kernel) as the machine's kernel sees them (ARD: X·diag(√γ), γ = 1)."""
-    if is_ard(model.kernel):
-        (Xs,), g, k = ard_as_gaussian([X], model.gamma)
-        return Xs, g, k
-    return X, model.gamma, model.kernel
+    """X and (γ, kernel) as the compiled family sees them (:meth:`Kernel.points`; the
+    per-feature kernel: X·diag(√γ), γ = 1)."""
+    family = Kernel.of(model.kernel)
+    Xs, g = family.points(X, model.gamma)
+    return Xs, g, family.compiled
 
 
 def _row_blocks(X: Any, Y: Any, rows: int, source: RowSource = IN_MEMORY
@@ -123,7 +123,7 @@ class _FeatureMap:
 
     def __init__(self, model: Any) -> None:
         self.model = model
-        if hasattr(model, "conditioning"):             # the conjugate-gradient machine
+        if model.conditioning is not None:             # the conjugate-gradient machine
             cond = model.conditioning
             jitter = model.details.get("jitter", 0.0)
             jitter = float(jitter[0] if isinstance(jitter, (list, tuple)) else jitter)
@@ -148,8 +148,7 @@ class _FeatureMap:
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.kind == "pcg":
             cond = m.conditioning
-            if is_ard(m.kernel):
-                x = x * np.sqrt(np.asarray(m.gamma, dtype=np.float64))
+            x, _ = Kernel.of(m.kernel).points(x, m.gamma)    # the centres' coordinates
             Kb = lowlevel.kernel_block((x - cond.shift) * cond.scale, cond.centres,
                                        cond.gamma, kernel=cond.kernel,
                                        workers=block_workers(float(x.shape[0]) * self.k, None))
@@ -347,7 +346,7 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         y_i − r_i, the prediction at x_i of the machine refitted without row i.
     smoother : ExactSmoother or None
     """
-    if model.method in ("cholesky", "eigh", "tridiagonal") and not hasattr(model, "conditioning"):
+    if model.method in ("cholesky", "eigh", "tridiagonal") and model.conditioning is None:
         Xe = np.ascontiguousarray(X, dtype=np.float64)
         smoother = ExactSmoother(Xe, model.gamma, model.kernel, alpha, form)
         return Y - smoother.loo_residuals(Y, offset), smoother

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import importlib
 
-from ._base import Approximation, ExplicitBasisOperator, KernelOperator, RidgeFunction
+from ._base import (Approximation, ExplicitBasisOperator, KernelOperator, Parameterised,
+                    RidgeFunction)
 
 __all__ = [
     "Approximation",
+    "Parameterised",
     "KernelOperator",
     "ExplicitBasisOperator",
     "RidgeFunction",
@@ -78,6 +80,8 @@ def get_approximation(approximation: str | Approximation | type[Approximation]) 
             f"approximation={approximation!r} is not a known approximation; use one of "
             f"{', '.join(valid)} (or an instance such as kernelselect.Nystroem(n_landmarks=200))."
         )
+    if isinstance(approximation, Parameterised):   # a machines' fitting recipe
+        raise TypeError(approximation.selection_refusal())
     raise TypeError(
         f"approximation must be a name or an Approximation instance, got {approximation!r}."
     )

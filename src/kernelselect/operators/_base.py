@@ -38,13 +38,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils._kernel_family import Kernel
-from ..utils._validation import check_positive
 from ..primitives._kernel_ops import Points
 from ..utils._resources import check_allocation
 from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
 
-__all__ = ["Approximation", "Capabilities", "KernelOperator", "ExplicitBasisOperator",
-           "LazyBasisOperator", "PointsCache", "RidgeFunction", "evaluate_at"]
+__all__ = ["Approximation", "Parameterised", "Capabilities", "KernelOperator",
+           "ExplicitBasisOperator", "LazyBasisOperator", "PointsCache", "RidgeFunction",
+           "evaluate_at"]
 
 
 class RidgeFunction:
@@ -456,7 +456,99 @@ class PointsCache:
         return points
 
 
-class Approximation:
+class Parameterised:
+    """An object whose constructor arguments are its parameters (scikit-learn's
+    protocol): :meth:`get_params`, :meth:`set_params`, equality of parameters, a
+    ``repr`` that shows the ones that differ from their defaults, so that
+    ``sklearn.base.clone`` copies it. The base of :class:`Approximation` (a stand-in
+    for the kernel matrix) and of the machines' fitting recipes
+    (:class:`~kernelselect.solvers.MachineRecipe`)."""
+
+    def selection_refusal(self) -> str:
+        """Why this object cannot be the ``approximation`` of a selection (one that is
+        not an :class:`Approximation`)."""
+        return (f"approximation must be a name or an Approximation instance, got "
+                f"{self!r}.")
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """The parameter names: the keyword arguments of ``__init__``."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        params = inspect.signature(init).parameters.values()
+        return [p.name for p in params if p.name != "self"
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor parameters as a dict (scikit-learn's protocol).
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Also list the parameters of parameters that have ``get_params``, as
+            ``name__sub``.
+        """
+        out: dict[str, Any] = {}
+        for key in self._get_param_names():
+            try:
+                value = getattr(self, key)
+            except AttributeError:
+                raise AttributeError(
+                    f"{type(self).__name__}.__init__ takes {key!r} but does not store it as "
+                    f"self.{key}; every constructor argument must be kept under its own name "
+                    "(scikit-learn's convention) for get_params and clone to work."
+                ) from None
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{key}__{k}", v) for k, v in value.get_params().items())
+            out[key] = value
+        return out
+
+    def set_params(self, **params: Any) -> Parameterised:
+        """Set constructor parameters (``name`` or ``name__sub``); returns self."""
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            head, delim, sub = key.partition("__")
+            if head not in valid:
+                raise ValueError(
+                    f"{type(self).__name__} has no parameter {head!r}; valid parameters: "
+                    f"{', '.join(self._get_param_names()) or '(none)'}."
+                )
+            if delim:
+                nested.setdefault(head, {})[sub] = value
+            else:
+                setattr(self, head, value)
+                valid[head] = value
+        for head, sub_params in nested.items():
+            valid[head].set_params(**sub_params)
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        mine, theirs = self.get_params(deep=False), other.get_params(deep=False)
+        return mine.keys() == theirs.keys() and all(
+            _same_value(mine[k], theirs[k]) for k in mine)
+
+    def __hash__(self) -> int:
+        # equal objects have the same type; parameters may be unhashable (arrays)
+        return hash(type(self))
+
+    def __repr__(self) -> str:
+        """Like scikit-learn: only the parameters that differ from their defaults."""
+        defaults: dict[str, Any] = {}
+        if type(self).__init__ is not object.__init__:
+            defaults = {p.name: p.default for p in
+                        inspect.signature(type(self).__init__).parameters.values()}
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
+                         if k not in defaults or not _same_value(v, defaults[k]))
+        return f"{type(self).__name__}({args})"
+
+
+class Approximation(Parameterised):
     """A recipe that builds a :class:`KernelOperator` for one kernel.
 
     Subclasses (``Exact``, ``Nystroem``, ``RFF``, ``MCM``, ``RandomMCM``, ...) hold
@@ -540,8 +632,8 @@ class Approximation:
         """(the kernel family, γ checked positive, the state) that :meth:`build` starts
         from; called without the state of :meth:`prepare`, it prepares one (with no
         random state)."""
-        family = Kernel.of(kernel)
-        gamma = check_positive(gamma, "gamma")
+        family = Kernel.of(kernel, per_feature=False)
+        gamma = family.check_gamma(gamma)
         if state is None:
             state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
         return family, gamma, state
@@ -560,9 +652,11 @@ class Approximation:
 
     def machine(self, exact_solver: str | None = None, n_alphas: int = 1
                 ) -> tuple[Approximation, str | None]:
-        """(the recipe a kernel machine is trained with, the solver strategy it uses or
-        None): ``self`` by default; ``ValueError`` saying why when its operators cannot
-        train a machine (:attr:`Capabilities.fit` is False)."""
+        """(the approximation whose operator a kernel machine is solved on, the solver
+        strategy it uses or None): ``self`` by default; ``ValueError`` saying why when
+        its operators cannot train a machine (:attr:`Capabilities.fit` is False). The
+        machines reach it through their fitting recipe
+        (:class:`~kernelselect.solvers.OperatorRecipe`)."""
         if not self.capabilities.fit:
             raise ValueError(self.refusal())
         return self, None
@@ -570,84 +664,6 @@ class Approximation:
     def refusal(self) -> str:
         """Why a kernel machine cannot be trained with this recipe."""
         return f"approximation {self!r} has no solver; use 'exact', 'nystrom' or 'rff'."
-
-    # -- scikit-learn parameter protocol ---------------------------------------
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        """The parameter names: the keyword arguments of ``__init__``."""
-        init = cls.__init__
-        if init is object.__init__:
-            return []
-        params = inspect.signature(init).parameters.values()
-        return [p.name for p in params if p.name != "self"
-                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor parameters as a dict (scikit-learn's protocol).
-
-        Parameters
-        ----------
-        deep : bool, default=True
-            Also list the parameters of parameters that have ``get_params``, as
-            ``name__sub``.
-        """
-        out: dict[str, Any] = {}
-        for key in self._get_param_names():
-            try:
-                value = getattr(self, key)
-            except AttributeError:
-                raise AttributeError(
-                    f"{type(self).__name__}.__init__ takes {key!r} but does not store it as "
-                    f"self.{key}; every constructor argument must be kept under its own name "
-                    "(scikit-learn's convention) for get_params and clone to work."
-                ) from None
-            if deep and hasattr(value, "get_params") and not isinstance(value, type):
-                out.update((f"{key}__{k}", v) for k, v in value.get_params().items())
-            out[key] = value
-        return out
-
-    def set_params(self, **params: Any) -> Approximation:
-        """Set constructor parameters (``name`` or ``name__sub``); returns self."""
-        if not params:
-            return self
-        valid = self.get_params(deep=True)
-        nested: dict[str, dict[str, Any]] = {}
-        for key, value in params.items():
-            head, delim, sub = key.partition("__")
-            if head not in valid:
-                raise ValueError(
-                    f"{type(self).__name__} has no parameter {head!r}; valid parameters: "
-                    f"{', '.join(self._get_param_names()) or '(none)'}."
-                )
-            if delim:
-                nested.setdefault(head, {})[sub] = value
-            else:
-                setattr(self, head, value)
-                valid[head] = value
-        for head, sub_params in nested.items():
-            valid[head].set_params(**sub_params)
-        return self
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        mine, theirs = self.get_params(deep=False), other.get_params(deep=False)
-        return mine.keys() == theirs.keys() and all(
-            _same_value(mine[k], theirs[k]) for k in mine)
-
-    def __hash__(self) -> int:
-        # equal objects have the same type; parameters may be unhashable (arrays)
-        return hash(type(self))
-
-    def __repr__(self) -> str:
-        """Like scikit-learn: only the parameters that differ from their defaults."""
-        defaults: dict[str, Any] = {}
-        if type(self).__init__ is not object.__init__:
-            defaults = {p.name: p.default for p in
-                        inspect.signature(type(self).__init__).parameters.values()}
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
-                         if k not in defaults or not _same_value(v, defaults[k]))
-        return f"{type(self).__name__}({args})"
 
 
 def _same_value(a: Any, b: Any) -> bool:

@@ -56,7 +56,7 @@ class LandmarkFeatures:
     """
 
     def __init__(self, Z: npt.ArrayLike, gammas: npt.ArrayLike, kernel: str | Kernel) -> None:
-        self.kernel = Kernel.of(kernel)
+        self.kernel = Kernel.of(kernel, per_feature=False)
         self.gammas = np.asarray(gammas, dtype=np.float64)
         Z = np.ascontiguousarray(Z, dtype=np.float64)
         self.width = Z.shape[0]
@@ -121,7 +121,7 @@ class FourierFeatures:
         self.W0 = np.ascontiguousarray(W0, dtype=np.float64)
         self.b = np.ascontiguousarray(b, dtype=np.float64)
         self.width = self.W0.shape[1]
-        family = Kernel.of(kernel)
+        family = Kernel.of(kernel, per_feature=False)
         self.gammas = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
         self.scales = np.array([family.frequency_scale(float(g)) for g in self.gammas])
         self.norm = np.sqrt(2.0 / self.width)

@@ -410,7 +410,7 @@ class Nystroem(Approximation):
     def factor(self, X: np.ndarray, gamma: float, *, kernel: str, state: NystroemState,
                workers: int | None = None) -> np.ndarray:
         """V (n, k′) with K̃ = VVᵀ at ``gamma`` (the ``factor`` of the built operator)."""
-        return self._factor(X, gamma, Kernel.of(kernel), state, workers)[0]
+        return self._factor(X, gamma, Kernel.of(kernel, per_feature=False), state, workers)[0]
 
     def _factor(self, X: np.ndarray, gamma: float, kernel: Kernel, state: NystroemState,
                 workers: int | None) -> tuple[np.ndarray, int, LandmarkMap]:
@@ -449,7 +449,7 @@ class Nystroem(Approximation):
         ("column_norm", "leverage", "modified", "optimal")."""
         if state.sampler not in STREAMING_SAMPLERS:
             return None
-        family = Kernel.of(kernel)
+        family = Kernel.of(kernel, per_feature=False)
         idx, pts = state.landmarks, state.points
         c = pts.shape[0] if pts is not None else len(idx) if idx is not None else 0
         check_streaming_memory(rows, y, c, len(gammas), f"Nyström with n_landmarks={c}",

@@ -72,7 +72,7 @@ def scaled_frequencies(W0: np.ndarray, gamma: float, kernel: str | Kernel) -> np
     normal. Laplacian exp(−γ‖δ‖₁): w_j ~ Cauchy(0, γ), so W = γ W0 with W0
     standard Cauchy.
     """
-    return Kernel.of(kernel).frequency_scale(gamma) * W0
+    return Kernel.of(kernel, per_feature=False).frequency_scale(gamma) * W0
 
 
 def _checked_X(X: Any, state: RandomMCMState) -> np.ndarray:
@@ -115,7 +115,7 @@ class RandomMCMOperator(KernelOperator):
         self.n_features = unlabeled.shape[1]
         self.size = unlabeled.size
         self._X, self._W0, self._b = X, W0, b
-        self.gamma, self.kernel = gamma, Kernel.of(kernel)
+        self.gamma, self.kernel = gamma, Kernel.of(kernel, per_feature=False)
         self._workers = workers
         self._cache: dict[bytes | str | None, Any] = {}
 
@@ -276,7 +276,7 @@ class RandomMCM(Approximation):
         given = X
         if not is_dask_array(X):            # Dask input is checked by select_kernel
             X = check_matrix(X, "X", dtype=np.float64)
-        family = Kernel.of(kernel)
+        family = Kernel.of(kernel, per_feature=False)
         D = check_positive_int(self.n_features, "n_features")   # the columns: in build
         d = X.shape[1]
         rng = check_random_state(self.random_state if random_state is None else random_state)

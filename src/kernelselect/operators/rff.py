@@ -12,7 +12,7 @@ from ..primitives._columns import rff_unchecked
 from ..utils._kernel_family import Kernel
 from ..utils._resources import check_allocation
 from ..utils._threads import team
-from ..utils._validation import check_matrix, check_positive, check_positive_int, check_random_state
+from ..utils._validation import check_matrix, check_positive_int, check_random_state
 from ..kernels import sample_frequencies
 from .._typing import Gammas, RandomState
 from ._base import Approximation, Capabilities, KernelOperator
@@ -92,7 +92,7 @@ class RFF(Approximation):
         if not (isinstance(X, np.ndarray) and X.ndim == 2 and X.flags.c_contiguous
                 and X.dtype in (np.float32, np.float64)):
             X = check_matrix(X, "X")
-        scale = Kernel.of(kernel).frequency_scale(gamma)
+        scale = Kernel.of(kernel, per_feature=False).frequency_scale(gamma)
         W = np.ascontiguousarray(scale * state.W0, dtype=X.dtype)
         b = np.ascontiguousarray(state.b, dtype=X.dtype)
         D = W.shape[1]
@@ -117,10 +117,8 @@ class RFF(Approximation):
 
     def build(self, X: np.ndarray, y: np.ndarray | None, gamma: float, *, kernel: str,
               state: RFFState | None, workers: int | None) -> KernelOperator:
-        gamma = check_positive(gamma, "gamma")
         self.check_resources(*X.shape)
-        if state is None:
-            state = self.prepare(X, y, kernel=kernel, random_state=None, workers=workers)
+        kernel, gamma, state = self._build_start(X, y, gamma, kernel, state, workers)
         Z = self.features(X, gamma, kernel=kernel, state=state, workers=workers)
         op = LowRankOperator(Z)
         op.name = "rff"

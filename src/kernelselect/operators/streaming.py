@@ -37,7 +37,7 @@ class StreamingOperator(KernelOperator):
 
     def __init__(self, X: npt.ArrayLike | Points, gamma: float,
                  kernel: str | Kernel = "gaussian", workers: int | None = None) -> None:
-        self._kernel = Kernel.of(kernel)
+        self._kernel = Kernel.of(kernel, per_feature=False)
         self._points = X if isinstance(X, Points) else Points(X, self._kernel)
         super().__init__(self._points.n)
         self._gamma = float(gamma)
@@ -150,7 +150,7 @@ class StreamingOperator(KernelOperator):
         fro_sq = self.power_trace(2)
         if np.isfinite(kc_sq) and kc_sq > self.MOMENT_FLOOR * fro_sq:
             return ycky, kc_sq
-        if self._kernel is not Kernel.GAUSSIAN:
+        if self._kernel.power != 2:           # the expansion below is the Gaussian's
             return ycky, np.nan
         # the conditioned points: γ‖x − x′‖² is the same on them with their γ
         X = np.asarray(self._points.data, dtype=np.float64)

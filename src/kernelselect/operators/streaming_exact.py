@@ -427,7 +427,7 @@ class StreamingExactGridOperator(KernelOperator):
         fro_sq = self.power_trace(2)
         if np.isfinite(kc_sq) and kc_sq > self.MOMENT_FLOOR * fro_sq:
             return ycky, kc_sq
-        if self.kernel is not Kernel.GAUSSIAN:
+        if self.kernel.power != 2:            # the expansion below is the Gaussian's
             return ycky, np.nan
         fam = self._family
         if not 4.0 * self.gamma * fam.spread <= 1e-3:
@@ -442,7 +442,7 @@ def build_exact_grid(rows: Any, y: npt.ArrayLike | None, gammas: Gammas, *,
                      kernel: str | Kernel) -> list[StreamingExactGridOperator]:
     """One operator per γ sharing the passes of one family over ``rows`` (in memory:
     an :class:`~kernelselect.operators.streaming_lowrank.ArrayRows`; or Dask rows)."""
-    family_kind = Kernel.of(kernel)
+    family_kind = Kernel.of(kernel, per_feature=False)
     if isinstance(rows, ArrayRows):
         return _grid_ops(rows.X, y, gammas, kernel=family_kind, threads=rows.threads)
     family = _DaskExactFamily(rows, np.asarray(y, dtype=np.float64), gammas, family_kind)

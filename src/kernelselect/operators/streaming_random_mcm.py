@@ -260,7 +260,7 @@ def build_random_mcm(rows: Any, y: npt.ArrayLike | None, gammas: Gammas, *,
     over ``rows`` when the criteria first ask for them. ``approx`` and ``state`` (its
     ``prepare``) build the in-memory column of a γ when a criterion needs its full
     spectrum."""
-    W0, b, family = state.W0, state.b, Kernel.of(kernel)
+    W0, b, family = state.W0, state.b, Kernel.of(kernel, per_feature=False)
     D = W0.shape[1]
     if state.kernel is not family:
         raise ValueError(

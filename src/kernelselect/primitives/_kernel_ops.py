@@ -32,8 +32,8 @@ from ..utils._validation import (
 )
 
 __all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "block_unchecked",
-           "matvec_unchecked", "sums_unchecked", "gram_upper_add_unchecked",
-           "symmetric_eigh_unchecked", "cholesky_inverse_unchecked"]
+           "condition", "power_of_two", "matvec_unchecked", "sums_unchecked",
+           "gram_upper_add_unchecked", "symmetric_eigh_unchecked", "cholesky_inverse_unchecked"]
 
 _INT_MAX = 2**31 - 1
 # Data whose largest magnitude leaves [2**-k, 2**k] is rescaled by a power of two
@@ -99,6 +99,22 @@ def _condition(arrays: list[np.ndarray], gamma: float, kernel: Kernel
     moved = [_translated(a, shift) for a in arrays]
     exponent = _exponent(moved)
     return [_scaled(a, exponent) for a in moved], _scaled_gamma(gamma, family, exponent)
+
+
+def power_of_two(arrays: list[np.ndarray], gamma: float, kernel: Kernel | str
+                 ) -> tuple[int, float]:
+    """(e, γ′) for points already translated: e such that scaling by 2⁻ᵉ brings the
+    largest magnitude of ``arrays`` within the safe range of their dtype (0 when it lies
+    within it), and γ′ = γ·2^(p·e) for the scaled points (p = 2 Gaussian, 1 Laplacian),
+    the step :func:`condition` and :class:`Points` take. The streamed solvers
+    (:class:`~kernelselect.solvers._rows.Conditioning`) pass the data's bounds with the
+    centres, so that every point they will see is covered."""
+    exponent = _exponent(list(arrays))
+    return exponent, _scaled_gamma(float(gamma), Kernel.of(kernel), exponent)
+
+
+#: the conditioning :func:`kernel_block` applies, for the package's other callers
+condition = _condition
 
 
 class Points:
@@ -212,7 +228,7 @@ def cholesky_inverse_unchecked(W: np.ndarray) -> np.ndarray | None:
 
 
 def _check_common(arrays: list[Any], gamma: Any, kernel: Kernel | str, workers: int | None
-                  ) -> tuple[list[Any], float, Kernel, int]:
+                  ) -> tuple[list[np.ndarray], float, Kernel, int]:
     """The checks every public primitive opens with: the kernel parsed, γ checked for it
     (its shape read from the first array), the arrays and γ carried to the compiled
     family (:meth:`Kernel.points`) and the first array checked as ``X``. Returns

@@ -16,7 +16,6 @@ from ..utils._validation import (
     refuse_sparse_or_masked,
     check_bool,
     check_grid,
-    check_kernel,
     check_matrix,
     check_random_state,
     check_rows,
@@ -25,7 +24,7 @@ from ..utils import _dask
 from . import _policy, _search
 from .. import _policy as _rules
 from .._policy import GAMMA_EXPONENTS as GRID_EXPONENTS
-from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel, is_auto_kernel,
+from ._ard_select import (ArdSelectionResult, ard_options, auto_kernel,
                           keep_isotropic, select_ard, start_approximation)
 from ..utils._progress import check_progress
 from ..utils._targets import (Targets, multi_output_targets, prepare_targets, rescale_target,
@@ -34,7 +33,7 @@ from .._typing import RandomState
 from ..utils._threads import blas_threads as _blas_threads
 from ..utils._threads import selection_workers as _selection_workers
 from ..criteria import Criterion, check_compatible, encode_binary, get_criterion
-from ..kernels import is_ard, median_heuristic_gamma
+from ..kernels import Kernel, kernel_or_auto, median_heuristic_gamma
 from ..operators import Approximation, get_approximation
 from ._result import SearchLevel, SelectionResult, check_selects
 from ..utils._scaling import ColumnScaling
@@ -58,7 +57,7 @@ def default_gammas(X: npt.ArrayLike, kernel: str = "gaussian",
 
 def _gamma_grid(X: Any, kernel: str, random_state: RandomState) -> np.ndarray:
     """:func:`default_gammas` of an X its caller checked."""
-    g0 = median_heuristic_gamma(X, check_kernel(kernel), random_state)
+    g0 = median_heuristic_gamma(X, kernel, random_state)
     return g0 * 2.0 ** GRID_EXPONENTS
 
 
@@ -228,7 +227,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     (['ekfold'], 'exact')
     """
     t0 = time.perf_counter()
-    if is_auto_kernel(kernel):
+    kernel = kernel_or_auto(kernel)
+    if not isinstance(kernel, Kernel):          # "auto": the policy chooses the kernel
         kernel, rule = auto_kernel(y, task)
         result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
                                criterion=criterion, approximation=approximation,
@@ -237,7 +237,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                                **criterion_params)
         result.details["kernel_rule"] = rule
         result.details.setdefault("rules", {})["kernel"] = rule
-    elif is_ard(kernel):
+    elif kernel.per_feature:
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
                              workers=workers, progress=progress, standardize=standardize,
@@ -262,7 +262,7 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
     an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
     Neither is checked or prepared again."""
-    if not is_ard(kernel):
+    if not Kernel.of(kernel).per_feature:
         return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
                                alphas=alphas, criterion=criterion,
                                approximation=approximation, random_state=random_state,
@@ -361,7 +361,7 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
     if targets is None:
         targets = (multi_output_targets(data.y, task) if data.multi_output
                    else prepare_targets(data.y, task))
-    kernel = check_kernel(kernel, also=("ard", "auto"))
+    kernel = Kernel.of(kernel, per_feature=False)
     standardize = check_bool(standardize, "standardize")
     refine = check_bool(refine, "refine")
     workers_n = _selection_workers(workers, n)    # None: 1 thread for small n or busy cores
@@ -390,7 +390,7 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
         targets = replace(targets, y=y_scaled)
     rng = check_random_state(random_state)
     details: dict[str, Any] = {
-        "kernel": kernel, "n": n, "d": X.shape[1], "task": targets.task,
+        "kernel": kernel.value, "n": n, "d": X.shape[1], "task": targets.task,
         "task_reason": targets.reason, "standardize": bool(standardize),
         "criterion_params": {c.name: c.resolve_params(params[c.name]) for c in crits}}
     if data.note is not None:

@@ -35,7 +35,7 @@ class Search:
         self.targets_for = targets_for        # criterion name → y it receives
         self.crits = crits
         self.params = params
-        self.kernel = Kernel.of(kernel)
+        self.kernel = Kernel.of(kernel, per_feature=False)
         self.workers = workers
         self.rng = rng
         self.progress = progress

@@ -52,19 +52,20 @@ import numpy.typing as npt
 
 from .. import _predict, lowlevel
 from ..utils._dask import is_dask_array
-from ..primitives._kernel_ops import _condition
-from ..kernels import ard_as_gaussian, ard_scale, check_ard_gamma, is_ard
-from ..utils._validation import KERNEL_CODES, check_random_state
+from ..primitives._kernel_ops import condition
+from ..kernels import Kernel
+from ..utils._validation import check_random_state
 from ..operators import KernelOperator, RidgeFunction, get_approximation
 from ..operators._base import check_function_output
 from ..operators._lowrank import LowRankOperator
 from ..operators.dense import MACHINE_SOLVERS, DenseOperator
 from ..operators.mcm import MCM_MACHINE_REFUSAL  # noqa: F401  (its home; named here too)
-from ..utils._validation import check_grid, check_kernel, check_matrix, check_positive
+from ..utils._validation import check_grid, check_matrix
 from ..utils._threads import (SMALL_BLOCK, block_threads, block_workers,  # noqa: F401
                               one_blas_thread)
 from ..utils._threads import blas_for_flops as small_blas
 from .._typing import PreparedState, RandomState
+from ._recipe import MachineRecipe
 
 if TYPE_CHECKING:
     from ..operators import Approximation
@@ -78,6 +79,9 @@ __all__ = [
     "KernelMachine",
     "fit_kernel_machine",
     "check_machine",
+    "machine_recipe",
+    "resolve_machine",
+    "OperatorRecipe",
 ]
 
 #: the strategies of the exact operator that fitting accepts as ``exact_solver``
@@ -170,8 +174,10 @@ def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray
     mean first (Gaussian; K is unchanged) as :func:`kernelselect.lowlevel.kernel_block`
     does, for accuracy of ‖x‖² + ‖z‖² − 2x·z.
     """
-    if is_ard(kernel):
-        (X_new, X_train), gamma, kernel = ard_as_gaussian([X_new, X_train], gamma)
+    family = Kernel.of(kernel)
+    X_new, gamma_compiled = family.points(X_new, gamma)
+    X_train, _ = family.points(X_train, gamma)
+    gamma, kernel = gamma_compiled, family.compiled
     coef = np.asarray(coef, dtype=np.float64)
     n_new, n_train = X_new.shape[0], X_train.shape[0]
     if coef.shape[0] != n_train:
@@ -193,16 +199,15 @@ def cross_kernel_matvec(X_new: np.ndarray, X_train: np.ndarray, coef: np.ndarray
 
 def _compiled_cross_matvec(X_new: np.ndarray, X_train: np.ndarray, C: np.ndarray, gamma: float,
                            kernel: str, workers: int | None, out: np.ndarray) -> None:
-    kernel = check_kernel(kernel)
-    gamma = check_positive(gamma, "gamma")
+    family = Kernel.of(kernel, per_feature=False)
     Xn = check_matrix(X_new, "X_new", dtype=np.float64)
     Xt = check_matrix(X_train, "X_train", dtype=np.float64)
     if Xn.shape[1] != Xt.shape[1]:
         raise ValueError(f"X_new has {Xn.shape[1]} features but X_train has {Xt.shape[1]}.")
     threads = block_threads(Xn.shape[0] * Xt.shape[0], workers)
-    (Xn, Xt), g = _condition([Xn, Xt], gamma, kernel)
+    (Xn, Xt), g = condition([Xn, Xt], gamma, family)
     with one_blas_thread():
-        _predict._cross_kernel_matvec_into(Xn, Xt, C, g, KERNEL_CODES[kernel], out, threads)
+        _predict._cross_kernel_matvec_into(Xn, Xt, C, g, family.code, out, threads)
 
 
 class KernelMachine:
@@ -225,7 +230,14 @@ class KernelMachine:
     intercept : ndarray of shape (t, L)
     alphas : ndarray of shape (L,)
     gamma, kernel, method, details
+    conditioning : Conditioning or None
+        The conditioning of the streamed passes the machine predicts by (the Nyström
+        conjugate-gradient machine, :class:`~kernelselect.solvers._pcg.NystromMachine`,
+        which predicts on row-chunked Dask input too); None for the others.
     """
+
+    #: the conditioning of the streamed passes it predicts by, else None (above)
+    conditioning: Any = None
 
     def __init__(self, *, support: np.ndarray | None, support_indices: np.ndarray | None,
                  coef: np.ndarray | None, intercept: np.ndarray, alphas: np.ndarray,
@@ -252,10 +264,9 @@ class KernelMachine:
             assert self._features is not None    # a primal model keeps its feature map
             approx, state = self._features
             D = self.weights.shape[0]
-            gamma, kernel = self.gamma, self.kernel
-            if is_ard(kernel):        # the Gaussian map (γ = 1) of X·diag(√γ)
-                (X,), gamma, kernel = ard_as_gaussian([X], gamma)
-            Z = approx.features(X, gamma, kernel=kernel, state=state,
+            family = Kernel.of(self.kernel)
+            Xs, gamma = family.points(X, self.gamma)
+            Z = approx.features(Xs, gamma, kernel=family.compiled, state=state,
                                 workers=block_workers(X.shape[0] * D, workers))
             t, L = self.weights.shape[1:]
             with small_blas(float(X.shape[0]) * D * t * L):
@@ -268,25 +279,115 @@ class KernelMachine:
         return out + self.intercept[None, :, :]
 
 
-def check_machine(approximation: str | Approximation, n: int, d: int) -> Approximation:
-    """The :class:`Approximation` a machine on n points of d features would use,
-    after refusing (``ValueError``) one that cannot train a machine (the Song–Xu MCM,
-    :meth:`Approximation.refusal` says why) or would exceed the memory limit. Cheap:
-    nothing is drawn or allocated, so a caller can check a final refit before a long
-    selection."""
-    approx = get_approximation(approximation)
-    recipe, _ = approx.machine()        # the exact recipe of a machine always holds K
-    recipe.check_resources(n, d)
-    return approx
+def resolve_machine(approximation: Any) -> Approximation | MachineRecipe:
+    """What ``approximation`` names for a machine: a :class:`MachineRecipe` (an
+    instance, or a class made with its defaults) as given, anything else as
+    :func:`kernelselect.operators.get_approximation`."""
+    if isinstance(approximation, MachineRecipe):
+        return approximation
+    if isinstance(approximation, type) and issubclass(approximation, MachineRecipe):
+        return approximation()
+    return get_approximation(approximation)
 
 
-def _machine_recipe(approx: Approximation, alphas: np.ndarray, exact_solver: str | None
-                    ) -> tuple[Approximation, str | None]:
-    """The recipe a machine is built with, and the exact strategy (None otherwise):
-    :meth:`Approximation.machine` (the exact recipe holds K and solves by
-    ``exact_solver``; None → one Cholesky for a single α, the tridiagonal reduction
-    for a path)."""
-    return approx.machine(exact_solver, alphas.size)
+def machine_recipe(approximation: Any, exact_solver: str | None = None,
+                   state: PreparedState = None) -> MachineRecipe:
+    """The :class:`MachineRecipe` a machine is fitted with: a recipe as given, an
+    :class:`~kernelselect.operators.Approximation` (or its name) as the
+    :class:`OperatorRecipe` that builds its operator and solves on it."""
+    resolved = resolve_machine(approximation)
+    if isinstance(resolved, MachineRecipe):
+        return resolved
+    return OperatorRecipe(resolved, exact_solver=exact_solver, state=state)
+
+
+def check_machine(approximation: str | Approximation | MachineRecipe, n: int, d: int
+                  ) -> Approximation | MachineRecipe:
+    """The approximation or recipe a machine on n points of d features would use
+    (:func:`resolve_machine`), after refusing (``ValueError``) one that cannot train a
+    machine (the Song–Xu MCM, :meth:`Approximation.refusal` says why) or would exceed
+    the memory limit. Cheap: nothing is drawn or allocated, so a caller can check a
+    final refit before a long selection."""
+    resolved = resolve_machine(approximation)
+    machine_recipe(resolved).check_resources(n, d)
+    return resolved
+
+
+class OperatorRecipe(MachineRecipe):
+    """The recipe of an :class:`~kernelselect.operators.Approximation`: build its
+    operator for the machine's γ and solve on it for the whole α path (module notes).
+
+    Parameters
+    ----------
+    approximation : Approximation
+    exact_solver : {"cholesky", "eigh", "tridiagonal"} or None, default=None
+        The strategy of the exact operator (:func:`fit_kernel_machine`).
+    state : object or None, default=None
+        A prepared state of the approximation (skips ``prepare``).
+    """
+
+    def __init__(self, approximation: Approximation, exact_solver: str | None = None,
+                 state: PreparedState = None) -> None:
+        self.approximation = approximation
+        self.exact_solver = exact_solver
+        self.state = state
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        """The approximation's name."""
+        return self.approximation.name
+
+    @property
+    def label(self) -> str:
+        """The approximation's label."""
+        return self.approximation.label
+
+    def prepare(self, X: Any, y: Any, *, kernel: str, random_state: RandomState,
+                workers: int | None) -> Any:
+        """The approximation's state for one training set (:meth:`Approximation.prepare`),
+        for ``state`` of :func:`fit_kernel_machine`."""
+        return self.approximation.prepare(X, y, kernel=kernel, random_state=random_state,
+                                          workers=workers)
+
+    def check_resources(self, n: int, d: int, t: int = 1, workers: int | None = None,
+                        d_eff: float | None = None) -> Any:
+        """:meth:`Approximation.machine` (a ``ValueError`` saying why from one that
+        cannot train a machine) and its recipe's memory guard on n × d; the exact
+        recipe of a machine always holds K."""
+        recipe, _ = self.approximation.machine()
+        return recipe.check_resources(n, d)
+
+    def fit_machine(self, X: Any, Y: Any, gamma: float, alphas: np.ndarray, *, kernel: str,
+                    bias: bool, random_state: RandomState = None,
+                    workers: int | None = None, centred: bool = False) -> KernelMachine:
+        """Build the operator of the approximation's machine recipe for γ and solve
+        (:func:`dual_solution`, or the feature map of a low-rank operator)."""
+        Y2 = np.asarray(Y, dtype=np.float64)
+        Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
+        approx, solver = self.approximation.machine(self.exact_solver, alphas.size)
+        state = self.state
+        if state is None or solver is not None:      # the exact state only says "dense"
+            fresh = approx.prepare(X, Y2[:, 0], kernel=kernel,
+                                   random_state=check_random_state(random_state),
+                                   workers=workers)
+            # an equal state given (the same method) keeps the points it conditioned
+            state = state if state == fresh else fresh
+        with small_blas(float(X.shape[0]) ** 3):
+            try:
+                op = approx.build(X, Y2[:, 0], gamma, kernel=kernel, state=state,
+                                  workers=block_workers(X.shape[0] ** 2, workers))
+                if isinstance(op, LowRankOperator):
+                    return _low_rank_machine(op, Y2, alphas, bias, gamma, kernel, approx, state)
+                if isinstance(op, DenseOperator):
+                    op.on_singular = "raise"          # a singular K + αI is the caller's to fix
+                coef, intercept = dual_solution(op, Y2, alphas, bias)
+            except np.linalg.LinAlgError as exc:
+                raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc
+        assert solver is not None                    # exact: the dense operator's strategy
+        return KernelMachine(support=X, support_indices=np.arange(X.shape[0]), coef=coef,
+                             intercept=intercept, alphas=alphas, gamma=gamma, kernel=kernel,
+                             method=solver,
+                             details={"method": solver, "n_support": int(X.shape[0])})
 
 
 def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exception) -> str:
@@ -304,7 +405,7 @@ def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exce
 
 def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                        kernel: str = "gaussian", bias: bool = True,
-                       approximation: str | Approximation = "exact",
+                       approximation: str | Approximation | MachineRecipe = "exact",
                        random_state: RandomState = None, workers: int | None = None,
                        state: PreparedState = None, exact_solver: str | None = None,
                        centred: bool = False) -> KernelMachine:
@@ -321,11 +422,11 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
         Ridge values; K + αI (α = μ of Ding & Liao (PAKDD 2012)).
     kernel : {"gaussian", "laplacian"}
     bias : bool
-    approximation : str or Approximation
+    approximation : str, Approximation or MachineRecipe
         "exact" (K itself, solved as ``exact_solver`` says), "nystrom" or "rff"
         (ridge regression on the feature map of K̃ = VVᵀ in k dimensions, see the
-        module notes), or an instance of these; or a recipe with its own solver
-        (one with a ``fit_machine`` method: :class:`~kernelselect.NystroemPCG`, the
+        module notes), or an instance of these; or a :class:`MachineRecipe`
+        (:class:`~kernelselect.NystroemPCG`, the
         Nyström machine by conjugate gradients, which also takes a row-chunked Dask
         X and Y). "mcm" is refused (see
         :func:`check_machine`): its circulant stand-in selects kernels but does not
@@ -348,46 +449,23 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     -------
     KernelMachine
     """
-    if is_ard(kernel):
-        return _fit_ard_machine(X, Y, gamma, alphas, bias=bias, approximation=approximation,
-                                random_state=random_state, workers=workers, state=state,
-                                exact_solver=exact_solver, centred=centred)
-    kernel = check_kernel(kernel, also=("ard",))
-    gamma = check_positive(gamma, "gamma")
+    kernel = Kernel.of(kernel)
+    if kernel.per_feature:
+        return _fit_per_feature_machine(X, Y, gamma, alphas, kernel, bias=bias,
+                                        approximation=approximation,
+                                        random_state=random_state, workers=workers,
+                                        state=state, exact_solver=exact_solver,
+                                        centred=centred)
     alphas = check_alphas(alphas)
-    # a Dask X is fitted by a recipe with its own solver, which checks the client's and
-    # each task's memory itself
-    recipe = (get_approximation(approximation) if is_dask_array(X)
-              else check_machine(approximation, *np.shape(X)))
-    fit_machine = getattr(recipe, "fit_machine", None)
-    if fit_machine is not None:                 # the recipe solves by itself
-        Y2 = Y if is_dask_array(Y) else np.asarray(Y, dtype=np.float64)
-        return fit_machine(X, Y2[:, None] if Y2.ndim == 1 else Y2, gamma, alphas,
-                           kernel=kernel, bias=bias, random_state=random_state,
-                           workers=workers, centred=centred)
-    Y2 = np.asarray(Y, dtype=np.float64)
-    Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
-    approx, solver = _machine_recipe(recipe, alphas, exact_solver)
-    if state is None or solver is not None:      # the exact state only says "dense"
-        fresh = approx.prepare(X, Y2[:, 0], kernel=kernel,
-                               random_state=check_random_state(random_state), workers=workers)
-        # an equal state given (the same method) keeps the points it conditioned
-        state = state if state == fresh else fresh
-    with small_blas(float(X.shape[0]) ** 3):
-        try:
-            op = approx.build(X, Y2[:, 0], gamma, kernel=kernel, state=state,
-                              workers=block_workers(X.shape[0] ** 2, workers))
-            if isinstance(op, LowRankOperator):
-                return _low_rank_machine(op, Y2, alphas, bias, gamma, kernel, approx, state)
-            if isinstance(op, DenseOperator):
-                op.on_singular = "raise"          # a singular K + αI is the caller's to fix
-            coef, intercept = dual_solution(op, Y2, alphas, bias)
-        except np.linalg.LinAlgError as exc:
-            raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc
-    assert solver is not None                    # exact: the dense operator's strategy
-    return KernelMachine(support=X, support_indices=np.arange(X.shape[0]), coef=coef,
-                         intercept=intercept, alphas=alphas, gamma=gamma, kernel=kernel,
-                         method=solver, details={"method": solver, "n_support": int(X.shape[0])})
+    recipe = machine_recipe(approximation, exact_solver=exact_solver, state=state)
+    # a Dask X is fitted by a recipe that streams it, which checks the client's and each
+    # task's memory itself
+    if not is_dask_array(X):
+        recipe.check_resources(*np.shape(X))
+    Y2 = Y if is_dask_array(Y) else np.asarray(Y, dtype=np.float64)
+    return recipe.fit_machine(X, Y2[:, None] if Y2.ndim == 1 else Y2, gamma, alphas,
+                              kernel=kernel, bias=bias, random_state=random_state,
+                              workers=workers, centred=centred)
 
 
 def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bias: bool,
@@ -416,21 +494,22 @@ def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bi
                          details=details)
 
 
-def _fit_ard_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
-                     **options: Any) -> KernelMachine:
-    """``kernel="ard"``: the Gaussian machine (γ = 1) fitted on X·diag(√γ); it keeps the
-    unscaled support, γ of shape (d,) and ``kernel="ard"``, so that it predicts through
-    the ARD kernel (the cross-kernel product scales new points, random features scale
+def _fit_per_feature_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any,
+                             kernel: Kernel, **options: Any) -> KernelMachine:
+    """A per-feature kernel (γ of shape (d,), checked by the caller): the machine of its
+    compiled family fitted on its points (:meth:`Kernel.points`, X·diag(√γ) with γ = 1);
+    it keeps the unscaled support, γ and the kernel, so that it predicts through the
+    per-feature kernel (the cross-kernel product scales new points, random features scale
     their frequencies: z(x·diag(√γ); √2·W₀) = z(x; √(2γ)·W₀))."""
-    g = check_ard_gamma(gamma, np.shape(X)[1])
+    g = gamma
     lazy = is_dask_array(X)                     # a Dask X stays lazy (the Nyström machine)
-    Xs = X * np.sqrt(g) if lazy else ard_scale(X, g)
-    machine = fit_kernel_machine(Xs, Y, 1.0, alphas, kernel="gaussian", **options)
+    Xs, g1 = (X * np.sqrt(g), 1.0) if lazy else kernel.points(X, g)
+    machine = fit_kernel_machine(Xs, Y, g1, alphas, kernel=kernel.compiled, **options)
     if machine.support is not None:
         if lazy:
             machine.support = machine.support / np.sqrt(g)
         else:
             machine.support = (X if machine.support_indices is None
                                else X[machine.support_indices])
-    machine.gamma, machine.kernel = g, "ard"
+    machine.gamma, machine.kernel = g, kernel
     return machine

@@ -273,7 +273,7 @@ def _gram_pass(rows: Any, F: np.ndarray) -> list[np.ndarray]:
                               rows.workers)
     import dask
 
-    from ..utils._dask import _compute as compute
+    from ..utils._dask import compute
     from ..utils._dask import shared
 
     payload = shared((rows.cond, F))

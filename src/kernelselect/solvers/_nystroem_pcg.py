@@ -23,12 +23,12 @@ from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMach
                            largest_dask_centres)
 from ._rows import aligned_chunks
 from ._exact import check_alphas
+from ._recipe import MachineRecipe
 from ..utils._progress import check_progress
 from ..utils._threads import block_threads
 from .._typing import RandomState
 from ..utils._validation import (check_bool, check_positive, check_positive_int,
                                  check_random_state)
-from ..operators._base import Approximation, Capabilities
 from .. import _policy as _rules
 # the centres rule and its thresholds (kernelselect._policy, with their studies) keep
 # their names here
@@ -59,7 +59,7 @@ def auto_centres(n: int, d_eff: float | None = None, d: int | None = None, t: in
     return m
 
 
-class NystroemPCG(Approximation):
+class NystroemPCG(MachineRecipe):
     """Fit a kernel machine on m Nyström centres by preconditioned conjugate gradients.
 
     A recipe for the machines (:class:`~kernelselect.KernelRidgeRegressor`,
@@ -110,14 +110,7 @@ class NystroemPCG(Approximation):
     """
 
     name = "nystrom-pcg"
-    provides: frozenset[str] = frozenset()        # fits machines; evaluates no criterion
-    #: how ``approximation="auto"`` sized this recipe (``_fit_policy.fit_gap``), else None
-    _fit_policy: dict[str, Any] | None = None
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """No criterion, no grid passes: a recipe that trains machines (on Dask too)."""
-        return Capabilities(frozenset(), dask=True, fit=True)
+    dask = True                                  # streams row-chunked Dask input
 
     def __init__(self, n_centres: int | None = None, sample_per_centre: float = SAMPLE_PER_CENTRE,
                  tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
@@ -153,6 +146,8 @@ class NystroemPCG(Approximation):
 
     def check_resources(self, n: int, d: int, t: int = 1, workers: int | None = None,
                         d_eff: float | None = None) -> Any:
+        """The memory guard on the whole solve in memory
+        (:func:`~kernelselect.solvers._pcg.check_solver_memory`)."""
         m = self.centres_for(n, d_eff)
         return check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
 
@@ -196,8 +191,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         candidates = np.unique(np.concatenate([candidates, np.asarray(alphas, dtype=np.float64)]))
         t, L = int(Y.shape[1]), candidates.size
         own = intercept_forms(bias, centred, False)
-        forms = intercept_forms(bias, centred, check_bool(getattr(recipe, "loo_intercept", False),
-                                                         "loo_intercept"))
+        forms = intercept_forms(bias, centred, check_bool(recipe.loo_intercept, "loo_intercept"))
         if len(forms) > 1 and not loo_affordable(n, m, d, t, L, forms):
             forms, form_rule = own, "given (both forms beyond budget)"
         else:
@@ -221,6 +215,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "sample_rows": q, "iterations": [d["iterations"] for d in per_alpha],
         "residual": [d["residual"] for d in per_alpha],
         "converged": [d["converged"] for d in per_alpha], "tol": tol, "max_iter": max_iter,
+        "direct": [d["direct"] for d in per_alpha],
         "jitter": [d["jitter"] for d in per_alpha], "passes": [d["passes"] for d in per_alpha],
         "seconds": [d["seconds"] for d in per_alpha],
         "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
@@ -229,7 +224,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "alpha_rule": "given" if candidates is None else "given (leave-one-out beyond budget)",
         "intercept_form": intercept_forms(bias, centred, False)[0],
         "intercept_rule": ("given (leave-one-out beyond budget)"
-                           if candidates is not None and getattr(recipe, "loo_intercept", False)
+                           if candidates is not None and recipe.loo_intercept
                            else "given")}
     first = fits[0]
     return NystromMachine(support=first.support, support_indices=centres, coef=coef,

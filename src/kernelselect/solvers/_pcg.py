@@ -79,6 +79,29 @@ whether or not ``tol`` was met; a fit that stops above ``tol`` warns
 has relative residual 1. A residual ε bounds the change of the fitted values by
 ε‖ΦᵀCy‖/(2√α) (the largest σ/(σ² + α) over the singular values σ of Φ is 1/(2√α)).
 
+Stalls
+------
+The products are computed through β = T⁻¹A⁻¹u/√n, which the small singular values of
+T (those of K_mm) and of A (√λ, along the directions the ridge alone holds, such as
+the constant with a bias) stretch, and K_nmᵀCK_nmβ then cancels to a small vector:
+its rounding, about 2⁻⁵²‖K_nm‖²‖β‖, returns through T⁻ᵀ and A⁻ᵀ stretched again. With
+every row of a 1-D sample of 5 a centre at α/n = 10⁻⁸ with a bias (cond K_mm = 7·10⁷),
+|β| reached 10⁷ for unit u, K_nmᵀCK_nmβ was 10⁻⁴ with relative errors of 4·10⁻⁶ to
+10⁻⁴, the preconditioned matrix, ≈ I to 10⁻⁵ in exact arithmetic, was applied with
+errors of 2·10⁻⁵, and the iteration stalled at a preconditioned residual of 7·10⁻⁶,
+its fitted values 3·10⁻⁶ off a 50-digit solve that the rounding of the kernel values
+moves by 2·10⁻¹⁰. Such a stall is the accuracy limit of the iteration, not of the
+model (the stacked least-squares form [CΦ; √αI] has condition 1.7·10⁴ there). So when
+the iteration stalls above ``tol`` before ``max_iter`` and n·m ≤ :data:`DIRECT_ENTRIES`,
+the model is solved directly: Φ = K_nm T⁻¹ formed by one prediction pass, centred with
+a bias, and w the least-squares solution of [CΦ; √αI] w = [Cy; 0] by Householder QR
+(backward stable, no squared condition number), O((n + m)m²) flops; the fitted values
+above came within 4·10⁻¹⁰ of the 50-digit ones. Its two residuals are read as the
+iteration's, through one more streamed product, so they are what the coefficients
+have and may stay at the products' rounding above ``tol`` (2·10⁻⁶ preconditioned
+there): the fit then still warns, naming the direct finish; ``details["direct"]``
+records the route. A stall on a larger problem is reported as before.
+
 Targets
 -------
 Each column of Y is divided by a power of two near its largest magnitude (exact, and
@@ -126,12 +149,13 @@ from scipy.linalg import blas, lapack
 
 from .. import lowlevel
 from ..utils._dask import DaskRows, is_dask_array
-from ..utils._dask import _compute as dask_compute
+from ..utils._dask import compute as dask_compute
 from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ..utils._progress import progress_iter
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._exact import KernelMachine
+from ..kernels import Kernel
 from ..utils._threads import blas_for_flops, block_threads
 from ..utils._warnings import ConvergenceWarning, warn_user
 
@@ -139,6 +163,7 @@ __all__ = [
     "DEFAULT_TOL",
     "DEFAULT_MAX_ITER",
     "SAMPLE_PER_CENTRE",
+    "DIRECT_ENTRIES",
     "NystromPreconditioner",
     "NystromSolution",
     "nystrom_pcg",
@@ -170,6 +195,9 @@ DEFAULT_TOL = 1e-7
 DEFAULT_MAX_ITER = 100
 #: rows sampled for the preconditioner besides the centres, per centre (module notes)
 SAMPLE_PER_CENTRE = 1
+#: largest n·m at which a stalled iteration is finished by a direct solve (module notes,
+#: "Stalls"): K_nm (8 MiB) and its QR are then cheaper than the passes already run
+DIRECT_ENTRIES = 2**20
 
 _EPS = 2.0 ** -52
 _JITTER_TRACE = 1e-13      # δ₀ = 10⁻¹³·tr K_mm (module notes)
@@ -497,6 +525,10 @@ class NystromSolution:
         notes, "Stopping rule").
     converged : bool
         Whether every residual and preconditioned residual is ≤ tol.
+    direct : bool
+        Whether a stalled iteration was finished by the direct solve (module notes,
+        "Stalls"); the residuals are then the direct solution's, read as the
+        iteration's.
     passes : int
         Streamed passes over the data (iterations + the right-hand side + checks).
     jitter, shift : float
@@ -534,6 +566,7 @@ class NystromSolution:
     effective_dimension: float = float("nan")
     gcv: np.ndarray = field(default_factory=lambda: np.empty(0))
     preconditioned_residual: np.ndarray = field(default_factory=lambda: np.empty(0))
+    direct: bool = False
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -635,8 +668,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         if constant is not None:                      # Cy = 0 exactly: β = 0, b = ȳ
             rhs[:, np.asarray(constant, dtype=bool)] = 0.0
             spread = np.where(constant, 0.0, spread)
+    rhs = rhs.copy(order="F")                     # kept: the solves below overwrite a copy
     with blas_for_flops(4.0 * m * m * rhs.shape[1]):
-        c = P.solve_At(P.solve_Tt(_fortran(rhs))) / sqrt_n
+        c = P.solve_At(P.solve_Tt(rhs.copy(order="F"))) / sqrt_n
         c_norm = _norms(P.times_At(c.copy(order="F")))
     seconds["right-hand side"] = time.perf_counter() - clock
 
@@ -677,25 +711,74 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         if close is not None:
             close()
     seconds["iterations"] = time.perf_counter() - clock
-    with blas_for_flops(2.0 * m * m * U.shape[1]):
-        V = P.solve_A(U.copy(order="F"))                  # √n·w
-        beta = P.solve_T(V.copy(order="F")) / sqrt_n
-    # The fit's residual sum of squares without another pass: with w = A⁻¹u/√n,
-    # wᵀΦᵀCy = uᵀc and the explicit residual ρ_w = √n·AᵀR gives wᵀρ_w = uᵀR, so
-    # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
-    rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
-        - lam * np.einsum("ij,ij->j", V, V)
-    reached = in_w(R)                                     # before A is inverted in place
+    passes = rows.passes
+    direct = None
+    if np.any(residual > tol) and iterations < max_iter and n * m <= DIRECT_ENTRIES:
+        clock = time.perf_counter()                       # stalled: the module notes
+        direct = _direct_solve(rows, P, alpha, bias, ybar)
+        seconds["direct"] = time.perf_counter() - clock
+        passes += 1
+    if direct is not None:
+        W, beta, rss = direct
+        # its residuals as the iteration reads them, through the streamed products
+        q = rows.normal(beta)
+        passes += 1
+        if bias:
+            q -= np.outer(s, s @ beta) / n
+        with blas_for_flops(4.0 * m * m * W.shape[1]):
+            rho = P.solve_Tt(_fortran(rhs - q)) - alpha * W      # ΦᵀCy − (ΦᵀCΦ + αI)w
+            reached = _ratio(_norms(rho), _norms(P.solve_Tt(_fortran(rhs))))
+            pre = _ratio(_norms(P.solve_At(_fortran(rho))) / sqrt_n, u_norm)
+        residual = np.maximum(reached, pre)
+    else:
+        with blas_for_flops(2.0 * m * m * U.shape[1]):
+            V = P.solve_A(U.copy(order="F"))              # √n·w
+            beta = P.solve_T(V.copy(order="F")) / sqrt_n
+        # The fit's residual sum of squares without another pass: with w = A⁻¹u/√n,
+        # wᵀΦᵀCy = uᵀc and the explicit residual ρ_w = √n·AᵀR gives wᵀρ_w = uᵀR, so
+        # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
+        rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
+            - lam * np.einsum("ij,ij->j", V, V)
+        reached = in_w(R)                                 # before A is inverted in place
+        pre = _ratio(_norms(R), u_norm)
     d_eff = P.effective_dimension() + (1.0 if bias else 0.0)
     intercept = ybar - (s @ beta) / n if bias else np.zeros(beta.shape[1])
     t = beta.shape[1]
     return NystromSolution(
         coef=np.ascontiguousarray(beta), intercept=intercept, iterations=iterations,
-        residual=reached, converged=bool(np.all(residual <= tol)), passes=rows.passes,
+        residual=reached, converged=bool(np.all(residual <= tol)), passes=passes,
         jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
         history=np.array(history, dtype=np.float64).reshape(len(history), t), rss=rss,
         effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2,
-        preconditioned_residual=_ratio(_norms(R), u_norm))
+        preconditioned_residual=pre, direct=direct is not None)
+
+
+def _direct_solve(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias: bool,
+                  ybar: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The same model solved directly, for a stalled iteration on a small problem
+    (n·m ≤ :data:`DIRECT_ENTRIES`; module notes, "Stalls"): Φ = K_nm T⁻¹ formed
+    by one prediction pass, w the least-squares solution of [CΦ; √αI] w = [Cy; 0] by
+    Householder QR. Returns (w, β = T⁻¹w, the residual sum of squares ‖Cy − CΦw‖²)."""
+    n, m = rows.n, P.m
+    eye = np.eye(m)
+    if is_dask_array(rows.X):
+        K, Y = dask_compute(dask_predict(rows.X, rows.cond, eye, np.zeros(m)), rows.Y)
+    else:
+        K = run_pass(APPLY, rows.X, rows.cond, eye, getattr(rows, "workers", None))
+        Y = rows.Y
+    Y = np.asarray(Y, dtype=np.float64).reshape(n, -1)
+    with blas_for_flops(float(n) * m * m):
+        Phi = P.solve_Tt(np.asfortranarray(K.T)).T          # K_nm T⁻¹, (n, m)
+    if bias:
+        Phi = Phi - Phi.mean(axis=0)
+        Y = Y - ybar
+    stacked = np.vstack([Phi, math.sqrt(alpha) * eye])
+    with blas_for_flops(2.0 * (n + m) * m * m):
+        Q, Rq = np.linalg.qr(stacked)
+        W = np.linalg.solve(Rq, Q[:n].T @ Y) if m else np.zeros((0, Y.shape[1]))
+    fitted = Phi @ W
+    beta = P.solve_T(W.copy(order="F"))
+    return W, beta, np.einsum("ij,ij->j", Y - fitted, Y - fitted)
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -886,6 +969,9 @@ def warn_unconverged(sol: NystromSolution, m: int, alpha: float) -> None:
     cause = (f"max_iter={sol.max_iter} iterations were used" if sol.iterations >= sol.max_iter
              else f"the residual stopped falling after {sol.iterations} iterations "
                   "(the accuracy floating point allows on this problem)")
+    if sol.direct:
+        cause += ("; the fit was then finished by a direct least-squares solve, whose "
+                  "residual read through the same streamed products is their rounding")
     warn_user(f"The Nyström conjugate-gradient solve ({m} centres, alpha={alpha:.3g}) "
               f"stopped at a relative residual of {worst:.2g}, above tol={sol.tol:.3g}: "
               f"{cause}. Raise max_iter, loosen tol, or raise alpha; "
@@ -908,7 +994,7 @@ class NystromMachine(KernelMachine):
         m, t, L = self.coef.shape
         coef = self.coef.reshape(m, t * L)
         intercept = self.intercept.reshape(t * L)
-        if self.kernel == "ard":    # fitted on X·diag(√γ) with γ = 1 (the ARD machines)
+        if Kernel.of(self.kernel).per_feature:   # fitted on X·diag(√γ) with γ = 1
             X = X * np.sqrt(np.asarray(self.gamma, dtype=np.float64))
         if is_dask_array(X):
             out = dask_predict(X, self.conditioning, coef, intercept)
@@ -923,7 +1009,7 @@ def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
     return {"method": "nystrom-pcg", "n_centres": m, "iterations": sol.iterations,
             "residual": sol.residual.copy(),
             "preconditioned_residual": sol.preconditioned_residual.copy(),
-            "converged": sol.converged, "tol": sol.tol,
+            "converged": sol.converged, "direct": sol.direct, "tol": sol.tol,
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
             "seconds": dict(sol.seconds), "history": sol.history.copy(),
             "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,

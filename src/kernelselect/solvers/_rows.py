@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from .. import _nystrom_passes
-from ..primitives._kernel_ops import _SAFE_EXPONENT
+from ..primitives._kernel_ops import power_of_two
 from ..utils._threads import block_threads, one_blas_thread
-from ..utils._validation import KERNEL_CODES
+from ..kernels import Kernel
 
 __all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystromRows",
            "dask_predict", "pass_bytes", "run_pass"]
@@ -43,6 +43,12 @@ PART_ROWS = 2**16
 
 class Conditioning:
     """The translation, power-of-two scale and rescaled γ shared by every pass.
+
+    The scale is the library's one conditioning step
+    (:func:`~kernelselect.primitives._kernel_ops.power_of_two`, as
+    :class:`~kernelselect.primitives._kernel_ops.Points` takes it), over the centres and
+    the data's bounds, since the passes meet rows that are not centres; the translation
+    is the centres' mean for either kernel.
 
     Parameters
     ----------
@@ -71,23 +77,14 @@ class Conditioning:
                  bounds: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.shift = np.ascontiguousarray(centres.mean(axis=0), dtype=np.float64)
         moved = centres - self.shift
-        peak = float(np.max(np.abs(moved))) if moved.size else 0.0
-        if bounds is not None:
-            low, high = (np.asarray(b, dtype=np.float64) - self.shift for b in bounds)
-            peak = max(peak, float(np.max(np.abs(low), initial=0.0)),
-                       float(np.max(np.abs(high), initial=0.0)))
-        exponent = math.frexp(peak)[1] if peak > 0 else 0
-        if abs(exponent) <= _SAFE_EXPONENT[np.dtype(np.float64)]:
-            exponent = 0
+        spans = [moved] if bounds is None else [
+            moved, *(np.asarray(b, dtype=np.float64) - self.shift for b in bounds)]
+        exponent, self.gamma = power_of_two(spans, gamma, kernel)
         self.scale = math.ldexp(1.0, -exponent)
         self.centres = np.ascontiguousarray(moved * self.scale)
-        power = 2 * exponent if kernel == "gaussian" else exponent
-        try:
-            self.gamma = min(math.ldexp(gamma, power), float(np.finfo(np.float64).max))
-        except OverflowError:
-            self.gamma = float(np.finfo(np.float64).max)
+        family = Kernel.of(kernel, per_feature=False)
         self.kernel = kernel
-        self.kernel_code = KERNEL_CODES[kernel]
+        self.kernel_code = family.code
 
 
 def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
@@ -256,7 +253,7 @@ class DaskNystromRows:
         import dask
 
         from ..utils._dask import _chunk_task, shared
-        from ..utils._dask import _compute as compute
+        from ..utils._dask import compute
 
         self._passes += 1
         payload = shared((self.cond, args))

@@ -71,12 +71,14 @@ class Kernel(str, enum.Enum):
         (the selection's policy chooses one): see :func:`kernel_or_auto`."""
         if isinstance(kernel, cls):
             family = kernel
-        elif isinstance(kernel, str):
-            family = _FAMILY_OF_NAME.get(kernel)
-            if family is None:             # checked once per spelling, then looked up
-                family = _FAMILY_OF_NAME[kernel] = _parse(kernel, ())
+        elif isinstance(kernel, str) and kernel in _FAMILY_OF_NAME:
+            family = _FAMILY_OF_NAME[kernel]
+        elif not per_feature:              # the error lists the one-γ kernels only
+            return cls(check_kernel(kernel))
         else:
             family = _parse(kernel, ())
+            if isinstance(kernel, str):    # checked once per spelling, then looked up
+                _FAMILY_OF_NAME[kernel] = family
         if family is Kernel.ARD and not per_feature:
             check_kernel(family.value)     # the message naming where the kernel is taken
         return family
@@ -233,8 +235,11 @@ AUTO = "auto"
 
 
 def kernel_or_auto(kernel: Any) -> Kernel | str:
-    """A user's ``kernel`` argument where ``"auto"`` is accepted: the string ``"auto"``
-    (case and spaces ignored), or the :class:`Kernel` it names (:meth:`Kernel.of`)."""
+    """The kernel a user's ``kernel`` argument names, where ``"auto"`` is accepted.
+
+    Returns the string ``"auto"`` (case and spaces ignored: the selection's policy then
+    chooses the kernel), or the :class:`Kernel` the argument names (:meth:`Kernel.of`);
+    ``ValueError`` listing every accepted name otherwise."""
     if isinstance(kernel, str) and not isinstance(kernel, Kernel) \
             and kernel.strip().lower() == AUTO:
         return AUTO
