@@ -93,12 +93,9 @@ def fit_lssvm(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
     >>> m.decision_function(X[:3]).shape
     (3, 1, 2)
     """
-    X, Y, source = _function_data(X, y, min_rows=2)
-    kernel = Kernel.of(kernel)
-    gamma = _resolve_gamma(gamma, np.shape(X)[1], kernel, default=False)
-    return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=True,
-                approximation=approximation, random_state=random_state, workers=workers,
-                source=source)
+    return _fit_function(X, y, gamma, alpha, kernel=kernel, bias=True,
+                         approximation=approximation, random_state=random_state,
+                         workers=workers)
 
 
 def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
@@ -109,10 +106,20 @@ def fit_krr(X: npt.ArrayLike, y: npt.ArrayLike, gamma: float,
 
     Same parameters and return value as :func:`fit_lssvm` (intercepts are zero).
     """
-    X, Y, source = _function_data(X, y, min_rows=1)
+    return _fit_function(X, y, gamma, alpha, kernel=kernel, bias=False,
+                         approximation=approximation, random_state=random_state,
+                         workers=workers)
+
+
+def _fit_function(X: npt.ArrayLike, y: npt.ArrayLike, gamma: Any, alpha: Any, *, kernel: Any,
+                  bias: bool, approximation: Any, random_state: RandomState,
+                  workers: int | None) -> KernelMachine:
+    """:func:`fit_lssvm` (``bias``) or :func:`fit_krr`: X, y, the kernel and γ checked
+    once, then the machine (the LSSVM's bias needs two rows)."""
+    X, Y, source = _function_data(X, y, min_rows=2 if bias else 1)
     kernel = Kernel.of(kernel)
     gamma = _resolve_gamma(gamma, np.shape(X)[1], kernel, default=False)
-    return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=False,
+    return _fit(X, Y, gamma, check_alphas(alpha), kernel=kernel, bias=bias,
                 approximation=approximation, random_state=random_state, workers=workers,
                 source=source)
 
