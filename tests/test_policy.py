@@ -18,7 +18,7 @@ from kernelselect import select_kernel
 
 SRC = pathlib.Path(kernelselect.__file__).resolve().parent
 POLICY = SRC / "_policy.py"
-STUDIES = SRC.parents[1] / "studies"
+STUDIES = pathlib.Path(__file__).resolve().parents[1] / "studies"   # the checkout's, wherever the package is installed
 
 
 def _constants():

@@ -212,6 +212,10 @@ class RowPasses(Protocol):
 
     n: int
     cond: Conditioning
+    #: the rows and targets the passes stream (in memory or Dask arrays), read by the
+    #: direct finish of a stalled iteration
+    X: Any
+    Y: Any
 
     @property
     def passes(self) -> int: ...
@@ -754,7 +758,7 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
 
 
 def _direct_solve(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias: bool,
-                  ybar: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                  ybar: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The same model solved directly, for a stalled iteration on a small problem
     (n·m ≤ :data:`DIRECT_ENTRIES`; module notes, "Stalls"): Φ = K_nm T⁻¹ formed
     by one prediction pass, w the least-squares solution of [CΦ; √αI] w = [Cy; 0] by
