@@ -28,14 +28,14 @@ from ..kernels import Kernel
 from ..utils._validation import (
     check_grid,
     check_matrix,
-    check_positive,
     check_positive_int,
     check_random_state,
     check_vector,
 )
 from .._typing import RandomState
 from ..utils._warnings import renamed_attribute
-from ..operators.nystrom import Nystroem
+# a stand-in, so it lives with the others; its name stays importable here
+from ..operators.nystrom import ProportionalNystroem  # noqa: F401
 
 if TYPE_CHECKING:
     from ..operators import Approximation
@@ -62,36 +62,6 @@ CV_GAMMAS = 2.0 ** np.arange(-15, 10, 2)
 CV_ALPHAS = 2.0 ** np.arange(-15, 6, 2)
 
 
-class ProportionalNystroem(Nystroem):
-    """Nyström approximation whose sizes scale with the number of points it sees.
-
-    c = round(landmark_fraction · n) landmarks and rank k = round(rank_fraction · c)
-    (both at least 1): Ding & Liao (PAKDD 2012) uses c = 0.1n, k = 0.5c, with n the size of each
-    cross-validation training fold.
-    """
-
-    name = "nystrom"
-    label = "nystrom(c=fn, k=gc)"
-
-    def __init__(self, landmark_fraction: float = 0.1, rank_fraction: float = 0.5,
-                 sampler: str = "uniform", eigen_floor: float = 1e-12,
-                 random_state: RandomState = None) -> None:
-        self.landmark_fraction = landmark_fraction
-        self.rank_fraction = rank_fraction
-        super().__init__(n_landmarks=None, rank=None, sampler=sampler, eigen_floor=eigen_floor,
-                         random_state=random_state)
-
-    def _sizes(self, n: int) -> tuple[int, int]:
-        f = check_positive(self.landmark_fraction, "landmark_fraction")
-        g = check_positive(self.rank_fraction, "rank_fraction")
-        if f > 1 or g > 1:
-            raise ValueError(
-                f"landmark_fraction and rank_fraction must be in (0, 1] (c ≤ n, k ≤ c); got "
-                f"{self.landmark_fraction!r} and {self.rank_fraction!r}."
-            )
-        c = max(1, int(round(f * n)))
-        k = max(1, int(round(g * c)))
-        return c, k
 
 
 def nystrom_cv_setting() -> dict[str, Any]:

@@ -25,7 +25,7 @@ from ._samplers import (column_norm_probabilities, gumbel_top_c, kmeans_centres,
 from .streaming_lowrank import (StreamingLowRankOperator, Transform, build_operators,
                                 check_streaming_memory)
 
-__all__ = ["Nystroem", "NystroemState", "nystroem_factor", "landmark_eigenpairs",
+__all__ = ["Nystroem", "ProportionalNystroem", "NystroemState", "nystroem_factor", "landmark_eigenpairs",
            "SAMPLERS"]
 
 SAMPLERS = ("uniform", "column_norm", "leverage", "kmeans", "modified", "optimal")
@@ -547,3 +547,35 @@ def _optimal_factor(P: Points, gamma: float, rank: int, eigen_floor: float, thre
     lam, U = lam[order], U[:, order]
     keep = np.flatnonzero(lam > eigen_floor * max(lam[0], 0.0))
     return U[:, keep] * np.sqrt(lam[keep]), U[:, keep] / np.sqrt(lam[keep])
+
+
+class ProportionalNystroem(Nystroem):
+    """Nyström approximation whose sizes scale with the number of points it sees.
+
+    c = round(landmark_fraction · n) landmarks and rank k = round(rank_fraction · c)
+    (both at least 1): Ding & Liao (PAKDD 2012) uses c = 0.1n, k = 0.5c, with n the size of each
+    cross-validation training fold.
+    """
+
+    name = "nystrom"
+    label = "nystrom(c=fn, k=gc)"
+
+    def __init__(self, landmark_fraction: float = 0.1, rank_fraction: float = 0.5,
+                 sampler: str = "uniform", eigen_floor: float = 1e-12,
+                 random_state: RandomState = None) -> None:
+        self.landmark_fraction = landmark_fraction
+        self.rank_fraction = rank_fraction
+        super().__init__(n_landmarks=None, rank=None, sampler=sampler, eigen_floor=eigen_floor,
+                         random_state=random_state)
+
+    def _sizes(self, n: int) -> tuple[int, int]:
+        f = check_positive(self.landmark_fraction, "landmark_fraction")
+        g = check_positive(self.rank_fraction, "rank_fraction")
+        if f > 1 or g > 1:
+            raise ValueError(
+                f"landmark_fraction and rank_fraction must be in (0, 1] (c ≤ n, k ≤ c); got "
+                f"{self.landmark_fraction!r} and {self.rank_fraction!r}."
+            )
+        c = max(1, int(round(f * n)))
+        k = max(1, int(round(g * c)))
+        return c, k
