@@ -145,7 +145,7 @@ class Kernel(str, enum.Enum):
         """Whether the compiled kernel is more accurate on translated points: the
         Gaussian forms ‖x‖² + ‖z‖² − 2x·z, whose cancellation shrinks when the points
         are centred (K is unchanged by a common translation); the Laplacian sums
-        |x_j − z_j| directly."""
+        abs(x_j − z_j) directly."""
         return self.compiled is Kernel.GAUSSIAN
 
     def points(self, X: npt.ArrayLike, gamma: Any) -> tuple[Any, Any]:
