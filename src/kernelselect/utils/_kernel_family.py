@@ -74,7 +74,9 @@ class Kernel(str, enum.Enum):
         elif isinstance(kernel, str) and kernel in _FAMILY_OF_NAME:
             family = _FAMILY_OF_NAME[kernel]
         elif not per_feature:              # the error lists the one-γ kernels only
-            return cls(check_kernel(kernel))
+            family = cls(check_kernel(kernel))
+            if isinstance(kernel, str):    # a one-γ kernel: looked up from now on
+                _FAMILY_OF_NAME[kernel] = family
         else:
             family = _parse(kernel, ())
             if isinstance(kernel, str):    # checked once per spelling, then looked up
