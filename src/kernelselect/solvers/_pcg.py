@@ -765,11 +765,11 @@ def _direct_solve(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias:
     Householder QR. Returns (w, β = T⁻¹w, the residual sum of squares ‖Cy − CΦw‖²)."""
     n, m = rows.n, P.m
     eye = np.eye(m)
-    if is_dask_array(rows.X):
-        K, Y = dask_compute(dask_predict(rows.X, rows.cond, eye, np.zeros(m)), rows.Y)
-    else:
-        K = run_pass(APPLY, rows.X, rows.cond, eye, getattr(rows, "workers", None))
+    if isinstance(rows, NystromRows):                      # in memory: its own threads
+        K = run_pass(APPLY, rows.X, rows.cond, eye, rows.workers)
         Y = rows.Y
+    else:
+        K, Y = dask_compute(dask_predict(rows.X, rows.cond, eye, np.zeros(m)), rows.Y)
     Y = np.asarray(Y, dtype=np.float64).reshape(n, -1)
     with blas_for_flops(float(n) * m * m):
         Phi = P.solve_Tt(np.asfortranarray(K.T)).T          # K_nm T⁻¹, (n, m)
