@@ -33,6 +33,8 @@ def is_peer(name, params):
 
 def summary(ratios):
     r = sorted(ratios)
+    if len(r) < 2:
+        return f"{len(r)} cases" + (f": {r[0]:.2f}" if r else "")
     q = statistics.quantiles(r, n=4)
     return (f"{len(r)} cases: median {statistics.median(r):.2f}, middle half {q[0]:.2f}–{q[2]:.2f}, "
             f"range {r[0]:.2f}–{r[-1]:.2f}, {sum(x > 1.1 for x in r)} above 1.1, "
