@@ -15,7 +15,8 @@ from ..utils._validation import (check_bool, check_matrix, check_positive, check
                            check_random_state)
 from .._typing import RandomState
 from ..kernels import sample_frequencies, scale_frequencies
-from .objectives import _check_rho, _check_targets, _class_codes, _indicator, nysdi, rfdi
+from .objectives import (_check_kernel_parameters, _check_targets, _class_codes, _indicator,
+                         nysdi, rfdi)
 
 
 # --------------------------------------------------------------------------------------
@@ -191,7 +192,7 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma
     ``components_from_rows`` (landmarks drawn from the rows of X) also J ≤ n."""
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     J = check_positive_int(n_components, "n_components")
-    rho = _check_rho(rho)
+    gamma, rho = _check_kernel_parameters(gamma, rho)
     batch = default_batch_size(J) if batch_size is None else check_positive_int(
         batch_size, "batch_size", minimum=2)
     targets, n_targets = _prepare_targets(y, task, X.shape[0])
@@ -210,7 +211,6 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma
     )
     if not schedule["decay"] < 1:
         raise ValueError(f"decay must be in (0, 1), got {decay!r}.")
-    gamma = check_positive(gamma, "gamma")
     schedule.update(min_learning_rate=min_learning_rate,
                     progress=check_bool(progress, "progress"))
     if components_from_rows and J > X.shape[0]:
