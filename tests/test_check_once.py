@@ -225,6 +225,9 @@ def _gamma_doors():
         "nysdi": lambda g: di.nysdi(X, Y, X[:4], g),
         "train_rfdi": lambda g: di.train_rfdi(X, y, 3, gamma=g, max_epochs=1),
         "train_nysdi": lambda g: di.train_nysdi(X, y, 3, gamma=g, max_epochs=1),
+        "scale_frequencies": lambda g: kernels.scale_frequencies(np.ones((3, 5)), g),
+        "scale_frequencies(laplacian)": lambda g: kernels.scale_frequencies(np.ones((3, 5)), g,
+                                                                            "laplacian"),
         # the per-feature kernel: one γ per feature
         "kernel_block(ard)": lambda g: lowlevel.kernel_block(X, X[:5], g, "ard", workers=1),
         "KernelRidgeRegressor(ard)": lambda g: KernelRidgeRegressor(kernel="ard",
