@@ -158,7 +158,8 @@ SUBLAYERS = {
         {""},
     ],
     "primitives": [
-        {"_kernel_ops", "_columns", "_grid"},
+        {"_kernel_ops"},
+        {"_columns", "_grid"},
         {"_show_config"},
         {""},
     ],
@@ -435,6 +436,70 @@ def test_only_operators_subclass_approximation(tmp_path):
     planted = "\n\nclass Planted(_base.Approximation):\n    pass\n"
     target.write_text(target.read_text(encoding="utf-8") + planted, encoding="utf-8")
     assert _approximation_subclasses(copy) == [("kernelselect.solvers._nystroem_pcg", "Planted")]
+
+
+#: the calls that validate γ: the kernel value's check and its per-feature alias; any
+#: other ``check_*`` call validates γ when it is given the label "gamma"
+GAMMA_CHECKS = {"check_gamma", "check_ard_gamma"}
+#: the kernel's home, where the check is defined and the public kernel module's aliases
+#: delegate to it
+KERNEL_HOME = {"kernelselect.utils._kernel_family", "kernelselect.kernels"}
+#: the most call sites γ may be validated at: the doors of a layer share one check
+#: (the primitives and an approximation's build, the machines, the DI objectives)
+MAX_GAMMA_CHECK_SITES = 4
+
+
+def _gamma_checks(src=SRC):
+    """(module, line) of every call that validates γ outside the kernel's home."""
+    found = []
+    for name, (path, _) in _modules_at(src).items():
+        if path is None or name in KERNEL_HOME:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            called = (f.attr if isinstance(f, ast.Attribute)
+                      else f.id if isinstance(f, ast.Name) else "")
+            labels = {a.value for a in (*node.args, *(k.value for k in node.keywords))
+                      if isinstance(a, ast.Constant)}
+            if called in GAMMA_CHECKS or (called.startswith("check_") and "gamma" in labels):
+                found.append((name, node.lineno))
+    return found
+
+
+def test_gamma_is_validated_at_few_call_sites():
+    found = _gamma_checks()
+    assert 1 <= len(found) <= MAX_GAMMA_CHECK_SITES, (
+        f"γ validated at {len(found)} call sites {found}: let the doors of one layer share "
+        "one check (primitives._kernel_ops.checked_kernel, di.objectives."
+        "_check_kernel_parameters)")
+
+
+@pytest.mark.parametrize("plant", [
+    # a door checking γ by the kernel value itself instead of through its layer's check
+    ("primitives/_columns.py",
+     "\n\ndef _planted(kernel, gamma):\n    return kernel.check_gamma(gamma)\n"),
+    # a scalar check of γ by name
+    ("models/_machines.py",
+     "\n\ndef _planted(gamma):\n    return check_positive(gamma, name='gamma')\n"),
+    ("di/training.py",
+     "\n\ndef _planted(gamma, d):\n    return check_ard_gamma(gamma, d)\n"),
+])
+def test_gamma_check_count_fails_on_a_planted_check(tmp_path, plant):
+    copy = tmp_path / "kernelselect"
+    shutil.copytree(SRC, copy, ignore=shutil.ignore_patterns("*.so", "__pycache__", "data"))
+    where, text = plant
+    target = copy / where
+    before = _gamma_checks(copy)
+    target.write_text(target.read_text(encoding="utf-8") + text, encoding="utf-8")
+    importer = "kernelselect." + where.removesuffix(".py").replace("/", ".")
+    added = sorted(set(_gamma_checks(copy)) - set(before))
+    assert [m for m, _ in added] == [importer]
+    # a check in the kernel's home is its definition or an alias, not a call site
+    home = copy / "kernels.py"
+    home.write_text(home.read_text(encoding="utf-8") + text, encoding="utf-8")
+    assert len(_gamma_checks(copy)) == len(before) + 1
 
 
 #: the longest a function's code may run, its docstring apart

@@ -193,3 +193,71 @@ def test_per_feature_selection_checks_x_once_at_the_door(monkeypatch, n):
     spy = _count(monkeypatch, lambda: est.fit(X, y), X)
     assert len(spy.x_checks) <= 2, spy.x_checks
     assert len(spy.y_preps) <= 2, spy.y_preps
+
+
+def _gamma_doors():
+    """Every public door that takes a γ, as γ ↦ the call (small data, one thread)."""
+    from kernelselect import di, kernels, lowlevel
+    from kernelselect.operators.dense import Exact
+    from kernelselect.operators.mcm import MCM
+    from kernelselect.operators.nystrom import Nystroem
+    from kernelselect.operators.rff import RFF
+
+    X, y = _data(n=24, task="binary", seed=7)
+    r = X[:, 1]
+    Y = di.encode_targets(y)
+    built = dict(kernel="gaussian", state=None, workers=1)
+    return {
+        "kernel_block": lambda g: lowlevel.kernel_block(X, X[:5], g, workers=1),
+        "kernel_matvec": lambda g: lowlevel.kernel_matvec(X, np.ones(24), g, workers=1),
+        "kernel_sums": lambda g: lowlevel.kernel_sums(X, g, workers=1),
+        "song_xu_column": lambda g: lowlevel.song_xu_column([4, 3], 0.5, g, workers=1),
+        "Exact.build": lambda g: Exact().build(X, r, g, **built),
+        "Nystroem.build": lambda g: Nystroem(n_landmarks=6, random_state=0).build(X, r, g,
+                                                                                  **built),
+        "RFF.build": lambda g: RFF(n_features=8, random_state=0).build(X, r, g, **built),
+        "MCM.build": lambda g: MCM().build(X, r, g, **built),
+        "KernelRidgeRegressor": lambda g: KernelRidgeRegressor(gamma=g).fit(X, r),
+        "LSSVMClassifier": lambda g: LSSVMClassifier(gamma=g).fit(X, y),
+        "fit_krr": lambda g: kernelselect.fit_krr(X, r, gamma=g, alpha=1.0),
+        "fit_lssvm": lambda g: kernelselect.fit_lssvm(X, np.where(y == "yes", 1.0, -1.0),
+                                                      gamma=g, alpha=1.0),
+        "nysdi": lambda g: di.nysdi(X, Y, X[:4], g),
+        "train_rfdi": lambda g: di.train_rfdi(X, y, 3, gamma=g, max_epochs=1),
+        "train_nysdi": lambda g: di.train_nysdi(X, y, 3, gamma=g, max_epochs=1),
+        "scale_frequencies": lambda g: kernels.scale_frequencies(np.ones((3, 5)), g),
+        "scale_frequencies(laplacian)": lambda g: kernels.scale_frequencies(np.ones((3, 5)), g,
+                                                                            "laplacian"),
+        # the per-feature kernel: one γ per feature
+        "kernel_block(ard)": lambda g: lowlevel.kernel_block(X, X[:5], g, "ard", workers=1),
+        "KernelRidgeRegressor(ard)": lambda g: KernelRidgeRegressor(kernel="ard",
+                                                                    gamma=g).fit(X, r),
+        "scale_frequencies(ard)": lambda g: kernels.scale_frequencies(np.ones((3, 5)), g, "ard"),
+    }
+
+
+#: bad γ → (error, its message) for the one-γ kernels and for the per-feature kernel
+BAD_GAMMA = [
+    (-1.0, ValueError, "gamma must be a finite number > 0, got -1.0.",
+     "gamma[0] = np.float64(-1.0): every per-feature γ must be finite and > 0"),
+    (float("nan"), ValueError, "gamma must be a finite number > 0, got nan.",
+     "gamma[0] = np.float64(nan): every per-feature γ must be finite and > 0"),
+    ("x", TypeError, "gamma must be a real number, got 'x'.",
+     "gamma must be a positive number or an array of one positive number per feature for "
+     "kernel='ard', got 'x'."),
+]
+
+
+@pytest.mark.parametrize("door", list(_gamma_doors()))
+@pytest.mark.parametrize("gamma,error,message,per_feature_message", BAD_GAMMA,
+                         ids=["negative", "nan", "text"])
+def test_every_gamma_door_refuses_a_bad_gamma(door, gamma, error, message,
+                                              per_feature_message):
+    """γ is checked at each public door (through its layer's one check): a bad γ raises
+    the error naming ``gamma`` before any work, with the kernel's message."""
+    expected = per_feature_message if "ard" in door else message
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(error) as info:
+            _gamma_doors()[door](gamma)
+    assert str(info.value).startswith(expected), str(info.value)

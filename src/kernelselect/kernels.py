@@ -69,12 +69,11 @@ def scale_frequencies(W0: npt.ArrayLike, gamma: Any, kernel: str = "gaussian") -
     """Frequencies for kernel parameter γ from standard draws: √(2γ)·W0 (Gaussian,
     w ~ N(0, 2γI)), γ·W0 (Laplacian, w_j ~ Cauchy(0, γ)), or for ``kernel="ard"``
     with γ of shape (d,) row k scaled by √(2γ_k) (w ~ N(0, 2 diag γ);
-    :meth:`Kernel.scale_frequencies`)."""
+    :meth:`Kernel.scale_frequencies`). γ is checked for the kernel
+    (:meth:`Kernel.check_gamma`)."""
     family = Kernel.of(kernel)
     W0 = np.asarray(W0, dtype=np.float64)
-    if family.per_feature:
-        gamma = family.check_gamma(gamma, W0.shape[0])
-    return family.scale_frequencies(W0, gamma)
+    return family.scale_frequencies(W0, family.check_gamma(gamma, W0.shape[0]))
 
 
 def median_heuristic_gamma(X: Any, kernel: str = "gaussian", rng: Any = None,

@@ -14,6 +14,7 @@ import scipy.linalg
 
 from ..primitives._columns import rff_features
 from ..primitives._kernel_ops import kernel_block
+from ..utils._kernel_family import Kernel
 from ..utils._labels import encode_labels, unit_indicators
 from ..utils._validation import check_matrix, check_positive, check_vector
 from ..criteria.discriminant import operator_di
@@ -78,6 +79,14 @@ def _check_targets(Y: npt.ArrayLike, n: int | None, name: str = "Y") -> np.ndarr
 
 def _check_rho(rho: Any) -> float:
     return check_positive(rho, "rho")
+
+
+def _check_kernel_parameters(gamma: Any, rho: Any) -> tuple[float, float]:
+    """(γ, ρ) checked: γ of the Gaussian kernel exp(−γ‖x − x′‖²) (its check,
+    :meth:`Kernel.check_gamma`) and the ridge ρ, each a finite float > 0. The one γ
+    check of the DI doors, :func:`nysdi` and the training of :func:`train_rfdi` /
+    :func:`train_nysdi`."""
+    return Kernel.GAUSSIAN.check_gamma(gamma), _check_rho(rho)
 
 
 def _centre(A: np.ndarray) -> np.ndarray:
@@ -317,8 +326,8 @@ def _check_params_nys(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLi
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     R = _check_features_matrix(landmarks, "landmarks", X.shape[1], axis=1)
     Y = _check_targets(Y, X.shape[0])
-    gamma = check_positive(gamma, "gamma")
-    return X, _centre(Y), R, gamma, _check_rho(rho)
+    gamma, rho = _check_kernel_parameters(gamma, rho)
+    return X, _centre(Y), R, gamma, rho
 
 
 def nysdi(X: npt.ArrayLike, Y: npt.ArrayLike, landmarks: npt.ArrayLike, gamma: float,

@@ -3,9 +3,10 @@ decay-on-saturation schedule of Al et al. (Sect. 5.1)."""
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -15,7 +16,8 @@ from ..utils._validation import (check_bool, check_matrix, check_positive, check
                            check_random_state)
 from .._typing import RandomState
 from ..kernels import sample_frequencies, scale_frequencies
-from .objectives import _check_rho, _check_targets, _class_codes, _indicator, nysdi, rfdi
+from .objectives import (_check_kernel_parameters, _check_targets, _class_codes, _indicator,
+                         nysdi, rfdi)
 
 
 # --------------------------------------------------------------------------------------
@@ -191,7 +193,7 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma
     ``components_from_rows`` (landmarks drawn from the rows of X) also J ≤ n."""
     X = check_matrix(X, "X", dtype=np.float64, min_rows=2)
     J = check_positive_int(n_components, "n_components")
-    rho = _check_rho(rho)
+    gamma, rho = _check_kernel_parameters(gamma, rho)
     batch = default_batch_size(J) if batch_size is None else check_positive_int(
         batch_size, "batch_size", minimum=2)
     targets, n_targets = _prepare_targets(y, task, X.shape[0])
@@ -210,7 +212,6 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma
     )
     if not schedule["decay"] < 1:
         raise ValueError(f"decay must be in (0, 1), got {decay!r}.")
-    gamma = check_positive(gamma, "gamma")
     schedule.update(min_learning_rate=min_learning_rate,
                     progress=check_bool(progress, "progress"))
     if components_from_rows and J > X.shape[0]:
@@ -220,6 +221,40 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma
         )
     return _Training(X, J, gamma, rho, batch, targets, check_random_state(random_state),
                      schedule)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _parameters_of(model: Callable[_P, Any]) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
+    """Decorator: the decorated function takes the parameters of ``model``, declared
+    once there. Its signature and annotations (what ``help``, ``inspect.signature``,
+    ``typing.get_type_hints`` and, through ``ParamSpec``, type checkers read) become
+    those of ``model``, its return annotation kept; its body reads the arguments with
+    :func:`_bound`."""
+
+    def decorate(f: Callable[..., _R]) -> Callable[_P, _R]:
+        returns = f.__annotations__["return"]
+        f.__signature__ = inspect.signature(model).replace(  # type: ignore[attr-defined]
+            return_annotation=returns)
+        f.__annotations__ = {**model.__annotations__, "return": returns}
+        return f
+
+    return decorate
+
+
+def _bound(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+           ) -> dict[str, Any]:
+    """The arguments of a call of ``f`` (decorated by :func:`_parameters_of`) by
+    parameter name, defaults filled in; a call its signature refuses raises the
+    ``TypeError`` Python raises for it, naming ``f``."""
+    try:
+        bound = inspect.signature(f).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise TypeError(f"{f.__name__}() {exc}") from None
+    bound.apply_defaults()
+    return dict(bound.arguments)
 
 
 def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
@@ -283,13 +318,8 @@ def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamm
     return W, b, hist
 
 
-def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
-                rho: float = 1e-4, *, task: str = "classification",
-                batch_size: int | None = None, learning_rate: float = 1e-2,
-                max_epochs: int = 200, tol: float = 1e-3, patience: int = 3, decay: float = 0.1,
-                min_learning_rate: float = 1e-7, random_state: RandomState = None,
-                progress: bool = False, workers: int | None = None
-                ) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
+@_parameters_of(train_rfdi)
+def train_nysdi(*args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
     """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
 
     The J landmarks start as a uniformly random subset of the rows of X (without
@@ -303,9 +333,9 @@ def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gam
         Rows of X the landmarks started from.
     history : TrainingHistory
     """
-    run = _training_setup(X, y, n_components, gamma, rho, task, batch_size, learning_rate,
-                          max_epochs, tol, patience, decay, min_learning_rate, progress,
-                          random_state, components_from_rows=True)
+    options = _bound(train_nysdi, args, kwargs)
+    workers = options.pop("workers")
+    run = _training_setup(**options, components_from_rows=True)
     indices = np.sort(run.rng.choice(run.X.shape[0], size=run.n_components, replace=False))
     R = run.X[indices].copy()
 

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..utils._kernel_family import Kernel
-from ..primitives._kernel_ops import Points
+from ..primitives._kernel_ops import Points, checked_kernel
 from ..utils._resources import check_allocation
 from .._typing import Gammas, PreparedState, RandomState, RowFunction, SpectralFunction
 
@@ -631,9 +631,8 @@ class Approximation(Parameterised):
                      workers: int | None) -> tuple[Kernel, float, Any]:
         """(the kernel family, γ checked positive, the state) that :meth:`build` starts
         from; called without the state of :meth:`prepare`, it prepares one (with no
-        random state)."""
-        family = Kernel.of(kernel, per_feature=False)
-        gamma = family.check_gamma(gamma)
+        random state). γ is checked by the primitives' ``checked_kernel``."""
+        family, gamma = checked_kernel(kernel, gamma, per_feature=False)
         if state is None:
             state = self.prepare(X, y, kernel=family, random_state=None, workers=workers)
         return family, gamma, state

@@ -20,7 +20,8 @@ from .. import _rff
 from ..utils._resources import check_allocation
 from ..utils._threads import check_workers, one_blas_thread
 from ..utils._kernel_family import Kernel
-from ..utils._validation import check_finite, check_matrix, check_positive, check_vector
+from ..utils._validation import check_finite, check_matrix, check_vector
+from ._kernel_ops import checked_kernel
 
 __all__ = ["song_xu_column", "labeled_rff_column", "rff_features", "song_xu_unchecked",
            "rff_unchecked", "rff_column_unchecked"]
@@ -129,8 +130,7 @@ def song_xu_column(m: int | npt.ArrayLike, h: float | npt.ArrayLike, gamma: floa
     >>> u.round(4).tolist()
     [1.0, 0.6176, 0.1353, 0.6176]
     """
-    family = Kernel.of(kernel, per_feature=False)
-    gamma = check_positive(gamma, "gamma")
+    family, gamma = checked_kernel(kernel, gamma, per_feature=False)
     grid = _check_levels(m)
     spacing = _check_spacing(h, grid.shape[0])
     n_threads = check_workers(workers)

@@ -31,8 +31,8 @@ from ..utils._validation import (
     real_array,
 )
 
-__all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "block_unchecked",
-           "condition", "power_of_two", "matvec_unchecked", "sums_unchecked",
+__all__ = ["kernel_block", "kernel_matvec", "kernel_sums", "Points", "checked_kernel",
+           "block_unchecked", "condition", "power_of_two", "matvec_unchecked", "sums_unchecked",
            "gram_upper_add_unchecked", "symmetric_eigh_unchecked", "cholesky_inverse_unchecked"]
 
 _INT_MAX = 2**31 - 1
@@ -227,15 +227,25 @@ def cholesky_inverse_unchecked(W: np.ndarray) -> np.ndarray | None:
     return T if _kernels._cholesky_inverse_into(W, T) == 0 else None
 
 
+def checked_kernel(kernel: Kernel | str, gamma: Any, n_features: int | None = None, *,
+                   per_feature: bool = True) -> tuple[Kernel, Any]:
+    """(the kernel, γ checked for it): the kernel argument parsed (:meth:`Kernel.of`;
+    ``per_feature=False`` where one γ is taken) and γ checked by it
+    (:meth:`Kernel.check_gamma`: a finite float > 0, or shape (n_features,) for the
+    per-feature kernel). The one γ check of the primitives' doors and of an
+    approximation's ``build``; ``TypeError``/``ValueError`` naming ``gamma``."""
+    family = Kernel.of(kernel, per_feature=per_feature)
+    return family, family.check_gamma(gamma, n_features)
+
+
 def _check_common(arrays: list[Any], gamma: Any, kernel: Kernel | str, workers: int | None
                   ) -> tuple[list[np.ndarray], float, Kernel, int]:
     """The checks every public primitive opens with: the kernel parsed, γ checked for it
-    (its shape read from the first array), the arrays and γ carried to the compiled
-    family (:meth:`Kernel.points`) and the first array checked as ``X``. Returns
-    (arrays, γ, compiled family, threads)."""
-    family = Kernel.of(kernel)
+    (its shape read from the first array; :func:`checked_kernel`), the arrays and γ
+    carried to the compiled family (:meth:`Kernel.points`) and the first array checked
+    as ``X``. Returns (arrays, γ, compiled family, threads)."""
     shape = np.shape(arrays[0])
-    gamma = family.check_gamma(gamma, shape[1] if len(shape) == 2 else 0)
+    family, gamma = checked_kernel(kernel, gamma, shape[1] if len(shape) == 2 else 0)
     moved = [family.points(a, gamma) for a in arrays]
     X = check_matrix(moved[0][0], "X")
     threads = check_workers(workers)
