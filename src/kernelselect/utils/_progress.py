@@ -80,6 +80,8 @@ class _Lines:
         self.start = time.monotonic()
         self.done = 0
         self.shown = False
+        #: what to say instead of the mean-time estimate of the time left (None: that)
+        self.status: str | None = None
         self._stop = threading.Event()
         if delay == 0:  # shown from the start: the first line before any work
             self._line()
@@ -96,7 +98,9 @@ class _Lines:
     def _line(self) -> None:
         done, elapsed = self.done, time.monotonic() - self.start
         line = f"{self.desc}: {done}/{self.total} {self.unit} done, {_duration(elapsed)} elapsed"
-        if 0 < done < self.total:
+        if self.status is not None:
+            line += f", {self.status}"
+        elif 0 < done < self.total:
             line += f", about {_duration(elapsed / done * (self.total - done))} left"
         if self.note:
             line += f" ({self.note})"
@@ -206,6 +210,15 @@ class ProgressBar:
             self._bar.update(int(steps))
         elif self._lines is not None:
             self._lines.done = self.done
+
+    def status(self, text: str) -> None:
+        """Say ``text`` beside the count (the bar's postfix, or in the lines instead of
+        the estimate from the mean time per step): for runs whose time left is better
+        estimated otherwise, such as an iteration's residual against its tolerance."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=False)
+        elif self._lines is not None:
+            self._lines.status = text
 
     def close(self) -> None:
         """End the bar (a last line "total/total done in …" when lines were shown)."""
