@@ -150,8 +150,11 @@ class CGCheckpoint:
                 "conjugate-gradient checkpoint")
         fix = ("; it is left untouched: delete it or give another checkpoint path.")
         try:
-            with np.load(self.path, allow_pickle=False) as archive:
-                if "format" not in archive.files or str(archive["format"]) != FORMAT:
+            # opened here: np.load leaves its own handle open when the archive is broken
+            with open(self.path, "rb") as handle, np.load(handle, allow_pickle=False) \
+                    as archive:
+                if not hasattr(archive, "files") or "format" not in archive.files \
+                        or str(archive["format"]) != FORMAT:
                     raise ValueError(f"{what} (no {FORMAT!r} tag){fix}")
                 found = json.loads(str(archive["fingerprint"]))
                 arrays = {k: np.asarray(archive[k]) for k in _ARRAYS + ("iterations",)}

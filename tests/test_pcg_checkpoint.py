@@ -1,0 +1,287 @@
+"""Progress and checkpoints of the Nyström conjugate-gradient solve: the per-iteration
+record and its estimate of what is left, and a solve interrupted then resumed from its
+checkpoint ending where an uninterrupted one ends."""
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import kernelselect
+from kernelselect import KernelRidgeRegressor, NystroemPCG
+from kernelselect.solvers._cg_monitor import iterations_left
+from kernelselect.solvers._checkpoint import FORMAT, CGCheckpoint
+from kernelselect.solvers._nystroem_pcg import fit_pcg_machine
+from kernelselect.solvers._pcg import choose_centres, fit_nystrom_pcg
+from kernelselect.utils import _progress
+
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::kernelselect.utils._warnings.ConvergenceWarning")
+
+CASES = [  # (seed, n, d, m, t, gamma, alpha, bias)
+    (0, 600, 3, 80, 1, 0.5, 1.0, True),
+    (7, 900, 5, 120, 2, 0.2, 0.1, False),
+]
+
+
+def problem(seed, n, d, m, t):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    Y = np.sin(X @ rng.standard_normal((d, t))) + 0.1 * rng.standard_normal((n, t))
+    return X, Y, choose_centres(n, m, np.random.default_rng(seed + 1))
+
+
+def fit(case, **kw):
+    seed, n, d, m, t, gamma, alpha, bias = case
+    X, Y, centres = problem(seed, n, d, m, t)
+    kw.setdefault("tol", 1e-10)
+    return fit_nystrom_pcg(X, Y, gamma, alpha, centres=centres, bias=bias, **kw)
+
+
+class Stop(Exception):
+    pass
+
+
+def stop_at(k, seen=None):
+    def callback(step):
+        if seen is not None:
+            seen.append(step.iteration)
+        if step.iteration == k:
+            raise KeyboardInterrupt
+    return callback
+
+
+# ---- progress ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+def test_record_has_monotone_iterations_and_a_finite_estimate(case, capsys):
+    steps = []
+    model = fit(case, callback=steps.append)
+    its = [s.iteration for s in steps]
+    assert its == list(range(1, model.details["iterations"] + 1)) and len(its) >= 3
+    for s in steps[1:]:
+        assert np.isfinite(s.seconds_left) and s.seconds_left >= 0
+        assert 0 <= s.iterations_left <= 100 - s.iteration
+        assert s.tol == 1e-10 and np.isfinite(s.residual)
+    assert steps[-1].residual <= 1e-10 and steps[-1].iterations_left == 0
+    assert capsys.readouterr().err == ""           # a callback alone prints nothing
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_nothing_is_printed_when_progress_is_off(case, capsys):
+    fit(case, progress=False)
+    KernelRidgeRegressor(gamma=case[5], alpha=case[6], random_state=0,
+                         approximation=NystroemPCG(n_centres=50)).fit(*problem(*case[:5])[:2])
+    out = capsys.readouterr()
+    assert out.err == "" and out.out == ""
+
+
+def test_progress_lines_show_the_residual_against_tol_and_time_left(monkeypatch, capsys):
+    monkeypatch.setattr(_progress, "LINE_INTERVAL", 0.01)
+    text = []
+
+    def wait_for_status(step):                     # the heartbeat speaks during the solve
+        if step.iteration == 2:
+            end = time.monotonic() + 600
+            while time.monotonic() < end and "left" not in "".join(text):
+                text.append(capsys.readouterr().err)
+                time.sleep(0.01)
+
+    fit(CASES[0], progress=0.01, callback=wait_for_status)
+    text.append(capsys.readouterr().err)
+    line = next(ln for ln in "".join(text).splitlines() if "left" in ln)
+    assert line.startswith("Nyström conjugate gradients: 2/100 iterations done")
+    assert "residual " in line and "(tol 1e-10)" in line and "iterations," in line
+
+
+def test_iterations_left_from_the_decay_rate():
+    # log r falls by ln 10 per iteration: from 1e-2 to 3e-8 takes log10(1e-2/3e-8) = 5.5
+    assert iterations_left((0, 1.0), (2, 1e-2), 3e-8, 100) == 6
+    assert iterations_left((4, 1e-1), (6, 1e-5), 3e-10, 100) == 3     # 2 decades a step
+    assert iterations_left((0, 1.0), (2, 1e-2), 3e-8, 5) == 3         # at most max_iter − k
+    assert iterations_left((0, 1.0), (3, 2.0), 1e-7, 50) == 47         # not falling yet
+    assert iterations_left((0, 1.0), (3, 1e-3), 0.0, 50) == 47         # tol 0: all of them
+    assert iterations_left((0, 1.0), (3, 1e-9), 1e-7, 50) == 0         # met
+    assert iterations_left((2, 1.0), (2, 1.0), 1e-7, 50) == 48         # no step yet
+
+
+# ---- checkpoints ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("k", [1, 4])
+def test_an_interrupted_solve_resumes_where_it_stopped(case, k, tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    whole = fit(case)
+    with pytest.raises(KeyboardInterrupt):
+        fit(case, callback=stop_at(k), checkpoint=CGCheckpoint(path))
+    assert os.path.exists(path)
+    seen = []
+    resumed = fit(case, callback=stop_at(-1, seen), checkpoint=CGCheckpoint(path))
+    assert seen == list(range(k + 1, whole.details["iterations"] + 1))
+    assert resumed.details["iterations"] == whole.details["iterations"]
+    rel = np.max(np.abs(resumed.coef - whole.coef)) / np.max(np.abs(whole.coef))
+    assert rel <= 1e-12
+    np.testing.assert_allclose(resumed.intercept, whole.intercept, rtol=1e-12, atol=1e-14)
+    assert resumed.details["history"].shape == whole.details["history"].shape
+    assert not os.path.exists(path)                 # converged: the checkpoint is gone
+
+
+def test_saves_every_k_iterations_and_keeps_the_latest_on_interrupt(tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    save = CGCheckpoint(path, every=3)
+    with pytest.raises(KeyboardInterrupt):
+        fit(CASES[0], callback=stop_at(5), checkpoint=save)
+    assert save.saves == 2                          # at 3, then the interrupted 5
+    seen = []
+    fit(CASES[0], callback=stop_at(-1, seen), checkpoint=CGCheckpoint(path))
+    assert seen[0] == 6
+
+
+def test_max_iter_keeps_the_checkpoint_and_a_larger_max_iter_continues(tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    whole = fit(CASES[1])
+    first = fit(CASES[1], max_iter=3, checkpoint=CGCheckpoint(path))
+    assert first.details["iterations"] == 3 and not first.details["converged"]
+    assert os.path.exists(path)
+    seen = []
+    rest = fit(CASES[1], checkpoint=CGCheckpoint(path), callback=stop_at(-1, seen))
+    assert seen[0] == 4 and rest.details["iterations"] == whole.details["iterations"]
+    assert np.max(np.abs(rest.coef - whole.coef)) <= 1e-12 * np.max(np.abs(whole.coef))
+
+
+@pytest.mark.parametrize("change, field", [({"alpha": 2.0}, "alpha"), ({"gamma": 0.4}, "gamma")])
+def test_a_checkpoint_of_another_system_is_refused(change, field, tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    with pytest.raises(KeyboardInterrupt):
+        fit(CASES[0], callback=stop_at(2), checkpoint=CGCheckpoint(path))
+    other = CASES[0][:5] + (change.get("gamma", CASES[0][5]), change.get("alpha", CASES[0][6]),
+                            CASES[0][7])
+    with pytest.raises(ValueError, match=f"checkpoint .*another system.*{field}.*resume=False"):
+        fit(other, checkpoint=CGCheckpoint(path))
+    started_over = fit(other, checkpoint=CGCheckpoint(path, resume=False))
+    np.testing.assert_array_equal(started_over.coef, fit(other).coef)
+
+
+def test_other_targets_are_refused(tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    seed, n, d, m, t, gamma, alpha, bias = CASES[0]
+    X, Y, centres = problem(seed, n, d, m, t)
+    with pytest.raises(KeyboardInterrupt):
+        fit_nystrom_pcg(X, Y, gamma, alpha, centres=centres, bias=bias, callback=stop_at(2),
+                        checkpoint=CGCheckpoint(path))
+    Y2 = Y.copy()
+    Y2[17] += 1e-9
+    with pytest.raises(ValueError, match="another system.*targets"):
+        fit_nystrom_pcg(X, Y2, gamma, alpha, centres=centres, bias=bias,
+                        checkpoint=CGCheckpoint(path))
+
+
+def _savez(path, **arrays):
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def _truncated(path):
+    with pytest.raises(KeyboardInterrupt):
+        fit(CASES[0], callback=stop_at(2), checkpoint=CGCheckpoint(path))
+    data = Path(path).read_bytes()
+    Path(path).write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: Path(p).write_text("my precious notes\n"),
+    lambda p: _savez(p, U=np.zeros(3)),
+    _truncated,
+])
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_file_that_is_not_a_checkpoint_is_refused_and_left_alone(make, resume, tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    make(path)
+    before = Path(path).read_bytes()
+    with pytest.raises(ValueError, match=f"checkpoint '{path}' exists but is not a readable"):
+        fit(CASES[0], checkpoint=CGCheckpoint(path, resume=resume))
+    assert Path(path).read_bytes() == before
+
+
+def test_a_checkpoint_with_wrong_arrays_is_refused(tmp_path):
+    path = str(tmp_path / "solve.ckpt")
+    with pytest.raises(KeyboardInterrupt):
+        fit(CASES[0], callback=stop_at(2), checkpoint=CGCheckpoint(path))
+    with np.load(path) as f:
+        arrays = dict(f)
+    arrays["U"] = arrays["U"][:-1]
+    _savez(path, **arrays)
+    assert str(arrays["format"]) == FORMAT
+    with pytest.raises(ValueError, match="checkpoint .* is corrupted .*U"):
+        fit(CASES[0], checkpoint=CGCheckpoint(path))
+
+
+# ---- the public path --------------------------------------------------------------------
+
+def _regressor(path, max_iter):
+    recipe = NystroemPCG(n_centres=60, tol=1e-10, max_iter=max_iter, checkpoint=path)
+    return KernelRidgeRegressor(gamma=0.3, alpha=0.5, random_state=3, approximation=recipe)
+
+
+@pytest.mark.parametrize("on_dask", [False, True])
+def test_a_fit_stopped_by_max_iter_is_continued_through_the_estimator(on_dask, tmp_path):
+    X, Y, _ = problem(11, 700, 4, 1, 1)
+    y = Y[:, 0]
+    ctx = contextlib.nullcontext()
+    if on_dask:
+        da = pytest.importorskip("dask.array")
+        import dask
+        X, y = da.from_array(X, chunks=(250, 4)), da.from_array(y, chunks=250)
+        ctx = dask.config.set(scheduler="synchronous")
+    path = str(tmp_path / "fit.ckpt")
+    with ctx:
+        whole = _regressor(None, 100).fit(X, y)
+        part = _regressor(path, 2).fit(X, y)
+        assert part.model_.details["iterations"] == [2]
+        assert os.path.exists(path)
+        rest = _regressor(path, 100).fit(X, y)
+    assert rest.model_.details["iterations"] == whole.model_.details["iterations"]
+    np.testing.assert_allclose(rest.model_.coef, whole.model_.coef, rtol=0,
+                               atol=1e-12 * np.abs(whole.model_.coef).max())
+    assert not os.listdir(tmp_path)                # converged: nothing left behind
+
+
+def test_each_alpha_of_a_path_has_its_own_checkpoint(tmp_path):
+    X, Y, _ = problem(5, 500, 3, 1, 1)
+    alphas = np.array([0.5, 2.0, 8.0])
+
+    def machine(path, max_iter):
+        recipe = NystroemPCG(n_centres=50, tol=1e-10, max_iter=max_iter, checkpoint=path)
+        return fit_pcg_machine(X, Y, 0.4, alphas, recipe, kernel="gaussian", bias=True,
+                               random_state=2)
+
+    path = str(tmp_path / "path.ckpt")
+    whole = machine(None, 100)
+    machine(path, 2)
+    assert sorted(os.listdir(tmp_path)) == ["path-alpha1.ckpt", "path-alpha2.ckpt",
+                                            "path.ckpt"]
+    rest = machine(path, 100)
+    assert rest.details["iterations"] == whole.details["iterations"]
+    np.testing.assert_allclose(rest.coef, whole.coef, rtol=0,
+                               atol=1e-12 * np.abs(whole.coef).max())
+    assert not os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    ({"checkpoint": 12}, TypeError, "checkpoint must be a file path"),
+    ({"checkpoint": "/no/such/folder/x.ckpt"}, ValueError, "checkpoint .* does not exist"),
+    ({"checkpoint": "."}, ValueError, "checkpoint '.' is a folder"),
+    ({"checkpoint": "x.ckpt", "checkpoint_every": 0}, ValueError, "checkpoint_every"),
+    ({"checkpoint": "x.ckpt", "resume": "yes"}, TypeError, "resume"),
+])
+def test_bad_checkpoint_settings_are_refused(bad, error, match):
+    with pytest.raises(error, match=match):
+        NystroemPCG(**bad).checkpoints(1)
+
+
+def test_recipe_repr_names_the_checkpoint():
+    assert "checkpoint='a.ckpt'" in repr(NystroemPCG(checkpoint="a.ckpt"))
+    assert kernelselect.NystroemPCG is NystroemPCG
