@@ -68,8 +68,12 @@ class CGState:
 
     def copy(self) -> "CGState":
         """An independent copy (the solve updates U and R in place)."""
-        return CGState(*(np.array(getattr(self, k), order="F") for k in _ARRAYS[:6]),
-                       iterations=int(self.iterations), history=np.array(self.history))
+        def own(a: np.ndarray) -> np.ndarray:
+            return np.array(a, order="F")
+        return CGState(U=own(self.U), R=own(self.R), direction=own(self.direction),
+                       rr=own(self.rr), residual=own(self.residual),
+                       checked=own(self.checked), iterations=int(self.iterations),
+                       history=own(self.history))
 
 
 def digest(a: Any) -> str:
@@ -224,11 +228,12 @@ class CGCheckpoint:
                                    dir=folder)
         try:
             with os.fdopen(fd, "wb") as f:
-                np.savez(f, format=np.array(FORMAT),
-                         fingerprint=np.array(json.dumps(self.fingerprint, sort_keys=True)),
-                         iterations=np.array(int(state.iterations)),
-                         **{k: np.asarray(getattr(state, k), dtype=np.float64)
-                            for k in _ARRAYS})
+                arrays: dict[str, Any] = {
+                    k: np.asarray(getattr(state, k), dtype=np.float64) for k in _ARRAYS}
+                arrays.update(format=np.array(FORMAT), iterations=np.array(state.iterations),
+                              fingerprint=np.array(json.dumps(self.fingerprint,
+                                                              sort_keys=True)))
+                np.savez(f, **arrays)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, self.path)
