@@ -4,6 +4,7 @@ checkpoint ending where an uninterrupted one ends."""
 
 import contextlib
 import os
+import re
 import time
 from pathlib import Path
 
@@ -93,8 +94,8 @@ def test_progress_lines_show_the_residual_against_tol_and_time_left(monkeypatch,
     fit(CASES[0], progress=0.01, callback=wait_for_status)
     text.append(capsys.readouterr().err)
     line = next(ln for ln in "".join(text).splitlines() if "left" in ln)
-    assert line.startswith("Nyström conjugate gradients: 2/100 iterations done")
-    assert "residual " in line and "(tol 1e-10)" in line and "iterations," in line
+    assert re.fullmatch(r"Nyström conjugate gradients: [12]/100 iterations done, .* elapsed, "
+                        r"residual \S+ \(tol 1e-10\), about \d+ iterations, .* left", line)
 
 
 def test_iterations_left_from_the_decay_rate():
@@ -285,3 +286,57 @@ def test_bad_checkpoint_settings_are_refused(bad, error, match):
 def test_recipe_repr_names_the_checkpoint():
     assert "checkpoint='a.ckpt'" in repr(NystroemPCG(checkpoint="a.ckpt"))
     assert kernelselect.NystroemPCG is NystroemPCG
+
+
+# ---- the command line -------------------------------------------------------------------
+
+@pytest.fixture
+def pcg_refit(monkeypatch):
+    """``predict``'s refit on the Nyström conjugate-gradient machine at a small n."""
+    from kernelselect import _policy
+    from kernelselect.solvers import _nystroem_pcg
+    monkeypatch.setattr(_policy, "EXACT_FIT_MAX_N", 40)
+    monkeypatch.setattr(_nystroem_pcg, "loo_affordable", lambda *a, **k: False)
+    writes = []
+    real = CGCheckpoint.write
+    monkeypatch.setattr(CGCheckpoint, "write",
+                        lambda self, state: (writes.append(state.iterations),
+                                             real(self, state))[1])
+    return writes
+
+
+def _predict(argv, capsys, code=0):
+    from kernelselect.cli import main
+    assert main(["predict", "--dataset", "winequality_red", "--rows", "3", *argv]) == code
+    return capsys.readouterr().out
+
+
+def test_cli_checkpoint_resumes_an_interrupted_refit(pcg_refit, monkeypatch, tmp_path, capsys):
+    from kernelselect.solvers import _pcg
+    path = str(tmp_path / "refit.ckpt")
+    plain = _predict([], capsys)
+    assert pcg_refit == []
+
+    class Interrupting(_pcg.CGMonitor):
+        def __init__(self, progress, tol, max_iter, callback=None):
+            super().__init__(progress, tol, max_iter, stop_at(3))
+
+    monkeypatch.setattr(_pcg, "CGMonitor", Interrupting)
+    _predict(["--checkpoint", path], capsys, code=130)   # "interrupted", exit 130
+    assert os.path.exists(path) and pcg_refit == [1, 2, 3]
+    monkeypatch.setattr(_pcg, "CGMonitor", Interrupting.__bases__[0])
+    resumed = _predict(["--checkpoint", path], capsys)
+    assert pcg_refit[3] == 4 and len(pcg_refit) > 4      # continued from iteration 3
+    assert resumed.splitlines()[1:] == plain.splitlines()[1:]
+    assert not os.path.exists(path)
+
+
+def test_cli_checkpoint_refuses_a_foreign_file_and_clashes(tmp_path, capsys):
+    from kernelselect.cli import main
+    out = tmp_path / "pred.csv"
+    assert main(["predict", "--dataset", "servo", "--output", str(out),
+                 "--checkpoint", str(out)]) == 2
+    assert "--checkpoint" in capsys.readouterr().err
+    assert main(["predict", "--dataset", "servo", "--checkpoint",
+                 str(tmp_path / "no" / "x.ckpt")]) == 2
+    assert "does not exist" in capsys.readouterr().err

@@ -32,6 +32,8 @@ by default every iteration is saved.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -39,18 +41,40 @@ import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..utils._validation import check_positive_int
 
-__all__ = ["FORMAT", "CGState", "CGCheckpoint", "check_checkpoint", "digest", "fingerprint"]
+__all__ = ["FORMAT", "CGState", "CGCheckpoint", "check_checkpoint", "digest", "fingerprint",
+           "checkpoint_to", "default_checkpoint"]
 
 #: the tag that marks a file as a checkpoint of this library (and its layout's version)
 FORMAT = "kernelselect conjugate-gradient checkpoint 1"
 
 _ARRAYS = ("U", "R", "direction", "rr", "residual", "checked", "history")
+
+_DEFAULT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "kernelselect_checkpoint", default=None)
+
+
+@contextlib.contextmanager
+def checkpoint_to(path: Any) -> Iterator[None]:
+    """Within the block, a Nyström machine whose recipe names no ``checkpoint`` (such as
+    the one ``approximation="auto"`` chooses inside a selection estimator's refit)
+    checkpoints to ``path`` (:func:`check_checkpoint`): how the command line's
+    ``--checkpoint`` reaches the fit without a recipe of its own."""
+    token = _DEFAULT.set(check_checkpoint(path))
+    try:
+        yield
+    finally:
+        _DEFAULT.reset(token)
+
+
+def default_checkpoint() -> str | None:
+    """The path set by :func:`checkpoint_to` around this call, or None."""
+    return _DEFAULT.get()
 
 
 @dataclass

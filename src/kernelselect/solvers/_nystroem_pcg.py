@@ -23,7 +23,7 @@ from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMach
                            choose_sample, fit_nystrom_pcg, largest_centres,
                            largest_dask_centres)
 from ._rows import aligned_chunks
-from ._checkpoint import CGCheckpoint, check_checkpoint
+from ._checkpoint import CGCheckpoint, check_checkpoint, default_checkpoint
 from ._exact import check_alphas
 from ._recipe import MachineRecipe
 from ..utils._progress import check_progress
@@ -157,8 +157,10 @@ class NystroemPCG(MachineRecipe):
 
     def checkpoints(self, count: int) -> list[CGCheckpoint | None]:
         """One checkpoint per α of ``count`` (``checkpoint``, then ``-alpha<i>`` before
-        the extension), or Nones; validated."""
-        path = check_checkpoint(self.checkpoint)
+        the extension; without ``checkpoint``, the path of an enclosing
+        :func:`~kernelselect.solvers._checkpoint.checkpoint_to`), or Nones; validated."""
+        path = check_checkpoint(self.checkpoint if self.checkpoint is not None
+                                else default_checkpoint())
         if path is None:
             return [None] * count
         every = check_positive_int(self.checkpoint_every, "checkpoint_every")
