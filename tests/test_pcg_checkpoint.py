@@ -16,6 +16,7 @@ from kernelselect import KernelRidgeRegressor, NystroemPCG
 from kernelselect.solvers._cg_monitor import iterations_left
 from kernelselect.solvers._checkpoint import FORMAT, CGCheckpoint
 from kernelselect.solvers._nystroem_pcg import fit_pcg_machine
+from kernelselect.solvers import _pcg
 from kernelselect.solvers._pcg import choose_centres, fit_nystrom_pcg
 from kernelselect.utils import _progress
 
@@ -154,28 +155,35 @@ def test_max_iter_keeps_the_checkpoint_and_a_larger_max_iter_continues(tmp_path)
 
 
 @pytest.mark.parametrize("change, field", [({"alpha": 2.0}, "alpha"), ({"gamma": 0.4}, "gamma")])
-def test_a_checkpoint_of_another_system_is_refused(change, field, tmp_path):
+def test_a_checkpoint_of_another_system_is_refused(change, field, tmp_path, monkeypatch):
     path = str(tmp_path / "solve.ckpt")
     with pytest.raises(KeyboardInterrupt):
         fit(CASES[0], callback=stop_at(2), checkpoint=CGCheckpoint(path))
     other = CASES[0][:5] + (change.get("gamma", CASES[0][5]), change.get("alpha", CASES[0][6]),
                             CASES[0][7])
-    with pytest.raises(ValueError, match=f"checkpoint .*another system.*{field}.*resume=False"):
-        fit(other, checkpoint=CGCheckpoint(path))
+    with monkeypatch.context() as patch:          # refused before the costly set-up
+        patch.setattr(_pcg, "NystromPreconditioner", None)
+        with pytest.raises(ValueError,
+                           match=f"checkpoint .*another system.*{field}.*resume=False"):
+            fit(other, checkpoint=CGCheckpoint(path))
     started_over = fit(other, checkpoint=CGCheckpoint(path, resume=False))
     np.testing.assert_array_equal(started_over.coef, fit(other).coef)
 
 
-def test_other_targets_are_refused(tmp_path):
+@pytest.mark.parametrize("on_dask, field", [(False, r"y\b"), (True, r"K\(X, centres\)")])
+def test_other_targets_are_refused(on_dask, field, tmp_path):
     path = str(tmp_path / "solve.ckpt")
     seed, n, d, m, t, gamma, alpha, bias = CASES[0]
     X, Y, centres = problem(seed, n, d, m, t)
+    Y2 = Y.copy()
+    Y2[17] += 1e-9
+    if on_dask:
+        da = pytest.importorskip("dask.array")
+        X, Y, Y2 = (da.from_array(a, chunks=(200, a.shape[1])) for a in (X, Y, Y2))
     with pytest.raises(KeyboardInterrupt):
         fit_nystrom_pcg(X, Y, gamma, alpha, centres=centres, bias=bias, callback=stop_at(2),
                         checkpoint=CGCheckpoint(path))
-    Y2 = Y.copy()
-    Y2[17] += 1e-9
-    with pytest.raises(ValueError, match="another system.*targets"):
+    with pytest.raises(ValueError, match=f"another system.*differs in .*{field}"):
         fit_nystrom_pcg(X, Y2, gamma, alpha, centres=centres, bias=bias,
                         checkpoint=CGCheckpoint(path))
 

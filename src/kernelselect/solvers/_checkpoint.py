@@ -201,6 +201,22 @@ class CGCheckpoint:
         """Refuse, before any work, a path holding a file that is not a checkpoint."""
         self._read()
 
+    def _refuse_other(self, found: dict[str, str], fingerprint: dict[str, str],
+                      keys: Any) -> None:
+        differ = sorted(k for k in keys if found.get(k) != fingerprint.get(k))
+        if differ:
+            raise ValueError(
+                f"checkpoint {self.path!r} holds a solve of another system (it differs in "
+                f"{', '.join(differ)}); pass resume=False to start over and replace it, or "
+                "give another checkpoint path.")
+
+    def check_early(self, fields: dict[str, str]) -> None:
+        """Refuse a checkpoint of another system on the fields known before the solve's
+        costly set-up (sizes, γ, α, centres): the rest is compared by :meth:`load`."""
+        read = self._read()
+        if read is not None and self.resume:
+            self._refuse_other(read[0], fields, fields)
+
     def load(self, fingerprint: dict[str, str], shape: tuple[int, int]) -> CGState | None:
         """The saved state of the system ``fingerprint`` (its vectors of ``shape``
         (m, t)), or None to start over (no file, or ``resume=False``); refuses the
@@ -210,13 +226,7 @@ class CGCheckpoint:
         if read is None or not self.resume:
             return None
         found, arrays = read
-        differ = sorted(k for k in set(found) | set(fingerprint)
-                        if found.get(k) != fingerprint.get(k))
-        if differ:
-            raise ValueError(
-                f"checkpoint {self.path!r} holds a solve of another system (it differs in "
-                f"{', '.join(differ)}); pass resume=False to start over and replace it, or "
-                "give another checkpoint path.")
+        self._refuse_other(found, fingerprint, set(found) | set(fingerprint))
         m, t = shape
         it = int(arrays["iterations"])
         expected = {"U": (m, t), "R": (m, t), "direction": (m, t), "rr": (t,),

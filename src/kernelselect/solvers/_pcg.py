@@ -647,23 +647,31 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
             return U, R, residual, iterations          # met, out of iterations, or stalled
 
 
-def _fingerprint(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias: bool,
-                 sample: np.ndarray | None, KtY: np.ndarray, sums: Any, squares: Any
+def _fingerprint(rows: RowPasses, alpha: float, bias: bool, sample: np.ndarray | None,
                  ) -> dict[str, str]:
-    """What identifies the system a checkpoint belongs to (:mod:`._checkpoint`): the
-    sizes, γ, α, the kernel and bias, the preconditioner, and digests of the centres,
-    the sample rows, the targets (in memory) and the right-hand side, which depend on
-    every row of X and y."""
+    """What identifies the system a checkpoint belongs to (:mod:`._checkpoint`) and is
+    known before the solve's set-up: the sizes, γ, α, the kernel and bias, digests of
+    the centres, of the sample rows and of the targets (in memory)."""
     cond = rows.cond
     Y = rows.Y if isinstance(rows.Y, np.ndarray) else "dask"
     return fingerprint(
         dtype="float64", n=rows.n, d=int(rows.X.shape[1]), m=int(cond.centres.shape[0]),
-        t=int(KtY.shape[1]) - 1, gamma=np.asarray(cond.gamma, dtype=np.float64),
-        alpha=float(alpha), kernel=cond.kernel, bias=bool(bias), jitter=float(P.jitter),
-        shift=float(P.shift), centres=np.asarray(cond.centres),
+        gamma=np.asarray(cond.gamma, dtype=np.float64), alpha=float(alpha),
+        kernel=cond.kernel, bias=bool(bias), centres=np.asarray(cond.centres),
         sample=np.empty((0, 0)) if sample is None else np.asarray(sample, dtype=np.float64),
-        targets=Y, products=np.asarray(KtY, dtype=np.float64),
-        sums=np.asarray(sums, dtype=np.float64), squares=np.asarray(squares, dtype=np.float64))
+        y=Y)
+
+
+def _fingerprint_solve(P: NystromPreconditioner, KtY: np.ndarray, sums: Any, squares: Any
+                       ) -> dict[str, str]:
+    """The rest of the fingerprint: the preconditioner's jitter and shift and the
+    right-hand side K_nmᵀ[1, y], 1ᵀy, ‖y‖², which depend on every row of X and y (a
+    Dask input is fingerprinted by them without another pass)."""
+    return fingerprint(
+        t=int(KtY.shape[1]) - 1, jitter=float(P.jitter), shift=float(P.shift),
+        **{"K(X, centres)ᵀ[1, y]": np.asarray(KtY, dtype=np.float64),
+           "sum of y": np.asarray(sums, dtype=np.float64),
+           "sum of squares of y": np.asarray(squares, dtype=np.float64)})
 
 
 def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
@@ -707,6 +715,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     """
     n, m = rows.n, rows.cond.centres.shape[0]
     lam, sqrt_n = alpha / n, math.sqrt(n)
+    if checkpoint is not None:                # refuse another system before the set-up
+        early = _fingerprint(rows, alpha, bias, sample)
+        checkpoint.check_early(early)
     clock = time.perf_counter()
     P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias)
     seconds = {"preconditioner": time.perf_counter() - clock}
@@ -757,7 +768,7 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     monitor = CGMonitor(progress, tol, max_iter, callback)
     state = None
     if checkpoint is not None:
-        state = checkpoint.load(_fingerprint(rows, P, alpha, bias, sample, KtY, sums, squares),
+        state = checkpoint.load(dict(early, **_fingerprint_solve(P, KtY, sums, squares)),
                                 (m, int(c.shape[1])))
     try:
         if monitor.active:
