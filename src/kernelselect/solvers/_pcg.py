@@ -647,6 +647,34 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
             return U, R, residual, iterations          # met, out of iterations, or stalled
 
 
+def _monitored(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
+               relative: Callable[[np.ndarray], np.ndarray], tol: float, max_iter: int,
+               history: list[np.ndarray], state: CGState | None, monitor: CGMonitor,
+               checkpoint: CGCheckpoint | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`_conjugate_gradients` from ``state`` (or zero), reporting to ``monitor``
+    and saving to ``checkpoint``: on an interruption the latest state is saved; a
+    finished solve (converged, or stalled, which resuming would repeat) removes its
+    checkpoint, one stopped by ``max_iter`` keeps it."""
+    try:
+        if monitor.active:
+            monitor.start(0 if state is None else state.iterations,
+                          relative(c) if state is None else state.residual)
+        U, R, residual, iterations = _conjugate_gradients(
+            matvec, c, relative, tol, max_iter, history, state=state,
+            observe=monitor.step if monitor.active else None,
+            save=None if checkpoint is None else checkpoint.offer)
+    except BaseException:
+        if checkpoint is not None:
+            checkpoint.flush()
+        raise
+    finally:
+        monitor.close()
+    if checkpoint is not None and (iterations < max_iter or np.all(residual <= tol)):
+        checkpoint.remove()
+    return U, R, residual, iterations
+
+
 def _fingerprint(rows: RowPasses, alpha: float, bias: bool, sample: np.ndarray | None,
                  ) -> dict[str, str]:
     """What identifies the system a checkpoint belongs to (:mod:`._checkpoint`) and is
@@ -765,27 +793,13 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
 
     clock = time.perf_counter()
     history: list[np.ndarray] = []
-    monitor = CGMonitor(progress, tol, max_iter, callback)
     state = None
     if checkpoint is not None:
         state = checkpoint.load(dict(early, **_fingerprint_solve(P, KtY, sums, squares)),
                                 (m, int(c.shape[1])))
-    try:
-        if monitor.active:
-            monitor.start(0 if state is None else state.iterations,
-                          relative(c) if state is None else state.residual)
-        U, R, residual, iterations = _conjugate_gradients(
-            matvec, c, relative, tol, max_iter, history, state=state,
-            observe=monitor.step if monitor.active else None,
-            save=None if checkpoint is None else checkpoint.offer)
-    except BaseException:
-        if checkpoint is not None:
-            checkpoint.flush()
-        raise
-    finally:
-        monitor.close()
-    if checkpoint is not None and (iterations < max_iter or np.all(residual <= tol)):
-        checkpoint.remove()                      # finished: resuming would repeat it
+    U, R, residual, iterations = _monitored(matvec, c, relative, tol, max_iter, history,
+                                            state, CGMonitor(progress, tol, max_iter, callback),
+                                            checkpoint)
     seconds["iterations"] = time.perf_counter() - clock
     passes = rows.passes
     direct = None
