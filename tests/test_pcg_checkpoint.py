@@ -3,6 +3,7 @@ record and its estimate of what is left, and a solve interrupted then resumed fr
 checkpoint ending where an uninterrupted one ends."""
 
 import contextlib
+import io
 import os
 import re
 import time
@@ -348,3 +349,39 @@ def test_cli_checkpoint_refuses_a_foreign_file_and_clashes(tmp_path, capsys):
     assert main(["predict", "--dataset", "servo", "--checkpoint",
                  str(tmp_path / "no" / "x.ckpt")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+# ---- the selection's levels -------------------------------------------------------------
+
+def test_progress_bar_weights_the_time_left_by_the_steps_costs(monkeypatch):
+    said = []
+    monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
+    bar = _progress.ProgressBar(False, desc="d", unit="operators")
+    bar.extend(2, cost=4.0)
+    bar.update(1, cost=4.0, where="m=2")
+    assert said == [] and bar.cost_total == 0.0     # off: nothing counted or said
+    bar = _progress.ProgressBar(30.0, desc="d", unit="operators", stream=io.StringIO())
+    bar.extend(2, cost=1.0)
+    bar.extend(3, cost=16.0)
+    bar.update(2, cost=1.0, where="nystrom m=1")
+    bar.close()
+    assert bar.cost_total == 50.0 and bar.cost_done == 2.0
+    assert re.fullmatch(r"nystrom m=1, about .* left \(by the steps' costs\)", said[-1])
+
+
+def test_selection_levels_report_their_landmarks_and_costs(monkeypatch):
+    extended, said = [], []
+    real_extend = _progress.ProgressBar.extend
+    monkeypatch.setattr(_progress.ProgressBar, "extend",
+                        lambda self, steps, cost=None: (extended.append((steps, cost)),
+                                                        real_extend(self, steps, cost))[1])
+    monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((1200, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(1200)
+    result = kernelselect.select_kernel(X, y, random_state=0, progress=30.0)
+    ms = [int(lv["approximation"].split("=")[1].rstrip(")"))
+          for lv in result.details["auto"]["levels"] if "approximation" in lv]
+    assert ms and all(cost in {float(m) ** 2 for m in [100] + ms} for _, cost in extended)
+    assert any(re.fullmatch(rf"nystrom m={ms[-1]}: (\d+ γ|γ \d+ of \d+), about .* left "
+                            r"\(by the steps' costs\)", text) for text in said)

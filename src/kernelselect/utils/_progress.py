@@ -174,8 +174,14 @@ class ProgressBar:
         self._lines: _Lines | None = None
         self.total = 0
         self.done = 0
+        #: planned and done cost of the steps, when :meth:`extend` gave costs
+        self.cost_total = 0.0
+        self.cost_done = 0.0
+        self._weighted = False
+        self._clock = time.monotonic()
 
     def _start(self) -> None:
+        self._clock = time.monotonic()
         delay = 0.0 if self.progress is True else float(self.progress)
         tqdm = _tqdm()
         if tqdm is not None and _is_tty(self.stream):
@@ -187,10 +193,15 @@ class ProgressBar:
         self._lines = _Lines(self.total, self.desc, self.unit, delay,
                              max(delay, LINE_INTERVAL), self.stream, note)
 
-    def extend(self, steps: int) -> None:
-        """Add ``steps`` planned steps to the total."""
+    def extend(self, steps: int, cost: float | None = None) -> None:
+        """Add ``steps`` planned steps to the total, each of ``cost`` (in any unit
+        proportional to its time, such as its flops) when steps differ in cost: the
+        time left is then the time so far times the cost left over the cost done."""
         if self.progress is False or steps <= 0:
             return
+        if cost is not None:
+            self._weighted = True
+        self.cost_total += steps * (1.0 if cost is None else float(cost))
         self.total += int(steps)
         if self._bar is None and self._lines is None:
             self._start()
@@ -201,11 +212,18 @@ class ProgressBar:
             assert self._lines is not None
             self._lines.total = self.total
 
-    def update(self, steps: int = 1) -> None:
-        """Count ``steps`` steps done."""
+    def update(self, steps: int = 1, cost: float | None = None, where: str = "") -> None:
+        """Count ``steps`` steps done (each of ``cost``, as in :meth:`extend`);
+        ``where`` names the stage, said beside the estimate of the time left."""
         if self.progress is False:
             return
         self.done += int(steps)
+        self.cost_done += steps * (1.0 if cost is None else float(cost))
+        if self._weighted and self.cost_done > 0:
+            left = (time.monotonic() - self._clock) * max(
+                0.0, self.cost_total - self.cost_done) / self.cost_done
+            self.status(f"{where + ', ' if where else ''}about {_duration(left)} left "
+                        "(by the steps' costs)")
         if self._bar is not None:
             self._bar.update(int(steps))
         elif self._lines is not None:
