@@ -162,7 +162,10 @@ class ProgressBar:
     goes: :meth:`extend` adds planned steps to the total (a selection plans its
     operator builds grid by grid: the first grid, then each extension, Nyström level
     or refinement), :meth:`update` counts steps done, and the time left is estimated
-    from the mean time per step so far. Created shown or hidden by ``progress`` as
+    from the mean time per step so far, or, when the steps carry costs (a Nyström
+    level's builds cost n·m²), from the time per unit of cost done;
+    :meth:`status` says something else instead (a solve's residual against its
+    tolerance). Created shown or hidden by ``progress`` as
     :func:`progress_iter` is; nothing is started before the first :meth:`extend`.
     """
 
