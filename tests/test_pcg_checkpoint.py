@@ -143,6 +143,15 @@ def test_saves_every_k_iterations_and_keeps_the_latest_on_interrupt(tmp_path):
     assert seen[0] == 6
 
 
+def test_saves_when_the_time_since_the_last_save_has_passed(tmp_path):
+    every_time = CGCheckpoint(str(tmp_path / "a.ckpt"), every=100, seconds=0.0)
+    never_due = CGCheckpoint(str(tmp_path / "b.ckpt"), every=100, seconds=1e9)
+    for save in (every_time, never_due):
+        with pytest.raises(KeyboardInterrupt):
+            fit(CASES[0], callback=stop_at(4), checkpoint=save)
+    assert every_time.saves == 4 and never_due.saves == 1     # the interrupted state only
+
+
 def test_max_iter_keeps_the_checkpoint_and_a_larger_max_iter_continues(tmp_path):
     path = str(tmp_path / "solve.ckpt")
     whole = fit(CASES[1])
