@@ -194,7 +194,7 @@ SUBLAYERS = {
         {""},
     ],
     "solvers": [
-        {"_recipe", "_rows"},
+        {"_recipe", "_rows", "_cg_monitor", "_checkpoint"},
         {"_exact"},
         {"_pcg"},
         {"_loo"},

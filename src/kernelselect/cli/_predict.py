@@ -8,7 +8,9 @@ The data options are those of ``select`` (FILE or ``--dataset``, ``--target``,
 memory. The rows are split once at random (``--test-fraction``, ``--random-state``);
 the report prints the first ``--rows`` held-out rows and a summary (accuracy and
 log-loss, or R², empirical coverage and mean width); ``--output OUT.csv`` writes every
-held-out row (replacing a file only with ``--force``).
+held-out row (replacing a file only with ``--force``). ``--checkpoint PATH``: the
+refit's Nyström conjugate-gradient solve saves its state to PATH, and the same command
+run again continues from it (:mod:`kernelselect.solvers._checkpoint`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..solvers._checkpoint import check_checkpoint, checkpoint_to
 from ._output import SafeText
 from ._parsing import CommandError
 
@@ -59,6 +62,10 @@ def add_predict_parser(sub: Any) -> None:
                    help="held-out rows printed (default 10)")
     p.add_argument("--output", metavar="OUT.csv", help="write every held-out row as CSV")
     p.add_argument("--force", action="store_true", help="replace an existing --output")
+    p.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help="the refit's Nyström conjugate-gradient solve (beyond the exact "
+                   "limit) saves its state to PATH as it goes; run the same command again "
+                   "after an interruption to continue from it")
     p.set_defaults(chunk_rows=None, scheduler=None)
 
 
@@ -71,6 +78,15 @@ def _check(args: argparse.Namespace) -> None:
                            f"(0.9 for 90%), got {args.interval}.")
     if args.rows < 0:
         raise CommandError(f"--rows must be 0 or more, got {args.rows}.")
+    if args.checkpoint is not None:
+        try:
+            path = check_checkpoint(args.checkpoint)
+        except (TypeError, ValueError) as exc:
+            raise CommandError(f"--checkpoint: {exc}") from None
+        for other, what in ((args.file, "the input data file"), (args.output, "--output")):
+            if other and os.path.abspath(other) == os.path.abspath(str(path)):
+                raise CommandError(f"--checkpoint {args.checkpoint} is {what}; give "
+                                   "another path.")
     if args.output and os.path.exists(args.output) and not args.force:
         raise CommandError(f"{args.output} exists; pass --force to replace it.")
 
@@ -96,7 +112,9 @@ def cmd_predict(args: argparse.Namespace, out: SafeText) -> int:
                               random_state=args.random_state,
                               stratify=y if classes else None)
     est = KernelSelectionCV(random_state=args.random_state,
-                            task="regression" if not classes else "auto").fit(X[tr], y[tr])
+                            task="regression" if not classes else "auto")
+    with checkpoint_to(args.checkpoint):
+        est.fit(X[tr], y[tr])
     pred = est.predict(X[te])
     columns = ["row", "target", "prediction"]
     table: list[list[Any]] = [[int(i), y[i], p] for i, p in zip(te, pred)]

@@ -63,7 +63,8 @@ class Search:
         curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
         timings = np.empty(gammas.size)
         ops: list[dict[str, Any]] = []
-        self.bar.extend(gammas.size)              # the operator builds this grid plans
+        cost, where = self._build_cost(approx)
+        self.bar.extend(gammas.size, cost)        # the operator builds this grid plans
         if self.rows is not None or approx.capabilities.grid:
             # every γ from shared row passes
             built = self._build_all(approx, state, gammas)
@@ -71,7 +72,7 @@ class Search:
                 self._run_streaming(built, alphas, curves, timings, ops)
                 for gamma, op in zip(gammas, built):
                     self._keep_spectrum(gamma, op)
-                self.bar.update(gammas.size)
+                self.bar.update(gammas.size, cost, f"{where}: {gammas.size} γ" if where else "")
                 return curves, timings, ops
         for i in range(gammas.size):
             t0 = time.perf_counter()
@@ -84,15 +85,31 @@ class Search:
             timings[i] = time.perf_counter() - t0
             ops.append(dict(op.details, n_operator=op.n))
             self._keep_spectrum(gammas[i], op)
-            self.bar.update(1)
+            self.bar.update(1, cost, f"{where}{': ' if where else ''}γ {i + 1} of {gammas.size}")
         return curves, timings, ops
+
+    def _build_cost(self, approx: Approximation) -> tuple[float, str]:
+        """One operator build's cost for the time left, n·m² (n fixed: m²) with m the
+        landmarks of a Nyström stand-in (n for the exact operator), and its name."""
+        name = getattr(approx, "name", "level")
+        landmarks = getattr(approx, "landmarks", None)
+        if name == "exact":
+            m: Any = self.X.shape[0]
+        elif landmarks is not None:
+            m = len(landmarks)
+        else:
+            m = getattr(approx, "n_landmarks", None)
+        if not isinstance(m, (int, np.integer)) or m <= 0:
+            return 1.0, ""
+        return float(m) ** 2, f"{name} m={int(m)}"
 
     def first_criterion_at(self, approx: Approximation, state: Any, gamma: float,
                            alphas: np.ndarray) -> np.ndarray:
         """The first criterion at one γ for every α: one operator built in memory, or
         on Dask input one streamed pass (X stays in its chunks)."""
         crit = self.crits[0]
-        self.bar.extend(1)
+        cost, where = self._build_cost(approx)
+        self.bar.extend(1, cost)
         if self.rows is not None:
             built = self._build_all(approx, state, np.array([float(gamma)]))
             if built is not None:
@@ -102,12 +119,12 @@ class Search:
                     values[:] = evaluate_criterion(crit, op, self.targets_for[name], alphas,
                                                    **self.params[name])
                 evaluate_grid(built, [crit.name], evaluate)
-                self.bar.update(1)
+                self.bar.update(1, cost, where)
                 return values
         op = approx.build(self.X, self.y_build, float(gamma), kernel=self.kernel, state=state,
                           workers=self.workers)
         self.n_builds += 1
-        self.bar.update(1)
+        self.bar.update(1, cost, where)
         return np.asarray(evaluate_criterion(crit, op, self.targets_for[crit.name], alphas,
                                              **self.params[crit.name]), dtype=np.float64)
 

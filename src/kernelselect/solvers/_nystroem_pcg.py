@@ -11,6 +11,7 @@ f(x) = k(x, centres)β + b from its m centres alone.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMach
                            choose_sample, fit_nystrom_pcg, largest_centres,
                            largest_dask_centres)
 from ._rows import aligned_chunks
+from ._checkpoint import CGCheckpoint, check_checkpoint, default_checkpoint
 from ._exact import check_alphas
 from ._recipe import MachineRecipe
 from ..utils._progress import check_progress
@@ -98,6 +100,22 @@ class NystroemPCG(MachineRecipe):
         LSSVM's), whichever candidate has the smaller exact leave-one-out error
         (``details["intercept_form"]``, both forms' errors in ``details["loo_forms"]``).
         Where both forms together exceed the route's budget, the machine's own form.
+    checkpoint : str or os.PathLike or None, default=None
+        A file where the conjugate-gradient solve (not the leave-one-out route) saves its state as it goes (atomically:
+        a temporary file moved over the path), so that a fit interrupted (a killed
+        process, a lost worker) and started again with the same data, centres
+        (``random_state``), γ and α continues from the saved iteration and ends where an
+        uninterrupted fit would. A converged solve removes it; one stopped by
+        ``max_iter`` keeps it, to be continued with a larger ``max_iter``. A path
+        holding any other file is refused, never overwritten. With several α, the i-th
+        (from 0) after the first saves to the path with ``-alpha<i>`` before its
+        extension.
+    checkpoint_every : int, default=1
+        Save after every this many iterations (a save writes four m × t arrays, little
+        next to an iteration's n·m kernel values).
+    resume : bool, default=True
+        Continue from ``checkpoint`` when it holds a solve of the same system, and
+        refuse one of another system; False: start over and replace it.
 
     Notes
     -----
@@ -115,7 +133,8 @@ class NystroemPCG(MachineRecipe):
     def __init__(self, n_centres: int | None = None, sample_per_centre: float = SAMPLE_PER_CENTRE,
                  tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                  progress: bool | float = False, loo_alphas: Any = None,
-                 loo_intercept: bool = False) -> None:
+                 loo_intercept: bool = False, checkpoint: Any = None,
+                 checkpoint_every: int = 1, resume: bool = True) -> None:
         self.n_centres = n_centres
         self.sample_per_centre = sample_per_centre
         self.tol = tol
@@ -123,6 +142,9 @@ class NystroemPCG(MachineRecipe):
         self.progress = progress
         self.loo_alphas = loo_alphas
         self.loo_intercept = loo_intercept
+        self.checkpoint = checkpoint
+        self.checkpoint_every = checkpoint_every
+        self.resume = resume
 
     def checked(self) -> tuple[int | None, float, float, int, bool | float]:
         """The parameters, validated: (n_centres, sample_per_centre, tol, max_iter,
@@ -132,6 +154,20 @@ class NystroemPCG(MachineRecipe):
         tol = check_tol(self.tol)
         return m, q, tol, check_positive_int(self.max_iter, "max_iter"), check_progress(
             self.progress)
+
+    def checkpoints(self, count: int) -> list[CGCheckpoint | None]:
+        """One checkpoint per α of ``count`` (``checkpoint``, then ``-alpha<i>`` before
+        the extension; without ``checkpoint``, the path of an enclosing
+        :func:`~kernelselect.solvers._checkpoint.checkpoint_to`), or Nones; validated."""
+        path = check_checkpoint(self.checkpoint if self.checkpoint is not None
+                                else default_checkpoint())
+        if path is None:
+            return [None] * count
+        every = check_positive_int(self.checkpoint_every, "checkpoint_every")
+        resume = check_bool(self.resume, "resume")
+        root, ext = os.path.splitext(path)
+        return [CGCheckpoint(path if i == 0 else f"{root}-alpha{i}{ext}", every=every,
+                             resume=resume) for i in range(count)]
 
     def checked_loo_alphas(self) -> np.ndarray | None:
         """``loo_alphas`` validated: None, or the positive finite candidates, ascending."""
@@ -182,6 +218,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     """
     m_param, q_per, tol, max_iter, progress = recipe.checked()
     candidates = recipe.checked_loo_alphas()
+    saves = recipe.checkpoints(len(alphas))
     n, d = (int(v) for v in X.shape)
     m = recipe.centres_for(n, d_eff)
     rng = check_random_state(random_state)
@@ -206,7 +243,8 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     sample = choose_sample(n, centres, q, rng) if q else None
     fits = [fit_nystrom_pcg(X, Y, gamma, float(a), centres=centres, sample=sample,
                             kernel=kernel, bias=bias, tol=tol, max_iter=max_iter,
-                            workers=workers, progress=progress) for a in alphas]
+                            workers=workers, progress=progress, checkpoint=save)
+            for a, save in zip(alphas, saves)]
     coef = np.concatenate([f.coef for f in fits], axis=2)
     intercept = np.concatenate([f.intercept for f in fits], axis=1)
     per_alpha = [f.details for f in fits]

@@ -152,7 +152,8 @@ from ..utils._dask import DaskRows, is_dask_array
 from ..utils._dask import compute as dask_compute
 from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
-from ..utils._progress import progress_iter
+from ._cg_monitor import CGMonitor, CGStep
+from ._checkpoint import CGCheckpoint, CGState, fingerprint
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._exact import KernelMachine
 from ..kernels import Kernel
@@ -583,25 +584,37 @@ def _norms(B: np.ndarray) -> np.ndarray:
 
 def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
                          relative: Callable[[np.ndarray], np.ndarray], tol: float,
-                         max_iter: int, steps: Iterator[int], history: list[np.ndarray]
+                         max_iter: int, history: list[np.ndarray], *,
+                         state: CGState | None = None,
+                         observe: Callable[[int, np.ndarray], None] | None = None,
+                         save: Callable[[CGState], None] | None = None
                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Conjugate gradients on M u = c, every column independently (its own step sizes)
     but sharing each product M·P; a column stops moving once ``relative`` of its residual
     is ≤ tol. On exit the residual is recomputed explicitly as c − Mu; while it is above
     tol, the iteration restarts from u with it, as long as each restart at least halves
-    it. ``steps`` yields once per iteration allowed; ``history`` receives the residual
-    after every iteration. Returns (u, the explicit residual c − Mu, its relative size,
-    iterations)."""
-    U = np.zeros_like(c)
-    R = c.copy(order="F")
-    residual = checked = relative(R)
-    iterations = 0
+    it. At most ``max_iter`` iterations in all; ``history`` receives the residual after
+    every iteration. ``state``: continue from a saved state instead of u = 0;
+    ``observe(iterations, residual)`` is called after every iteration, ``save(state)``
+    after every iteration that leaves the loop running (:mod:`._checkpoint`). Returns (u,
+    the explicit residual c − Mu, its relative size, iterations)."""
+    direction: np.ndarray | None = None
+    if state is None:
+        U = np.zeros_like(c)
+        R = c.copy(order="F")
+        residual = checked = relative(R)
+        iterations = 0
+    else:
+        U, R, direction, rr = state.U, state.R, state.direction, state.rr
+        residual, checked, iterations = state.residual, state.checked, state.iterations
+        history.extend(state.history)
     while True:
         active = residual > tol
-        direction = R.copy(order="F")
-        rr = np.einsum("ij,ij->j", R, R)
+        if direction is None:
+            direction = R.copy(order="F")
+            rr = np.einsum("ij,ij->j", R, R)
         if active.any() and iterations < max_iter:
-            for _ in steps:
+            while iterations < max_iter:
                 MP = matvec(direction)
                 pMp = np.einsum("ij,ij->j", direction, MP)
                 step = np.where(active & (pMp > 0), rr / np.where(pMp > 0, pMp, 1.0), 0.0)
@@ -612,11 +625,19 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
                 history.append(residual)
                 active = residual > tol
                 if not active.any():
+                    if observe is not None:
+                        observe(iterations, residual)
                     break
                 rr_new = np.einsum("ij,ij->j", R, R)
                 ratio = np.where(rr > 0, rr_new / np.where(rr > 0, rr, 1.0), 0.0)
                 direction = R + ratio * direction
                 rr = rr_new
+                if save is not None:
+                    save(CGState(U, R, direction, rr, residual, checked, iterations,
+                                 np.array(history, dtype=np.float64).reshape(iterations, -1)))
+                if observe is not None:
+                    observe(iterations, residual)
+        direction = None
         R = c - matvec(U)                              # the explicit residual
         previous, residual = checked, relative(R)
         checked = residual
@@ -626,11 +647,68 @@ def _conjugate_gradients(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarr
             return U, R, residual, iterations          # met, out of iterations, or stalled
 
 
+def _monitored(matvec: Callable[[np.ndarray], np.ndarray], c: np.ndarray,
+               relative: Callable[[np.ndarray], np.ndarray], tol: float, max_iter: int,
+               history: list[np.ndarray], state: CGState | None, monitor: CGMonitor,
+               checkpoint: CGCheckpoint | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`_conjugate_gradients` from ``state`` (or zero), reporting to ``monitor``
+    and saving to ``checkpoint``: on an interruption the latest state is saved; a
+    finished solve (converged, or stalled, which resuming would repeat) removes its
+    checkpoint, one stopped by ``max_iter`` keeps it."""
+    try:
+        if monitor.active:
+            monitor.start(0 if state is None else state.iterations,
+                          relative(c) if state is None else state.residual)
+        U, R, residual, iterations = _conjugate_gradients(
+            matvec, c, relative, tol, max_iter, history, state=state,
+            observe=monitor.step if monitor.active else None,
+            save=None if checkpoint is None else checkpoint.offer)
+    except BaseException:
+        if checkpoint is not None:
+            checkpoint.flush()
+        raise
+    finally:
+        monitor.close()
+    if checkpoint is not None and (iterations < max_iter or np.all(residual <= tol)):
+        checkpoint.remove()
+    return U, R, residual, iterations
+
+
+def _fingerprint(rows: RowPasses, alpha: float, bias: bool, sample: np.ndarray | None,
+                 ) -> dict[str, str]:
+    """What identifies the system a checkpoint belongs to (:mod:`._checkpoint`) and is
+    known before the solve's set-up: the sizes, γ, α, the kernel and bias, digests of
+    the centres, of the sample rows and of the targets (in memory)."""
+    cond = rows.cond
+    Y = rows.Y if isinstance(rows.Y, np.ndarray) else "dask"
+    return fingerprint(
+        dtype="float64", n=rows.n, d=int(rows.X.shape[1]), m=int(cond.centres.shape[0]),
+        gamma=np.asarray(cond.gamma, dtype=np.float64), alpha=float(alpha),
+        kernel=cond.kernel, bias=bool(bias), centres=np.asarray(cond.centres),
+        sample=np.empty((0, 0)) if sample is None else np.asarray(sample, dtype=np.float64),
+        y=Y)
+
+
+def _fingerprint_solve(P: NystromPreconditioner, KtY: np.ndarray, sums: Any, squares: Any
+                       ) -> dict[str, str]:
+    """The rest of the fingerprint: the preconditioner's jitter and shift and the
+    right-hand side K_nmᵀ[1, y], 1ᵀy, ‖y‖², which depend on every row of X and y (a
+    Dask input is fingerprinted by them without another pass)."""
+    return fingerprint(
+        t=int(KtY.shape[1]) - 1, jitter=float(P.jitter), shift=float(P.shift),
+        **{"K(X, centres)ᵀ[1, y]": np.asarray(KtY, dtype=np.float64),
+           "sum of y": np.asarray(sums, dtype=np.float64),
+           "sum of squares of y": np.asarray(squares, dtype=np.float64)})
+
+
 def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
                 tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                 sample: np.ndarray | None = None,
                 progress: bool | float = False,
-                constant: np.ndarray | None = None) -> NystromSolution:
+                constant: np.ndarray | None = None,
+                callback: Callable[[CGStep], None] | None = None,
+                checkpoint: CGCheckpoint | None = None) -> NystromSolution:
     """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
 
     Parameters
@@ -647,10 +725,17 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     sample : ndarray of shape (q, d) or None
         Rows of X besides the centres for the preconditioner's estimate of ΦᵀΦ.
     progress : bool or float
-        As ``select_kernel``'s ``progress``: a line per iteration count on long fits.
+        As ``select_kernel``'s ``progress``: on long fits, the iteration, the residual
+        against ``tol`` and the estimated time left (:mod:`._cg_monitor`).
     constant : ndarray of bool of shape (t,) or None
         Which columns of Y are constant (with ``bias``, their β is 0 and b their value,
         exactly, instead of a solve on the rounding of K_nmᵀCy).
+    callback : callable or None
+        Called with a :class:`~kernelselect.solvers._cg_monitor.CGStep` after every
+        iteration.
+    checkpoint : CGCheckpoint or None
+        Save the iteration's state as it goes and resume from a saved state of the same
+        system (:mod:`._checkpoint`).
 
     Returns
     -------
@@ -658,6 +743,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     """
     n, m = rows.n, rows.cond.centres.shape[0]
     lam, sqrt_n = alpha / n, math.sqrt(n)
+    if checkpoint is not None:                # refuse another system before the set-up
+        early = _fingerprint(rows, alpha, bias, sample)
+        checkpoint.check_early(early)
     clock = time.perf_counter()
     P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias)
     seconds = {"preconditioner": time.perf_counter() - clock}
@@ -704,16 +792,14 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     u_norm = _norms(c)
 
     clock = time.perf_counter()
-    steps = progress_iter(range(max_iter), max_iter, progress,
-                          desc="Nyström conjugate gradients", unit="iterations")
-    try:
-        history: list[np.ndarray] = []
-        U, R, residual, iterations = _conjugate_gradients(matvec, c, relative, tol, max_iter,
-                                                          steps, history)
-    finally:
-        close = getattr(steps, "close", None)
-        if close is not None:
-            close()
+    history: list[np.ndarray] = []
+    state = None
+    if checkpoint is not None:
+        state = checkpoint.load(dict(early, **_fingerprint_solve(P, KtY, sums, squares)),
+                                (m, int(c.shape[1])))
+    U, R, residual, iterations = _monitored(matvec, c, relative, tol, max_iter, history,
+                                            state, CGMonitor(progress, tol, max_iter, callback),
+                                            checkpoint)
     seconds["iterations"] = time.perf_counter() - clock
     passes = rows.passes
     direct = None
@@ -875,8 +961,9 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
                     centres: np.ndarray, sample: np.ndarray | None = None,
                     kernel: str = "gaussian", bias: bool = True,
                     tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
-                    workers: int | None = None, progress: bool | float = False
-                    ) -> NystromMachine:
+                    workers: int | None = None, progress: bool | float = False,
+                    callback: Callable[[CGStep], None] | None = None,
+                    checkpoint: CGCheckpoint | None = None) -> NystromMachine:
     """Fit Nyström KRR (``bias=False``) or the LSSVM on the given centres by PCG.
 
     Parameters
@@ -890,7 +977,7 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     sample : ndarray of int of shape (q,) or None
         Other rows of X whose features join the centres' in the preconditioner's
         estimate of ΦᵀΦ (:func:`choose_sample`; None: the centres alone, FALKON's form).
-    kernel, bias, tol, max_iter, workers, progress
+    kernel, bias, tol, max_iter, workers, progress, callback, checkpoint
         As :func:`nystrom_pcg` (``workers``: threads of the in-memory passes; a Dask
         pass runs one single-threaded task per chunk).
 
@@ -903,6 +990,8 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     n, d = X.shape
     m, t = int(centres.size), Y.shape[1]
     tol = check_tol(tol)
+    if checkpoint is not None:
+        checkpoint.check_path()                   # refuse a foreign file before any work
     if is_dask_array(X):
         check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
     else:
@@ -911,7 +1000,8 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     rows, Z, S = streamed_rows(X, (Y - shift) * (1.0 / scale), gamma, centres, sample, kernel,
                                workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
-                      progress=progress, constant=constant)
+                      progress=progress, constant=constant, callback=callback,
+                      checkpoint=checkpoint)
     sol.coef *= scale
     sol.intercept = sol.intercept * scale + shift   # a constant column: b = its value
     with np.errstate(over="ignore"):          # y near the overflow threshold: inf

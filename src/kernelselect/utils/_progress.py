@@ -80,6 +80,8 @@ class _Lines:
         self.start = time.monotonic()
         self.done = 0
         self.shown = False
+        #: what to say instead of the mean-time estimate of the time left (None: that)
+        self.status: str | None = None
         self._stop = threading.Event()
         if delay == 0:  # shown from the start: the first line before any work
             self._line()
@@ -96,7 +98,9 @@ class _Lines:
     def _line(self) -> None:
         done, elapsed = self.done, time.monotonic() - self.start
         line = f"{self.desc}: {done}/{self.total} {self.unit} done, {_duration(elapsed)} elapsed"
-        if 0 < done < self.total:
+        if self.status is not None:
+            line += f", {self.status}"
+        elif 0 < done < self.total:
             line += f", about {_duration(elapsed / done * (self.total - done))} left"
         if self.note:
             line += f" ({self.note})"
@@ -158,7 +162,10 @@ class ProgressBar:
     goes: :meth:`extend` adds planned steps to the total (a selection plans its
     operator builds grid by grid: the first grid, then each extension, Nyström level
     or refinement), :meth:`update` counts steps done, and the time left is estimated
-    from the mean time per step so far. Created shown or hidden by ``progress`` as
+    from the mean time per step so far, or, when the steps carry costs (a Nyström
+    level's builds cost n·m²), from the time per unit of cost done;
+    :meth:`status` says something else instead (a solve's residual against its
+    tolerance). Created shown or hidden by ``progress`` as
     :func:`progress_iter` is; nothing is started before the first :meth:`extend`.
     """
 
@@ -170,8 +177,14 @@ class ProgressBar:
         self._lines: _Lines | None = None
         self.total = 0
         self.done = 0
+        #: planned and done cost of the steps, when :meth:`extend` gave costs
+        self.cost_total = 0.0
+        self.cost_done = 0.0
+        self._weighted = False
+        self._clock = time.monotonic()
 
     def _start(self) -> None:
+        self._clock = time.monotonic()
         delay = 0.0 if self.progress is True else float(self.progress)
         tqdm = _tqdm()
         if tqdm is not None and _is_tty(self.stream):
@@ -183,10 +196,15 @@ class ProgressBar:
         self._lines = _Lines(self.total, self.desc, self.unit, delay,
                              max(delay, LINE_INTERVAL), self.stream, note)
 
-    def extend(self, steps: int) -> None:
-        """Add ``steps`` planned steps to the total."""
+    def extend(self, steps: int, cost: float | None = None) -> None:
+        """Add ``steps`` planned steps to the total, each of ``cost`` (in any unit
+        proportional to its time, such as its flops) when steps differ in cost: the
+        time left is then the time so far times the cost left over the cost done."""
         if self.progress is False or steps <= 0:
             return
+        if cost is not None:
+            self._weighted = True
+        self.cost_total += steps * (1.0 if cost is None else float(cost))
         self.total += int(steps)
         if self._bar is None and self._lines is None:
             self._start()
@@ -197,15 +215,31 @@ class ProgressBar:
             assert self._lines is not None
             self._lines.total = self.total
 
-    def update(self, steps: int = 1) -> None:
-        """Count ``steps`` steps done."""
+    def update(self, steps: int = 1, cost: float | None = None, where: str = "") -> None:
+        """Count ``steps`` steps done (each of ``cost``, as in :meth:`extend`);
+        ``where`` names the stage, said beside the estimate of the time left."""
         if self.progress is False:
             return
         self.done += int(steps)
+        self.cost_done += steps * (1.0 if cost is None else float(cost))
+        if self._weighted and self.cost_done > 0:
+            left = (time.monotonic() - self._clock) * max(
+                0.0, self.cost_total - self.cost_done) / self.cost_done
+            self.status(f"{where + ', ' if where else ''}about {_duration(left)} left "
+                        "(by the steps' costs)")
         if self._bar is not None:
             self._bar.update(int(steps))
         elif self._lines is not None:
             self._lines.done = self.done
+
+    def status(self, text: str) -> None:
+        """Say ``text`` beside the count (the bar's postfix, or in the lines instead of
+        the estimate from the mean time per step): for runs whose time left is better
+        estimated otherwise, such as an iteration's residual against its tolerance."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text, refresh=False)
+        elif self._lines is not None:
+            self._lines.status = text
 
     def close(self) -> None:
         """End the bar (a last line "total/total done in …" when lines were shown)."""
