@@ -233,6 +233,15 @@ def test_the_two_trainers_take_the_same_parameters():
         di.train_nysdi(X)
 
 
+def test_the_two_trainers_take_the_same_parameters():
+    """train_rfdi and train_nysdi are written out separately, each readable on its own;
+    their parameters, defaults and annotations must not drift apart."""
+    import inspect
+
+    rfdi_sig, nysdi_sig = inspect.signature(di.train_rfdi), inspect.signature(di.train_nysdi)
+    assert nysdi_sig == rfdi_sig.replace(return_annotation=nysdi_sig.return_annotation)
+
+
 def test_regression_training_and_progress_bar():
     rng = np.random.default_rng(8)
     X = rng.uniform(-1, 1, size=(150, 2))
