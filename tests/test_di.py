@@ -203,37 +203,6 @@ def test_training_is_reproducible():
 
 
 def test_the_two_trainers_take_the_same_parameters():
-    """train_nysdi takes train_rfdi's parameters, declared once: the same signature,
-    annotations and help, every parameter by position or keyword and its default."""
-    import inspect
-    import pydoc
-    import typing
-
-    rfdi_sig, nysdi_sig = inspect.signature(di.train_rfdi), inspect.signature(di.train_nysdi)
-    assert list(nysdi_sig.parameters) == list(rfdi_sig.parameters)
-    assert nysdi_sig == rfdi_sig.replace(return_annotation=nysdi_sig.return_annotation)
-    assert typing.get_type_hints(di.train_nysdi) == typing.get_type_hints(di.train_rfdi)
-    shown = pydoc.render_doc(di.train_nysdi, renderer=pydoc.plaintext)
-    assert "train_nysdi(X: 'npt.ArrayLike', y: 'npt.ArrayLike', n_components: 'int' = 100" in shown
-    assert "workers: 'int | None' = None" in shown and "Parameters as for" in shown
-    _, X, labels = _problem(9, n=90)
-    by_keyword = di.train_nysdi(X, labels, n_components=4, gamma=0.7, rho=1e-3, batch_size=30,
-                                max_epochs=3, random_state=2)
-    by_position = di.train_nysdi(X, labels, 4, 0.7, 1e-3, batch_size=30, max_epochs=3,
-                                 random_state=2)
-    for a, b in zip(by_keyword[:2], by_position[:2]):
-        np.testing.assert_array_equal(a, b)
-    # a call the signature refuses: Python's TypeError, naming the function
-    with pytest.raises(TypeError, match=r"^train_nysdi\(\) got an unexpected keyword "
-                                        "argument 'n_landmarks'"):
-        di.train_nysdi(X, labels, n_landmarks=4)
-    with pytest.raises(TypeError, match=r"^train_nysdi\(\) .*positional"):
-        di.train_nysdi(X, labels, 4, 0.7, 1e-3, "classification")
-    with pytest.raises(TypeError, match=r"^train_nysdi\(\) missing .*'y'"):
-        di.train_nysdi(X)
-
-
-def test_the_two_trainers_take_the_same_parameters():
     """train_rfdi and train_nysdi are written out separately, each readable on its own;
     their parameters, defaults and annotations must not drift apart."""
     import inspect

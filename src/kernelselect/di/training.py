@@ -3,10 +3,9 @@ decay-on-saturation schedule of Al et al. (Sect. 5.1)."""
 
 from __future__ import annotations
 
-import inspect
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, ParamSpec, TypeVar
+from typing import Any, Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -223,40 +222,6 @@ def _training_setup(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int, gamma
                      schedule)
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _parameters_of(model: Callable[_P, Any]) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
-    """Decorator: the decorated function takes the parameters of ``model``, declared
-    once there. Its signature and annotations (what ``help``, ``inspect.signature``,
-    ``typing.get_type_hints`` and, through ``ParamSpec``, type checkers read) become
-    those of ``model``, its return annotation kept; its body reads the arguments with
-    :func:`_bound`."""
-
-    def decorate(f: Callable[..., _R]) -> Callable[_P, _R]:
-        returns = f.__annotations__["return"]
-        f.__signature__ = inspect.signature(model).replace(  # type: ignore[attr-defined]
-            return_annotation=returns)
-        f.__annotations__ = {**model.__annotations__, "return": returns}
-        return f
-
-    return decorate
-
-
-def _bound(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-           ) -> dict[str, Any]:
-    """The arguments of a call of ``f`` (decorated by :func:`_parameters_of`) by
-    parameter name, defaults filled in; a call its signature refuses raises the
-    ``TypeError`` Python raises for it, naming ``f``."""
-    try:
-        bound = inspect.signature(f).bind(*args, **kwargs)
-    except TypeError as exc:
-        raise TypeError(f"{f.__name__}() {exc}") from None
-    bound.apply_defaults()
-    return dict(bound.arguments)
-
-
 def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
                rho: float = 1e-4, *, task: str = "classification",
                batch_size: int | None = None, learning_rate: float = 1e-2,
@@ -318,8 +283,13 @@ def train_rfdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamm
     return W, b, hist
 
 
-@_parameters_of(train_rfdi)
-def train_nysdi(*args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
+def train_nysdi(X: npt.ArrayLike, y: npt.ArrayLike, n_components: int = 100, gamma: float = 1.0,
+                rho: float = 1e-4, *, task: str = "classification",
+                batch_size: int | None = None, learning_rate: float = 1e-2,
+                max_epochs: int = 200, tol: float = 1e-3, patience: int = 3, decay: float = 0.1,
+                min_learning_rate: float = 1e-7, random_state: RandomState = None,
+                progress: bool = False, workers: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, TrainingHistory]:
     """Learn Nyström landmarks by maximising NysDI (paper Algorithm 1).
 
     The J landmarks start as a uniformly random subset of the rows of X (without
@@ -333,9 +303,9 @@ def train_nysdi(*args: Any, **kwargs: Any) -> tuple[np.ndarray, np.ndarray, Trai
         Rows of X the landmarks started from.
     history : TrainingHistory
     """
-    options = _bound(train_nysdi, args, kwargs)
-    workers = options.pop("workers")
-    run = _training_setup(**options, components_from_rows=True)
+    run = _training_setup(X, y, n_components, gamma, rho, task, batch_size, learning_rate,
+                          max_epochs, tol, patience, decay, min_learning_rate, progress,
+                          random_state, components_from_rows=True)
     indices = np.sort(run.rng.choice(run.X.shape[0], size=run.n_components, replace=False))
     R = run.X[indices].copy()
 
