@@ -417,9 +417,10 @@ ARD_GUARD_MAX_N = 1000
 #: the evidence on this many random rows (exact matrix) and keeps its choice only where
 #: the Nyström leave-one-out error on all rows, on the isotropic selection's landmarks,
 #: is below the isotropic choice's. At n_train = 10⁴ (cadata, pol, protein; cpu_act
-#: 6192) its test NMSE was 0.573 times the isotropic default's (geometric mean, worst
-#: set 0.998) in 2.1 times its time (median, worst 3.2); leave-one-out on 200 Nyström
-#: landmarks, the previous objective: 1.051, worst 4.30 (cpu_act)
+#: 6192) its test NMSE was 0.581 times the isotropic default's (geometric mean, worst
+#: set 1.000; as prototyped in the study 0.573 in 2.1 times the isotropic default's
+#: time, median, worst 3.2); leave-one-out on 200 Nyström landmarks, the previous
+#: objective: 1.051, worst 4.30 (cpu_act)
 #: (``studies/ard_scale.py --fitted``, ``studies/results/ard_scale_10k.md``)
 ARD_EVIDENCE_SUBSAMPLE = 1000
 
