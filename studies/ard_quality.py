@@ -1211,6 +1211,112 @@ def _start_section(recs, ard, cv_by, cands):
     return lines + [""]
 
 
+def _auto_section(recs, ard, cv_recs, cands):
+    """The default ``kernel="auto"`` rule against isotropic 5-fold CV, from the records
+    above (nothing rerun): on a real target the shipped per-feature rule — for
+    400 < n ≤ 1000 its ``start`` record with the shipped start (``first``), otherwise
+    the shipped rule's point of the ``ard`` record (n ≤ 400: the start does not
+    change) — and on class labels the isotropic defaults scored in the LSSVM
+    (``labels`` records). Times: the ``start`` records' one-process seconds, otherwise
+    the isotropic selection + the evidence searches the rule runs
+    (:func:`_shipped_seconds`); on class labels the isotropic defaults' seconds of the
+    ``defaults`` records; CV's seconds from its ``cv`` records."""
+    cv_by = {(r["dataset"], r["split"]): r for r in cv_recs if r["method"] == "cv"}
+    iso_by = {(r["dataset"], r["split"]): r for r in cv_recs if r["method"] == "defaults"}
+    starts = {(r["dataset"], r["split"]): r for r in recs if r["method"] == "start"}
+    labels = {(r["dataset"], r["split"]): r for r in recs
+              if r["method"] == "labels" and "lssvm" in r}
+    pick = cands[SHIPPED][1]
+    per, times, where = {}, {"regression": [], "binary": []}, {}
+    set_times, iso_times = {}, []
+    for name, rs in sorted(ard.items()):
+        task = rs[0]["task"]
+        vals = []
+        for r in rs:
+            key = (name, r["split"])
+            if key not in cv_by:
+                continue
+            cv = cv_by[key]
+            if task == "regression":
+                if key in starts:
+                    v = starts[key]["variants"]["first"]
+                    score, sec, src = v["score"], v["seconds"], "start"
+                elif pick(r) is not None and key in iso_by and "evidence" in r:
+                    used = _EVIDENCE_SEARCHES[SHIPPED.split("|")[0]]
+                    sec = iso_by[key]["time"] + sum(r["evidence"]["seconds"][k] for k in used)
+                    score, src = r["scores"][pick(r)], "ard"
+                else:
+                    continue
+            else:
+                if key not in labels or key not in iso_by:
+                    continue
+                score, sec, src = labels[key]["lssvm"]["iso"], iso_by[key]["time"], "defaults"
+            vals.append((score, cv["score"]))
+            times[task].append(sec / cv["time"])
+            set_times.setdefault((task, name), []).append(sec / cv["time"])
+            if task == "regression" and key in iso_by:
+                iso_times.append(iso_by[key]["time"] / cv["time"])
+            where.setdefault(task, set()).add(src)
+        if vals:
+            a, c = np.mean(vals, axis=0)
+            per.setdefault(task, {})[name] = (a / c if task == "regression"
+                                              else 100 * (a - c), len(vals))
+    lines = ["## The default rule kernel=\"auto\" against isotropic 5-fold CV", "",
+             "What `kernel=\"auto\"` fits up to 1000 rows: on a real target the shipped "
+             f"per-feature rule ({SHIPPED.split('|')[0]}; on 400 < n ≤ 1000 the `start` "
+             "records with the shipped start `first`, below 400 rows the `ard` records' "
+             "choice), on class labels the isotropic defaults scored in the LSSVM with bias "
+             "(the `labels` records, the model the library fits). Against 5-fold CV in its "
+             "own model (`defaults_quality_raw.jsonl.gz`); the score of each set is its mean "
+             "over splits. Time ratio per split: the default's seconds over CV's. CV's "
+             "seconds and the isotropic defaults' seconds on class labels come from the "
+             "`defaults_quality.py` runs; on a real target, the whole `select_kernel(X, y, "
+             "kernel=\"ard\")` of the `start` records (400 < n ≤ 1000; one process after a "
+             "warm-up, load 2.6–4.3), and below 400 rows the isotropic defaults' seconds "
+             "of the `defaults_quality.py` runs plus the evidence searches the rule runs "
+             "(`evidence` records; the `ard` records' `time_iso` timed a process's first "
+             "call, imports included) — different runs under different loads, all "
+             "single-threaded. Median time ratio over splits, and over sets of each set's "
+             "median.", "",
+             "| task | sets | headline | worst set | bar | median time ratio: splits (n) "
+             "| sets | bar |",
+             "|---|---:|---:|---:|---|---:|---:|---|"]
+    for task, head, bar in (("regression", "geometric-mean NMSE ratio", "≤ 0.80, worst ≤ 1.05"),
+                            ("binary", "mean Δ accuracy (points)", "≥ 0, worst ≥ −1.5")):
+        vals = {k: v for k, (v, _) in per.get(task, {}).items()}
+        if not vals:
+            continue
+        if task == "regression":
+            h = float(np.exp(np.mean(np.log(list(vals.values())))))
+            w = max(vals, key=vals.get)
+            cells = f"{h:.3f} | {vals[w]:.3f} ({w})"
+        else:
+            h = float(np.mean(list(vals.values())))
+            w = min(vals, key=vals.get)
+            cells = f"{h:+.2f} | {vals[w]:+.2f} ({w})"
+        by_set = [np.median(v) for (t, _), v in set_times.items() if t == task]
+        lines.append(f"| {task} | {len(vals)} | {cells} | {bar} | "
+                     f"{np.median(times[task]):.3f} ({len(times[task])}) | "
+                     f"{np.median(by_set):.3f} | ≤ 0.5 |")
+    both = times["regression"] + times["binary"]
+    small = sorted(n for (t, n), v in set_times.items()
+                   if t == "regression" and np.median(v) > 1)
+    lines += ["", f"All splits of both tasks: median time ratio {np.median(both):.3f} "
+              f"({len(both)} splits). Regression sets where the default takes longer than CV "
+              f"(median over splits > 1): {', '.join(small) or '–'}; there the isotropic "
+              f"defaults alone take longer than CV too (regression, isotropic defaults / "
+              f"CV: median over splits {np.median(iso_times):.3f}), CV's grid being cheap on "
+              "a few hundred rows.", "",
+              "| set | task | splits | default / CV (NMSE ratio, or Δ points) "
+              "| time / CV (median) |", "|---|---|---:|---:|---:|"]
+    for task in ("regression", "binary"):
+        for name, (v, k) in sorted(per.get(task, {}).items()):
+            lines.append(f"| {name} | {task} | {k} | "
+                         + (f"{v:.3f}" if task == "regression" else f"{v:+.2f}")
+                         + f" | {np.median(set_times[(task, name)]):.3f} |")
+    return lines + [""]
+
+
 def archive(path):
     """Every record of ``path`` and its archive into ``path.gz`` (later lines win per
     dataset, split and method), sorted, with a fixed gzip header."""
@@ -1352,6 +1458,7 @@ def report(out_dir):
                          f"{p['value']:.4g} | {j['evaluations']} / {p['evaluations']} "
                          f"({p['inner']}) | {j['seconds']:.1f} / {p['seconds']:.1f} |")
         lines.append("")
+    lines += _auto_section(recs, ard, cv_recs, cands)
     C.write_report(out_dir / "ard_quality.md", lines)
 
 
