@@ -45,7 +45,8 @@ __all__ = [
     "LOO_FLOPS", "intercept_forms", "no_intercept_kfold", "criterion_without_intercept",
     # the kernel, the per-feature search, the intervals
     "kernel_for_task", "ARD_EXACT_MAX_N", "ARD_MAX_LANDMARKS", "ARD_KFOLD_MAX_N",
-    "ARD_EVIDENCE_MAX_N", "ARD_AUTO_MAX_N", "ARD_GUARD_MAX_N", "JACKKNIFE_PLUS_MAX_N",
+    "ARD_EVIDENCE_MAX_N", "ARD_AUTO_MAX_N", "ARD_CRITERIA", "ARD_GUARD_MAX_N",
+    "JACKKNIFE_PLUS_MAX_N",
 ]
 
 
@@ -377,7 +378,8 @@ def criterion_without_intercept(kfold: bool) -> tuple[str, str]:
 # =========================================================================== kernel
 
 def kernel_for_task(task: str | None, n: int | None = None,
-                    approximation: str | None = None) -> tuple[str, str]:
+                    approximation: str | None = None,
+                    criterion: str | None = None) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"`` for a target of ``task`` (None: y has
     several columns) on ``n`` rows with the stand-in ``approximation`` (its name; None:
     not known): the per-feature kernel for a real target, the isotropic Gaussian
@@ -389,7 +391,9 @@ def kernel_for_task(task: str | None, n: int | None = None,
 
     A real target keeps the isotropic kernel beyond :data:`ARD_AUTO_MAX_N` rows (what
     the study measured) and with a stand-in the per-feature search does not run on
-    (anything but ``"auto"``, ``"exact"`` and ``"nystrom"``)."""
+    (anything but ``"auto"``, ``"exact"`` and ``"nystrom"``) or with a ``criterion``
+    (its name; None: the default) it does not optimise (one of
+    :data:`ARD_CRITERIA` only)."""
     if task is None:
         return "gaussian", "y has several columns: the isotropic Gaussian kernel"
     if task != "regression":
@@ -403,7 +407,16 @@ def kernel_for_task(task: str | None, n: int | None = None,
         return "gaussian", (f"a real target with approximation={approximation!r}: the "
                             "isotropic Gaussian kernel (kernel='auto'; the per-feature "
                             "search runs on the exact matrix or a Nyström stand-in)")
+    if criterion is not None and criterion not in ARD_CRITERIA:
+        return "gaussian", (f"a real target with criterion={criterion!r}: the isotropic "
+                            "Gaussian kernel (kernel='auto'; the per-feature search "
+                            "optimises the held-out error or the evidence only)")
     return "ard", "a real target: one γ per feature (kernel='auto')"
+
+
+#: the criteria the per-feature search optimises (``"auto"``: the evidence or the
+#: held-out error, :data:`ARD_EVIDENCE_MAX_N`); the criteria of ``studies/ard_quality.py``
+ARD_CRITERIA = frozenset({"auto", "eloo", "eloo_multiclass", "ekfold", "ekfold_multiclass"})
 
 
 #: the per-feature search runs on the exact kernel matrix (about 2n³ flops per

@@ -232,7 +232,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
     (['ekfold'], 'exact')
     """
     t0 = time.perf_counter()
-    kernel, rule = _resolve_kernel(X, y, kernel, task, approximation)
+    kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion)
     if kernel.per_feature:
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
@@ -253,11 +253,11 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
     return result
 
 
-def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any,
-                    approximation: Any) -> tuple[Kernel, str | None]:
+def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
+                    criterion: Any = "auto") -> tuple[Kernel, str | None]:
     """The kernel a selection runs on and, for ``kernel="auto"``, the policy's reason
-    (:func:`kernelselect._policy.kernel_for_task`, by the task of y, the number of rows
-    and the stand-in); the one place where ``"auto"`` is decided."""
+    (:func:`kernelselect._policy.kernel_for_task`, by the task of y, the number of rows,
+    the stand-in and the criterion); the one place where ``"auto"`` is decided."""
     chosen = kernel_or_auto(kernel)
     if isinstance(chosen, Kernel):
         return chosen, None
@@ -267,7 +267,11 @@ def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any,
         isinstance(rows, float) and np.isfinite(rows)) else None
     label = (approximation.strip().lower() if isinstance(approximation, str)
              else getattr(approximation, "name", None))
-    name, rule = auto_kernel(y, task, n, label)
+    crit = criterion.strip().lower() if isinstance(criterion, str) else repr(criterion)
+    try:
+        name, rule = auto_kernel(y, task, n, label, crit)
+    except (TypeError, ValueError):     # bad y: the isotropic selection's checks name it
+        return Kernel.of("gaussian"), None
     return Kernel.of(name), rule
 
 
@@ -280,7 +284,7 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
     Neither is checked or prepared again. ``kernel="auto"`` is resolved as by
     :func:`select_kernel`."""
-    chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation)
+    chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion)
     result = _select_chosen(X, y, targets, y_dask, kernel=chosen, gammas=gammas,
                             alphas=alphas, criterion=criterion, approximation=approximation,
                             random_state=random_state, workers=workers, progress=progress,
