@@ -77,7 +77,7 @@ def test_second_opinion_keeps_the_isotropic_kernel_when_it_predicts_worse(monkey
     import kernelselect.selection._ard_select as sel
 
     X, y = _relevant_two(n=60, d=3, seed=1)
-    iso = kernelselect.select_kernel(X, y, random_state=0)
+    iso = kernelselect.select_kernel(X, y, random_state=0, kernel="gaussian")
 
     def overfitted(problem, gamma0, alpha0):       # a useless per-feature kernel
         theta = np.r_[np.log([1e-6, 1e-6, 50.0]), np.log(1e-6)]
@@ -94,7 +94,7 @@ def test_second_opinion_keeps_the_isotropic_kernel_when_it_predicts_worse(monkey
 
 def test_nested_guard_averages_the_fold_optima():
     X, y = _relevant_two()
-    iso = kernelselect.select_kernel(X, y, random_state=0)
+    iso = kernelselect.select_kernel(X, y, random_state=0, kernel="gaussian")
     res = select_ard(X, y, isotropic=iso, objective="kfold", guard="nested", random_state=0)
     info = res.details["ard"]
     # the fold searches lowered the criterion from the isotropic start, their held-out
@@ -131,7 +131,7 @@ def test_ard_is_reproducible_and_follows_the_isotropic_start():
     a = kernelselect.select_kernel(X, y, kernel="ard", random_state=5)
     b = kernelselect.select_kernel(X, y, kernel="ard", random_state=5)
     np.testing.assert_array_equal(a.best_gamma, b.best_gamma)
-    iso = kernelselect.select_kernel(X, y, random_state=5)
+    iso = kernelselect.select_kernel(X, y, random_state=5, kernel="gaussian")
     assert a.details["ard"]["start"]["gamma"] == iso.best_gamma
     np.testing.assert_array_equal(a.curves["ekfold"], iso.curves["ekfold"])
     assert a.details["ard"]["task"] == "binary"
@@ -142,7 +142,7 @@ def test_guard_keeps_the_isotropic_kernel_when_ard_loses(monkeypatch):
     import kernelselect.selection._ard_select as sel
 
     X, y = _relevant_two(n=60, d=3, seed=1)
-    iso = kernelselect.select_kernel(X, y, random_state=0)
+    iso = kernelselect.select_kernel(X, y, random_state=0, kernel="gaussian")
     free = select_ard(X, y, isotropic=iso, guard="none", random_state=0)
     assert free.details["ard"]["guard"]["rule"] == "none" and free.details["ard"]["kept"]
 
@@ -178,7 +178,8 @@ def test_nested_check_scores_both_kernels_on_held_out_folds():
 
 def test_nystrom_engine_searches_with_fixed_landmarks():
     X, y = _relevant_two(n=150, d=4, seed=4)
-    iso = kernelselect.select_kernel(X, y, random_state=0, approximation="nystrom")
+    iso = kernelselect.select_kernel(X, y, random_state=0, approximation="nystrom",
+                                     kernel="gaussian")
     res = select_ard(X, y, isotropic=iso, engine="nystrom", guard="none", random_state=0)
     info = res.details["ard"]
     assert info["engine"] == "nystrom" and info["objective"] == "loo"
@@ -302,7 +303,8 @@ def test_kernel_auto_follows_the_target():
     clf = kernelselect.select_kernel(X, labels, kernel="auto", random_state=0)
     assert not isinstance(clf, ArdSelectionResult) and np.ndim(clf.best_gamma) == 0
     assert "binary labels" in clf.details["kernel_rule"]
-    assert clf.best_gamma == kernelselect.select_kernel(X, labels, random_state=0).best_gamma
+    assert clf.best_gamma == kernelselect.select_kernel(X, labels, random_state=0,
+                                                        kernel="gaussian").best_gamma
 
 
 def test_evidence_start_runs_the_first_level_alone(monkeypatch):
@@ -326,7 +328,7 @@ def test_evidence_start_runs_the_first_level_alone(monkeypatch):
     assert res.details["ard"]["start"]["approximation"] == "nystrom"
     assert res.details["ard"]["objective"] == "evidence"
     iso = kernelselect.select_kernel(X, y, approximation=Nystroem(n_landmarks=100),
-                                     random_state=0)
+                                     random_state=0, kernel="gaussian")
     assert res.details["ard"]["start"]["gamma"] == iso.best_gamma
     monkeypatch.setattr(sel, "EVIDENCE_START", "levels")
     assert sel.start_approximation("auto", "auto", X, y, "auto", "auto", **limits) == "auto"
@@ -376,7 +378,7 @@ def test_labels_keep_the_bagged_optimum_only_when_its_error_rate_is_lower():
     info = res.details["ard"]
     guard = info["guard"]
     assert guard["rule"] == "rate" and info["kept"] == guard["kept"] == guard["rate"]["kept"]
-    iso = kernelselect.select_kernel(X, labels, random_state=3)
+    iso = kernelselect.select_kernel(X, labels, random_state=3, kernel="gaussian")
     Xw = kernelselect.selection.standardize_columns(X)
     Y = np.where(labels == "yes", 1.0, -1.0)[:, None]
     theta0 = np.r_[np.full(4, np.log(iso.best_gamma)), np.log(iso.best_alpha)]
@@ -387,7 +389,8 @@ def test_labels_keep_the_bagged_optimum_only_when_its_error_rate_is_lower():
     np.testing.assert_allclose(res.best_gamma, expect, rtol=1e-12)
     X2, y2 = _relevant_two(n=60, d=2, seed=1)
     with pytest.raises(ValueError, match="guard='rate'.*real target"):
-        select_ard(X2, y2, isotropic=kernelselect.select_kernel(X2, y2, random_state=0),
+        select_ard(X2, y2, isotropic=kernelselect.select_kernel(X2, y2, random_state=0,
+                                                               kernel="gaussian"),
                    objective="kfold", guard="rate")
 
 

@@ -311,7 +311,9 @@ def test_a_default_selection_records_every_choice_with_its_reason():
     X, y = _regression(150, seed=1)
     res = select_kernel(X, y, random_state=0)
     r = res.details["rules"]
-    assert set(r) == {"approximation", "criterion", "task", "gammas", "alphas"}
+    assert set(r) == {"approximation", "criterion", "task", "gammas", "alphas", "kernel"}
+    assert r["kernel"].startswith("a real target: one γ per feature")
+    assert res.kernel == "ard" and np.shape(res.best_gamma) == (X.shape[1],)
     assert r["approximation"] == res.details["auto"]["reason"]
     assert r["gammas"] == res.details["gamma_rule"]
     assert r["alphas"] == res.details["alpha_rule"]
@@ -326,12 +328,12 @@ def test_given_arguments_are_not_recorded_as_choices():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = select_kernel(X, y, approximation="nystrom", gammas=[0.1, 1.0],
-                            task="binary", random_state=0)
+                            task="binary", random_state=0, kernel="gaussian")
     r = res.details["rules"]
     assert set(r) == {"criterion", "alphas"}
     assert r["criterion"].startswith("eloo:")        # no exact matrix: leave-one-out
     fixed = select_kernel(X[:200], y[:200], criterion="kta", approximation="exact",
-                          gammas=[0.1, 1.0], alphas=[1.0], task="binary")
+                          gammas=[0.1, 1.0], alphas=[1.0], task="binary", kernel="gaussian")
     assert fixed.details["rules"] == {}
 
 

@@ -329,7 +329,7 @@ def test_total_time_counts_every_level_and_the_refinement():
     rng = np.random.default_rng(11)
     X = rng.standard_normal((900, 4))
     y = np.sin(2 * X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(900)
-    res, wall = _timed_selection(X, y, random_state=0, refine=True)
+    res, wall = _timed_selection(X, y, random_state=0, refine=True, kernel="gaussian")
     assert len(res.levels) >= 2
     np.testing.assert_allclose(res.level_times, [lv.timings.sum() for lv in res.levels])
     inner = res.level_times.sum() + res.details["refine"]["seconds"]

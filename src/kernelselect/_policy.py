@@ -45,7 +45,8 @@ __all__ = [
     "LOO_FLOPS", "intercept_forms", "no_intercept_kfold", "criterion_without_intercept",
     # the kernel, the per-feature search, the intervals
     "kernel_for_task", "ARD_EXACT_MAX_N", "ARD_MAX_LANDMARKS", "ARD_KFOLD_MAX_N",
-    "ARD_EVIDENCE_MAX_N", "ARD_GUARD_MAX_N", "ARD_EVIDENCE_SUBSAMPLE", "JACKKNIFE_PLUS_MAX_N",
+    "ARD_EVIDENCE_MAX_N", "ARD_AUTO_MAX_N", "ARD_CRITERIA", "ARD_GUARD_MAX_N",
+    "ARD_EVIDENCE_SUBSAMPLE", "JACKKNIFE_PLUS_MAX_N",
 ]
 
 
@@ -376,20 +377,46 @@ def criterion_without_intercept(kfold: bool) -> tuple[str, str]:
 
 # =========================================================================== kernel
 
-def kernel_for_task(task: str | None) -> tuple[str, str]:
+def kernel_for_task(task: str | None, n: int | None = None,
+                    approximation: str | None = None,
+                    criterion: str | None = None) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"`` for a target of ``task`` (None: y has
-    several columns): the per-feature kernel for a real target, the isotropic Gaussian
+    several columns) on ``n`` rows with the stand-in ``approximation`` (its name; None:
+    not known): the per-feature kernel for a real target, the isotropic Gaussian
     kernel for class labels and target matrices. On real targets the per-feature search
     lowered the test error of the isotropic defaults on both halves of the study's sets
     (geometric-mean NMSE ratio 0.82 and 0.35); on class labels it changed the LSSVM's
     accuracy by +0.09 and −0.03 points for about 6 times the time
-    (``studies/ard_quality.py``, ``studies/results/ard_quality.md``)."""
+    (``studies/ard_quality.py``, ``studies/results/ard_quality.md``).
+
+    A real target keeps the isotropic kernel beyond :data:`ARD_AUTO_MAX_N` rows (what
+    the study measured) and with a stand-in the per-feature search does not run on
+    (anything but ``"auto"``, ``"exact"`` and ``"nystrom"``) or with a ``criterion``
+    (its name; None: the default) it does not optimise (one of
+    :data:`ARD_CRITERIA` only)."""
     if task is None:
         return "gaussian", "y has several columns: the isotropic Gaussian kernel"
-    if task == "regression":
-        return "ard", "a real target: one γ per feature (kernel='auto')"
-    return "gaussian", (f"{task} labels: the isotropic Gaussian kernel "
-                        "(kernel='auto'; per-feature bandwidths did not raise the accuracy)")
+    if task != "regression":
+        return "gaussian", (f"{task} labels: the isotropic Gaussian kernel "
+                            "(kernel='auto'; per-feature bandwidths did not raise the accuracy)")
+    if n is not None and n > ARD_AUTO_MAX_N:
+        return "gaussian", (f"a real target on n = {n} > {ARD_AUTO_MAX_N} rows: the isotropic "
+                            "Gaussian kernel (kernel='auto'; the per-feature search was "
+                            f"measured up to {ARD_AUTO_MAX_N} rows)")
+    if approximation is not None and approximation not in ("auto", "exact", "nystrom"):
+        return "gaussian", (f"a real target with approximation={approximation!r}: the "
+                            "isotropic Gaussian kernel (kernel='auto'; the per-feature "
+                            "search runs on the exact matrix or a Nyström stand-in)")
+    if criterion is not None and criterion not in ARD_CRITERIA:
+        return "gaussian", (f"a real target with criterion={criterion!r}: the isotropic "
+                            "Gaussian kernel (kernel='auto'; the per-feature search "
+                            "optimises the held-out error or the evidence only)")
+    return "ard", "a real target: one γ per feature (kernel='auto')"
+
+
+#: the criteria the per-feature search optimises (``"auto"``: the evidence or the
+#: held-out error, :data:`ARD_EVIDENCE_MAX_N`); the criteria of ``studies/ard_quality.py``
+ARD_CRITERIA = frozenset({"auto", "eloo", "eloo_multiclass", "ekfold", "ekfold_multiclass"})
 
 
 #: the per-feature search runs on the exact kernel matrix (about 2n³ flops per
@@ -410,6 +437,11 @@ ARD_KFOLD_MAX_N = KFOLD_MAX_N
 #: 0.50 times isotropic CV's, the held-out-error search's 0.64
 #: (``studies/results/ard_quality.md``)
 ARD_EVIDENCE_MAX_N = 1000
+#: ``kernel="auto"`` chooses the per-feature kernel for a real target up to this n and
+#: keeps the isotropic Gaussian kernel beyond (:func:`kernel_for_task`): the evidence
+#: of ``studies/ard_quality.py`` (``studies/results/ard_quality.md``) reaches training
+#: sets of 1000 rows, where the per-feature objective is :data:`ARD_EVIDENCE_MAX_N`'s
+ARD_AUTO_MAX_N = ARD_EVIDENCE_MAX_N
 #: the nested guard of the per-feature search runs up to this n (each fold reruns the
 #: search; the study's sets reach 1000 rows, ``studies/ard_quality.py``)
 ARD_GUARD_MAX_N = 1000

@@ -177,12 +177,13 @@ def build_parser() -> argparse.ArgumentParser:
                      help="Nystroem landmarks c (default min(n, 200))")
     sel.add_argument("--features", type=int, metavar="D",
                      help="random features D of rff / random_mcm (defaults 200 / 100)")
-    sel.add_argument("--kernel", default="gaussian", choices=KERNELS,
-                     help="gaussian exp(-gamma*|x-x'|^2) (default); laplacian "
+    sel.add_argument("--kernel", default=AUTO, choices=KERNELS,
+                     help="gaussian exp(-gamma*|x-x'|^2); laplacian "
                      "exp(-gamma*|x-x'|_1); ard: a Gaussian with one gamma per feature, "
                      "searched from the selected isotropic one (reports each feature's "
-                     "relevance; --plot adds a relevance chart); auto: ard for a real target, gaussian "
-                     "for class labels")
+                     "relevance; --plot adds a relevance chart); auto (default): ard for a real target "
+                     "of at most 1000 rows, else gaussian (class labels, more rows, "
+                     "other approximations); the reason is printed with the result")
 
     grid = sel.add_mutually_exclusive_group()
     grid.add_argument("--gammas", metavar="LIST", help="comma-separated gamma values")

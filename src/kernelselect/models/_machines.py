@@ -25,7 +25,7 @@ from .._typing import RandomState
 from ..utils._validation import (check_bool, check_matrix,
                                  check_vector)
 from ..utils._warnings import warn_user
-from ..kernels import Kernel
+from ..kernels import Kernel, kernel_or_auto
 from ..utils._sklearn import (BaseEstimator, ClassifierMixin, RegressorMixin,
                        check_classification_targets, check_is_fitted, validate_data)
 
@@ -189,6 +189,15 @@ def _resolve_gamma(gamma: Any, n_features: int, kernel: Kernel, default: bool = 
     return kernel.check_gamma(gamma, n_features)
 
 
+def _bare_kernel(kernel: Any, gamma: Any) -> Kernel:
+    """The kernel of a machine fitted with its own γ: ``kernel="auto"`` (the machines'
+    default, which a selection resolves by the policy) is the isotropic Gaussian kernel
+    for a scalar or absent γ and the per-feature kernel for a vector γ, one per feature."""
+    if isinstance(kernel_or_auto(kernel), Kernel):
+        return Kernel.of(kernel)
+    return Kernel.of("ard" if np.ndim(gamma) == 1 else "gaussian")
+
+
 class _KernelMachineEstimator(BaseEstimator):
     """Shared parameters and fitting of the two kernel machines."""
 
@@ -197,7 +206,7 @@ class _KernelMachineEstimator(BaseEstimator):
         """Whether the machine has an unpenalised bias b."""
         return True
 
-    def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
+    def __init__(self, kernel: str = "auto", gamma: float | None = None,
                  alpha: float = 1.0, approximation: str | Approximation = "auto",
                  random_state: RandomState = None, workers: int | None = None) -> None:
         self.kernel = kernel
@@ -208,7 +217,7 @@ class _KernelMachineEstimator(BaseEstimator):
         self.workers = workers
 
     def _check_params(self, n_features: int) -> tuple[Kernel, Any, float]:
-        kernel = Kernel.of(self.kernel)
+        kernel = _bare_kernel(self.kernel, self.gamma)
         gamma = _resolve_gamma(self.gamma, n_features, kernel)
         alpha = check_alphas(self.alpha, "alpha")
         if alpha.size != 1:
@@ -323,8 +332,11 @@ class LSSVMClassifier(ClassifierMixin, _KernelMachineEstimator):
 
     Parameters
     ----------
-    kernel : {"gaussian", "laplacian", "ard"}, default="gaussian"
-        ``"ard"``: exp(−Σ_k γ_k (x_k − x′_k)²), one γ per feature.
+    kernel : {"auto", "gaussian", "laplacian", "ard"}, default="auto"
+        ``"ard"``: exp(−Σ_k γ_k (x_k − x′_k)²), one γ per feature. ``"auto"``: inside
+        a selection (:class:`KernelSelectionCV` and its kin) the policy's kernel
+        (:func:`kernelselect.select_kernel`); fitted bare, the isotropic Gaussian
+        kernel for a scalar or absent γ and ``"ard"`` for a vector γ.
     gamma : float, array of shape (n_features,) or None, default=None
         Kernel parameter; None → 1/n_features (as scikit-learn's rbf kernels); one
         value per feature (or a scalar for all) with ``kernel="ard"``.
@@ -537,7 +549,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         predicts towards 0, not towards ȳ; ``fit_intercept="mean"`` is the fix.
     """
 
-    def __init__(self, kernel: str = "gaussian", gamma: float | None = None,
+    def __init__(self, kernel: str = "auto", gamma: float | None = None,
                  alpha: float = 1.0, approximation: str | Approximation = "auto",
                  random_state: RandomState = None, workers: int | None = None,
                  fit_intercept: bool | str = False) -> None:

@@ -28,8 +28,8 @@ from ..utils._resources import dask_client_limit, max_bytes
 from ..utils._progress import check_progress
 from ..utils._validation import check_bool
 from ..utils._warnings import warn_user
-from ..kernels import Kernel
-from ..selection._driver import _gamma_grid, _select_validated
+from ..kernels import Kernel, kernel_or_auto
+from ..selection._driver import _gamma_grid, _resolve_kernel, _select_validated
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
@@ -146,7 +146,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         classifier = targets.task != "regression"
         if classifier:
             self.classes_ = targets.classes
-        kernel = Kernel.of(est.kernel)
+        kernel, kernel_rule = self._kernel(X, y, est, targets)
+        est.set_params(kernel=kernel.value)
+        self.best_kernel_ = kernel.value
         if kernel.per_feature and self.criterion == "cv":
             raise ValueError("criterion='cv' evaluates a grid of one γ; with an estimator of "
                              "kernel='ard' use criterion='auto' (the per-feature gradient "
@@ -166,6 +168,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         res = self._select(Xs, y, y_dask, targets, est, kernel, selection_approx, refine,
                            progress)
         self.selection_ = res
+        if kernel_rule is not None:
+            res.details["kernel_rule"] = kernel_rule
+            res.details.setdefault("rules", {})["kernel"] = kernel_rule
         name = res.criteria[0]
         if res.best[name]["index"] is None:
             raise ValueError(
@@ -220,6 +225,21 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                              "Dask array.")
         self.n_features_in_ = int(X.shape[1])
         return X, y_local, y_dask
+
+    def _kernel(self, X: Any, y: Any, est: _KernelMachineEstimator,
+                targets: Targets) -> tuple[Kernel, str | None]:
+        """The machine's kernel, ``kernel="auto"`` resolved as :func:`select_kernel`
+        resolves it, with the reason; the isotropic Gaussian kernel where the selection
+        scores a grid of one γ (``criterion="cv"``) or a regressor without constant
+        term (the per-feature search scores the LSSVM with its bias)."""
+        if isinstance(kernel_or_auto(est.kernel), Kernel):
+            return Kernel.of(est.kernel), None
+        if self.criterion == "cv" or (isinstance(est, KernelRidgeRegressor)
+                                      and _check_fit_intercept(est.fit_intercept) is False):
+            return Kernel.of("gaussian"), (
+                "the isotropic Gaussian kernel (kernel='auto'): criterion='cv' and a "
+                "regressor without constant term score a grid of one γ")
+        return _resolve_kernel(X, y, "auto", targets.task, self.approximation, self.criterion)
 
     def _select(self, Xs: Any, y: np.ndarray, y_dask: Any, targets: Targets,
                 est: _KernelMachineEstimator, kernel: str, approximation: Any, refine: bool,
@@ -450,6 +470,11 @@ _SHARED_PARAMETERS = """\
         (:class:`~kernelselect.NystroemPCG`)."""
 
 _SHARED_ATTRIBUTES = """\
+    best_kernel_ : str
+        The kernel selected and refitted: the estimator's ``kernel``, or for
+        ``kernel="auto"`` (the machines' default) the policy's choice, its reason in
+        ``selection_.details["rules"]["kernel"]`` (:func:`kernelselect.select_kernel`):
+        ``"ard"`` with a vector ``best_params_["gamma"]``, else a scalar one.
     best_params_ : dict
         {"gamma": γ, "alpha": α} chosen (γ of shape (n_features,) for an estimator
         with ``kernel="ard"``; ``cv_results_`` and ``best_score_`` then describe the

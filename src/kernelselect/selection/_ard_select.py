@@ -708,9 +708,12 @@ def is_auto_kernel(kernel: Any) -> bool:
     return isinstance(kernel, str) and kernel.strip().lower() == "auto"
 
 
-def auto_kernel(y: Any, task: Any) -> tuple[str, str]:
+def auto_kernel(y: Any, task: Any, n: int | None = None, approximation: str | None = None,
+                criterion: str | None = None) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"``: the per-feature kernel for a real target
-    (one column), the isotropic Gaussian kernel for class labels.
+    (one column) on at most ``_policy.ARD_AUTO_MAX_N`` rows, the isotropic Gaussian
+    kernel for class labels, beyond that n, and with an ``approximation`` or a
+    ``criterion`` (names) that the per-feature search does not take.
 
     The rule and its study: :func:`kernelselect._policy.kernel_for_task`.
     """
@@ -719,4 +722,4 @@ def auto_kernel(y: Any, task: Any) -> tuple[str, str]:
         arr = arr[:, 0]
     if arr.ndim != 1:
         return kernel_for_task(None)
-    return kernel_for_task(prepare_targets(arr, task).task)
+    return kernel_for_task(prepare_targets(arr, task).task, n, approximation, criterion)

@@ -85,7 +85,7 @@ def _split_params(criteria: Sequence[Criterion], params: Mapping[str, Any]
 
 # Over 80 lines by its docstring alone (the reference of every argument); the code is
 # the dispatch below, 20 lines.
-def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian",
+def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
                   gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                   criterion: str | Sequence[str] = "auto",
                   approximation: str | Approximation = "auto",
@@ -127,15 +127,20 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
         of a target matrix (``di``, ``kdi``) receive the unit-norm class indicator
         columns, or the real target as columns; a real target of several columns
         (n_samples, n_outputs) is accepted when every requested criterion takes one.
-    kernel : {"gaussian", "laplacian", "ard", "auto"}, default="gaussian"
+    kernel : {"auto", "gaussian", "laplacian", "ard"}, default="auto"
         exp(−γ‖x − x′‖²), exp(−γ‖x − x′‖₁), or exp(−Σ_k γ_k (x_k − x′_k)²) with one γ
         per feature: ``"ard"`` runs the isotropic selection, then a gradient search of
         (γ₁, …, γ_d, α) from its choice, kept only when it predicts better on nested
         folds (:mod:`kernelselect.selection._ard_select`); the result is an
         :class:`~kernelselect.selection._ard_select.ArdSelectionResult` whose ``best_gamma`` has
-        shape (n_features,) and which offers ``relevances()``. ``"auto"``: ``"ard"``
-        for a real target, ``"gaussian"`` for class labels (the evidence is in
-        :func:`kernelselect.selection._ard_select.auto_kernel`; ``details["kernel_rule"]``).
+        shape (n_features,) and which offers ``relevances()``. ``"auto"`` (the
+        default): ``"ard"`` for a real target of at most
+        ``kernelselect._policy.ARD_AUTO_MAX_N`` rows with approximation "auto", "exact"
+        or "nystrom", else ``"gaussian"`` (class labels, several target columns, more
+        rows, other stand-ins); the rule and its evidence:
+        :func:`kernelselect._policy.kernel_for_task`, the reason in
+        ``details["rules"]["kernel"]``. ``"gaussian"`` is the isotropic selection of
+        earlier defaults.
     gammas : array-like of positive floats or None
         Candidate γ. None: γ₀·2^k, k = −7, …, 7, around the median heuristic γ₀
         (:func:`default_gammas`), extended past an edge when the best γ is on it.
@@ -227,17 +232,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
     (['ekfold'], 'exact')
     """
     t0 = time.perf_counter()
-    kernel = kernel_or_auto(kernel)
-    if not isinstance(kernel, Kernel):          # "auto": the policy chooses the kernel
-        kernel, rule = auto_kernel(y, task)
-        result = select_kernel(X, y, kernel=kernel, gammas=gammas, alphas=alphas,
-                               criterion=criterion, approximation=approximation,
-                               random_state=random_state, workers=workers, progress=progress,
-                               standardize=standardize, task=task, refine=refine,
-                               **criterion_params)
-        result.details["kernel_rule"] = rule
-        result.details.setdefault("rules", {})["kernel"] = rule
-    elif kernel.per_feature:
+    kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion)
+    if kernel.per_feature:
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
                              workers=workers, progress=progress, standardize=standardize,
@@ -248,10 +244,35 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "gaussian
                      progress=progress, standardize=standardize, task=task, refine=refine,
                      criterion_params=criterion_params)
         result = _report(plan, _run(plan))
+    if rule is not None:
+        result.details["kernel_rule"] = rule
+        result.details.setdefault("rules", {})["kernel"] = rule
     # the whole call: checks, grids, every level, extension and refinement, the
     # per-feature search (SelectionResult.total_time)
     result.details["total_seconds"] = time.perf_counter() - t0
     return result
+
+
+def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
+                    criterion: Any = "auto") -> tuple[Kernel, str | None]:
+    """The kernel a selection runs on and, for ``kernel="auto"``, the policy's reason
+    (:func:`kernelselect._policy.kernel_for_task`, by the task of y, the number of rows,
+    the stand-in and the criterion); the one place where ``"auto"`` is decided."""
+    chosen = kernel_or_auto(kernel)
+    if isinstance(chosen, Kernel):
+        return chosen, None
+    shape = getattr(X, "shape", None)
+    rows = shape[0] if shape is not None and len(shape) else len(X)
+    n = int(rows) if isinstance(rows, (int, np.integer)) or (
+        isinstance(rows, float) and np.isfinite(rows)) else None
+    label = (approximation.strip().lower() if isinstance(approximation, str)
+             else getattr(approximation, "name", None))
+    crit = criterion.strip().lower() if isinstance(criterion, str) else repr(criterion)
+    try:
+        name, rule = auto_kernel(y, task, n, label, crit)
+    except (TypeError, ValueError):     # bad y: the isotropic selection's checks name it
+        return Kernel.of("gaussian"), None
+    return Kernel.of(name), rule
 
 
 def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
@@ -261,8 +282,25 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
     """:func:`select_kernel` (``standardize=False``, ``task=targets.task``) on X and y
     an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
-    Neither is checked or prepared again."""
-    if not Kernel.of(kernel).per_feature:
+    Neither is checked or prepared again. ``kernel="auto"`` is resolved as by
+    :func:`select_kernel`."""
+    chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion)
+    result = _select_chosen(X, y, targets, y_dask, kernel=chosen, gammas=gammas,
+                            alphas=alphas, criterion=criterion, approximation=approximation,
+                            random_state=random_state, workers=workers, progress=progress,
+                            refine=refine)
+    if rule is not None:
+        result.details["kernel_rule"] = rule
+        result.details.setdefault("rules", {})["kernel"] = rule
+    return result
+
+
+def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: Kernel,
+                   gammas: Any, alphas: Any, criterion: Any, approximation: Any,
+                   random_state: RandomState, workers: int | None,
+                   progress: bool | float, refine: bool) -> SelectionResult:
+    """:func:`_select_validated` on a resolved kernel."""
+    if not kernel.per_feature:
         return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
                                alphas=alphas, criterion=criterion,
                                approximation=approximation, random_state=random_state,

@@ -153,6 +153,14 @@ class SelectionResult:
                 "value": float(values[i, j]), "index": (int(i), int(j))}
 
     @property
+    def kernel(self) -> str:
+        """The kernel the selection ran on (``details["kernel"]``): ``"gaussian"`` or
+        ``"laplacian"`` with a scalar :attr:`best_gamma`, ``"ard"`` with one γ per
+        feature; with ``kernel="auto"`` the policy's choice, its reason in
+        ``details["rules"]["kernel"]``. A result built without it: ``"gaussian"``."""
+        return str(self.details.get("kernel", "gaussian"))
+
+    @property
     def total_time(self) -> float:
         """Seconds for the whole selection: every level, extension and refinement, and
         for ``kernel="ard"`` the isotropic start and the per-feature search
