@@ -63,6 +63,26 @@ def test_auto_with_what_the_per_feature_search_does_not_take_keeps_the_gaussian(
     assert res.kernel == "gaussian" and why in res.details["rules"]["kernel"]
 
 
+@pytest.mark.parametrize("door", ["select_kernel", "estimator"])
+def test_auto_on_dask_input_keeps_the_gaussian_and_says_so(door):
+    """The per-feature rule was measured on X in memory (its objective the evidence);
+    a Dask array keeps the isotropic kernel, in memory the same rows choose 'ard'."""
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    X, y = _data(120, 7)
+    Xd, yd = da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40)
+    with dask.config.set(scheduler="synchronous"):
+        if door == "select_kernel":
+            res = _quiet(select_kernel, Xd, yd, random_state=0, approximation="nystrom")
+            kernel, rule = res.kernel, res.details["rules"]["kernel"]
+        else:
+            est = _quiet(KernelSelectionRegressor(random_state=0, approximation="nystrom").fit,
+                         Xd, yd)
+            kernel, rule = est.best_kernel_, est.selection_.details["rules"]["kernel"]
+    assert kernel == "gaussian" and "Dask input" in rule
+    assert _quiet(select_kernel, X, y, random_state=0, approximation="nystrom").kernel == "ard"
+
+
 @pytest.mark.parametrize("seed, target", [(5, "regression"), (6, "binary")])
 def test_explicit_gaussian_is_the_isotropic_selection_bit_for_bit(seed, target):
     X, y = _data(70, seed)

@@ -239,7 +239,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             return Kernel.of("gaussian"), (
                 "the isotropic Gaussian kernel (kernel='auto'): criterion='cv' and a "
                 "regressor without constant term score a grid of one γ")
-        return _resolve_kernel(X, y, "auto", targets.task, self.approximation, self.criterion)
+        return _resolve_kernel(X, y, "auto", targets.task, self.approximation, self.criterion,
+                               targets)
 
     def _select(self, Xs: Any, y: np.ndarray, y_dask: Any, targets: Targets,
                 est: _KernelMachineEstimator, kernel: str, approximation: Any, refine: bool,

@@ -94,7 +94,7 @@ from ._result import SelectionResult
 from ..operators.nystrom import Nystroem
 from ..utils._kernel_family import Kernel
 from ..utils._scaling import ColumnScaling
-from ..utils._targets import prepare_targets, rescale_target
+from ..utils._targets import Targets, prepare_targets, rescale_target
 from ..utils._validation import check_matrix, check_random_state
 from .._policy import (ARD_EVIDENCE_MAX_N, ARD_EVIDENCE_SUBSAMPLE, ARD_EXACT_MAX_N,
                        ARD_GUARD_MAX_N, ARD_KFOLD_MAX_N, ARD_MAX_LANDMARKS, kernel_for_task)
@@ -245,11 +245,14 @@ def _check_top(top: Any, d: int, method: str) -> int:
     return int(top)
 
 
-def _targets_matrix(y: Any, task: Any) -> tuple[np.ndarray, str]:
+def _targets_matrix(y: Any, task: Any, targets: Targets | None = None
+                    ) -> tuple[np.ndarray, str]:
     """(Y (n, t), task): ±1 column (binary), one-vs-rest ±1 columns (multi-class), or
-    the real target as one column (rescaled when its magnitude is extreme)."""
-    targets = prepare_targets(np.asarray(y).ravel() if np.ndim(y) == 2 and np.shape(y)[1] == 1
-                              else y, task)
+    the real target as one column (rescaled when its magnitude is extreme); ``targets``:
+    y as an estimator's door prepared it (None: prepared here)."""
+    if targets is None:
+        targets = prepare_targets(np.asarray(y).ravel()
+                                  if np.ndim(y) == 2 and np.shape(y)[1] == 1 else y, task)
     if targets.task == "multiclass":
         assert targets.Y is not None
         return targets.Y.astype(np.float64), targets.task
@@ -309,8 +312,8 @@ def _error_rate(Y: np.ndarray, E: np.ndarray) -> float:
 def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult,
                feature_variance: npt.ArrayLike | None = None, task: Any = "auto",
                random_state: Any = None, workers: int | None = None, objective: str = "auto",
-               guard: str = "auto", engine: str = "auto", standardize: bool = True
-               ) -> ArdSelectionResult:
+               guard: str = "auto", engine: str = "auto", standardize: bool = True,
+               targets: Targets | None = None) -> ArdSelectionResult:
     """The per-feature search from the isotropic selection ``isotropic``.
 
     ``X`` holds the features the isotropic selection worked on (standardised when it
@@ -324,6 +327,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
     it, lazily, as the isotropic selection did) runs the Nyström passes chunk by chunk
     as Dask graphs (:mod:`kernelselect.ard._nystrom`) on the landmarks of the isotropic
     selection; X is never gathered, and the guard (which refits in memory) does not run.
+    ``targets``: y in memory as an estimator's door prepared it (None: prepared here).
     """
     t_start = time.perf_counter()
     if objective not in OBJECTIVES:
@@ -339,7 +343,8 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
         use_exact, landmarks, objective = False, problem.landmarks, "loo"
     else:
         problem, variances, task_name, objective, landmarks = _memory_problem(
-            X, y, isotropic, feature_variance, task, objective, engine, rng, workers)
+            X, y, isotropic, feature_variance, task, objective, engine, rng, workers,
+            targets)
         n, d = problem.n, problem.d
         Y = problem.Y
     guard = _resolve_guard(guard, objective, problem, task_name)
@@ -429,14 +434,15 @@ def keep_isotropic(result: ArdSelectionResult, full: SelectionResult) -> ArdSele
 
 def _memory_problem(X: Any, y: Any, isotropic: SelectionResult, feature_variance: Any,
                     task: Any, objective: str, engine: str, rng: np.random.Generator,
-                    workers: int | None) -> tuple[Any, np.ndarray, str, str, Any]:
+                    workers: int | None, targets: Targets | None = None
+                    ) -> tuple[Any, np.ndarray, str, str, Any]:
     """(problem, feature variances, task, objective, landmarks) of the search on X in
     memory: ``objective="auto"`` resolved (the evidence for a real target up to
     EVIDENCE_MAX_N rows, else k-fold or leave-one-out) and the engine it runs on."""
     Xw = check_matrix(X, "X", dtype=np.float64, min_rows=3)
     variances = (np.ones(Xw.shape[1]) if feature_variance is None
                  else np.asarray(feature_variance, dtype=np.float64))
-    Y, task_name = _targets_matrix(y, task)
+    Y, task_name = _targets_matrix(y, task, targets)
     n, d = Xw.shape
     if (objective == "auto" and engine != "nystrom" and n <= EVIDENCE_MAX_N
             and task_name == "regression"):
@@ -504,7 +510,8 @@ def _resolve_guard(guard: str, objective: str, problem: Any, task_name: str) -> 
 
 
 def start_approximation(approximation: Any, criterion: Any, X: Any, y: Any, task: Any,
-                        engine: str, exact_max_n: int, first_level: int) -> Any:
+                        engine: str, exact_max_n: int, first_level: int,
+                        targets: Targets | None = None) -> Any:
     """The approximation of the isotropic start of ``select_kernel(kernel="ard")``:
     ``approximation`` itself, except that with :data:`EVIDENCE_START` = "first" a start
     the evidence search will follow (a real target, criterion and approximation "auto",
@@ -518,7 +525,7 @@ def start_approximation(approximation: Any, criterion: Any, X: Any, y: Any, task
     if len(shape) != 2 or not exact_max_n < shape[0] <= EVIDENCE_MAX_N:
         return approximation
     try:
-        task_name = _targets_matrix(y, task)[1]
+        task_name = _targets_matrix(y, task, targets)[1]
     except (ValueError, TypeError):            # the isotropic selection names the problem
         return approximation
     if task_name != "regression":
@@ -709,17 +716,21 @@ def is_auto_kernel(kernel: Any) -> bool:
 
 
 def auto_kernel(y: Any, task: Any, n: int | None = None, approximation: str | None = None,
-                criterion: str | None = None) -> tuple[str, str]:
+                criterion: str | None = None, targets: Targets | None = None,
+                lazy: bool = False) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"``: the per-feature kernel for a real target
     (one column) on at most ``_policy.ARD_AUTO_MAX_N`` rows, the isotropic Gaussian
     kernel for class labels, beyond that n, and with an ``approximation`` or a
     ``criterion`` (names) that the per-feature search does not take.
 
-    The rule and its study: :func:`kernelselect._policy.kernel_for_task`.
+    The rule and its study: :func:`kernelselect._policy.kernel_for_task`. ``targets``:
+    y as an estimator's door prepared it (None: its task is found here).
     """
+    if targets is not None:
+        return kernel_for_task(targets.task, n, approximation, criterion, lazy)
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
         return kernel_for_task(None)
-    return kernel_for_task(prepare_targets(arr, task).task, n, approximation, criterion)
+    return kernel_for_task(prepare_targets(arr, task).task, n, approximation, criterion, lazy)

@@ -232,7 +232,15 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
     (['ekfold'], 'exact')
     """
     t0 = time.perf_counter()
-    kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion)
+    data, targets = None, None
+    if not isinstance(kernel_or_auto(kernel), Kernel):
+        # "auto" reads the task of y: X and y are checked and y prepared here, once, and
+        # the isotropic plan takes them as they are
+        data = _check_data(X, y, criterion, _is_auto(approximation))
+        targets = (multi_output_targets(data.y, task) if data.multi_output
+                   else prepare_targets(data.y, task))
+    kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion,
+                                   None if data is None or data.multi_output else targets)
     if kernel.per_feature:
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
@@ -242,7 +250,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
                      approximation=approximation, random_state=random_state, workers=workers,
                      progress=progress, standardize=standardize, task=task, refine=refine,
-                     criterion_params=criterion_params)
+                     criterion_params=criterion_params, data=data, targets=targets)
         result = _report(plan, _run(plan))
     if rule is not None:
         result.details["kernel_rule"] = rule
@@ -254,7 +262,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
 
 
 def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
-                    criterion: Any = "auto") -> tuple[Kernel, str | None]:
+                    criterion: Any = "auto", targets: Targets | None = None
+                    ) -> tuple[Kernel, str | None]:
     """The kernel a selection runs on and, for ``kernel="auto"``, the policy's reason
     (:func:`kernelselect._policy.kernel_for_task`, by the task of y, the number of rows,
     the stand-in and the criterion); the one place where ``"auto"`` is decided."""
@@ -269,7 +278,8 @@ def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
              else getattr(approximation, "name", None))
     crit = criterion.strip().lower() if isinstance(criterion, str) else repr(criterion)
     try:
-        name, rule = auto_kernel(y, task, n, label, crit)
+        name, rule = auto_kernel(y, task, n, label, crit, targets,
+                                 _dask.is_dask_array(X) or _dask.is_dask_array(y))
     except (TypeError, ValueError):     # bad y: the isotropic selection's checks name it
         return Kernel.of("gaussian"), None
     return Kernel.of(name), rule
@@ -284,7 +294,8 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
     Neither is checked or prepared again. ``kernel="auto"`` is resolved as by
     :func:`select_kernel`."""
-    chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion)
+    chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion,
+                                   targets)
     result = _select_chosen(X, y, targets, y_dask, kernel=chosen, gammas=gammas,
                             alphas=alphas, criterion=criterion, approximation=approximation,
                             random_state=random_state, workers=workers, progress=progress,
@@ -317,7 +328,8 @@ def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kern
                          criterion=criterion, approximation=approximation,
                          random_state=random_state, workers=workers, progress=progress,
                          standardize=False, task=targets.task, refine=refine,
-                         isotropic=isotropic, rows=rows)
+                         isotropic=isotropic, rows=rows,
+                         targets=targets if y_dask is None else None)
     result.details["total_seconds"] = time.perf_counter() - t0
     return result
 
@@ -734,18 +746,20 @@ def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
 def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_state: Any,
                 workers: Any, standardize: Any, task: Any,
                 isotropic: Callable[..., SelectionResult] | None = None,
-                rows: _dask.RowSource | None = None, **settings: Any) -> SelectionResult:
+                rows: _dask.RowSource | None = None, targets: Targets | None = None,
+                **settings: Any) -> SelectionResult:
     """kernel="ard": the isotropic selection with the same settings, then the gradient
     search of one γ per feature from its choice (:mod:`kernelselect.selection._ard_select`).
 
     ``isotropic`` (default :func:`select_kernel`) makes the isotropic selection; ``rows``
-    says where rows an estimator's door checked live (None: X and y are checked here)."""
+    says where rows an estimator's door checked live (None: X and y are checked here);
+    ``targets`` y as that door prepared it."""
     isotropic = select_kernel if isotropic is None else isotropic
     objective, engine = ard_options(criterion, approximation)
     rng = check_random_state(random_state)
     start = start_approximation(approximation, criterion, X, y, task, engine,
                                 exact_max_n=_policy.EXACT_MAX_N,
-                                first_level=_policy.START_LANDMARKS)
+                                first_level=_policy.START_LANDMARKS, targets=targets)
     iso = isotropic(X, y, kernel="gaussian", criterion=criterion,
                         approximation=start, random_state=rng, workers=workers,
                         standardize=standardize, task=task, **settings)
@@ -756,7 +770,8 @@ def _select_ard(X: Any, y: Any, *, criterion: Any, approximation: Any, random_st
     Xc = check_matrix(X, "X", dtype=np.float64, min_rows=3) if rows is None else X
     result = select_ard(standardize_columns(Xc) if standardize else Xc, y, isotropic=iso,
                         feature_variance=None if standardize else Xc.var(axis=0), task=task,
-                        random_state=rng, workers=workers, objective=objective, engine=engine)
+                        random_state=rng, workers=workers, objective=objective, engine=engine,
+                        targets=targets)
     if start is approximation or result.details["ard"]["kept"]:
         return result
     # the guard kept the isotropic kernel, but the start was the coarse first level only:
