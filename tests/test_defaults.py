@@ -160,7 +160,7 @@ def test_default_path_equals_the_explicit_call_exact():
     X, labels = blobs(150, 2, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        res = select_kernel(X, labels, random_state=0)
+        res = select_kernel(X, labels, random_state=0, kernel="gaussian")
         d = res.details
         assert d["task"] == "binary" and res.criteria == ["ekfold"]
         assert d["approximation"] == "exact"
@@ -169,7 +169,7 @@ def test_default_path_equals_the_explicit_call_exact():
         assert d["criterion_params"]["ekfold"] == {"loss": "squared", "folds": 5, "seed": 0}
         explicit = select_kernel(X, labels, gammas=res.gammas, alphas=res.alphas,
                                  criterion="ekfold", loss="squared", approximation="exact",
-                                 standardize=True)
+                                 standardize=True, kernel="gaussian")
     np.testing.assert_array_equal(np.isnan(res.curves["ekfold"]),
                                   np.isnan(explicit.curves["ekfold"]) | np.isnan(res.curves["ekfold"]))
     ok = np.isfinite(res.curves["ekfold"])
@@ -183,7 +183,7 @@ def test_default_path_equals_the_explicit_call_nystroem_levels():
     y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.2 * rng.standard_normal(700)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        res = select_kernel(X, y, random_state=0)
+        res = select_kernel(X, y, random_state=0, kernel="gaussian")
     d = res.details
     assert d["task"] == "regression" and d["criterion_params"]["eloo"] == {"loss": "squared"}
     levels = d["auto"]["levels"]
@@ -197,7 +197,7 @@ def test_default_path_equals_the_explicit_call_nystroem_levels():
             d["approximation_params"]["landmarks"]))
         assert approx.landmarks.size == int(d["approximation"].split("=")[1].rstrip(")"))
     explicit = select_kernel(X, y, gammas=res.gammas, alphas=res.alphas, criterion="eloo",
-                             loss="squared", approximation=approx)
+                             loss="squared", approximation=approx, kernel="gaussian")
     np.testing.assert_allclose(res.curves["eloo"], explicit.curves["eloo"], rtol=1e-8)
     assert (res.best_gamma, res.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
 
@@ -221,7 +221,7 @@ def _levels_problem():
     y = np.sin(3 * X[:, 0]) * X[:, 1] + np.cos(2 * X[:, 2]) + 0.1 * rng.standard_normal(900)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return X, y, select_kernel(X, y, random_state=3)
+        return X, y, select_kernel(X, y, random_state=3, kernel="gaussian")
 
 
 def test_last_level_half_replaces_the_exact_window_by_nystroem_of_n_over_2(monkeypatch):
@@ -230,9 +230,9 @@ def test_last_level_half_replaces_the_exact_window_by_nystroem_of_n_over_2(monke
     y = np.sin(3 * X[:, 0]) * X[:, 1] + np.cos(2 * X[:, 2]) + 0.1 * rng.standard_normal(500)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        exact = select_kernel(X, y, random_state=3)
+        exact = select_kernel(X, y, random_state=3, kernel="gaussian")
         monkeypatch.setattr(_rules, "LAST_LEVEL", "half")
-        half = select_kernel(X, y, random_state=3)
+        half = select_kernel(X, y, random_state=3, kernel="gaussian")
     labels = [lv["approximation"] for lv in exact.details["auto"]["levels"]]
     assert labels[-1] == "exact", "the problem must reach the exact window by default"
     got = [lv["approximation"] for lv in half.details["auto"]["levels"]]
@@ -244,7 +244,7 @@ def test_last_level_half_replaces_the_exact_window_by_nystroem_of_n_over_2(monke
     assert landmarks.size == 250 and np.unique(landmarks).size == 250
     explicit = select_kernel(X, y, gammas=half.gammas, alphas=half.alphas, criterion="eloo",
                              loss="squared",
-                             approximation=kernelselect.Nystroem(landmarks=landmarks))
+                             approximation=kernelselect.Nystroem(landmarks=landmarks), kernel="gaussian")
     np.testing.assert_allclose(half.curves["eloo"], explicit.curves["eloo"], rtol=1e-8)
     assert (half.best_gamma, half.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
 
@@ -316,7 +316,7 @@ def test_effective_dimension_matches_the_dense_stand_in(m, log_gamma, log_alpha,
 
 def test_small_n_is_exact_and_nested_levels_grow():
     X, labels = blobs(120, 3, seed=4)
-    res = select_kernel(X, labels, random_state=0, gammas=2.0 ** np.arange(-3, 3))
+    res = select_kernel(X, labels, random_state=0, gammas=2.0 ** np.arange(-3, 3), kernel="gaussian")
     assert res.details["approximation"] == "exact" and res.criteria == ["ekfold_multiclass"]
     assert res.details["auto"]["levels"][0]["approximation"] == "exact"
 
@@ -331,10 +331,10 @@ def test_grid_extends_past_the_edge_and_records_it():
     gammas = 2.0 ** np.arange(2, 6)                              # far too narrow
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        explicit = select_kernel(X, y, gammas=gammas, random_state=0)
+        explicit = select_kernel(X, y, gammas=gammas, random_state=0, kernel="gaussian")
     assert explicit.details["extensions"] == [] and explicit.gammas.size == 4
     assert "gamma_low" in explicit.details["edges"]
-    res = select_kernel(X, y, random_state=0)
+    res = select_kernel(X, y, random_state=0, kernel="gaussian")
     ext = [e for e in res.details["extensions"] if e["edge"].startswith("gamma")]
     g0 = res.details["gamma0"]
     if ext:
@@ -348,7 +348,7 @@ def test_edge_warning_when_still_on_the_edge():
     # two well-separated blobs: every wide kernel separates them, so the 0-1 LOO error
     # ties on all of them and ties go to the first (widest) γ, beyond any grid
     with pytest.warns(GridEdgeWarning, match="gamma_low"):
-        res = select_kernel(X, labels, criterion="eloo_error_rate", random_state=0)
+        res = select_kernel(X, labels, criterion="eloo_error_rate", random_state=0, kernel="gaussian")
     assert [e["edge"] for e in res.details["extensions"]][:2] == ["gamma_low", "gamma_low"]
     assert res.gammas.size == 15 + 8 and "gamma_low" in res.details["edges"]
     assert res.best_gamma == res.gammas[0]
@@ -367,12 +367,12 @@ def test_refinement_never_worse_than_its_grid_point(seed, regression):
         y = np.where(y > 0, 1, 0)
     kw = dict(gammas=2.0 ** np.arange(-4, 4), alphas=np.logspace(-3, 1, 5), random_state=0,
               criterion="eloo", loss="squared" if regression else "hybrid")
-    grid = select_kernel(X, y, **kw)
-    res = select_kernel(X, y, refine=True, **kw)
+    grid = select_kernel(X, y, **kw, kernel="gaussian")
+    res = select_kernel(X, y, refine=True, **kw, kernel="gaussian")
     info = res.details["refine"]
     g, a = res.best_gamma, res.best_alpha
     again = select_kernel(X, y, gammas=[g], alphas=[a], random_state=0, criterion="eloo",
-                          loss=kw["loss"])
+                          loss=kw["loss"], kernel="gaussian")
     value, at_grid = again.curves["eloo"][0, 0], grid.best["eloo"]["value"]
     assert value <= at_grid + 1e-12
     if not info["improved"]:
@@ -428,7 +428,7 @@ def test_select_kernel_string_labels_and_details():
     y = np.array(["no", "yes"])[codes]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        res = select_kernel(X, y, random_state=0)
+        res = select_kernel(X, y, random_state=0, kernel="gaussian")
     assert res.details["classes"] == ["no", "yes"] and res.details["task"] == "binary"
     assert "alpha_rule" in res.details and "gamma_rule" in res.details
 
@@ -439,7 +439,7 @@ def test_estimator_selects_what_select_kernel_selects():
     y = np.where(np.sin(X[:, 0] / 5.0) + 0.3 * rng.standard_normal(120) > 0, "yes", "no")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        res = select_kernel(X, y, random_state=0)
+        res = select_kernel(X, y, random_state=0, kernel="gaussian")
         est = KernelSelectionCV(random_state=0).fit(X, y)
     assert est.selection_.criteria == res.criteria
     assert est.best_params_["gamma"] == pytest.approx(res.best_gamma, rel=1e-9)
@@ -537,16 +537,16 @@ def test_ekfold_refuses_bad_parameters_and_low_rank_stand_ins():
     with pytest.raises(ValueError, match="folds=21 is more than the 20 points"):
         evaluate_criterion("ekfold", op, y, [1.0], folds=21)
     with pytest.raises(ValueError, match="ekfold"):
-        select_kernel(X, y, criterion="ekfold", approximation="nystrom")
+        select_kernel(X, y, criterion="ekfold", approximation="nystrom", kernel="gaussian")
 
 
 @pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
 def test_default_criterion_is_kfold_on_the_exact_matrix_and_loo_beyond():
     X, labels = blobs(120, 2, seed=2)
-    assert select_kernel(X, labels, random_state=0).criteria == ["ekfold"]
+    assert select_kernel(X, labels, random_state=0, kernel="gaussian").criteria == ["ekfold"]
     X3, labels3 = blobs(120, 3, seed=2)
-    assert select_kernel(X3, labels3, random_state=0).criteria == ["ekfold_multiclass"]
+    assert select_kernel(X3, labels3, random_state=0, kernel="gaussian").criteria == ["ekfold_multiclass"]
     assert select_kernel(X, labels, approximation="nystrom",
-                         random_state=0).criteria == ["eloo"]
+                         random_state=0, kernel="gaussian").criteria == ["eloo"]
     Xb, labelsb = blobs(450, 2, seed=2)
-    assert select_kernel(Xb, labelsb, random_state=0).criteria == ["eloo"]
+    assert select_kernel(Xb, labelsb, random_state=0, kernel="gaussian").criteria == ["eloo"]

@@ -39,7 +39,8 @@ def _record(res):
     """What must agree between doors, from a SelectionResult or its JSON form."""
     d = res if isinstance(res, dict) else res.to_dict()
     arr = lambda v: np.asarray(v, dtype=float)          # noqa: E731  (JSON null → NaN)
-    return {"best": (d["best_gamma"], d["best_alpha"]), "criteria": d["criteria"],
+    # best γ: one value, or one per feature under kernel="auto" on a real target
+    return {"best": (*np.ravel(d["best_gamma"]), d["best_alpha"]), "criteria": d["criteria"],
             "levels": [(lv["approximation"], arr(lv["gammas"]), arr(lv["alphas"]),
                         {k: arr(v) for k, v in lv["curves"].items()}) for lv in d["levels"]],
             "gamma0": d["details"].get("gamma0")}

@@ -268,7 +268,7 @@ def test_selection_cv_scales_landmark_points_like_X():
 @pytest.mark.parametrize("call, accepted", [
     (lambda X, y, k: select_kernel(X, y, kernel=k), "gaussian, laplacian, ard, auto"),
     (lambda X, y, k: kernelselect.KernelRidgeRegressor(kernel=k).fit(X, y),
-     "gaussian, laplacian, ard"),
+     "gaussian, laplacian, ard, auto"),
     (lambda X, y, k: kernelselect.fit_krr(X, y, 1.0, 0.1, kernel=k), "gaussian, laplacian, ard"),
     (lambda X, y, k: kernelselect.lowlevel.kernel_block(X, X, 1.0, kernel=k),
      "gaussian, laplacian, ard"),

@@ -393,16 +393,18 @@ def kernel_for_task(task: str | None, n: int | None = None,
     the study measured) and with a stand-in the per-feature search does not run on
     (anything but ``"auto"``, ``"exact"`` and ``"nystrom"``) or with a ``criterion``
     (its name; None: the default) it does not optimise (one of
-    :data:`ARD_CRITERIA` only), and on Dask input (``lazy``): the study measured the
-    per-feature rule on X in memory, whose objective (the evidence) a Dask array does
-    not run."""
+    :data:`ARD_CRITERIA` only), and on Dask input streamed by chunks (``lazy``; below
+    ``GATHER_BELOW`` rows under ``approximation="auto"`` it is gathered, and every door
+    gives the in-memory answer): the study measured the per-feature rule on X in memory,
+    whose objective (the evidence) a streamed Dask array does not run."""
     if task is None:
         return "gaussian", "y has several columns: the isotropic Gaussian kernel"
     if task != "regression":
         return "gaussian", (f"{task} labels: the isotropic Gaussian kernel "
                             "(kernel='auto'; per-feature bandwidths did not raise the accuracy)")
     if lazy:
-        return "gaussian", ("a real target on Dask input: the isotropic Gaussian kernel "
+        return "gaussian", ("a real target on Dask input streamed by chunks: the isotropic "
+                            "Gaussian kernel "
                             "(kernel='auto'; the per-feature rule was measured on X in "
                             "memory, where it maximises the evidence)")
     if n is not None and n > ARD_AUTO_MAX_N:

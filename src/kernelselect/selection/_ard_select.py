@@ -340,7 +340,7 @@ def select_ard(X: npt.ArrayLike, y: npt.ArrayLike, *, isotropic: SelectionResult
                                                       rng, engine, objective)
         n, d = problem.n, problem.d
         Y = problem.Y
-        use_exact, landmarks, objective = False, problem.landmarks, "loo"
+        landmarks, objective = problem.landmarks, "loo"
     else:
         problem, variances, task_name, objective, landmarks = _memory_problem(
             X, y, isotropic, feature_variance, task, objective, engine, rng, workers,
@@ -456,9 +456,9 @@ def _memory_problem(X: Any, y: Any, isotropic: SelectionResult, feature_variance
         if engine == "exact":
             raise ValueError("objective='evidence_subsample' confirms its choice on a "
                              "Nyström stand-in; use approximation='auto' or 'nystrom'.")
-        landmarks = _landmarks(isotropic, n, rng)
-        return (make_problem(Xw, Y, "loo", landmarks, workers=workers), variances,
-                task_name, objective, landmarks)
+        marks = _landmarks(isotropic, n, rng)
+        return (make_problem(Xw, Y, "loo", marks, workers=workers), variances,
+                task_name, objective, marks)
     use_exact = (engine == "exact" or objective == "evidence"
                  or (engine == "auto" and n <= EXACT_MAX_N))
     if objective == "evidence" and engine == "nystrom":
@@ -585,7 +585,8 @@ def _subsample_evidence(problem: ArdProblem, isotropic: SelectionResult,
     if (marks is None or np.ndim(marks) != 1
             or not np.issubdtype(np.asarray(marks).dtype, np.integer)):
         marks = problem.landmarks
-    check = make_problem(problem.X, problem.Y, "loo", np.asarray(marks), workers=workers)
+    marks = np.asarray(marks)
+    check = make_problem(problem.X, problem.Y, "loo", marks, workers=workers)
     start, opt = _value(check, theta0), _value(check, theta)
     confirmed = bool(np.isfinite(opt) and not opt >= start)
     return theta, record, bool(kept and confirmed), {

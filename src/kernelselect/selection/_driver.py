@@ -240,12 +240,17 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         targets = (multi_output_targets(data.y, task) if data.multi_output
                    else prepare_targets(data.y, task))
     kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion,
-                                   None if data is None or data.multi_output else targets)
+                                   None if data is None or data.multi_output else targets,
+                                   None if data is None else data.distributed)
     if kernel.per_feature:
+        if data is not None and not data.distributed:   # Dask input gathered: in memory
+            X, y = data.X, data.y
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
                              workers=workers, progress=progress, standardize=standardize,
                              task=task, refine=refine, **criterion_params)
+        if data is not None and data.note is not None:
+            result.details["input"] = data.note
     else:
         plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
                      approximation=approximation, random_state=random_state, workers=workers,
@@ -262,8 +267,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
 
 
 def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
-                    criterion: Any = "auto", targets: Targets | None = None
-                    ) -> tuple[Kernel, str | None]:
+                    criterion: Any = "auto", targets: Targets | None = None,
+                    streamed: bool | None = None) -> tuple[Kernel, str | None]:
     """The kernel a selection runs on and, for ``kernel="auto"``, the policy's reason
     (:func:`kernelselect._policy.kernel_for_task`, by the task of y, the number of rows,
     the stand-in and the criterion); the one place where ``"auto"`` is decided."""
@@ -279,10 +284,20 @@ def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
     crit = criterion.strip().lower() if isinstance(criterion, str) else repr(criterion)
     try:
         name, rule = auto_kernel(y, task, n, label, crit, targets,
-                                 _dask.is_dask_array(X) or _dask.is_dask_array(y))
+                                 _streamed(X, y, approximation) if streamed is None
+                                 else streamed)
     except (TypeError, ValueError):     # bad y: the isotropic selection's checks name it
         return Kernel.of("gaussian"), None
     return Kernel.of(name), rule
+
+
+def _streamed(X: Any, y: Any, approximation: Any) -> bool:
+    """Whether Dask input stays in its chunks: it is gathered into memory below
+    ``_policy.GATHER_BELOW`` rows under ``approximation="auto"`` (:func:`_check_data`),
+    where every door then runs the in-memory selection."""
+    if not (_dask.is_dask_array(X) or _dask.is_dask_array(y)):
+        return False
+    return not (_is_auto(approximation) and np.shape(X)[0] < _policy.GATHER_BELOW)
 
 
 def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
@@ -317,6 +332,9 @@ def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kern
                                approximation=approximation, random_state=random_state,
                                workers=workers, progress=progress, refine=refine)
     t0 = time.perf_counter()
+    if y_dask is not None and not _streamed(X, y_dask, approximation):
+        # below the gather size every door runs the in-memory selection (_check_data)
+        X, y_dask = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), None
 
     def isotropic(_X: Any, _y: Any, **options: Any) -> SelectionResult:
         """The per-feature search's isotropic selection, on the same checked rows."""
