@@ -784,12 +784,14 @@ def _mp_rounded(C0, W0, X, Z, gamma, rng):
 
 def mp_nystrom_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed=0, dps=50):
     """Mean squared leave-one-out residual of :func:`nystrom_ridge` (Gaussian kernel,
-    ``bias`` True or False) per output, refitting without each row in ``dps``-digit
-    arithmetic, and how far it moves when the kernel values are rounded to float64.
+    ``bias`` True, False or "mean" as in :func:`nystrom_ridge_loo`) per output,
+    refitting without each row in ``dps``-digit arithmetic, and how far it moves when
+    the kernel values are rounded to float64.
 
     The model is :func:`mp_nystrom_fit`'s, f = k(x, Z)c + b: its centred normal
     equations (C_cᵀC_c + αW)c = C_cᵀy_c, W = K(Z, Z) + jitter·I, are solved on the
-    other rows and evaluated at the row left out. ``spread`` is the largest change of
+    other rows and evaluated at the row left out; with ``bias="mean"`` only y is centred
+    (by the mean of the other rows, added back), C is not. ``spread`` is the largest change of
     the result over ``spread_draws`` evaluations whose kernel entries carry the random
     relative errors of :func:`mp_nystrom_fit`. The arbiter where two float64
     computations on a nearly singular K(Z, Z) disagree in their last digits.
@@ -808,7 +810,7 @@ def mp_nystrom_loo(X, Y, Z, gamma, alpha, bias, jitter=0.0, spread_draws=0, seed
             E = np.empty((n, t))
             for i in range(n):
                 keep = [r for r in range(n) if r != i]
-                mu = [mpmath.fsum(C[r][j] for r in keep) / (n - 1) if bias else 0
+                mu = [mpmath.fsum(C[r][j] for r in keep) / (n - 1) if bias is True else 0
                       for j in range(m)]
                 ybar = [mpmath.fsum(Ym[r][k] for r in keep) / (n - 1) if bias else 0
                         for k in range(t)]

@@ -64,15 +64,19 @@ def test_leave_one_out_errors_equal_refits(seed, n, d, m, t, bias, gamma):
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 2**31 - 1), st.integers(12, 30), st.integers(1, 3), st.integers(2, 6),
        st.integers(1, 2), st.floats(0.1, 2.0), st.floats(-5.0, 5.0))
+# a random draw where the float64 refits of the reference were 2e-5 off (the 50-digit
+# refits agree with the library to 1e-6)
+@example(seed=0, n=12, d=1, m=5, t=2, gamma=0.125, offset=0.0)
 def test_intercept_forms_equal_refits(seed, n, d, m, t, gamma, offset):
     """With both forms of the constant term, each form's error at every candidate (α/n
     from 1e-9 to 1) equals the refit without each row: for "mean" the ridge on the
     targets centred by the mean of the other rows, that mean added back; for "bias" the
-    unpenalised bias refitted too. The machine is the (form, α) pair with the smallest
-    mean error, and fits as that form's model: its fitted values equal a 50-digit solve
-    to 1e-8 of max|y| (1e-5 at α/n = 1e-9) plus ten times the spread that float64
-    rounding of the kernel values causes on the draw (nearly coincident centres under a
-    wide kernel make the model itself that uncertain)."""
+    unpenalised bias refitted too (the same refits in 50 digits decide where the float64
+    ones lose digits on a nearly singular K(Z, Z)). The machine is the (form, α) pair
+    with the smallest mean error, and fits as that form's model: its fitted values
+    equal a 50-digit solve to 1e-8 of max|y| (1e-5 at α/n = 1e-9) plus ten times the
+    spread that float64 rounding of the kernel values causes on the draw (nearly
+    coincident centres under a wide kernel make the model itself that uncertain)."""
     X, Y, rng = data(seed, n, d, t)
     Y = Y + offset
     Yc = Y - Y.mean(axis=0)                      # the "mean" form's targets
@@ -84,7 +88,13 @@ def test_intercept_forms_equal_refits(seed, n, d, m, t, gamma, offset):
     for form, bias in (("mean", "mean"), ("bias", True)):
         for k, alpha in enumerate(alphas):
             ref = nystrom_ridge_loo(X, Y, X[centres], gamma, alpha, bias, jitter=jitter)
-            np.testing.assert_allclose(errors[form][k], ref, rtol=1e-5, atol=1e-9)
+            spread = 0.0
+            if not np.allclose(errors[form][k], ref, rtol=1e-5, atol=1e-9):
+                # the float64 refits lose digits on a nearly singular K(Z, Z): 50 digits
+                ref, spread = mp_nystrom_loo(X, Y, X[centres], gamma, alpha, bias,
+                                             jitter=jitter, spread_draws=3, seed=seed)
+            np.testing.assert_allclose(errors[form][k], ref, rtol=1e-5,
+                                       atol=1e-9 + 10 * spread)
     scores = np.array([errors[f].mean(axis=1) for f in ("mean", "bias")])
     j, k = np.unravel_index(int(np.argmin(scores)), scores.shape)
     form = ("mean", "bias")[j]
