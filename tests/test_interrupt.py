@@ -22,7 +22,10 @@ import pytest
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 CHILD = textwrap.dedent("""
-    import sys, time
+    import signal, sys, time
+    # Ctrl-C as a terminal delivers it: a suite started in the background (nohup, `&`
+    # without job control) passes an ignored SIGINT on to its children
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import numpy as np
     import scipy.linalg
     from scipy.linalg import lapack
