@@ -297,7 +297,13 @@ def _streamed(X: Any, y: Any, approximation: Any) -> bool:
     where every door then runs the in-memory selection."""
     if not (_dask.is_dask_array(X) or _dask.is_dask_array(y)):
         return False
-    return not (_is_auto(approximation) and np.shape(X)[0] < _policy.GATHER_BELOW)
+    return not _gathered(np.shape(X)[0], _is_auto(approximation))
+
+
+def _gathered(n: int, auto_approx: bool) -> bool:
+    """Whether Dask input of n rows is gathered into memory: below
+    ``_policy.GATHER_BELOW`` rows under ``approximation="auto"``."""
+    return auto_approx and n < _policy.GATHER_BELOW
 
 
 def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
@@ -496,7 +502,7 @@ def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool, *,
     if distributed:
         if not checked:
             X, y, y_dask = _dask.check_dask_data(X, y)
-        if auto_approx and X.shape[0] < _policy.GATHER_BELOW:   # the in-memory path, exactly
+        if _gathered(X.shape[0], auto_approx):                  # the in-memory path, exactly
             note = (f"Dask array gathered into memory (n < {_policy.GATHER_BELOW}, "
                     "where approximation='auto' may use the exact kernel matrix)")
             # gathered: finite (else refused naming the row), float32 or float64
