@@ -59,42 +59,47 @@ def _assert_same(got, want, door):
                                        equal_nan=True, err_msg=f"{door} {label} {name}")
 
 
-def _cli_json(path, tmp_path, capsys):
+def _cli_json(path, tmp_path, capsys, kernel="auto"):
     out = tmp_path / f"{path.stem}-{path.suffix[1:]}.json"
     code = cli.main(["select", str(path), "--random-state", "0", "--quiet", "--json",
-                     str(out)])
+                     str(out), "--kernel", kernel])
     err = capsys.readouterr().err
     assert code == 0, err
     return json.loads(out.read_text())["result"]
 
 
 @pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
-@pytest.mark.parametrize("kind, n", [
-    ("regression", 300),       # exact kernel matrix, 5-fold criterion
-    ("binary", 700),           # Nyström levels up to the exact window: Dask gathers
-    ("multiclass", 500),
-    ("regression", 3300),      # Nyström levels streamed over the Dask chunks
+@pytest.mark.parametrize("kind, n, kernel", [
+    ("regression", 300, "auto"),        # exact kernel matrix, 5-fold criterion; per feature
+    ("binary", 700, "auto"),            # Nyström levels up to the exact window: Dask gathers
+    ("multiclass", 500, "auto"),
+    ("regression", 3300, "gaussian"),   # Nyström levels streamed over the Dask chunks
+    ("regression", 3300, "auto"),       # per feature: Dask gathers beyond GATHER_BELOW
 ])
-def test_every_door_gives_the_same_selection(kind, n, tmp_path, capsys):
+def test_every_door_gives_the_same_selection(kind, n, kernel, tmp_path, capsys):
     X, y = _data(kind, n)
-    memory = _record(kernelselect.select_kernel(X, y, random_state=0))
+    memory = _record(kernelselect.select_kernel(X, y, random_state=0, kernel=kernel))
     doors = {}
     with dask.config.set(scheduler="synchronous"):
         res = kernelselect.select_kernel(da.from_array(X, chunks=(n // 3 + 1, -1)),
-                                         da.from_array(y, chunks=n // 3 + 1), random_state=0)
-        gathered = n < _policy.GATHER_BELOW
+                                         da.from_array(y, chunks=n // 3 + 1), random_state=0,
+                                         kernel=kernel)
+        gathered = n < _policy.GATHER_BELOW or res.kernel == "ard"
         assert res.details["input"].startswith("Dask array gathered" if gathered
                                                else "Dask array, streamed")
         doors["dask"] = _record(res)
         np.save(tmp_path / "data.npy", np.column_stack([X, y]))
         doors[".npy (command line)"] = _record(_cli_json(tmp_path / "data.npy", tmp_path,
-                                                         capsys))
+                                                         capsys, kernel))
     labels = y.astype(int) if kind != "regression" else y
     np.savez(tmp_path / "data.npz", X=X, y=labels)
-    doors[".npz (command line)"] = _record(_cli_json(tmp_path / "data.npz", tmp_path, capsys))
+    doors[".npz (command line)"] = _record(_cli_json(tmp_path / "data.npz", tmp_path, capsys,
+                                                     kernel))
+    machine = (None if kernel == "auto"
+               else kernelselect.KernelRidgeRegressor(kernel=kernel, fit_intercept="mean"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", kernelselect.GridEdgeWarning)
-        model = kernelselect.KernelSelectionCV(random_state=0).fit(X, labels)
+        model = kernelselect.KernelSelectionCV(machine, random_state=0).fit(X, labels)
     doors["KernelSelectionCV"] = _record(model.selection_)
     for door, got in doors.items():
         _assert_same(got, memory, door)

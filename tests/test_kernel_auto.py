@@ -62,9 +62,10 @@ def test_auto_with_what_the_per_feature_search_does_not_take_keeps_the_gaussian(
 
 
 @pytest.mark.parametrize("door", ["select_kernel", "estimator"])
-def test_auto_on_dask_input_keeps_the_gaussian_and_says_so(door):
-    """The per-feature rule was measured on X in memory (its objective the evidence);
-    a Dask array keeps the isotropic kernel, in memory the same rows choose 'ard'."""
+def test_auto_on_dask_input_gives_the_in_memory_choice(door):
+    """The per-feature rule was measured on X in memory (its objective the evidence):
+    where it chooses one γ per feature, a Dask array (streamed otherwise: approximation
+    'nystrom') is gathered and gives the in-memory selection bit for bit."""
     da = pytest.importorskip("dask.array")
     dask = pytest.importorskip("dask")
     X, y = _data(120, 7)
@@ -72,13 +73,32 @@ def test_auto_on_dask_input_keeps_the_gaussian_and_says_so(door):
     with dask.config.set(scheduler="synchronous"):
         if door == "select_kernel":
             res = _quiet(select_kernel, Xd, yd, random_state=0, approximation="nystrom")
-            kernel, rule = res.kernel, res.details["rules"]["kernel"]
+            mem = _quiet(select_kernel, X, y, random_state=0, approximation="nystrom")
+            assert "gathered into memory (kernel='auto'" in res.details["input"]
         else:
-            est = _quiet(KernelSelectionRegressor(random_state=0, approximation="nystrom").fit,
-                         Xd, yd)
-            kernel, rule = est.best_kernel_, est.selection_.details["rules"]["kernel"]
-    assert kernel == "gaussian" and "Dask input streamed by chunks" in rule
-    assert _quiet(select_kernel, X, y, random_state=0, approximation="nystrom").kernel == "ard"
+            res = _quiet(KernelSelectionRegressor(random_state=0, approximation="nystrom").fit,
+                         Xd, yd).selection_
+            mem = _quiet(KernelSelectionRegressor(random_state=0, approximation="nystrom").fit,
+                         X, y).selection_
+    assert res.kernel == mem.kernel == "ard"
+    assert res.details["rules"]["kernel"] == mem.details["rules"]["kernel"]
+    np.testing.assert_array_equal(res.best_gamma, mem.best_gamma)
+    assert res.best_alpha == mem.best_alpha
+
+
+def test_auto_on_dask_input_beyond_the_limit_keeps_the_gaussian(monkeypatch):
+    """Beyond ARD_AUTO_MAX_N rows Dask input stays in its chunks, on the isotropic
+    kernel, as the same rows in memory."""
+    da = pytest.importorskip("dask.array")
+    dask = pytest.importorskip("dask")
+    monkeypatch.setattr(rules, "ARD_AUTO_MAX_N", 100)
+    X, y = _data(120, 7)
+    Xd, yd = da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40)
+    with dask.config.set(scheduler="synchronous"):
+        res = _quiet(select_kernel, Xd, yd, random_state=0, approximation="nystrom",
+                     gammas=[0.5, 1.0], alphas=[1.0])
+    assert res.kernel == "gaussian" and "streamed by chunks" in res.details["input"]
+    assert "n = 120 > 100" in res.details["rules"]["kernel"]
 
 
 @pytest.mark.parametrize("seed, target", [(5, "regression"), (6, "binary")])

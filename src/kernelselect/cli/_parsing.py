@@ -182,8 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "exp(-gamma*|x-x'|_1); ard: a Gaussian with one gamma per feature, "
                      "searched from the selected isotropic one (reports each feature's "
                      "relevance; --plot adds a relevance chart); auto (default): ard for a real target "
-                     "of at most 1000 rows, else gaussian (class labels, more rows, "
-                     "other approximations); the reason is printed with the result")
+                     f"of at most {_rules.ARD_AUTO_MAX_N} rows, else gaussian (class labels, "
+                     "more rows, other approximations); the reason is printed with the result")
 
     grid = sel.add_mutually_exclusive_group()
     grid.add_argument("--gammas", metavar="LIST", help="comma-separated gamma values")

@@ -134,7 +134,10 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         X and y may be row-chunked Dask arrays: the selection streams over the chunks
         (as :func:`kernelselect.select_kernel` on Dask input) and the refit is the
         Nyström machine by conjugate gradients, one task per chunk per pass; X is never
-        gathered, and ``predict`` on a Dask X returns a Dask array."""
+        gathered for the refit, and ``predict`` on a Dask X returns a Dask array. Where
+        ``kernel="auto"`` chooses one γ per feature (a real target of at most
+        ``kernelselect._policy.ARD_AUTO_MAX_N`` rows) the selection gathers X and is the
+        one of the same rows in memory."""
         standardize = check_bool(self.standardize, "standardize")
         refine = check_bool(self.refine, "refine")
         progress = check_progress(self.progress)
@@ -166,7 +169,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             selection_approx = _rescaled(selection_approx, scaler.transform)
             est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
         res = self._select(Xs, y, y_dask, targets, est, kernel, selection_approx, refine,
-                           progress)
+                           progress, auto=kernel_rule is not None)
         self.selection_ = res
         if kernel_rule is not None:
             res.details["kernel_rule"] = kernel_rule
@@ -244,7 +247,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
 
     def _select(self, Xs: Any, y: np.ndarray, y_dask: Any, targets: Targets,
                 est: _KernelMachineEstimator, kernel: str, approximation: Any, refine: bool,
-                progress: bool | float = False) -> SelectionResult:
+                progress: bool | float = False, auto: bool = False) -> SelectionResult:
         """The selection on the (standardised) rows checked at :meth:`fit`'s door
         (``y_dask``: y in the chunks of a Dask X, else None): k-fold cross-validation of
         the machine (``criterion="cv"``) or the selection of :func:`select_kernel`."""
@@ -261,7 +264,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                     gammas=self.gammas, alphas=self.alphas,
                                     criterion=criterion, approximation=approximation,
                                     random_state=self.random_state, workers=est.workers,
-                                    progress=progress, refine=refine)
+                                    progress=progress, refine=refine, auto=auto)
             if rule is not None:
                 res.details["criterion_rule"] = rule
                 res.details.setdefault("rules", {})["criterion"] = rule

@@ -717,8 +717,8 @@ def is_auto_kernel(kernel: Any) -> bool:
 
 
 def auto_kernel(y: Any, task: Any, n: int | None = None, approximation: str | None = None,
-                criterion: str | None = None, targets: Targets | None = None,
-                lazy: bool = False) -> tuple[str, str]:
+                criterion: str | None = None, targets: Targets | None = None
+                ) -> tuple[str, str]:
     """(kernel, reason) of ``kernel="auto"``: the per-feature kernel for a real target
     (one column) on at most ``_policy.ARD_AUTO_MAX_N`` rows, the isotropic Gaussian
     kernel for class labels, beyond that n, and with an ``approximation`` or a
@@ -728,10 +728,10 @@ def auto_kernel(y: Any, task: Any, n: int | None = None, approximation: str | No
     y as an estimator's door prepared it (None: its task is found here).
     """
     if targets is not None:
-        return kernel_for_task(targets.task, n, approximation, criterion, lazy)
+        return kernel_for_task(targets.task, n, approximation, criterion)
     arr = np.asarray(y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr[:, 0]
     if arr.ndim != 1:
         return kernel_for_task(None)
-    return kernel_for_task(prepare_targets(arr, task).task, n, approximation, criterion, lazy)
+    return kernel_for_task(prepare_targets(arr, task).task, n, approximation, criterion)

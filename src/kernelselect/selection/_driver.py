@@ -118,7 +118,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         uniform landmarks, RFF, the exact moments; docs/streaming.md), with the same
         policy and the same result as in memory; X is not gathered, except by
         ``approximation="auto"`` below 3200 rows (``kernelselect._policy.GATHER_BELOW``), where
-        the policy may use the exact kernel matrix.
+        the policy may use the exact kernel matrix, and where ``kernel="auto"`` chooses
+        one γ per feature (at most ``kernelselect._policy.ARD_AUTO_MAX_N`` rows).
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets: class labels of any type (numbers, strings) or a real target; what
         it is follows ``task``. Binary labels are encoded ±1 (the later class in
@@ -240,17 +241,21 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         targets = (multi_output_targets(data.y, task) if data.multi_output
                    else prepare_targets(data.y, task))
     kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion,
-                                   None if data is None or data.multi_output else targets,
-                                   None if data is None else data.distributed)
+                                   None if data is None or data.multi_output else targets)
     if kernel.per_feature:
-        if data is not None and not data.distributed:   # Dask input gathered: in memory
+        note = None if data is None else data.note
+        if data is not None:            # "auto": X in memory, Dask input gathered
             X, y = data.X, data.y
+            if data.distributed:
+                X, note = _gather_for_auto(X), (
+                    "Dask array gathered into memory (kernel='auto' chose one γ per "
+                    f"feature, n ≤ {_rules.ARD_AUTO_MAX_N})")
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
                              workers=workers, progress=progress, standardize=standardize,
                              task=task, refine=refine, **criterion_params)
-        if data is not None and data.note is not None:
-            result.details["input"] = data.note
+        if note is not None:
+            result.details["input"] = note
     else:
         plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
                      approximation=approximation, random_state=random_state, workers=workers,
@@ -267,8 +272,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
 
 
 def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
-                    criterion: Any = "auto", targets: Targets | None = None,
-                    streamed: bool | None = None) -> tuple[Kernel, str | None]:
+                    criterion: Any = "auto", targets: Targets | None = None
+                    ) -> tuple[Kernel, str | None]:
     """The kernel a selection runs on and, for ``kernel="auto"``, the policy's reason
     (:func:`kernelselect._policy.kernel_for_task`, by the task of y, the number of rows,
     the stand-in and the criterion); the one place where ``"auto"`` is decided."""
@@ -283,9 +288,7 @@ def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
              else getattr(approximation, "name", None))
     crit = criterion.strip().lower() if isinstance(criterion, str) else repr(criterion)
     try:
-        name, rule = auto_kernel(y, task, n, label, crit, targets,
-                                 _streamed(X, y, approximation) if streamed is None
-                                 else streamed)
+        name, rule = auto_kernel(y, task, n, label, crit, targets)
     except (TypeError, ValueError):     # bad y: the isotropic selection's checks name it
         return Kernel.of("gaussian"), None
     return Kernel.of(name), rule
@@ -300,6 +303,14 @@ def _streamed(X: Any, y: Any, approximation: Any) -> bool:
     return not _gathered(np.shape(X)[0], _is_auto(approximation))
 
 
+def _gather_for_auto(X: Any) -> np.ndarray:
+    """Dask X on which ``kernel="auto"`` chose the per-feature kernel, gathered (at most
+    ``_rules.ARD_AUTO_MAX_N`` rows): the rule and its evidence are the in-memory
+    search's, and every door then gives its answer."""
+    return _dask.gather(X, f"kernel='auto' chose one γ per feature on "
+                           f"n ≤ {_rules.ARD_AUTO_MAX_N} rows")
+
+
 def _gathered(n: int, auto_approx: bool) -> bool:
     """Whether Dask input of n rows is gathered into memory: below
     ``_policy.GATHER_BELOW`` rows under ``approximation="auto"``."""
@@ -309,18 +320,20 @@ def _gathered(n: int, auto_approx: bool) -> bool:
 def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
                       kernel: str, gammas: Any, alphas: Any, criterion: Any,
                       approximation: Any, random_state: RandomState, workers: int | None,
-                      progress: bool | float, refine: bool) -> SelectionResult:
+                      progress: bool | float, refine: bool, auto: bool = False
+                      ) -> SelectionResult:
     """:func:`select_kernel` (``standardize=False``, ``task=targets.task``) on X and y
     an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
     Neither is checked or prepared again. ``kernel="auto"`` is resolved as by
-    :func:`select_kernel`."""
+    :func:`select_kernel`; ``auto``: the door resolved it (a per-feature choice gathers
+    Dask input, as ``select_kernel`` does)."""
     chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion,
                                    targets)
     result = _select_chosen(X, y, targets, y_dask, kernel=chosen, gammas=gammas,
                             alphas=alphas, criterion=criterion, approximation=approximation,
                             random_state=random_state, workers=workers, progress=progress,
-                            refine=refine)
+                            refine=refine, auto=auto or rule is not None)
     if rule is not None:
         result.details["kernel_rule"] = rule
         result.details.setdefault("rules", {})["kernel"] = rule
@@ -330,15 +343,19 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
 def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: Kernel,
                    gammas: Any, alphas: Any, criterion: Any, approximation: Any,
                    random_state: RandomState, workers: int | None,
-                   progress: bool | float, refine: bool) -> SelectionResult:
-    """:func:`_select_validated` on a resolved kernel."""
+                   progress: bool | float, refine: bool, auto: bool = False
+                   ) -> SelectionResult:
+    """:func:`_select_validated` on a resolved kernel (``auto``: chosen by
+    ``kernel="auto"``, whose per-feature choice gathers Dask input)."""
     if not kernel.per_feature:
         return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
                                alphas=alphas, criterion=criterion,
                                approximation=approximation, random_state=random_state,
                                workers=workers, progress=progress, refine=refine)
     t0 = time.perf_counter()
-    if y_dask is not None and not _streamed(X, y_dask, approximation):
+    if y_dask is not None and auto:
+        X, y_dask = _gather_for_auto(X), None
+    elif y_dask is not None and not _streamed(X, y_dask, approximation):
         # below the gather size every door runs the in-memory selection (_check_data)
         X, y_dask = _dask.gather(X, f"n < {_policy.GATHER_BELOW} rows"), None
 
