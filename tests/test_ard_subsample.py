@@ -77,3 +77,41 @@ def test_bad_settings_are_named():
     with pytest.raises(ValueError, match="guard='confirm'"):
         select_ard(X, y, isotropic=iso, objective="loo", guard="confirm")
     assert "evidence_subsample" in _ard_select.OBJECTIVES
+
+
+@pytest.mark.parametrize("landmarks", ["drawn", "given"])
+def test_the_confirmation_is_the_press_of_the_dense_nystroem_machine(landmarks):
+    """The confirmation's two numbers, written from the formula: the leave-one-out
+    residuals of the LSSVM with bias on K̃ = C W⁺ Cᵀ of the per-feature kernel over the
+    isotropic selection's landmarks (all the rows it names; else the search's draw),
+    in closed form from the bordered system's inverse, mean squared, at the isotropic
+    start and at the subsample's optimum."""
+    import reference as ref
+
+    X, y = _data(lambda X: np.sin(2 * X[:, 0]) + X[:, 1], seed=6, n=260, d=3)
+    approximation = ("nystrom" if landmarks == "drawn"
+                     else ks.Nystroem(landmarks=np.arange(0, 260, 3)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        iso = ks.select_kernel(X, y, kernel="gaussian", approximation=approximation,
+                               standardize=False, random_state=0)
+    res = select_ard(X, y, isotropic=iso, objective="evidence_subsample", random_state=0,
+                     standardize=False)
+    info = res.details["ard"]
+    guard = info["guard"]
+    named = iso.details["approximation_params"]["landmarks"]
+    assert (named is None) == (landmarks == "drawn")
+    marks = np.asarray(info["landmarks"] if named is None else named)
+    assert guard["n_landmarks"] == marks.size == (130 if named is None else 87)
+    d = X.shape[1]
+    points = {"start": (np.full(d, info["start"]["gamma"]), info["start"]["alpha"]),
+              "optimum": (np.asarray(info["optimum"]["gamma"]), info["optimum"]["alpha"])}
+    for name, (gamma, alpha) in points.items():
+        Kt = ref.ard_nystroem_matrix(X, marks, gamma, marks.size, 1e-8)
+        assert guard[name] == pytest.approx(ref.crit_eloo(Kt, y, alpha, "squared"),
+                                            rel=1e-7), name
+    assert info["kept"] == bool(guard["second_opinion"]["kept"]
+                                and guard["optimum"] < guard["start"])
+    expected = points["optimum"] if info["kept"] else points["start"]
+    np.testing.assert_allclose(res.best_gamma, expected[0], rtol=1e-12)
+    assert res.best_alpha == pytest.approx(expected[1], rel=1e-12)
