@@ -5,7 +5,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import kernelselect
@@ -16,7 +16,7 @@ from kernelselect.solvers._pcg import (NystromPreconditioner, check_solver_memor
 from kernelselect.solvers._rows import (APPLY, CROSS, NORMAL, Conditioning, NystromRows,
                                               run_pass)
 
-from reference import kernel_matrix, mp_nystrom_fit, nystrom_ridge
+from reference import kernel_matrix, mp_nystrom_fit, mp_pcg_residual, nystrom_ridge
 
 KERNELS = st.sampled_from(["gaussian", "laplacian"])
 
@@ -103,18 +103,28 @@ def explicit_residual(X, Y, centres, gamma, alpha, bias, model):
 @settings(max_examples=20)
 @given(st.integers(0, 2**31 - 1), st.integers(2, 3), st.sampled_from(LAMBDAS),
        st.booleans())
+@example(1397, 2, 1e-2, False)      # float64 reference 2.3e-11, reported 1.7e-13, true 2.7e-12
 def test_reported_residual_is_the_explicit_one(seed, d, lam, bias):
     """The residual a fit reports is the one its coefficients have, whether or not the
-    tolerance was met."""
+    tolerance was met: equal to a factor 2 or to 1e-11, both being computed in floating
+    point through the triangular factor of K(Z, Z). Where the float64 reference and the
+    report differ by more, the residual in 50-digit arithmetic decides (a float64
+    reference through an ill-conditioned factor can be 10 times the true residual)."""
     X, Y, rng = data(seed, 80, d, 2)
     centres = choose_centres(80, 25, rng)
     model = fit_nystrom_pcg(X, Y, 0.8, lam * 80, centres=centres, bias=bias, tol=1e-14,
                             max_iter=300)
-    dense = explicit_residual(X, Y, centres, 0.8, lam * 80, bias, model)
     reported = model.details["residual"]
-    # both are computed in floating point: equal to a factor 2 or to 1e-11
-    assert np.all(dense <= 2 * reported + 1e-11), (dense, reported)
-    assert np.all(reported <= 2 * dense + 1e-11), (dense, reported)
+
+    def agree(explicit):
+        return bool(np.all(explicit <= 2 * reported + 1e-11)
+                    and np.all(reported <= 2 * explicit + 1e-11))
+
+    dense = explicit_residual(X, Y, centres, 0.8, lam * 80, bias, model)
+    if not agree(dense):
+        exact = mp_pcg_residual(X, Y, X[centres], 0.8, lam * 80, bias,
+                                model.details["jitter"], model.coef[:, :, 0])
+        assert agree(exact), (dense, exact, reported)
     assert model.details["converged"] == bool(
         np.all(reported <= 1e-14) and np.all(model.details["preconditioned_residual"] <= 1e-14))
 
