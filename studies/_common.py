@@ -479,3 +479,20 @@ def run_command(parser, sub, argv, report, **commands):
     sub.add_parser("report")
     args = parser.parse_args(argv)
     return {**commands, "report": report}[args.command](args)
+
+
+def peak_rss():
+    """Peak resident set size (bytes) since the last reset_peak_rss(), from /proc."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise OSError("VmHWM not found in /proc/self/status")
+
+
+def reset_peak_rss():
+    """Reset the peak resident set size to the current one (Linux ≥ 4.0: writing 5 to
+    clear_refs). A forked child starts with its parent's pages: without a reset its
+    peak would include the parent's arrays."""
+    with open("/proc/self/clear_refs", "w") as fh:
+        fh.write("5")

@@ -42,6 +42,8 @@ import scipy.fft
 from scipy.spatial.distance import cdist
 from threadpoolctl import threadpool_limits
 
+import _common as C
+
 GAMMA = 0.05
 
 
@@ -199,23 +201,6 @@ def build_cases(args, lowlevel, fft):
     return cases()
 
 
-def _peak_rss():
-    """Peak resident set size (bytes) since the last _reset_peak_rss(), from /proc."""
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    raise OSError("VmHWM not found in /proc/self/status")
-
-
-def _reset_peak_rss():
-    # Linux ≥ 4.0: writing 5 resets VmHWM to the current RSS. The child starts
-    # with the parent's pages (fork before exec), so without a reset the peak
-    # would include the parent's arrays.
-    with open("/proc/self/clear_refs", "w") as fh:
-        fh.write("5")
-
-
 def _peak_child(name, side, n, d, dtype, threads, conn):
     """In a fresh process: build the inputs, then report how far one call raises peak RSS."""
     from kernelselect import lowlevel
@@ -239,10 +224,10 @@ def _peak_child(name, side, n, d, dtype, threads, conn):
         X = rng.standard_normal((n, d)).astype(dtype)
         v = rng.standard_normal(n).astype(dtype)
         try:
-            _reset_peak_rss()
-            before = _peak_rss()
+            C.reset_peak_rss()
+            before = C.peak_rss()
             call(X, v)
-            extra = _peak_rss() - before
+            extra = C.peak_rss() - before
         except OSError:
             extra = float("nan")
     conn.send(extra)

@@ -39,6 +39,7 @@ selection on 2000 rows, ``KernelRidgeRegressor(approximation="nystrom-pcg")`` on
 import argparse
 import gzip
 import json
+import os
 import time
 import warnings
 
@@ -215,6 +216,46 @@ def large(n, test=20000, name="protein"):
             "loo_mse": float(np.mean(reg.loo_residuals_ ** 2))}
 
 
+def large_synthetic(n, test=20000, dask=False, chunk=100_000):
+    """The conjugate-gradient machine's 90 % intervals at n = 2·10⁵ in memory or 10⁶ on a
+    Dask array: ``ard_scale.synthetic`` (d = 10, four features carry the target, noise
+    0.1), (γ, α) from a selection on 2000 rows (α scaled by n/2000) as :func:`large`,
+    ``KernelRidgeRegressor(approximation="nystrom-pcg")`` on all n rows, coverage and
+    width on ``test`` fresh rows, and the peak resident memory of the fit and of
+    predict + predict_interval (each from the resident size before it, /proc's VmHWM)."""
+    from ard_scale import synthetic
+    from kernelselect import KernelRidgeRegressor, KernelSelectionRegressor
+
+    X, y = synthetic(n + test, 0)
+    Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    sub = np.random.default_rng(1).choice(n, 2000, replace=False)
+    sel = KernelSelectionRegressor(random_state=0).fit(Xtr[sub], ytr[sub])
+    g, a = sel.best_params_["gamma"], sel.best_params_["alpha"] * n / 2000
+    if dask:
+        import dask.array as da
+        Xtr, ytr = da.from_array(Xtr, chunks=(chunk, -1)), da.from_array(ytr, chunks=chunk)
+    reg = KernelRidgeRegressor(gamma=g, alpha=a, approximation="nystrom-pcg",
+                               fit_intercept="mean", random_state=0)
+    C.reset_peak_rss()
+    rss_before_fit = C.peak_rss()
+    _, t_fit = timed(reg.fit, Xtr, ytr)
+    rss_fit = C.peak_rss()
+    C.reset_peak_rss()
+    rss_before_interval = C.peak_rss()
+    _, t_pred = timed(reg.predict, Xte)
+    I, t_int = timed(reg.predict_interval, Xte, coverage=0.9)
+    rss_interval = C.peak_rss()
+    cov, width = interval_stats(np.asarray(I), yte)
+    return {"kind": "large", "set": "synthetic_d10" + ("_dask" if dask else ""),
+            "n_train": n, "n_test": test, "gamma": np.asarray(g).tolist(), "alpha": a,
+            "n_centres": reg.n_centres_, "coverage": cov, "width": width,
+            "t_fit": t_fit, "t_predict": t_pred, "t_interval": t_int,
+            "loo_mse": float(np.mean(np.asarray(reg.loo_residuals_) ** 2)),
+            "rss_before_fit_gb": rss_before_fit / 2 ** 30, "rss_fit_gb": rss_fit / 2 ** 30,
+            "rss_before_interval_gb": rss_before_interval / 2 ** 30,
+            "rss_interval_gb": rss_interval / 2 ** 30, "load": list(os.getloadavg())}
+
+
 def large_binary(n, test=20000, name="htru2"):
     """The conjugate-gradient LSSVM's predict_proba at large n, as :func:`large`."""
     from kernelselect import KernelSelectionClassifier, LSSVMClassifier
@@ -388,12 +429,19 @@ def report(_args):
     if L or LB:
         out += ["## Large n: the Nyström conjugate-gradient machine", ""]
         for r in L:
-            out.append(f"- {r['set']}, n = {r['n_train']}, {r['n_test']} test rows, "
-                       f"m = {r['n_centres']} centres: 90 % jackknife coverage "
-                       f"{r['coverage']:.4f}, mean width {r['width']:.3f} (standardised "
-                       f"target); fit {r['t_fit']:.1f} s, predict {r['t_predict']:.2f} s, "
-                       f"predict_interval (leave-one-out passes included) "
-                       f"{r['t_interval']:.2f} s")
+            units = "target units" if r["set"].startswith("synthetic") else "standardised target"
+            line = (f"- {r['set']}, n = {r['n_train']}, {r['n_test']} test rows, "
+                    f"m = {r['n_centres']} centres: 90 % jackknife coverage "
+                    f"{r['coverage']:.4f}, mean width {r['width']:.3f} ({units}); fit "
+                    f"{r['t_fit']:.1f} s, predict {r['t_predict']:.2f} s, predict_interval "
+                    f"(leave-one-out passes included) {r['t_interval']:.2f} s")
+            if "rss_fit_gb" in r:
+                line += (f"; peak memory of the fit {r['rss_fit_gb']:.2f} GB (from "
+                         f"{r['rss_before_fit_gb']:.2f}), of predict + predict_interval "
+                         f"{r['rss_interval_gb']:.2f} GB (from {r['rss_before_interval_gb']:.2f}): "
+                         f"{r['rss_interval_gb'] / r['rss_fit_gb']:.2f} of the fit's; load "
+                         f"{r['load'][0]:.1f}")
+            out.append(line)
         for r in LB:
             out.append(f"- {r['set']}, n = {r['n_train']}, {r['n_test']} test rows, "
                        f"m = {r['n_centres']} centres: predict_proba log-loss "
@@ -417,12 +465,16 @@ def main():
     lg.add_argument("--n", type=int, default=20000)
     lg.add_argument("--test", type=int, default=20000)
     lg.add_argument("--binary", metavar="SET", help="the LSSVM's predict_proba on SET instead")
+    lg.add_argument("--synthetic", action="store_true",
+                    help="ard_scale's synthetic d = 10 target, with the peak memory")
+    lg.add_argument("--dask", action="store_true", help="--synthetic on a Dask array")
     sub.add_parser("report")
     args = p.parse_args()
     if args.cmd == "run":
         run(args)
     elif args.cmd == "large":
         _append(large_binary(args.n, args.test, args.binary) if args.binary
+                else large_synthetic(args.n, args.test, args.dask) if args.synthetic
                 else large(args.n, args.test))
     else:
         report(args)
