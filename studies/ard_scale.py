@@ -431,15 +431,17 @@ def report(path):
              "refitted at each choice on the same landmarks.", "",
              "| data | n | d | isotropic s (approximation) | ARD search s (landmarks, "
              "evaluations) | total / isotropic | test NMSE isotropic → ARD | load (1 min) "
-             "before / between / after |", "|---|---:|---:|---:|---:|---:|---:|---|"]
+             "before / between / after | search |", "|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in recs:
         i, a = r["iso"], r["ard"]
+        how = a["optimum"].get("how", "leave-one-out error of the Nyström LSSVM on the landmarks")
+        guard = f"; guard: {a['guard']}" if a.get("guard") else ""
         lines.append(
             f"| {r['dataset']} | {r['n']} | {r['d']} | {i['seconds']:.0f} ({i['approximation']}) "
             f"| {a['seconds']:.0f} ({a['n_landmarks']}, {a['optimum']['evaluations']}) | "
             f"{r['ratio']:.2f} | {i.get('test_nmse', float('nan')):.4f} → "
             f"{a.get('test_nmse', float('nan')):.4f} | "
-            + " / ".join(f"{lv[0]:.1f}" for lv in r["load"]) + " |")
+            + " / ".join(f"{lv[0]:.1f}" for lv in r["load"]) + f" | {how}{guard} |")
     out = Path(path).with_name("ard_scale.md")
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
