@@ -1,6 +1,7 @@
 """Uncertainty without a refit: the closed-form leave-one-out of every fitted machine
 against explicit refits, calibrated probabilities, jackknife(+) intervals."""
 
+import pickle
 import warnings
 
 import numpy as np
@@ -364,3 +365,37 @@ def test_only_a_regressor_keeps_the_n_by_n_factor():
     reg = KernelRidgeRegressor(gamma=0.5).fit(X, y)
     reg.predict_interval(X)
     assert reg._loo()[1].Linv.shape == (40, 40)
+
+
+# ------------------------------------------------------------------------ pickles
+@pytest.mark.parametrize("approx", ["nystrom", "rff", "nystrom-pcg"])
+def test_a_feature_map_machine_trades_its_training_rows_for_the_loo_values(approx):
+    X, y = _data(19, 400, 8)
+    reg = KernelRidgeRegressor(gamma=0.2, alpha=0.5, approximation=approx,
+                               fit_intercept="mean", random_state=0).fit(X, y)
+    before = len(pickle.dumps(reg))
+    assert reg._uncertainty_cache()["source"][0] is not None and before > X.nbytes
+    expected = reg.predict_interval(X[:20], coverage=0.8)
+    assert reg._uncertainty_cache()["source"][0] is None
+    after = pickle.dumps(reg)
+    assert len(after) < before - X.nbytes + 400 * 8 + 4096       # the rows gave way to r
+    back = pickle.loads(after)
+    np.testing.assert_array_equal(back.predict_interval(X[:20], coverage=0.8), expected)
+    np.testing.assert_array_equal(back.loo_residuals_, reg.loo_residuals_)
+
+
+def test_a_pickle_leaves_out_the_exact_machines_factor_and_recomputes_it():
+    X, y = _data(20, 300, 2)
+    reg = KernelRidgeRegressor(gamma=0.5, alpha=0.3, fit_intercept="mean").fit(X, y)
+    expected = reg.predict_interval(X[:10], coverage=0.8)
+    _, std = reg.predict(X[:10], return_std=True)
+    data = pickle.dumps(reg)
+    assert len(data) < 300 * 300 * 8 / 4                     # not the 300 × 300 factor
+    assert reg._loo()[1] is not None                         # the fitted one keeps its own
+    back = pickle.loads(data)
+    np.testing.assert_allclose(back.predict_interval(X[:10], coverage=0.8), expected,
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(back.predict(X[:10], return_std=True)[1], std, rtol=1e-12)
+    clf = LSSVMClassifier(gamma=0.5).fit(X, (y > 0).astype(int))
+    P = clf.predict_proba(X[:10])
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(X[:10]), P)

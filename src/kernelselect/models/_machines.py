@@ -8,6 +8,8 @@ the risk (1/n)Σ(f − y)² + μ‖f‖² of Ding et al., AAAI 2018 and TNNLS 20
 
 from __future__ import annotations
 
+import copy
+
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -257,7 +259,7 @@ class _KernelMachineEstimator(BaseEstimator):
         self.support_ = m.support_indices
         # what the closed-form leave-one-out reads on first use (models._uncertainty):
         # the training rows (the exact machine holds them anyway), targets and ȳ
-        self._loo_source = (X, Y, offset)
+        self._uncertainty_cache()["source"] = (X, Y, offset)
         return self
 
     def _decision(self, X: npt.ArrayLike) -> Any:
@@ -280,7 +282,7 @@ class _KernelMachineEstimator(BaseEstimator):
         on first use from the fitted machine and cached."""
         cache = self._uncertainty_cache()
         if "loo" not in cache:
-            X, Y, offset = self._loo_source
+            X, Y, offset = cache["source"]
             if X.shape[0] < 2:
                 raise ValueError("the leave-one-out values behind predict_proba, "
                                  "predict_interval and return_std need at least 2 training "
@@ -292,13 +294,34 @@ class _KernelMachineEstimator(BaseEstimator):
             keep = (isinstance(self, RegressorMixin)
                     and X.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
             cache["loo"] = (F, smoother if keep else None)
+            if not _uncertainty.is_exact(self.model_):
+                # a feature-map machine predicts from its centres: its n leave-one-out
+                # values replace the training rows it held for them
+                cache["source"] = (None, Y, offset)
         return cast("tuple[np.ndarray, Any]", cache["loo"])
+
+    def _targets(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """(the fitted targets Y (n, t) in memory, uncentred; ȳ of the "mean" form)."""
+        _, Y, offset = self._uncertainty_cache()["source"]
+        return np.asarray(Y.compute() if self._rows.lazy else Y, dtype=np.float64), offset
 
     def _uncertainty_cache(self) -> dict[str, Any]:
         """What the uncertainty methods computed, kept on the fitted machine (a refit
         starts afresh; the estimator's own attributes do not change at prediction)."""
         check_is_fitted(self, "model_")
         return cast("dict[str, Any]", self.model_.__dict__.setdefault("_uncertainty", {}))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The pickled state leaves out an exact machine's n × n factor (recomputed from
+        its support, the training rows, on first use, to the same values)."""
+        state = cast("dict[str, Any]", super().__getstate__())
+        model = state.get("model_")
+        cache = getattr(model, "__dict__", {}).get("_uncertainty", {})
+        if cache.get("loo", (None, None))[1] is not None:
+            model = copy.copy(model)
+            model.__dict__["_uncertainty"] = {k: v for k, v in cache.items() if k != "loo"}
+            state["model_"] = model
+        return state
 
     @property
     def loo_decision_(self) -> np.ndarray:
@@ -458,8 +481,7 @@ default="auto"
         cache = self._uncertainty_cache()
         if "calibration" not in cache:
             F = self._loo()[0]
-            Y = self._loo_source[1]
-            Y = np.asarray(Y.compute() if self._rows.lazy else Y)
+            Y = self._targets()[0]
             codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
             cache["calibration"] = _uncertainty.fit_calibration(F, codes, len(self.classes_))
         return cast(_uncertainty.Calibration, cache["calibration"])
@@ -626,9 +648,8 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
                     "predict_interval.")
             Xc = np.ascontiguousarray(validate_data(self, X, reset=False, dtype=np.float64))
             F = self._decision(Xc)
-            _, Y, offset = self._loo_source
-            std = smoother.predictive_std(Xc, np.asarray(Y, dtype=np.float64), offset,
-                                          self.alpha_)
+            Y, offset = self._targets()
+            std = smoother.predictive_std(Xc, Y, offset, self.alpha_)
             return (F[:, 0], std[:, 0]) if self._single_output else (F, std)
         F = self._decision(X)
         return F[:, 0] if self._single_output else F
@@ -638,9 +659,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     def loo_residuals_(self) -> np.ndarray:
         """ndarray of shape (n, t): y_i minus the prediction at x_i of the machine
         refitted without row i (closed form, no refit; computed on first use)."""
-        Y = self._loo_source[1]
-        Y = np.asarray(Y.compute() if self._rows.lazy else Y, dtype=np.float64)
-        return Y - self._loo()[0]
+        return self._targets()[0] - self._loo()[0]
 
     def predict_interval(self, X: npt.ArrayLike, coverage: float = 0.9,
                          method: str = "auto") -> Any:
@@ -685,7 +704,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
             R.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
         delta = None
         if plus and self.intercept_form_ == "mean":
-            Y, offset = self._loo_source[1], self._loo_source[2]
+            Y, offset = self._targets()
             delta = -(Y - offset) / (R.shape[0] - 1.0)
         single = self._single_output
 

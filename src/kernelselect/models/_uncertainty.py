@@ -83,8 +83,8 @@ from ..kernels import Kernel
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._threads import blas_for_flops, block_workers
 
-__all__ = ["JACKKNIFE_PLUS_MAX_N", "INTERVAL_METHODS", "loo_decision", "Calibration",
-           "fit_calibration", "check_coverage", "interval_quantiles", "jackknife_interval",
+__all__ = ["JACKKNIFE_PLUS_MAX_N", "INTERVAL_METHODS", "is_exact", "loo_decision",
+           "Calibration", "fit_calibration", "check_coverage", "interval_quantiles", "jackknife_interval",
            "jackknife_plus_interval", "ExactSmoother"]
 
 #: the interval methods ``predict_interval`` takes
@@ -318,6 +318,13 @@ class ExactSmoother:
         return W
 
 
+def is_exact(model: Any) -> bool:
+    """Whether a fitted machine is the exact one (its support is every training row);
+    else it is a feature map (Nyström, random features, the conjugate-gradient
+    machine)."""
+    return model.method in ("cholesky", "eigh", "tridiagonal") and model.conditioning is None
+
+
 def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
                  offset: np.ndarray | None = None, source: RowSource = IN_MEMORY
                  ) -> tuple[np.ndarray, ExactSmoother | None]:
@@ -346,7 +353,7 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         y_i − r_i, the prediction at x_i of the machine refitted without row i.
     smoother : ExactSmoother or None
     """
-    if model.method in ("cholesky", "eigh", "tridiagonal") and model.conditioning is None:
+    if is_exact(model):
         Xe = np.ascontiguousarray(X, dtype=np.float64)
         smoother = ExactSmoother(Xe, model.gamma, model.kernel, alpha, form)
         return Y - smoother.loo_residuals(Y, offset), smoother
