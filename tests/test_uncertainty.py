@@ -2,6 +2,7 @@
 against explicit refits, calibrated probabilities, jackknife(+) intervals."""
 
 import pickle
+import tracemalloc
 import warnings
 
 import numpy as np
@@ -399,3 +400,23 @@ def test_a_pickle_leaves_out_the_exact_machines_factor_and_recomputes_it():
     clf = LSSVMClassifier(gamma=0.5).fit(X, (y > 0).astype(int))
     P = clf.predict_proba(X[:10])
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(clf)).predict_proba(X[:10]), P)
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_the_conjugate_gradient_loo_holds_one_k_by_k_array(form, monkeypatch):
+    X, y = _data(21, 1500, 3)
+    k = 700
+    reg = KernelRidgeRegressor(gamma=0.5, alpha=0.05, fit_intercept=form, random_state=0,
+                               approximation=NystroemPCG(n_centres=k)).fit(X, y)
+    monkeypatch.setattr(_uncertainty, "_BLOCK_ENTRIES", 2 ** 14)    # blocks ≪ k²
+    tracemalloc.start()
+    try:
+        r = reg.loo_residuals_
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.3 * k * k * 8                  # T, G and L share one array
+    monkeypatch.undo()
+    again = KernelRidgeRegressor(gamma=0.5, alpha=0.05, fit_intercept=form, random_state=0,
+                                 approximation=NystroemPCG(n_centres=k)).fit(X, y)
+    np.testing.assert_allclose(r, again.loo_residuals_, rtol=1e-8, atol=1e-9)   # block order

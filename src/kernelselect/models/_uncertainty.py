@@ -84,8 +84,8 @@ from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._threads import blas_for_flops, block_workers
 
 __all__ = ["JACKKNIFE_PLUS_MAX_N", "INTERVAL_METHODS", "is_exact", "loo_decision",
-           "Calibration", "fit_calibration", "check_coverage", "interval_quantiles", "jackknife_interval",
-           "jackknife_plus_interval", "ExactSmoother"]
+           "Calibration", "fit_calibration", "check_coverage", "interval_quantiles",
+           "jackknife_interval", "jackknife_plus_interval", "ExactSmoother"]
 
 #: the interval methods ``predict_interval`` takes
 INTERVAL_METHODS = ("auto", "jackknife+", "jackknife")
@@ -130,7 +130,11 @@ class _FeatureMap:
             K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma,
                                       kernel=cond.kernel)
             K[np.diag_indices_from(K)] += jitter
-            self.T = linalg.cholesky(K, lower=False, check_finite=False)   # TᵀT = K_mm + δI
+            # TᵀT = K_mm + δI, in K's memory (K is symmetric: K.T is its Fortran view)
+            T, info = linalg.lapack.dpotrf(K.T, lower=0, clean=1, overwrite_a=1)
+            if info != 0:                         # pragma: no cover - the fit factored it
+                raise np.linalg.LinAlgError(f"dpotrf failed with info={info}")
+            self.T = T
             self.kind = "pcg"
             self.k = K.shape[0]
         elif model.weights is not None:                # random features
@@ -162,12 +166,64 @@ class _FeatureMap:
                                    workers=block_workers(float(x.shape[0]) * self.k, None))
         return Kb @ self.T, Kb @ m.coef[:, :, 0] + m.intercept[:, 0]
 
-    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(Φ_b of shape (b, k), fitted f_b of shape (b, t)) at the first α."""
-        B, f = self.raw(x)
-        if self.kind == "pcg":                       # K_b T⁻¹
-            B = blas.dtrsm(1.0, self.T, B.T, lower=0, trans_a=1).T
-        return B, f
+class _Triangles:
+    """Two k × k triangular matrices in one Fortran array, as the conjugate-gradient
+    preconditioner keeps its two factors: an upper T (the conjugate-gradient machine's
+    TᵀT = K_mm + δI; absent for the other feature maps) and a lower one, first the lower
+    half of G = ΦᵀΦ as it accumulates, then the factor L of M = G (− nμμᵀ) + αI = LLᵀ.
+    Each has its own diagonal, put in place before the array is used as either: one
+    k × k array where T, G and the factor would otherwise take three."""
+
+    def __init__(self, T: np.ndarray | None, k: int) -> None:
+        self.A = T if T is not None else np.zeros((k, k), order="F")
+        self.diags = {"upper": self.A.diagonal().copy(), "lower": np.zeros(k)}
+        if T is not None:
+            np.fill_diagonal(self.A, 0.0)       # below T: zeros (dpotrf clean=1) to add G to
+        self.side = "lower"
+
+    def as_(self, side: str) -> np.ndarray:
+        """The array with ``side``'s diagonal in place."""
+        if side != self.side:
+            self.diags[self.side] = self.A.diagonal().copy()
+            np.fill_diagonal(self.A, self.diags[side])
+            self.side = side
+        return self.A
+
+    def features(self, B: np.ndarray) -> np.ndarray:
+        """Φ_bᵀ = T⁻ᵀB_bᵀ (k, b) from the block K(x_b, centres) (b, k)."""
+        return blas.dtrsm(1.0, self.as_("upper"), B.T, lower=0, trans_a=1)
+
+    def add(self, PhiT: np.ndarray) -> None:
+        """G += Φ_bᵀΦ_b (lower triangle)."""
+        A = blas.dsyrk(1.0, PhiT, beta=1.0, c=self.as_("lower"), trans=0, lower=1,
+                       overwrite_c=1)
+        assert A is self.A or np.shares_memory(A, self.A)
+
+    def factor(self, alpha: float, n: int, mu: np.ndarray | None) -> None:
+        """G (− nμμᵀ) + αI = LLᵀ in place."""
+        A = self.as_("lower")
+        if mu is not None:
+            blas.dsyr(-float(n), mu, a=A, lower=1, overwrite_a=1)
+        A[np.diag_indices_from(A)] += alpha
+        _, info = linalg.lapack.dpotrf(A, lower=1, clean=0, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"the leave-one-out's ΦᵀΦ + αI is not positive "
+                                        f"definite (dpotrf info={info})")
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """M⁻¹b = L⁻ᵀL⁻¹b."""
+        A = self.as_("lower")
+        z = linalg.solve_triangular(A, b, lower=True, check_finite=False)
+        return linalg.solve_triangular(A, z, lower=True, trans="T", check_finite=False)
+
+    def whiten(self, B: np.ndarray) -> np.ndarray:
+        """L⁻¹B for B (k, b): Rᵀ = L, so the rows of R⁻ᵀ(φ_i) are its columns."""
+        return blas.dtrsm(1.0, self.as_("lower"), B, lower=1, trans_a=0,
+                          overwrite_b=int(B.flags.f_contiguous))
+
+    def upper_solve(self, b: np.ndarray) -> np.ndarray:
+        """T⁻¹b."""
+        return linalg.solve_triangular(self.as_("upper"), b, lower=False, check_finite=False)
 
 
 def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
@@ -176,49 +232,47 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
 
     Pass 1 adds G = ΦᵀΦ (a rank-b update per block, Φ formed block by block so that its
     rounding stays that of Φ, not of K_nmᵀK_nm transformed by T⁻¹) and s = Φᵀ1; M = G
-    (− nμμᵀ with the bias) + αI = RᵀR. Pass 2 needs the rows of R⁻ᵀ(φ_i − μ): for the
-    conjugate-gradient machine, φ_i = T⁻ᵀk_i, that is one triangular solve with the
-    product U = RT, (RT)⁻ᵀk_i − R⁻ᵀμ. About 3·n·k² flops in all."""
+    (− nμμᵀ with the bias) + αI = LLᵀ. Pass 2 needs the rows of L⁻¹(φ_i − μ): for the
+    conjugate-gradient machine, φ_i = T⁻ᵀk_i, two triangular solves. About 3·n·k²
+    flops in all (4·n·k² for the conjugate-gradient machine), in one k × k array
+    (:class:`_Triangles`) beside blocks of rows."""
     fmap = _FeatureMap(model)
     k = fmap.k
+    pcg = fmap.kind == "pcg"
+    tri = _Triangles(fmap.T if pcg else None, k)
+    if pcg:
+        fmap.T = None                                 # T lives in tri's upper triangle
     rows = max(16, _BLOCK_ENTRIES // max(k, 1))
-    G = np.zeros((k, k), order="F")
     s = np.zeros(k)
     n = 0
+
+    def features(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        B, f = fmap.raw(x)
+        return (tri.features(B) if pcg else np.asfortranarray(B.T)), f
+
     with blas_for_flops(float(X.shape[0]) * k * k):
         for x, _ in _row_blocks(X, Y, rows, source):        # pass 1: G = ΦᵀΦ, s = Φᵀ1
-            Phi, _ = fmap(x)
-            G = blas.dsyrk(1.0, Phi.T, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
-            s += Phi.sum(axis=0)
+            PhiT, _ = features(x)
+            tri.add(PhiT)
+            s += PhiT.sum(axis=1)
             n += x.shape[0]
-        G = np.triu(G) + np.triu(G, 1).T
-        mu = s / n if form == "bias" else np.zeros(k)
-        M = G - n * np.outer(mu, mu) if form == "bias" else G
-        M[np.diag_indices_from(M)] += alpha
-        R = linalg.cholesky(M, lower=False, check_finite=False)
-        v = linalg.cho_solve((R, False), s) if form == "mean" else None
-        pcg = fmap.kind == "pcg"
-        if pcg:
-            U = blas.dtrmm(1.0, R, fmap.T)                  # R T, upper triangular
-            v_raw = None if v is None else linalg.solve_triangular(fmap.T, v)   # T⁻¹v
-        shift = linalg.solve_triangular(R, mu, trans="T", check_finite=False)   # R⁻ᵀμ
+        mu = s / n if form == "bias" else None
+        tri.factor(alpha, n, mu)
+        v = tri.solve(s) if form == "mean" else None          # M⁻¹Φᵀ1
+        v_raw = v if v is None or not pcg else tri.upper_solve(v)   # T⁻¹v: K_bT⁻¹v = Φ_bv
+        shift = None if mu is None else tri.whiten(mu[:, None].copy(order="F"))   # L⁻¹μ
         out = []
         for x, y in _row_blocks(X, Y, rows, source):        # pass 2: leverages
             B, f = fmap.raw(x)
-            if pcg:
-                W = blas.dtrsm(1.0, U, B.T, lower=0, trans_a=1)
-                Pv = None if v_raw is None else B @ v_raw
-            else:
-                W = linalg.solve_triangular(R, B.T, trans="T", check_finite=False)
-                Pv = None if v is None else B @ v
-            if form == "bias":
-                W -= shift[:, None]
-            h = np.einsum("ij,ij->j", W, W) + (1.0 / n if form == "bias" else 0.0)
             e = y - f
             if form == "mean":
-                assert offset is not None and Pv is not None
+                assert offset is not None and v_raw is not None
                 delta = -(y - offset) / (n - 1.0)
-                e = e - delta * (1.0 - Pv)[:, None]
+                e = e - delta * (1.0 - B @ v_raw)[:, None]
+            W = tri.whiten(tri.features(B) if pcg else np.array(B.T, order="F"))
+            if shift is not None:
+                W -= shift
+            h = np.einsum("ij,ij->j", W, W) + (1.0 / n if form == "bias" else 0.0)
             out.append(e / (1.0 - h)[:, None])
     return np.concatenate(out, axis=0)
 
