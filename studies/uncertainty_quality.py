@@ -210,13 +210,37 @@ def large(n, test=20000, name="protein"):
     _, t_pred = timed(reg.predict, Xte)
     I, t_int = timed(reg.predict_interval, Xte, coverage=0.9)
     cov, width = interval_stats(I, yte)
-    return {"kind": "large", "set": name, "n_train": n, "n_test": len(te), "gamma": g,
-            "alpha": a, "n_centres": reg.n_centres_, "coverage": cov, "width": width,
-            "t_fit": t_fit, "t_predict": t_pred, "t_interval": t_int,
-            "loo_mse": float(np.mean(reg.loo_residuals_ ** 2))}
+    return {"kind": "large", "set": name, "n_train": n, "n_test": len(te),
+            "gamma": np.asarray(g).tolist(), "alpha": a, "n_centres": reg.n_centres_,
+            "coverage": cov, "width": width, "t_fit": t_fit, "t_predict": t_pred,
+            "t_interval": t_int, "loo_mse": float(np.mean(reg.loo_residuals_ ** 2)),
+            "loo_method": reg.loo_method_, **other_form(reg, Xtr, ytr, Xte, yte)}
 
 
-def large_synthetic(n, test=20000, dask=False, chunk=100_000):
+def other_form(reg, Xtr, ytr, Xte, yte, exact_too=False):
+    """Coverage and width of the 90 % jackknife interval on the leave-one-out form the
+    machine did not use (``reg.loo_method_``): generalised cross-validation's where it
+    used the closed form; the closed form where it used GCV's, when ``exact_too``."""
+    from kernelselect.models import _uncertainty as U
+
+    model, form = reg.model_, reg.intercept_form_
+    Y = np.asarray(ytr, dtype=np.float64).reshape(-1, 1)
+    if reg.loo_method_ == "closed form":
+        key, t = "gcv", time.perf_counter()
+        R = U._gcv_loo(model, Xtr, Y, form)
+    elif exact_too:
+        key, t = "closed_form", time.perf_counter()
+        offset = reg._uncertainty_cache()["source"][2]
+        R = U._feature_loo(model, Xtr, Y, reg.alpha_, form, offset)
+    else:
+        return {}
+    seconds = time.perf_counter() - t
+    I = U.jackknife_interval(np.asarray(reg.predict(Xte)).reshape(-1, 1), R, 0.9)[:, 0, :]
+    cov, width = interval_stats(I, yte)
+    return {f"coverage_{key}": cov, f"width_{key}": width, f"t_loo_{key}": seconds}
+
+
+def large_synthetic(n, test=20000, dask=False, chunk=100_000, exact_too=False):
     """The conjugate-gradient machine's 90 % intervals at n = 2·10⁵ in memory or 10⁶ on a
     Dask array: ``ard_scale.synthetic`` (d = 10, four features carry the target, noise
     0.1), (γ, α) from a selection on 2000 rows (α scaled by n/2000) as :func:`large`,
@@ -228,6 +252,7 @@ def large_synthetic(n, test=20000, dask=False, chunk=100_000):
 
     X, y = synthetic(n + test, 0)
     Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+    Xmem, ymem = Xtr, ytr
     sub = np.random.default_rng(1).choice(n, 2000, replace=False)
     sel = KernelSelectionRegressor(random_state=0).fit(Xtr[sub], ytr[sub])
     g, a = sel.best_params_["gamma"], sel.best_params_["alpha"] * n / 2000
@@ -253,7 +278,9 @@ def large_synthetic(n, test=20000, dask=False, chunk=100_000):
             "loo_mse": float(np.mean(np.asarray(reg.loo_residuals_) ** 2)),
             "rss_before_fit_gb": rss_before_fit / 2 ** 30, "rss_fit_gb": rss_fit / 2 ** 30,
             "rss_before_interval_gb": rss_before_interval / 2 ** 30,
-            "rss_interval_gb": rss_interval / 2 ** 30, "load": list(os.getloadavg())}
+            "rss_interval_gb": rss_interval / 2 ** 30, "load": list(os.getloadavg()),
+            "loo_method": reg.loo_method_,
+            **other_form(reg, Xmem, ymem, Xte, yte, exact_too)}
 
 
 def large_binary(n, test=20000, name="htru2"):
@@ -280,7 +307,19 @@ def large_binary(n, test=20000, name="htru2"):
             "t_fit": t_fit, "t_predict": t_pred, "t_proba": t_proba}
 
 
+def _commit():
+    """The checkout's commit (what the record measured), or None outside git."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True, cwd=C.RESULTS).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
 def _append(rec):
+    rec.setdefault("commit", _commit())
     with gzip.open(RAW, "at") as fh:
         fh.write(json.dumps(rec) + "\n")
     C.log(json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in rec.items()}))
@@ -435,6 +474,12 @@ def report(_args):
                     f"{r['coverage']:.4f}, mean width {r['width']:.3f} ({units}); fit "
                     f"{r['t_fit']:.1f} s, predict {r['t_predict']:.2f} s, predict_interval "
                     f"(leave-one-out passes included) {r['t_interval']:.2f} s")
+            for key, label in (("gcv", "generalised cross-validation's form"),
+                               ("closed_form", "the closed form")):
+                if f"coverage_{key}" in r:
+                    line += (f"; leave-one-out by {r['loo_method']}, by {label}: coverage "
+                             f"{r[f'coverage_{key}']:.4f}, width {r[f'width_{key}']:.3f} "
+                             f"({r[f't_loo_{key}']:.1f} s)")
             if "rss_fit_gb" in r:
                 line += (f"; peak memory of the fit {r['rss_fit_gb']:.2f} GB (from "
                          f"{r['rss_before_fit_gb']:.2f}), of predict + predict_interval "
@@ -468,13 +513,16 @@ def main():
     lg.add_argument("--synthetic", action="store_true",
                     help="ard_scale's synthetic d = 10 target, with the peak memory")
     lg.add_argument("--dask", action="store_true", help="--synthetic on a Dask array")
+    lg.add_argument("--exact-too", action="store_true",
+                    help="beyond LOO_EXACT_MAX_N rows also the closed-form residuals' coverage")
     sub.add_parser("report")
     args = p.parse_args()
     if args.cmd == "run":
         run(args)
     elif args.cmd == "large":
         _append(large_binary(args.n, args.test, args.binary) if args.binary
-                else large_synthetic(args.n, args.test, args.dask) if args.synthetic
+                else large_synthetic(args.n, args.test, args.dask, exact_too=args.exact_too)
+                if args.synthetic
                 else large(args.n, args.test))
     else:
         report(args)

@@ -420,3 +420,24 @@ def test_the_conjugate_gradient_loo_holds_one_k_by_k_array(form, monkeypatch):
     again = KernelRidgeRegressor(gamma=0.5, alpha=0.05, fit_intercept=form, random_state=0,
                                  approximation=NystroemPCG(n_centres=k)).fit(X, y)
     np.testing.assert_allclose(r, again.loo_residuals_, rtol=1e-8, atol=1e-9)   # block order
+
+
+def test_beyond_the_closed_form_limit_the_residuals_take_the_gcv_form(monkeypatch):
+    da = pytest.importorskip("dask.array")
+    X, y = _data(22, 600, 3)
+    make = lambda: KernelRidgeRegressor(gamma=0.5, alpha=0.5, fit_intercept="mean",  # noqa: E731
+                                        random_state=0, approximation=NystroemPCG(n_centres=60))
+    exact = make().fit(X, y)
+    assert exact.loo_method_ == "closed form"
+    monkeypatch.setattr(_uncertainty, "LOO_EXACT_MAX_N", 599)
+    reg = make().fit(X, y)
+    assert reg.loo_method_ == "gcv"
+    d_eff = reg.model_.details["effective_dimension"][0] + 1.0       # + ȳ
+    expected = (y - reg.predict(X)) / (1.0 - d_eff / 600)
+    np.testing.assert_allclose(reg.loo_residuals_[:, 0], expected, rtol=1e-12, atol=1e-12)
+    # the mean leverage stands in for each: the residuals' 90 % quantile moves little
+    q = [np.quantile(np.abs(m.loo_residuals_), 0.9) for m in (exact, reg)]
+    assert abs(q[1] / q[0] - 1.0) < 0.05
+    lazy = make().fit(da.from_array(X, chunks=128), da.from_array(y, chunks=128))
+    np.testing.assert_allclose(lazy.loo_residuals_, reg.loo_residuals_, rtol=1e-10, atol=1e-12)
+    assert make().fit(X[:599], y[:599]).loo_method_ == "closed form"

@@ -46,7 +46,7 @@ __all__ = [
     # the kernel, the per-feature search, the intervals
     "kernel_for_task", "ARD_EXACT_MAX_N", "ARD_MAX_LANDMARKS", "ARD_KFOLD_MAX_N",
     "ARD_EVIDENCE_MAX_N", "ARD_AUTO_MAX_N", "ARD_CRITERIA", "ARD_GUARD_MAX_N",
-    "ARD_EVIDENCE_SUBSAMPLE", "JACKKNIFE_PLUS_MAX_N",
+    "ARD_EVIDENCE_SUBSAMPLE", "JACKKNIFE_PLUS_MAX_N", "LOO_EXACT_MAX_N",
 ]
 
 
@@ -471,3 +471,12 @@ ARD_EVIDENCE_SUBSAMPLE = 1000
 #: 128 MB at this size; coverage measured by ``studies/uncertainty_quality.py``,
 #: ``studies/results/uncertainty_quality.md``)
 JACKKNIFE_PLUS_MAX_N = 4000
+
+#: the largest conjugate-gradient machine whose leave-one-out residuals (predict_proba,
+#: predict_interval) are the closed form, two passes of 4·n·k² flops for k centres (at
+#: n = 2·10⁵, k = 5459: 3.7 times the fit's time); beyond, the training residuals scaled
+#: by 1/(1 − d_eff/n), generalised cross-validation's form, one pass of n·k·d flops.
+#: The 90 % jackknife coverage of the two differed by 0.0003 (synthetic, d = 10) and
+#: 0.0013 (protein) at n = 2·10⁴ (``studies/uncertainty_quality.py``,
+#: ``studies/results/uncertainty_quality.md``)
+LOO_EXACT_MAX_N = 100_000

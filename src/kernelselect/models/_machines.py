@@ -324,6 +324,16 @@ class _KernelMachineEstimator(BaseEstimator):
         return state
 
     @property
+    def loo_method_(self) -> str:
+        """How ``loo_decision_`` (and ``loo_residuals_``) are computed: "closed form",
+        equal to n refits; or "gcv" for a conjugate-gradient machine of more than
+        :data:`~kernelselect.models._uncertainty.LOO_EXACT_MAX_N` rows, the training
+        residuals divided by 1 − d_eff/n (generalised cross-validation's form: one pass
+        over the rows where the closed form takes two of 4·n·k² flops)."""
+        n = self._uncertainty_cache()["source"][1].shape[0]
+        return _uncertainty.loo_method(self.model_, n)
+
+    @property
     def loo_decision_(self) -> np.ndarray:
         """ndarray of shape (n, t): at each training row, the prediction of the machine
         refitted without that row (closed form, no refit; computed on first use:

@@ -78,14 +78,15 @@ from scipy.linalg import blas
 
 from .. import lowlevel
 # the largest exact machine whose jackknife+ interval is offered: a rule (kernelselect._policy)
-from .._policy import JACKKNIFE_PLUS_MAX_N
+from .._policy import JACKKNIFE_PLUS_MAX_N, LOO_EXACT_MAX_N
 from ..kernels import Kernel
 from ..utils._dask import IN_MEMORY, RowSource
 from ..utils._threads import blas_for_flops, block_workers
 
-__all__ = ["JACKKNIFE_PLUS_MAX_N", "INTERVAL_METHODS", "is_exact", "loo_decision",
-           "Calibration", "fit_calibration", "check_coverage", "interval_quantiles",
-           "jackknife_interval", "jackknife_plus_interval", "ExactSmoother"]
+__all__ = ["JACKKNIFE_PLUS_MAX_N", "LOO_EXACT_MAX_N", "INTERVAL_METHODS", "is_exact",
+           "loo_method", "loo_decision", "Calibration", "fit_calibration", "check_coverage",
+           "interval_quantiles", "jackknife_interval", "jackknife_plus_interval",
+           "ExactSmoother"]
 
 #: the interval methods ``predict_interval`` takes
 INTERVAL_METHODS = ("auto", "jackknife+", "jackknife")
@@ -124,19 +125,8 @@ class _FeatureMap:
     def __init__(self, model: Any) -> None:
         self.model = model
         if model.conditioning is not None:             # the conjugate-gradient machine
-            cond = model.conditioning
-            jitter = model.details.get("jitter", 0.0)
-            jitter = float(jitter[0] if isinstance(jitter, (list, tuple)) else jitter)
-            K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma,
-                                      kernel=cond.kernel)
-            K[np.diag_indices_from(K)] += jitter
-            # TᵀT = K_mm + δI, in K's memory (K is symmetric: K.T is its Fortran view)
-            T, info = linalg.lapack.dpotrf(K.T, lower=0, clean=1, overwrite_a=1)
-            if info != 0:                         # pragma: no cover - the fit factored it
-                raise np.linalg.LinAlgError(f"dpotrf failed with info={info}")
-            self.T = T
             self.kind = "pcg"
-            self.k = K.shape[0]
+            self.k = model.conditioning.centres.shape[0]
         elif model.weights is not None:                # random features
             self.kind = "rff"
             self.k = model.weights.shape[0]
@@ -144,6 +134,19 @@ class _FeatureMap:
             self.kind = "nystrom"
             self.T = model.details["landmark_map"]
             self.k = self.T.shape[1]
+
+    def centres_factor(self) -> np.ndarray:
+        """The conjugate-gradient machine's T, TᵀT = K_mm + δI (upper, Fortran order)."""
+        cond = self.model.conditioning
+        jitter = self.model.details.get("jitter", 0.0)
+        jitter = float(jitter[0] if isinstance(jitter, (list, tuple)) else jitter)
+        K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
+        K[np.diag_indices_from(K)] += jitter
+        # in K's memory (K is symmetric: K.T is its Fortran view)
+        T, info = linalg.lapack.dpotrf(K.T, lower=0, clean=1, overwrite_a=1)
+        if info != 0:                             # pragma: no cover - the fit factored it
+            raise np.linalg.LinAlgError(f"dpotrf failed with info={info}")
+        return T
 
     def raw(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(the block before the map: K(x, centres) for the conjugate-gradient machine,
@@ -239,9 +242,7 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
     fmap = _FeatureMap(model)
     k = fmap.k
     pcg = fmap.kind == "pcg"
-    tri = _Triangles(fmap.T if pcg else None, k)
-    if pcg:
-        fmap.T = None                                 # T lives in tri's upper triangle
+    tri = _Triangles(fmap.centres_factor() if pcg else None, k)
     rows = max(16, _BLOCK_ENTRIES // max(k, 1))
     s = np.zeros(k)
     n = 0
@@ -275,6 +276,31 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
             h = np.einsum("ij,ij->j", W, W) + (1.0 / n if form == "bias" else 0.0)
             out.append(e / (1.0 - h)[:, None])
     return np.concatenate(out, axis=0)
+
+
+def loo_method(model: Any, n: int) -> str:
+    """How the leave-one-out residuals of a machine fitted on n rows are computed:
+    "closed form" (equal to n refits), or beyond :data:`LOO_EXACT_MAX_N` rows on the
+    conjugate-gradient machine "gcv", the form of generalised cross-validation."""
+    return "gcv" if model.conditioning is not None and n > LOO_EXACT_MAX_N else "closed form"
+
+
+def _gcv_loo(model: Any, X: Any, Y: Any, form: str, source: RowSource = IN_MEMORY
+             ) -> np.ndarray:
+    """r_i = e_i / (1 − d_eff/n): the training residuals e_i = y_i − f(x_i) with every
+    leverage h_i = (H)_ii replaced by their mean tr H / n, the form of generalised
+    cross-validation (Craven & Wahba, Numer. Math. 31, 1979; Golub, Heath & Wahba,
+    Technometrics 21, 1979). d_eff is the effective dimension the solve reports (its
+    preconditioner's, plus one for a fitted constant). One pass over the rows, n·k·d
+    flops, where the closed form's two passes cost 4·n·k²."""
+    fmap = _FeatureMap(model)
+    n = X.shape[0]
+    d_eff = float(model.details["effective_dimension"][0]) + (1.0 if form == "mean" else 0.0)
+    scale = 1.0 / (1.0 - min(d_eff, n - 1.0) / n)
+    rows = max(16, _BLOCK_ENTRIES // max(fmap.k, 1))
+    with blas_for_flops(float(n) * fmap.k):
+        return np.concatenate([(y - fmap.raw(x)[1]) * scale
+                               for x, y in _row_blocks(X, Y, rows, source)], axis=0)
 
 
 class ExactSmoother:
@@ -411,7 +437,8 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         Xe = np.ascontiguousarray(X, dtype=np.float64)
         smoother = ExactSmoother(Xe, model.gamma, model.kernel, alpha, form)
         return Y - smoother.loo_residuals(Y, offset), smoother
-    R = _feature_loo(model, X, Y, alpha, form, offset, source)
+    R = (_gcv_loo(model, X, Y, form, source) if loo_method(model, X.shape[0]) == "gcv"
+         else _feature_loo(model, X, Y, alpha, form, offset, source))
     Yl = np.asarray(Y.compute() if source.lazy else Y, dtype=np.float64).reshape(R.shape)
     return Yl - R, None
 
