@@ -474,9 +474,9 @@ JACKKNIFE_PLUS_MAX_N = 4000
 
 #: the largest conjugate-gradient machine whose leave-one-out residuals (predict_proba,
 #: predict_interval) are the closed form, two passes of 4·n·k² flops for k centres (at
-#: n = 2·10⁵, k = 5459: 3.7 times the fit's time); beyond, the training residuals scaled
-#: by 1/(1 − d_eff/n), generalised cross-validation's form, one pass of n·k·d flops.
-#: The 90 % jackknife coverage of the two differed by 0.0003 (synthetic, d = 10) and
-#: 0.0013 (protein) at n = 2·10⁴ (``studies/uncertainty_quality.py``,
-#: ``studies/results/uncertainty_quality.md``)
+#: n = 2·10⁵, k = 5459: 491.9 s after a 119.9 s fit); beyond, the training residuals scaled
+#: by 1/(1 − d_eff/n), generalised cross-validation's form, one pass of n·k·d flops
+#: (4.3 s there). The 90 % jackknife coverage of the two differed by 0.0003 (synthetic,
+#: d = 10) and 0.0008 (protein) at n = 2·10⁴ and by 0.0001 at 2·10⁵ (synthetic)
+#: (``studies/uncertainty_quality.py``, ``studies/results/uncertainty_quality.md``)
 LOO_EXACT_MAX_N = 100_000
