@@ -441,3 +441,7 @@ def test_beyond_the_closed_form_limit_the_residuals_take_the_gcv_form(monkeypatc
     lazy = make().fit(da.from_array(X, chunks=128), da.from_array(y, chunks=128))
     np.testing.assert_allclose(lazy.loo_residuals_, reg.loo_residuals_, rtol=1e-10, atol=1e-12)
     assert make().fit(X[:599], y[:599]).loo_method_ == "closed form"
+    unreported = make().fit(X, y)                # a solve without d_eff keeps the closed form
+    unreported.model_.details["effective_dimension"] = [float("nan")]
+    assert unreported.loo_method_ == "closed form"
+    np.testing.assert_allclose(unreported.loo_residuals_, exact.loo_residuals_, atol=1e-9)

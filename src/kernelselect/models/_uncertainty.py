@@ -282,7 +282,10 @@ def loo_method(model: Any, n: int) -> str:
     """How the leave-one-out residuals of a machine fitted on n rows are computed:
     "closed form" (equal to n refits), or beyond :data:`LOO_EXACT_MAX_N` rows on the
     conjugate-gradient machine "gcv", the form of generalised cross-validation."""
-    return "gcv" if model.conditioning is not None and n > LOO_EXACT_MAX_N else "closed form"
+    if model.conditioning is None or n <= LOO_EXACT_MAX_N:
+        return "closed form"
+    d_eff = model.details.get("effective_dimension", [float("nan")])[0]
+    return "gcv" if math.isfinite(d_eff) else "closed form"   # a solve that did not report it
 
 
 def _gcv_loo(model: Any, X: Any, Y: Any, form: str, source: RowSource = IN_MEMORY
