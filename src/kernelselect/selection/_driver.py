@@ -247,9 +247,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         if data is not None:            # "auto": X in memory, Dask input gathered
             X, y = data.X, data.y
             if data.distributed:
-                X, note = _gather_for_auto(X), (
-                    "Dask array gathered into memory (kernel='auto' chose one γ per "
-                    f"feature, n ≤ {_rules.ARD_AUTO_MAX_N})")
+                X, note = _gather_for_auto(X), f"Dask array gathered into memory ({_AUTO_GATHER})"
         result = _select_ard(X, y, gammas=gammas, alphas=alphas, criterion=criterion,
                              approximation=approximation, random_state=random_state,
                              workers=workers, progress=progress, standardize=standardize,
@@ -307,8 +305,11 @@ def _gather_for_auto(X: Any) -> np.ndarray:
     """Dask X on which ``kernel="auto"`` chose the per-feature kernel, gathered (at most
     ``_rules.ARD_AUTO_MAX_N`` rows): the rule and its evidence are the in-memory
     search's, and every door then gives its answer."""
-    return _dask.gather(X, f"kernel='auto' chose one γ per feature on "
-                           f"n ≤ {_rules.ARD_AUTO_MAX_N} rows")
+    return _dask.gather(X, _AUTO_GATHER)
+
+
+#: why a Dask X is gathered for kernel="auto" (the gather's message and the result's note)
+_AUTO_GATHER = f"kernel='auto' chose one γ per feature, n ≤ {_rules.ARD_AUTO_MAX_N} rows"
 
 
 def _gathered(n: int, auto_approx: bool) -> bool:
