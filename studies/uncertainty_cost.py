@@ -13,7 +13,9 @@ the best of ``--repeats`` fresh fits:
 - ``LSSVMClassifier(gamma, alpha)``: seconds of ``fit``, of ``predict`` and of
   ``predict_proba`` (leave-one-out values and calibration included) on a fresh fit, and
   which machine ``approximation="auto"`` fitted (exact up to 10⁴ rows here, the Nyström
-  conjugate-gradient machine beyond);
+  conjugate-gradient machine beyond); and fit + ``predict_proba`` of
+  ``LSSVMClassifier(gamma, alpha, uncertainty=True)`` (records that have it), whose fit
+  takes the leave-one-out from its own factor;
 - the floor of the exact machine's leave-one-out: the kernel matrix, its Cholesky
   factorisation (what the fit pays) and the triangular inverse (``dtrtri``, n³/3 flops
   more: diag(K_α⁻¹) needs the column norms of L⁻¹, and no O(n²) route to the diagonal
@@ -90,12 +92,15 @@ def one(n, repeats, test=2000):
     model, t_fit = best_of(repeats, lambda: make(Xtr, ytr))
     _, t_fit_pred = best_of(repeats, lambda: make(Xtr, ytr).predict(Xte))
     _, t_fit_proba = best_of(repeats, lambda: make(Xtr, ytr).predict_proba(Xte))
+    eager = LSSVMClassifier(gamma=g, alpha=a, random_state=0, uncertainty=True).fit
+    _, t_eager = best_of(repeats, lambda: eager(Xtr, ytr).predict_proba(Xte))
     fitted = make(Xtr, ytr)
     _, t_pred = best_of(repeats, lambda: fitted.predict(Xte))
     rec = {"set": SET, "n": n, "d": X.shape[1], "gamma": np.asarray(g).tolist(), "alpha": a,
            "machine": model.approximation_, "threads": os.environ.get("OMP_NUM_THREADS"),
            "t_fit": t_fit, "t_predict": t_pred, "t_fit_predict": t_fit_pred,
-           "t_fit_proba": t_fit_proba, "load_before": list(os.getloadavg())}
+           "t_fit_proba": t_fit_proba, "t_fit_proba_uncertainty": t_eager,
+           "load_before": list(os.getloadavg())}
     if model.approximation_ == "exact":
         rec.update(floor_seconds(np.ascontiguousarray(Xtr), g, a, repeats)
                    if np.ndim(g) == 0 else {})
@@ -128,10 +133,11 @@ def report(_args):
            "htru2, the bare `LSSVMClassifier` at a fixed (γ, α), best of the repeats, "
            "seconds on this 2-core machine at the load given.", "",
            "| n | machine | fit | fit + predict | fit + predict_proba | ratio | "
+           "uncertainty=True: fit + predict_proba | its ratio | "
            "floor: K / Cholesky / L⁻¹ | floor ratio | SVC fit | SVC(probability=True) fit | "
            "predict_proba's extra / SVC(probability=True) | fit + predict_proba / "
            "SVC(probability=True) | load |",
-           "|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+           "|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|"]
     for r in sorted(recs, key=lambda r: r["n"]):
         ratio = r["t_fit_proba"] / r["t_fit_predict"]
         extra = (r["t_fit_proba"] - r["t_fit_predict"]) / r["t_svc_proba_fit"]
@@ -141,10 +147,19 @@ def report(_args):
             fr = f"{(r['t_fit_predict'] + r['t_trtri']) / r['t_fit_predict']:.2f}"
         else:
             floor, fr = "—", "—"
+        eager = r.get("t_fit_proba_uncertainty")
+        eager_cells = ("— | —" if eager is None
+                       else f"{eager:.3f} | {eager / r['t_fit_predict']:.2f}")
         out.append(f"| {r['n']} | {r['machine']} | {r['t_fit']:.3f} | {r['t_fit_predict']:.3f} | "
-                   f"{r['t_fit_proba']:.3f} | {ratio:.2f} | {floor} | {fr} | "
+                   f"{r['t_fit_proba']:.3f} | {ratio:.2f} | {eager_cells} | {floor} | {fr} | "
                    f"{r['t_svc_fit']:.2f} | {r['t_svc_proba_fit']:.2f} | {extra:.2f} | "
                    f"{whole:.2f} | {r['load_before'][0]:.1f}–{r['load_after'][0]:.1f} |")
+    eager = [r["t_fit_proba_uncertainty"] / r["t_fit_predict"] for r in recs
+             if "t_fit_proba_uncertainty" in r]
+    if eager:
+        out += ["", f"- with `uncertainty=True`, (fit + predict_proba) / (fit + predict): "
+                f"median {np.median(eager):.2f}, range {min(eager):.2f}–{max(eager):.2f} "
+                f"over {len(eager)} sizes"]
     out += ["", "`ratio` = (fit + predict_proba) / (fit + predict); `floor ratio` = (fit + "
             "predict + the triangular inverse alone) / (fit + predict): what the exact "
             "leave-one-out costs at least if the fit's factor were kept, since diag(K_α⁻¹) "

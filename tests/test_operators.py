@@ -387,3 +387,24 @@ def test_symmetrise_from_one_triangle(n, lower):
     out = _symmetrise_from(A, lower)
     np.testing.assert_array_equal(out, S)
     assert np.shares_memory(out, A)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), n=st.integers(2, 40), alpha=st.floats(1e-3, 10.0))
+def test_resolvent_diagonal_from_the_solves_factor_is_the_inverse_diagonal(seed, n, alpha):
+    from kernelselect.operators import RidgeFunction
+    from kernelselect.operators.dense import DenseOperator
+
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n, n + 2))
+    K = A @ A.T / n
+    op = DenseOperator(K)
+    B = rng.standard_normal((n, 2))
+    first = op.apply_function(RidgeFunction("resolvent", [alpha]), B)   # caches the factor
+    inv = np.linalg.inv(K + alpha * np.eye(n))
+    np.testing.assert_allclose(op.resolvent_diagonal(alpha), np.diag(inv), rtol=1e-9)
+    # the factor was used up: a later solve factors again, to the same answer
+    np.testing.assert_allclose(op.apply_function(RidgeFunction("resolvent", [alpha]), B),
+                               first, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(op.resolvent_diagonal(alpha / 2),           # no factor yet
+                               np.diag(np.linalg.inv(K + alpha / 2 * np.eye(n))), rtol=1e-9)

@@ -446,3 +446,47 @@ def test_beyond_the_closed_form_limit_the_residuals_take_the_gcv_form(monkeypatc
     unreported.model_.details["effective_dimension"] = [float("nan")]
     assert unreported.loo_method_ == "closed form"
     np.testing.assert_allclose(unreported.loo_residuals_, closed, atol=1e-9)
+
+
+# --------------------------------------------------- the leave-one-out during fit
+@pytest.mark.parametrize("form", FORMS)
+def test_uncertainty_at_fit_gives_the_values_of_first_use(form):
+    X, y = _data(23, 80, 3)
+    make = lambda **kw: KernelRidgeRegressor(gamma=0.5, alpha=0.3,  # noqa: E731
+                                             fit_intercept=form, **kw)
+    lazy, eager = make().fit(X, y), make(uncertainty=True).fit(X, y)
+    assert "leave_one_out" in eager.model_.details and "loo" in eager._uncertainty_cache()
+    np.testing.assert_allclose(eager.loo_residuals_, lazy.loo_residuals_, atol=1e-12)
+    for method in ("jackknife", "jackknife+"):
+        np.testing.assert_allclose(eager.predict_interval(X[:7], method=method),
+                                   lazy.predict_interval(X[:7], method=method), atol=1e-12)
+    np.testing.assert_allclose(eager.predict(X[:7], return_std=True)[1],
+                               lazy.predict(X[:7], return_std=True)[1], atol=1e-12)
+    ard = dict(kernel="ard", gamma=[0.4, 1.5, 0.1])
+    np.testing.assert_allclose(
+        KernelRidgeRegressor(**ard, fit_intercept=form, uncertainty=True).fit(X, y)
+        .loo_residuals_, KernelRidgeRegressor(**ard, fit_intercept=form).fit(X, y)
+        .loo_residuals_, atol=1e-12)
+    labels = np.digitize(X[:, 0], [-0.4, 0.4])
+    np.testing.assert_allclose(
+        LSSVMClassifier(gamma=0.5, uncertainty=True).fit(X, labels).predict_proba(X),
+        LSSVMClassifier(gamma=0.5).fit(X, labels).predict_proba(X), atol=1e-12)
+
+
+def test_uncertainty_at_fit_needs_no_second_factorisation(monkeypatch):
+    X, y = _data(24, 60, 2)
+    clf = LSSVMClassifier(gamma=0.5, uncertainty=True).fit(X, y > 0)
+    reg = KernelRidgeRegressor(gamma=0.5, fit_intercept="mean", uncertainty=True).fit(X, y)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a second factorisation")
+
+    monkeypatch.setattr(_uncertainty, "ExactSmoother", refuse)
+    clf.predict_proba(X)
+    reg.predict_interval(X, method="jackknife")
+    with pytest.raises(AssertionError, match="second"):   # the jackknife+ holds the factor
+        reg.predict_interval(X, method="jackknife+")
+    with pytest.raises(TypeError, match="uncertainty"):
+        KernelRidgeRegressor(uncertainty="yes").fit(X, y)
+    assert KernelRidgeRegressor(uncertainty=True, approximation="nystrom", gamma=0.5,
+                                random_state=0).fit(X, y).loo_residuals_.shape == (60, 1)

@@ -128,7 +128,8 @@ def _fit_function(X: npt.ArrayLike, y: npt.ArrayLike, gamma: Any, alpha: Any, *,
 
 def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: Kernel, bias: bool,
          approximation: Any, random_state: RandomState, workers: int | None,
-         centred: bool = False, source: RowSource = IN_MEMORY) -> KernelMachine:
+         centred: bool = False, source: RowSource = IN_MEMORY,
+         loo: bool = False) -> KernelMachine:
     """The machine with ``approximation`` resolved for X's size ("auto", "nystrom-pcg":
     :func:`kernelselect._fit_policy.machine_approximation`); a Dask X (``source``: where
     the checked rows live) is fitted by a recipe with a streamed solver only."""
@@ -143,7 +144,7 @@ def _fit(X: Any, Y: Any, gamma: Any, alphas: Any, *, kernel: Kernel, bias: bool,
     while True:         # "auto": more centres while the model holds too little of d_eff
         model = fit_kernel_machine(X, Y, gamma, alphas, kernel=kernel, bias=bias,
                                    approximation=recipe, random_state=random_state,
-                                   workers=workers, centred=centred)
+                                   workers=workers, centred=centred, loo=loo)
         gap = fit_gap(recipe, model.details, alphas)
         if gap is not None:
             model.details["approximation_gap"] = gap
@@ -210,13 +211,15 @@ class _KernelMachineEstimator(BaseEstimator):
 
     def __init__(self, kernel: str = "auto", gamma: float | None = None,
                  alpha: float = 1.0, approximation: str | Approximation = "auto",
-                 random_state: RandomState = None, workers: int | None = None) -> None:
+                 random_state: RandomState = None, workers: int | None = None,
+                 uncertainty: bool = False) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.alpha = alpha
         self.approximation = approximation
         self.random_state = random_state
         self.workers = workers
+        self.uncertainty = uncertainty
 
     def _check_params(self, n_features: int) -> tuple[Kernel, Any, float]:
         kernel = _bare_kernel(self.kernel, self.gamma)
@@ -238,7 +241,8 @@ class _KernelMachineEstimator(BaseEstimator):
             X, Y if offset is None else Y - offset,
             gamma, np.array([alpha]), kernel=kernel, bias=self._bias,
             approximation=self.approximation, random_state=self.random_state,
-            workers=self.workers, centred=offset is not None, source=source)
+            workers=self.workers, centred=offset is not None, source=source,
+            loo=check_bool(self.uncertainty, "uncertainty"))
         self._rows = source
         self.gamma_ = gamma
         m = self.model_
@@ -260,6 +264,8 @@ class _KernelMachineEstimator(BaseEstimator):
         # what the closed-form leave-one-out reads on first use (models._uncertainty):
         # the training rows (the exact machine holds them anyway), targets and ȳ
         self._uncertainty_cache()["source"] = (X, Y, offset)
+        if self.uncertainty:
+            self._loo_values()
         return self
 
     def _decision(self, X: npt.ArrayLike) -> Any:
@@ -278,8 +284,33 @@ class _KernelMachineEstimator(BaseEstimator):
 
     # -- uncertainty without a refit (models._uncertainty) -------------------------
     def _loo(self) -> tuple[np.ndarray, Any]:
-        """(leave-one-out decision values (n, t), the exact smoother or None), computed
-        on first use from the fitted machine and cached."""
+        """(leave-one-out decision values (n, t), the exact smoother where the jackknife+
+        and return_std use it, else None)."""
+        return self._loo_values(), self._exact_smoother()
+
+    def _keeps_smoother(self) -> bool:
+        """Whether the machine offers the jackknife+ and return_std: an exact regressor
+        of at most JACKKNIFE_PLUS_MAX_N rows (they hold its n × n factor)."""
+        n = self._uncertainty_cache()["source"][1].shape[0]
+        return (isinstance(self, RegressorMixin) and _uncertainty.is_exact(self.model_)
+                and n <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
+
+    def _exact_smoother(self) -> Any:
+        """The exact regressor's :class:`~kernelselect.models._uncertainty.ExactSmoother`
+        (built on first use, or kept from the leave-one-out), or None."""
+        if not self._keeps_smoother():
+            return None
+        cache = self._uncertainty_cache()
+        if "smoother" not in cache:
+            X, _, _ = cache["source"]
+            cache["smoother"] = _uncertainty.ExactSmoother(
+                np.ascontiguousarray(X, dtype=np.float64), self.model_.gamma,
+                self.model_.kernel, self.alpha_, self.intercept_form_)
+        return cache["smoother"]
+
+    def _loo_values(self) -> np.ndarray:
+        """The leave-one-out decision values (n, t), computed on first use (or in ``fit``
+        with ``uncertainty=True``) from the fitted machine and cached."""
         cache = self._uncertainty_cache()
         if "loo" not in cache:
             X, Y, offset = cache["source"]
@@ -290,15 +321,14 @@ class _KernelMachineEstimator(BaseEstimator):
                                  f"{X.shape[0]}.")
             F, smoother = _uncertainty.loo_decision(self.model_, X, Y, self.alpha_,
                                                     self.intercept_form_, offset, self._rows)
-            # the n × n factor stays only where the jackknife+ and return_std use it
-            keep = (isinstance(self, RegressorMixin)
-                    and X.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
-            cache["loo"] = (F, smoother if keep else None)
+            cache["loo"] = F
+            if smoother is not None and self._keeps_smoother():
+                cache["smoother"] = smoother
             if not _uncertainty.is_exact(self.model_):
                 # a feature-map machine predicts from its centres: its n leave-one-out
                 # values replace the training rows it held for them
                 cache["source"] = (None, Y, offset)
-        return cast("tuple[np.ndarray, Any]", cache["loo"])
+        return cast(np.ndarray, cache["loo"])
 
     def _targets(self) -> tuple[np.ndarray, np.ndarray | None]:
         """(the fitted targets Y (n, t) in memory, uncentred; ȳ of the "mean" form)."""
@@ -317,9 +347,10 @@ class _KernelMachineEstimator(BaseEstimator):
         state = cast("dict[str, Any]", super().__getstate__())
         model = state.get("model_")
         cache = getattr(model, "__dict__", {}).get("_uncertainty", {})
-        if cache.get("loo", (None, None))[1] is not None:
+        if "smoother" in cache:
             model = copy.copy(model)
-            model.__dict__["_uncertainty"] = {k: v for k, v in cache.items() if k != "loo"}
+            model.__dict__["_uncertainty"] = {k: v for k, v in cache.items()
+                                              if k != "smoother"}
             state["model_"] = model
         return state
 
@@ -339,7 +370,7 @@ class _KernelMachineEstimator(BaseEstimator):
         refitted without that row (closed form, no refit; computed on first use:
         exact O(n³), Nyström and random features two passes over the rows). For a
         classifier the one-vs-rest decision values (t = 1 for two classes)."""
-        return self._loo()[0]
+        return self._loo_values()
 
     def _dask_fit_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray | None, Any]:
         """A Dask X and y checked (``dask_training_data``); sets ``n_features_in_``."""
@@ -387,6 +418,12 @@ default="auto"
     random_state : int, Generator or None
     workers : int or None
         Threads of the kernel computations.
+    uncertainty : bool, default=False
+        Compute during ``fit`` the leave-one-out values that ``predict_proba`` and
+        ``predict_interval`` read, as ``SVC(probability=True)`` calibrates in its fit.
+        An exact machine then takes them from its own Cholesky factor, one triangular
+        inverse (n³/3 flops) instead of a second factorisation on first use, and keeps n
+        values, not the n × n factor. False: on first use.
 
     Attributes
     ----------
@@ -490,7 +527,7 @@ default="auto"
         are zeros, so that the most probable class is the predicted one)."""
         cache = self._uncertainty_cache()
         if "calibration" not in cache:
-            F = self._loo()[0]
+            F = self._loo_values()
             Y = self._targets()[0]
             codes = (Y[:, 0] > 0).astype(np.intp) if Y.shape[1] == 1 else np.argmax(Y, axis=1)
             cache["calibration"] = _uncertainty.fit_calibration(F, codes, len(self.classes_))
@@ -584,9 +621,9 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     def __init__(self, kernel: str = "auto", gamma: float | None = None,
                  alpha: float = 1.0, approximation: str | Approximation = "auto",
                  random_state: RandomState = None, workers: int | None = None,
-                 fit_intercept: bool | str = False) -> None:
+                 fit_intercept: bool | str = False, uncertainty: bool = False) -> None:
         super().__init__(kernel=kernel, gamma=gamma, alpha=alpha, approximation=approximation,
-                         random_state=random_state, workers=workers)
+                         random_state=random_state, workers=workers, uncertainty=uncertainty)
         self.fit_intercept = fit_intercept
 
     @property
@@ -669,7 +706,7 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
     def loo_residuals_(self) -> np.ndarray:
         """ndarray of shape (n, t): y_i minus the prediction at x_i of the machine
         refitted without row i (closed form, no refit; computed on first use)."""
-        return self._targets()[0] - self._loo()[0]
+        return self._targets()[0] - self._loo_values()
 
     def predict_interval(self, X: npt.ArrayLike, coverage: float = 0.9,
                          method: str = "auto") -> Any:
@@ -702,16 +739,15 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         if method not in _uncertainty.INTERVAL_METHODS:
             raise ValueError(f"method must be one of {_uncertainty.INTERVAL_METHODS}, "
                              f"got {method!r}.")
-        F_loo, smoother = self._loo()
         R = self.loo_residuals_
-        if method == "jackknife+" and (smoother is None or
-                                       R.shape[0] > _uncertainty.JACKKNIFE_PLUS_MAX_N):
+        keeps = self._keeps_smoother()
+        if method == "jackknife+" and not keeps:
             raise ValueError(
                 f"method='jackknife+' needs an exact machine of at most "
                 f"{_uncertainty.JACKKNIFE_PLUS_MAX_N} rows; this one is "
                 f"{self.approximation_!r} on {R.shape[0]} rows: use method='jackknife'.")
-        plus = method != "jackknife" and smoother is not None and (
-            R.shape[0] <= _uncertainty.JACKKNIFE_PLUS_MAX_N)
+        plus = method != "jackknife" and keeps
+        smoother = self._exact_smoother() if plus else None
         delta = None
         if plus and self.intercept_form_ == "mean":
             Y, offset = self._targets()

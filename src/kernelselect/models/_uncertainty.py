@@ -278,6 +278,21 @@ def _feature_loo(model: Any, X: Any, Y: Any, alpha: float, form: str,
     return np.concatenate(out, axis=0)
 
 
+def _residuals_from_fit(coef: np.ndarray, parts: dict[str, np.ndarray], Y: np.ndarray,
+                        form: str, offset: np.ndarray | None) -> np.ndarray:
+    """The exact machine's leave-one-out residuals (n, t) from its dual coefficients a and
+    what its fit recorded, d = diag(K_α⁻¹) and u = K_α⁻¹1 (:meth:`ExactSmoother.
+    loo_residuals` without a factor: a is K_α⁻¹y, K_α⁻¹(y − ȳ) or ν − ub)."""
+    d, u = parts["diag"], parts["u"]
+    if form == "bias":
+        return coef / (d - u ** 2 / u.sum())[:, None]
+    if form == "mean":
+        assert offset is not None
+        delta = -(Y - offset) / (Y.shape[0] - 1.0)
+        return (coef - delta * u[:, None]) / d[:, None]
+    return coef / d[:, None]
+
+
 def loo_method(model: Any, n: int) -> str:
     """How the leave-one-out residuals of a machine fitted on n rows are computed:
     "closed form" (equal to n refits), or beyond :data:`LOO_EXACT_MAX_N` rows on the
@@ -436,6 +451,10 @@ def loo_decision(model: Any, X: Any, Y: Any, alpha: float, form: str,
         y_i − r_i, the prediction at x_i of the machine refitted without row i.
     smoother : ExactSmoother or None
     """
+    parts = model.details.get("leave_one_out")
+    if parts is not None and is_exact(model):        # recorded by the fit (uncertainty=True)
+        Yl = np.asarray(Y, dtype=np.float64)
+        return Yl - _residuals_from_fit(model.coef[:, :, 0], parts, Yl, form, offset), None
     if is_exact(model):
         Xe = np.ascontiguousarray(X, dtype=np.float64)
         smoother = ExactSmoother(Xe, model.gamma, model.kernel, alpha, form)

@@ -359,9 +359,13 @@ class OperatorRecipe(MachineRecipe):
 
     def fit_machine(self, X: Any, Y: Any, gamma: float, alphas: np.ndarray, *, kernel: str,
                     bias: bool, random_state: RandomState = None,
-                    workers: int | None = None, centred: bool = False) -> KernelMachine:
+                    workers: int | None = None, centred: bool = False,
+                    loo: bool = False) -> KernelMachine:
         """Build the operator of the approximation's machine recipe for γ and solve
-        (:func:`dual_solution`, or the feature map of a low-rank operator)."""
+        (:func:`dual_solution`, or the feature map of a low-rank operator). With ``loo``
+        an exact machine also records, from the same factorisation, what its
+        leave-one-out needs at the first α: ``details["leave_one_out"]``, the diagonal of
+        K_α⁻¹ and u = K_α⁻¹1."""
         Y2 = np.asarray(Y, dtype=np.float64)
         Y2 = Y2[:, None] if Y2.ndim == 1 else Y2
         approx, solver = self.approximation.machine(self.exact_solver, alphas.size)
@@ -381,13 +385,22 @@ class OperatorRecipe(MachineRecipe):
                 if isinstance(op, DenseOperator):
                     op.on_singular = "raise"          # a singular K + αI is the caller's to fix
                 coef, intercept = dual_solution(op, Y2, alphas, bias)
+                details: dict[str, Any] = {"method": solver, "n_support": int(X.shape[0])}
+                if loo and isinstance(op, DenseOperator):
+                    details["leave_one_out"] = _loo_parts(op, float(alphas[0]))
             except np.linalg.LinAlgError as exc:
                 raise ValueError(_singular_message(X, gamma, alphas, exc)) from exc
         assert solver is not None                    # exact: the dense operator's strategy
         return KernelMachine(support=X, support_indices=np.arange(X.shape[0]), coef=coef,
                              intercept=intercept, alphas=alphas, gamma=gamma, kernel=kernel,
-                             method=solver,
-                             details={"method": solver, "n_support": int(X.shape[0])})
+                             method=solver, details=details)
+
+
+def _loo_parts(op: DenseOperator, alpha: float) -> dict[str, np.ndarray]:
+    """u = K_α⁻¹1 and diag(K_α⁻¹) from the factorisation the fit's solves used (the
+    diagonal last: it uses the factor up)."""
+    u = op.apply_function(RidgeFunction("resolvent", [alpha]), np.ones((op.n, 1)))[:, 0, 0]
+    return {"u": u, "diag": op.resolvent_diagonal(alpha)}
 
 
 def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exception) -> str:
@@ -408,7 +421,7 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                        approximation: str | Approximation | MachineRecipe = "exact",
                        random_state: RandomState = None, workers: int | None = None,
                        state: PreparedState = None, exact_solver: str | None = None,
-                       centred: bool = False) -> KernelMachine:
+                       centred: bool = False, loo: bool = False) -> KernelMachine:
     """Solve an LSSVM (``bias=True``) or kernel ridge regression for a path of α.
 
     Parameters
@@ -444,6 +457,9 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
         Y was centred by its training mean (``KernelRidgeRegressor(fit_intercept=
         "mean")``): a recipe that scores its model by leave-one-out refits that mean
         without each row too. The others ignore it.
+    loo : bool
+        An exact machine also records what its leave-one-out needs, from the fit's own
+        factorisation (:meth:`OperatorRecipe.fit_machine`); the others ignore it.
 
     Returns
     -------
@@ -455,7 +471,7 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
                                         approximation=approximation,
                                         random_state=random_state, workers=workers,
                                         state=state, exact_solver=exact_solver,
-                                        centred=centred)
+                                        centred=centred, loo=loo)
     alphas = check_alphas(alphas)
     recipe = machine_recipe(approximation, exact_solver=exact_solver, state=state)
     # a Dask X is fitted by a recipe that streams it, which checks the client's and each
@@ -463,9 +479,10 @@ def fit_kernel_machine(X: np.ndarray, Y: np.ndarray, gamma: Any, alphas: Any, *,
     if not is_dask_array(X):
         recipe.check_resources(*np.shape(X))
     Y2 = Y if is_dask_array(Y) else np.asarray(Y, dtype=np.float64)
+    extra = {"loo": True} if loo and isinstance(recipe, OperatorRecipe) else {}
     return recipe.fit_machine(X, Y2[:, None] if Y2.ndim == 1 else Y2, gamma, alphas,
                               kernel=kernel, bias=bias, random_state=random_state,
-                              workers=workers, centred=centred)
+                              workers=workers, centred=centred, **extra)
 
 
 def _low_rank_machine(op: LowRankOperator, Y: np.ndarray, alphas: np.ndarray, bias: bool,
