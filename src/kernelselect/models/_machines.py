@@ -686,12 +686,12 @@ class KernelRidgeRegressor(RegressorMixin, _KernelMachineEstimator):
         :meth:`predict_interval` for coverage: it holds without the Gaussian model."""
         if return_std:
             check_bool(return_std, "return_std")
-            F_loo, smoother = self._loo()
+            smoother = self._exact_smoother()      # no leave-one-out passes to refuse
             if smoother is None:
                 raise ValueError(
                     f"return_std=True needs an exact machine of at most "
                     f"{_uncertainty.JACKKNIFE_PLUS_MAX_N} rows (it holds the n x n factor); "
-                    f"this one is {self.approximation_!r} on {F_loo.shape[0]} rows: use "
+                    f"this one is {self.approximation_!r} on {self._targets()[0].shape[0]} rows: use "
                     "predict_interval.")
             Xc = np.ascontiguousarray(validate_data(self, X, reset=False, dtype=np.float64))
             F = self._decision(Xc)

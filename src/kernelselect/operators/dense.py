@@ -595,7 +595,9 @@ def _triangle_norms(T: np.ndarray, lower: bool, block: int = 256) -> np.ndarray:
     for j0 in range(0, n, block):
         j1 = min(n, j0 + block)
         if lower:
-            out[j0:j1] = np.einsum("ij,ij->j", *2 * (np.tril(T[j0:, j0:j1]),))
+            B = np.tril(T[j0:, j0:j1])
+            out[j0:j1] = np.einsum("ij,ij->j", B, B)
         else:
-            out[j0:j1] = np.einsum("ij,ij->i", *2 * (np.triu(T[j0:j1, j0:]),))
+            B = np.triu(T[j0:j1, j0:])
+            out[j0:j1] = np.einsum("ij,ij->i", B, B)
     return out
