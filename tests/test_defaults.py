@@ -294,6 +294,60 @@ def test_auto_levels_stop_only_when_settled_and_bracket_their_best_gamma():
     assert chosen[2:].startswith(res.levels[-1].approximation + " ")
 
 
+@pytest.mark.parametrize("n, rows", [(40_000, None), (40_001, 20_000), (10**7, 20_000)])
+def test_coarse_rows_only_beyond_twice_the_subsample(n, rows):
+    assert _rules.coarse_rows(n) == rows
+
+
+def test_coarse_levels_on_a_subsample_then_the_last_level_on_all_rows(monkeypatch):
+    """Beyond twice SUBSAMPLE_ROWS: the first grid and the coarse levels (at most
+    MAX_LANDMARKS/2 landmarks) score a subsample with its own α path r·10^k; the
+    subsample's choice is carried to all rows by γ and the exponent k, and the levels
+    after it score every row with n·10^k, the last of them the reference's values."""
+    monkeypatch.setattr(_rules, "SUBSAMPLE_ROWS", 1000)
+    rng = np.random.default_rng(7)
+    n = 3000
+    X = rng.standard_normal((n, 3))
+    y = np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.2 * rng.standard_normal(n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        res = select_kernel(X, y, random_state=0, kernel="gaussian")
+    sub = res.details["auto"]["subsample"]
+    assert sub["rows"] == 1000
+    rows = [lv.n_rows for lv in res.levels]
+    k = rows.index(None)
+    assert k >= 1 and all(r == 1000 for r in rows[:k]) and all(r is None for r in rows[k:])
+    for lv in res.levels[:k]:
+        assert lv.approximation.endswith(" on 1000 rows")
+        assert lv.n_landmarks <= _rules.MAX_LANDMARKS // 2
+    coarse_alphas = res.levels[0].alphas          # r·10^k, perhaps extended at an edge
+    assert all(np.isclose(coarse_alphas, a, rtol=1e-12).any() for a in alpha_path(1000))
+    # all rows: the subsample's α path times n/r, the carried point on it
+    for lv in res.levels[k:]:
+        np.testing.assert_allclose(lv.alphas, res.levels[0].alphas * n / 1000, rtol=1e-12)
+    assert np.isclose(res.levels[k].alphas, sub["alpha"], rtol=1e-12).any()
+    coarse_last = res.levels[k - 1]
+    i, j = np.unravel_index(np.nanargmin(coarse_last.curves["eloo"]),
+                            coarse_last.curves["eloo"].shape)
+    assert sub["gamma"] == coarse_last.gammas[i]
+    assert sub["alpha"] == pytest.approx(coarse_last.alphas[j] * n / 1000, rel=1e-12)
+    first_full = res.levels[k].n_landmarks
+    assert first_full in (sub["landmarks"], 2 * sub["landmarks"])
+    assert (first_full == sub["landmarks"]) is sub["settled"]
+    # the last level is the Nyström stand-in on every row, as an explicit call computes it
+    approx = kernelselect.Nystroem(landmarks=np.asarray(
+        res.details["approximation_params"]["landmarks"]))
+    explicit = select_kernel(X, y, gammas=res.gammas, alphas=res.alphas, criterion="eloo",
+                             loss="squared", approximation=approx, kernel="gaussian")
+    np.testing.assert_allclose(res.curves["eloo"], explicit.curves["eloo"], rtol=1e-8)
+    assert (res.best_gamma, res.best_alpha) == (explicit.best_gamma, explicit.best_alpha)
+    assert np.isclose(alpha_path(n), res.best_alpha, rtol=1e-12).any() or \
+        res.details["extensions"]
+    frame = res.to_frame()
+    assert frame["n_rows"].isna().sum() == sum(
+        lv.gammas.size * lv.alphas.size for lv in res.levels[k:])
+
+
 @settings(max_examples=15, deadline=None)
 @given(m=st.integers(5, 40), log_gamma=st.floats(-3.0, 1.0), log_alpha=st.floats(-4.0, 1.0),
        seed=st.integers(0, 10 ** 6))

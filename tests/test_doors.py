@@ -16,6 +16,7 @@ da = pytest.importorskip("dask.array")
 import kernelselect  # noqa: E402
 from kernelselect.utils import _dask  # noqa: E402
 from kernelselect.selection import _policy  # noqa: E402
+from kernelselect import _policy as _rules  # noqa: E402
 from kernelselect import cli  # noqa: E402
 from kernelselect.utils._targets import prepare_targets, rescale_target  # noqa: E402
 from kernelselect.selection import standardize_columns  # noqa: E402
@@ -103,6 +104,25 @@ def test_every_door_gives_the_same_selection(kind, n, kernel, tmp_path, capsys):
     doors["KernelSelectionCV"] = _record(model.selection_)
     for door, got in doors.items():
         _assert_same(got, memory, door)
+
+
+@pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
+def test_dask_input_takes_the_same_coarse_subsample_as_memory(monkeypatch):
+    """Beyond twice the subsample size the coarse levels run on the same rows in memory
+    (gathered from the chunks) and the last level streams over every chunk: the same
+    levels, curves and choice as in memory."""
+    monkeypatch.setattr(_rules, "SUBSAMPLE_ROWS", 1000)
+    X, y = _data("regression", 3300, seed=4)
+    mem = kernelselect.select_kernel(X, y, random_state=2, kernel="gaussian")
+    with dask.config.set(scheduler="synchronous"):
+        res = kernelselect.select_kernel(da.from_array(X, chunks=(1100, -1)),
+                                         da.from_array(y, chunks=1100), random_state=2,
+                                         kernel="gaussian")
+    assert res.details["auto"]["subsample"]["rows"] == 1000
+    assert res.details["auto"]["subsample"] == pytest.approx(mem.details["auto"]["subsample"])
+    assert [lv.n_rows for lv in res.levels] == [lv.n_rows for lv in mem.levels]
+    assert res.levels[-1].n_rows is None
+    _assert_same(_record(res), _record(mem), "dask")
 
 
 def test_the_streamed_levels_never_build_in_memory(monkeypatch):

@@ -141,8 +141,9 @@ def test_result_exports():
     d = res.to_dict()
     assert json.loads(json.dumps(d))["best"]["ree"]["gamma"] == res.best["ree"]["gamma"]
     frame = res.to_frame()
-    assert list(frame.columns) == ["level", "approximation", "n_landmarks", "gamma", "alpha",
-                                   "ree", "kta"] and len(frame) == 6
+    assert list(frame.columns) == ["level", "approximation", "n_landmarks", "n_rows", "gamma",
+                                   "alpha", "ree", "kta"] and len(frame) == 6
+    assert frame["n_rows"].isna().all()            # every row scored
     assert set(frame["level"]) == {0} and set(frame["approximation"]) == {"nystrom"}
     assert set(frame["n_landmarks"]) == {30}
     np.testing.assert_allclose(frame["ree"].to_numpy().reshape(3, 2), res.curves["ree"])

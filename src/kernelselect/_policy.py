@@ -35,7 +35,7 @@ __all__ = [
     # the stand-in of approximation="auto" and its levels
     "EXACT_MAX_N", "START_LANDMARKS", "STABLE_STEPS", "DEFF_FRACTION", "MAX_LANDMARKS",
     "LAST_LEVEL", "GATHER_BELOW", "WINDOW", "EXTEND_STEPS", "MAX_EXTENSIONS",
-    "selection_start", "next_level", "level_settled",
+    "SUBSAMPLE_ROWS", "selection_start", "next_level", "level_settled", "coarse_rows",
     # the fitted machine of approximation="auto"
     "EXACT_FIT_MAX_N", "EXACT_SHORTCUT", "fit_exact", "exact_shortcut",
     "MIN_CENTRES", "MAX_CENTRES", "GROWTH", "DEFF_FACTOR", "deff_centres", "rule_centres",
@@ -178,6 +178,28 @@ EXTEND_STEPS = 4
 MAX_EXTENSIONS = 2
 
 
+#: the coarse levels of ``approximation="auto"`` (the whole first grid and every level
+#: below the last) run on this many uniformly drawn rows when n is more than twice it;
+#: the last level, which decides, runs on all rows. The default criteria are means over
+#: rows: for Gaussian held-out residuals the relative standard error of the mean
+#: squared residual is √(2/r), 1 % at r = 2·10⁴ rows, so the subsample places the
+#: minimum to within the grid's resolution and the last level, on every row, resolves
+#: what lies below it (``studies/multi_fidelity.py``,
+#: ``studies/results/multi_fidelity.md``)
+SUBSAMPLE_ROWS = 20_000
+
+
+def coarse_rows(n: int) -> int | None:
+    """Rows the coarse levels of a selection on n rows run on (:data:`SUBSAMPLE_ROWS`
+    when n > 2·:data:`SUBSAMPLE_ROWS`), or None: all n. The coarse levels climb to
+    :data:`MAX_LANDMARKS`/2 at most; the level after the last of them runs on all rows
+    (the same landmarks where the subsample settled, to confirm it; twice them where it
+    did not). The per-sample ridge α/n carries from the subsample to all rows (α = r·μ
+    there, n·μ here): the α path is n·10^k on every row count, so a point keeps its
+    exponent k."""
+    return SUBSAMPLE_ROWS if n > 2 * SUBSAMPLE_ROWS else None
+
+
 def selection_start(n: int, spectral: bool) -> tuple[bool, str]:
     """(exact, reason): whether ``approximation="auto"`` starts on the exact kernel
     matrix for n points (n ≤ :data:`EXACT_MAX_N`, or criteria of the kernel's moments
@@ -191,13 +213,14 @@ def selection_start(n: int, spectral: bool) -> tuple[bool, str]:
     return False, f"n={n} > {EXACT_MAX_N}: Nyström levels with nested landmarks"
 
 
-def next_level(m: int, n: int) -> tuple[str, int, bool, str | None]:
+def next_level(m: int, n: int, top: int = MAX_LANDMARKS) -> tuple[str, int, bool, str | None]:
     """(kind, landmarks, last, why it stops) of the level after one of m landmarks on
     n points: kind "nystrom" (twice the landmarks; with :data:`LAST_LEVEL` = "half" a
     last level of min(n/2, :data:`MAX_LANDMARKS`) once the double would exceed n/2),
     "exact" (the exact window, once the double would exceed n/2 landmarks: at that size
-    a Nyström level costs as much as the exact matrix) or "stop" (beyond
-    :data:`MAX_LANDMARKS`, or no larger last level)."""
+    a Nyström level costs as much as the exact matrix) or "stop" (beyond ``top``,
+    :data:`MAX_LANDMARKS` unless the coarse levels stop lower, or no larger last
+    level)."""
     m_next = 2 * m
     if 2 * m_next > n and LAST_LEVEL == "half":
         m_next = min(n // 2, MAX_LANDMARKS)
@@ -207,8 +230,10 @@ def next_level(m: int, n: int) -> tuple[str, int, bool, str | None]:
         return "nystrom", m_next, True, None
     if 2 * m_next > n:
         return "exact", m_next, False, None
-    if m_next > MAX_LANDMARKS:
-        return "stop", m_next, False, f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}"
+    if m_next > top:
+        return "stop", m_next, False, (
+            f"next level {m_next} > MAX_LANDMARKS={MAX_LANDMARKS}" if top == MAX_LANDMARKS
+            else f"next level {m_next} runs on all rows")
     return "nystrom", m_next, False, None
 
 

@@ -673,25 +673,28 @@ def _run(plan: _Plan) -> _Outcome:
                             plan.params, plan.kernel, plan.workers, plan.rng, plan.progress,
                             rows=plan.rows)
     with _blas_threads(plan.workers), contextlib.closing(search.bar):
-        approx, perm = plan.approx, None
+        approx, perm, coarse, alphas = plan.approx, None, search, plan.alphas
         if approx is None:                       # auto beyond the exact range: Nyström levels
             perm = plan.rng.permutation(plan.X.shape[0])
-            approx = _policy.nested_nystroem(perm, _rules.START_LANDMARKS).configured(
+            coarse, coarse_perm = _coarse_search(search, plan, perm)
+            approx = _policy.nested_nystroem(coarse_perm, _rules.START_LANDMARKS).configured(
                 plan.needs)
-        state = search.prepare(approx)
-        curves, timings, ops = search.evaluate(approx, state, plan.gammas, plan.alphas)
-        surface = _search.Surface(plan.gammas, plan.alphas, curves, timings, ops)
-        extensions = _policy.extend_edges(search, approx, state, surface, plan.auto_gammas,
+            alphas = plan.alphas * (coarse.X.shape[0] / plan.X.shape[0])
+        state = coarse.prepare(approx)
+        curves, timings, ops = coarse.evaluate(approx, state, plan.gammas, alphas)
+        surface = _search.Surface(plan.gammas, alphas, curves, timings, ops)
+        extensions = _policy.extend_edges(coarse, approx, state, surface, plan.auto_gammas,
                                           plan.auto_alphas)
-        label = approx.label if perm is None else f"nystrom(m={_rules.START_LANDMARKS})"
-        out = _Outcome(surface, label, approx.get_params(), [surface.level(label)],
-                       extensions, [], 0)
+        label = (approx.label if perm is None
+                 else f"nystrom(m={_rules.START_LANDMARKS}){coarse.rows_label}")
+        out = _Outcome(surface, label, approx.get_params(),
+                       [surface.level(label, coarse.subsample)], extensions, [], 0)
         if plan.auto_reason is not None:
             out.auto = {"reason": plan.auto_reason, "levels": [{
                 "approximation": label, "gammas": surface.gammas.tolist(),
                 "seconds": float(surface.timings.sum())}]}
             if perm is not None:
-                approx, state = _levels(search, out, perm, approx, state)
+                approx, state = _levels(search, coarse, out, perm, coarse_perm, approx, state)
         out.edges = _policy.warn_edges(search, out.surface, plan.auto_gammas, plan.auto_alphas)
         _warn_given_edges(search, out.surface, out.edges, plan)
         check_selects(out.surface.gammas, out.surface.alphas, out.surface.curves)
@@ -728,15 +731,56 @@ def _warn_given_edges(search: _search.Search, surface: _search.Surface, edges: l
               f"lie beyond it: extend {' and '.join(parts)}.", _policy.GridEdgeWarning)
 
 
-def _levels(search: _search.Search, out: _Outcome, perm: np.ndarray, approx: Approximation,
-            state: Any) -> tuple[Approximation, Any]:
+def _coarse_search(search: _search.Search, plan: _Plan, perm: np.ndarray
+                   ) -> tuple[_search.Search, np.ndarray]:
+    """(search, permutation) the first grid and the coarse levels run on: the first
+    :func:`~kernelselect._policy.coarse_rows` rows of ``perm`` (in X's order; gathered
+    into memory from a Dask X) with their positions in ``perm``'s order, so that level m
+    has the landmarks it has on all rows; or the whole search when n is small."""
+    n = plan.X.shape[0]
+    rows = _rules.coarse_rows(n)
+    if rows is None:
+        return search, perm
+    index = np.sort(perm[:rows])
+    X = plan.rows.gather(index) if plan.rows is not None else np.asarray(plan.X[index])
+    position = np.empty(n, dtype=np.intp)
+    position[index] = np.arange(rows)
+    return search.on_rows(index, X), position[perm[:rows]]
+
+
+def _levels(search: _search.Search, coarse: _search.Search, out: _Outcome, perm: np.ndarray,
+            coarse_perm: np.ndarray, approx: Approximation, state: Any
+            ) -> tuple[Approximation, Any]:
     """Nested Nyström levels from the first surface until the choice settles
-    (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level."""
+    (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level.
+    When ``coarse`` runs on a subsample, its choice (γ and the exponent of α/n) is
+    carried to all rows and the levels go on there from its last level's landmarks, the
+    first compared with the subsample's choice."""
     assert out.auto is not None
+    first = out.surface
     final, f_approx, f_state, levels, windows = _policy.auto_levels(
-        search, out.surface, perm, _rules.START_LANDMARKS)
+        coarse, first, coarse_perm, _rules.START_LANDMARKS,
+        top=_rules.MAX_LANDMARKS if coarse is search else _rules.MAX_LANDMARKS // 2)
     out.auto["levels"] += levels
     out.searched += windows
+    if coarse is not search:
+        search.n_builds += coarse.n_builds
+        crit = search.crits[0]
+        idx = _search.best_index(final.curves[crit.name], crit.direction)
+        if idx is not None:
+            scale = search.X.shape[0] / coarse.X.shape[0]
+            point = (float(final.gammas[idx[0]]), float(final.alphas[idx[1]] * scale))
+            landmarks = getattr(f_approx, "landmarks", None)
+            m = _rules.START_LANDMARKS if landmarks is None else len(landmarks)
+            settled = bool(levels and levels[-1].get("stable"))
+            out.auto["subsample"] = {"rows": coarse.subsample, "gamma": point[0],
+                                     "alpha": point[1], "landmarks": m, "settled": settled}
+            # next_level doubles: all rows start at m where the subsample settled, else 2m
+            final, f_approx, f_state, levels, windows = _policy.auto_levels(
+                search, final, perm, m // 2 if settled else m,
+                start=(first.gammas, first.alphas * scale, point))
+            out.auto["levels"] += levels
+            out.searched += windows
     if f_approx is None:
         return approx, state
     out.surface = final

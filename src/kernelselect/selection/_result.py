@@ -41,6 +41,10 @@ class SearchLevel:
         evaluates only the γ next to the best one) or the criterion is undefined.
     timings : ndarray of shape (n_gammas,)
         Seconds spent per γ.
+    n_rows : int or None
+        The rows the level scored when they were a uniform subsample of X (the coarse
+        levels at large n: their α are the subsample's, n_rows·α/n of all rows'), None
+        for all rows.
     """
 
     approximation: str
@@ -49,6 +53,7 @@ class SearchLevel:
     alphas: np.ndarray
     curves: Mapping[str, np.ndarray]
     timings: np.ndarray
+    n_rows: int | None = None
 
     def __post_init__(self) -> None:
         gammas, alphas, curves, timings = _check_grid_values(
@@ -178,15 +183,16 @@ class SelectionResult:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain Python types only (JSON-serialisable): the fields above, with
-        ``levels`` as a list of dicts (level, approximation, n_landmarks, gammas,
-        alphas, curves, timings)."""
+        ``levels`` as a list of dicts (level, approximation, n_landmarks, n_rows,
+        gammas, alphas, curves, timings)."""
         return _plain({
             "gammas": self.gammas, "alphas": self.alphas, "criteria": self.criteria,
             "curves": self.curves, "directions": self.directions, "best": self.best,
             "best_gamma": self.best_gamma, "best_alpha": self.best_alpha,
             "timings": self.timings,
             "levels": [{"level": i, "approximation": lv.approximation,
-                        "n_landmarks": lv.n_landmarks, "gammas": lv.gammas,
+                        "n_landmarks": lv.n_landmarks, "n_rows": lv.n_rows,
+                        "gammas": lv.gammas,
                         "alphas": lv.alphas, "curves": dict(lv.curves), "timings": lv.timings}
                        for i, lv in enumerate(self.levels)],
             "details": self.details,
@@ -197,8 +203,9 @@ class SelectionResult:
 
         Columns ``level`` (0 for the coarse grid, then one per window of the
         automatic levels; the last level is the grid the choice was read from),
-        ``approximation``, ``n_landmarks`` (None off Nyström), ``gamma``, ``alpha``,
-        then one column per criterion (NaN: not evaluated there, or undefined).
+        ``approximation``, ``n_landmarks`` (None off Nyström), ``n_rows`` (the
+        subsample a coarse level scored, None for all rows; its α are the
+        subsample's), ``gamma``, ``alpha``, then one column per criterion (NaN: not evaluated there, or undefined).
         ``frame.attrs`` holds each criterion's direction and the parameters it ran
         with (its loss, for the leave-one-out and k-fold errors).
         """
@@ -214,12 +221,14 @@ class SelectionResult:
             G, A = np.meshgrid(level.gammas, level.alphas, indexing="ij")
             data: dict[str, Any] = {"level": i, "approximation": level.approximation,
                                     "n_landmarks": level.n_landmarks,
+                                    "n_rows": level.n_rows,
                                     "gamma": G.ravel(), "alpha": A.ravel()}
             for name in self.criteria:
                 data[name] = level.curves[name].ravel()
             frames.append(pd.DataFrame(data))
         frame = pd.concat(frames, ignore_index=True)
         frame["n_landmarks"] = frame["n_landmarks"].astype("Int64")
+        frame["n_rows"] = frame["n_rows"].astype("Int64")
         frame.attrs["directions"] = dict(self.directions)
         frame.attrs["criterion_params"] = _plain(self.details.get("criterion_params", {}))
         return frame

@@ -45,6 +45,26 @@ class Search:
         self.bar = ProgressBar(progress, desc="kernel selection", unit="operators")
         #: γ → eigenvalues of the operator evaluated there, kept while not None
         self.spectra: dict[float, np.ndarray] | None = None
+        #: rows of X drawn from a larger set (the coarse levels), or None: every row
+        self.subsample: int | None = None
+
+    @property
+    def rows_label(self) -> str:
+        """What a level's label adds to name its rows: "" on every row."""
+        return "" if self.subsample is None else f" on {self.subsample} rows"
+
+    def on_rows(self, index: np.ndarray, X: np.ndarray) -> Search:
+        """The same search on the rows ``index`` (sorted) of X, given in memory as
+        ``X`` (gathered from a Dask array by the caller): the targets taken at those
+        rows, the progress bar, random numbers and operator count shared."""
+        sub = Search.__new__(Search)
+        sub.__dict__.update(self.__dict__)
+        sub.X, sub.rows = X, None
+        sub.y_build = self.y_build[index]
+        sub.targets_for = {name: t[index] for name, t in self.targets_for.items()}
+        sub.subsample = int(index.size)
+        sub.n_builds = 0
+        return sub
 
     def prepare(self, approx: Approximation) -> Any:
         return approx.prepare(self.X, self.y_build, kernel=self.kernel, random_state=self.rng,
@@ -89,8 +109,9 @@ class Search:
         return curves, timings, ops
 
     def _build_cost(self, approx: Approximation) -> tuple[float, str]:
-        """One operator build's cost for the time left, n·m² (n fixed: m²) with m the
-        landmarks of a Nyström stand-in (n for the exact operator), and its name."""
+        """One operator build's cost for the time left, n·m² with m the landmarks of a
+        Nyström stand-in (n for the exact operator) on this search's n rows, and its
+        name."""
         name = getattr(approx, "name", "level")
         landmarks = getattr(approx, "landmarks", None)
         if name == "exact":
@@ -101,7 +122,7 @@ class Search:
             m = getattr(approx, "n_landmarks", None)
         if not isinstance(m, (int, np.integer)) or m <= 0:
             return 1.0, ""
-        return float(m) ** 2, f"{name} m={int(m)}"
+        return float(self.X.shape[0]) * float(m) ** 2, f"{name} m={int(m)}{self.rows_label}"
 
     def first_criterion_at(self, approx: Approximation, state: Any, gamma: float,
                            alphas: np.ndarray) -> np.ndarray:
@@ -198,10 +219,11 @@ class Surface:
         self.timings = np.asarray(timings, dtype=np.float64)
         self.ops = list(ops)
 
-    def level(self, approximation: str) -> SearchLevel:
-        """This surface as a :class:`~kernelselect.SearchLevel` of the result."""
+    def level(self, approximation: str, n_rows: int | None = None) -> SearchLevel:
+        """This surface as a :class:`~kernelselect.SearchLevel` of the result (``n_rows``:
+        the subsample it was scored on, None for all rows)."""
         return SearchLevel(approximation, n_landmarks_of(self.ops), self.gammas, self.alphas,
-                           self.curves, self.timings)
+                           self.curves, self.timings, n_rows)
 
     def add_gammas(self, new: np.ndarray, curves: dict[str, np.ndarray], timings: np.ndarray,
                    ops: Sequence[dict[str, Any]], before: bool) -> None:
