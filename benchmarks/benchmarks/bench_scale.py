@@ -9,7 +9,7 @@ without it are skipped.
 
 import numpy as np
 
-from ._common import require
+from ._common import LARGE, require
 
 
 def _public(name):
@@ -100,3 +100,45 @@ class SelectArd:
 
     def time_select(self, n, d):
         self.func(self.X, self.y, kernel="ard", random_state=0, workers=1)
+
+
+class DefaultSelectionLargeN:
+    """``select_kernel(X, y)`` with its defaults at large n, one thread: the nested
+    Nyström levels, which beyond 4·10⁴ rows score the coarse grid on a 2·10⁴-row
+    subsample and only the last level on every row. The default sizes are quick;
+    ``KERNELSELECT_BENCH_LARGE=1`` adds 2·10⁵ rows (minutes per call)."""
+    params = ([50_000] + ([200_000] if LARGE else []),)
+    param_names = ["n"]
+    timeout = 3600
+    number = 1
+    repeat = 1
+
+    def setup(self, n):
+        self.func = require(_public("select_kernel"))
+        self.X, self.y = _regression(n, 10)
+
+    def time_select(self, n):
+        self.func(self.X, self.y, kernel="gaussian", random_state=0, workers=1)
+
+
+class SelectAndFitLargeN:
+    """``KernelSelectionRegressor()`` fit (selection, then the automatic machine: the
+    Nyström machine solved by conjugate gradients beyond 5000 rows), one thread: the
+    time to a model. Only with ``KERNELSELECT_BENCH_LARGE=1`` (2·10⁵ rows: tens of
+    minutes per call on two cores)."""
+    params = ([200_000],)
+    param_names = ["n"]
+    timeout = 7200
+    number = 1
+    repeat = 1
+
+    def setup(self, n):
+        if not LARGE:
+            raise NotImplementedError("set KERNELSELECT_BENCH_LARGE=1 for the time to a model")
+        estimator = require(_public("KernelSelectionRegressor"))
+        machine = require(_public("KernelRidgeRegressor"))
+        self.model = estimator(machine(fit_intercept="mean", workers=1), random_state=0)
+        self.X, self.y = _regression(n, 10)
+
+    def time_fit(self, n):
+        self.model.fit(self.X, self.y)
