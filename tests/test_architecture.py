@@ -180,7 +180,7 @@ SUBLAYERS = {
         {""},
     ],
     "selection": [
-        {"_plotting"},
+        {"_plotting", "_checkpoint"},
         {"_result"},
         {"_search", "_ard_select"},
         {"_policy"},

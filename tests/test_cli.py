@@ -60,11 +60,13 @@ def fake_select(monkeypatch):
 
     def select_kernel(X, y, *, kernel="gaussian", gammas=None, alphas=None, criterion="auto",
                       approximation="auto", random_state=None, workers=None,
-                      progress=False, standardize=True, task="auto", refine=False):
+                      progress=False, standardize=True, task="auto", refine=False,
+                      checkpoint=None):
         calls.append(dict(X=X, y=y, kernel=kernel, gammas=gammas, alphas=alphas,
                           criterion=criterion, approximation=approximation,
                           random_state=random_state, workers=workers, progress=progress,
-                          standardize=standardize, task=task, refine=refine))
+                          standardize=standardize, task=task, refine=refine,
+                          checkpoint=checkpoint))
         names = [criterion] if isinstance(criterion, str) else list(criterion)
         grid = gammas if gammas is not None else np.exp2(np.arange(-3, 4))
         return FakeResult(grid, alphas if alphas is not None else (1.0,), names)

@@ -88,6 +88,7 @@ def _select(kernelselect: ModuleType, data: Any, args: argparse.Namespace, gamma
         standardize=args.standardize,
         task=data.task,
         refine=args.refine,
+        checkpoint=args.checkpoint,
     )
 
 

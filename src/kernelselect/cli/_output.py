@@ -373,6 +373,12 @@ def _check_outputs(args: argparse.Namespace, protected: list[tuple[str, str]]) -
     if len(set(real)) < len(real):
         raise CommandError(f"--json and --plot name the same file ({args.json}, {args.plot}, "
                            "or the relevance chart beside the plot); give other names.")
+    checkpoint = getattr(args, "checkpoint", None)
+    if checkpoint is not None:
+        named = [what for path, what in protected + outputs
+                 if path != "-" and os.path.realpath(path) == os.path.realpath(checkpoint)]
+        if named:
+            raise CommandError(f"--checkpoint {checkpoint} is {named[0]}; give another path.")
     if args.plot is None:
         return None
     formats = _plot_formats()

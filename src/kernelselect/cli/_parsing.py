@@ -110,26 +110,8 @@ def parse_gamma_grid(text: str) -> list[float]:
     return [float(g) for g in gammas]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser of the ``kernelselect`` command."""
-    # Over 80 lines: one declaration per option, in the order --help lists them; split,
-    # the options of one command would be read across several functions.
-    parser = argparse.ArgumentParser(
-        prog="kernelselect",
-        description="Select the kernel (Gaussian/Laplacian width gamma and ridge alpha) "
-        "of a kernel machine with fast selection criteria.",
-    )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    sel = sub.add_parser(
-        "select",
-        help="evaluate criteria over a grid of kernels and print the selected one",
-        description="Evaluate kernel selection criteria over a grid of gamma (x alpha) "
-        f"values. Without FILE or --dataset it runs on the shipped "
-        f"'{_datasets.DEFAULT_DATASET}' dataset.",
-    )
+def _add_input_arguments(sel: argparse.ArgumentParser) -> None:
+    """The options of ``kernelselect select`` that name the data and how to read them."""
     sel.add_argument("file", nargs="?", metavar="FILE",
                      help="data file: .npz, .csv/.tsv, or svmlight (.svm .svmlight .libsvm .txt .dat); "
                      ".npy or .zarr (a 2-D array, target column --target) are read into "
@@ -155,6 +137,29 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--encoding", default=None, metavar="NAME",
                      help=".csv/.tsv: the text encoding (default utf-8, a byte-order mark "
                      "is skipped); e.g. latin-1, cp1252, utf-16")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``kernelselect`` command."""
+    # Long: one declaration per option, in the order --help lists them; only the
+    # options that say where the data are and how to read them have their own function.
+    parser = argparse.ArgumentParser(
+        prog="kernelselect",
+        description="Select the kernel (Gaussian/Laplacian width gamma and ridge alpha) "
+        "of a kernel machine with fast selection criteria.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    sel = sub.add_parser(
+        "select",
+        help="evaluate criteria over a grid of kernels and print the selected one",
+        description="Evaluate kernel selection criteria over a grid of gamma (x alpha) "
+        f"values. Without FILE or --dataset it runs on the shipped "
+        f"'{_datasets.DEFAULT_DATASET}' dataset.",
+    )
+    _add_input_arguments(sel)
     sel.add_argument("--task", default="auto",
                      choices=("auto", "binary", "multiclass", "regression"),
                      help="auto: two distinct targets or labels -> binary; whole-number codes "
@@ -170,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "then Nystrom with landmarks doubled until the choice is settled)")
     sel.add_argument("--refine", action="store_true",
                      help="refine (gamma, alpha) continuously around the best grid point")
+    sel.add_argument("--checkpoint", metavar="PATH", default=None,
+                     help="save every operator the search evaluates to PATH as it goes; "
+                     "run the same command again after an interruption to continue from "
+                     "it (isotropic kernels; delete PATH to select afresh)")
     sel.add_argument("--sampler", metavar="NAME",
                      help="Nystroem landmark sampler: uniform (default), column_norm, "
                      "leverage, kmeans, modified, optimal")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
@@ -35,7 +36,9 @@ from ..utils._threads import selection_workers as _selection_workers
 from ..criteria import Criterion, check_compatible, encode_binary, get_criterion
 from ..kernels import Kernel, kernel_or_auto, median_heuristic_gamma
 from ..operators import Approximation, get_approximation
+from ._checkpoint import SelectionCheckpoint, check_checkpoint, params_digest
 from ._result import SearchLevel, SelectionResult, check_selects
+from ..solvers._checkpoint import digest, fingerprint
 from ..utils._scaling import ColumnScaling
 from ..utils._warnings import warn_user
 
@@ -92,7 +95,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
                   random_state: RandomState = None, workers: int | None = None,
                   progress: bool | float = False, standardize: bool = True,
                   task: Literal["auto", "binary", "multiclass", "regression"] = "auto",
-                  refine: bool = False, **criterion_params: Any) -> SelectionResult:
+                  refine: bool = False, checkpoint: Any = None,
+                  **criterion_params: Any) -> SelectionResult:
     """Select the kernel (γ, α) of a kernel machine by a selection criterion.
 
     With nothing but X and y it selects as well as 5-fold cross-validation at a small
@@ -194,6 +198,16 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
     refine : bool, default=False
         After the grid, search (log γ, log α) continuously within one grid step of the
         best point on the same operator draws; kept only if the criterion improves.
+    checkpoint : str, os.PathLike or None, default=None
+        A file that saves every operator the search evaluates (its criteria over the
+        α path), written after each: the same call run again after an interruption (a
+        killed process, a lost Dask worker) reads the finished evaluations back and goes
+        on from the first missing one, to the result of an uninterrupted run. A file of
+        another selection (other data, grids, criteria or ``random_state``) is refused
+        naming what differs; a file that is no checkpoint is never overwritten. The
+        file is kept when the selection ends, so the call replays in moments; delete it
+        to select afresh. Pass ``random_state`` so that a rerun draws the same
+        landmarks. The isotropic kernels only.
     **criterion_params
         Passed to every requested criterion that takes them (e.g. ``sigma`` for ipe
         and c1, ``r`` or ``h`` for sm, ``loss`` for eloo).
@@ -242,6 +256,11 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
                    else prepare_targets(data.y, task))
     kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion,
                                    None if data is None or data.multi_output else targets)
+    if kernel.per_feature and checkpoint is not None:
+        raise ValueError("checkpoint= saves the isotropic search (kernel='gaussian' or "
+                         "'laplacian'); the per-feature search (kernel='ard', or 'auto' on "
+                         "a real target up to 10⁴ rows) is not checkpointed: drop "
+                         "checkpoint= or pass kernel='gaussian'.")
     if kernel.per_feature:
         note = None if data is None else data.note
         if data is not None:            # "auto": X in memory, Dask input gathered
@@ -258,7 +277,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         plan = _plan(X, y, kernel=kernel, gammas=gammas, alphas=alphas, criterion=criterion,
                      approximation=approximation, random_state=random_state, workers=workers,
                      progress=progress, standardize=standardize, task=task, refine=refine,
-                     criterion_params=criterion_params, data=data, targets=targets)
+                     criterion_params=criterion_params, data=data, targets=targets,
+                     checkpoint=checkpoint)
         result = _report(plan, _run(plan))
     if rule is not None:
         result.details["kernel_rule"] = rule
@@ -434,6 +454,7 @@ class _Plan:
     progress: bool | float
     refine: bool
     details: Mapping[str, Any]               # what the plan decided, for the result
+    checkpoint: SelectionCheckpoint | None = None   # the saved evaluations, if asked
 
 
 def _is_auto(value: Any) -> bool:
@@ -444,9 +465,10 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
           approximation: Any, random_state: Any, workers: Any, progress: Any,
           standardize: Any, task: Any, refine: Any,
           criterion_params: Mapping[str, Any], data: _Data | None = None,
-          targets: Targets | None = None) -> _Plan:
+          targets: Targets | None = None, checkpoint: Any = None) -> _Plan:
     """Check every argument once and decide what the selection evaluates (``data`` and
     ``targets``: X, y and the targets as an estimator's door checked them)."""
+    checkpoint = check_checkpoint(checkpoint)
     if data is None:
         data = _check_data(X, y, criterion, _is_auto(approximation))
     n = data.X.shape[0]
@@ -471,6 +493,7 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
     needs = frozenset(c.requirement(params[c.name]) for c in crits)
     approx = approx.configured(needs) if approx is not None else None
     X = data.X
+    scaling = None
     if standardize:     # user landmark points go through the same map as X
         scaling = ColumnScaling.fit(X, _dask.compute if data.distributed else None)
         if scaling is not None:
@@ -501,9 +524,50 @@ def _plan(X: Any, y: Any, *, kernel: Any, gammas: Any, alphas: Any, criterion: A
     if data.distributed:
         rows = _dask.DaskRows(X, _dask.encoded_target(data.y_dask, targets.classes,
                                                       targets.task, target_scale))
+    saved = None
+    if checkpoint is not None:
+        saved = SelectionCheckpoint(checkpoint, _fingerprint(
+            X, targets, details, gammas, alphas, approx, scaling, random_state,
+            data.distributed))
     return _Plan(X, targets, {c.name: _target_for(c, targets) for c in crits}, tuple(crits),
                  params, kernel, approx, needs, auto_reason, gammas, alphas, auto_gammas,
-                 auto_alphas, rows, workers_n, rng, progress, refine, details)
+                 auto_alphas, rows, workers_n, rng, progress, refine, details, saved)
+
+
+def _fingerprint(X: Any, targets: Targets, details: Mapping[str, Any], gammas: np.ndarray,
+                 alphas: np.ndarray, approx: Approximation | None, scaling: Any,
+                 random_state: Any, distributed: bool) -> dict[str, str]:
+    """What identifies a selection for its checkpoint (selection/_checkpoint.py): the
+    data by a digest of X in memory, by its column statistics on Dask input (read by the
+    standardisation's pass, so none is added) or, without standardisation, by the
+    γ grid the median heuristic drew from its rows."""
+    if not distributed:
+        data = digest(np.asarray(X))
+    elif scaling is not None:
+        data = digest(np.concatenate([np.ravel(scaling.exponents), np.ravel(scaling.mean),
+                                      np.ravel(scaling.shift), np.ravel(scaling.scale)]))
+    else:
+        data = "Dask input without standardisation: the γ grid"
+    return fingerprint(
+        n=details["n"], d=details["d"], kernel=details["kernel"], task=details["task"],
+        criteria=json.dumps(_plain_params(details["criterion_params"]), sort_keys=True),
+        gammas=np.asarray(gammas, dtype=np.float64),
+        alphas=np.asarray(alphas, dtype=np.float64), X=data,
+        y=np.asarray(targets.y, dtype=np.float64),
+        approximation="auto" if approx is None else params_digest(
+            dict(approx.get_params(), label=approx.label)),
+        random_state=repr(random_state) if isinstance(random_state, (int, np.integer))
+        else type(random_state).__name__)
+
+
+def _plain_params(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain_params(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_plain_params(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return repr(float(value))
+    return repr(value)
 
 
 def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool, *,
@@ -672,6 +736,7 @@ def _run(plan: _Plan) -> _Outcome:
     search = _search.Search(plan.X, plan.targets.y, plan.targets_for, list(plan.crits),
                             plan.params, plan.kernel, plan.workers, plan.rng, plan.progress,
                             rows=plan.rows)
+    search.checkpoint = plan.checkpoint
     with _blas_threads(plan.workers), contextlib.closing(search.bar):
         approx, perm, coarse, alphas = plan.approx, None, search, plan.alphas
         if approx is None:                       # auto beyond the exact range: Nyström levels

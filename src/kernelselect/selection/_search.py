@@ -6,12 +6,13 @@ The rules that drive them (which grid, which approximation, when to stop) are in
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from ..utils._kernel_family import Kernel
 from ..utils._progress import ProgressBar
+from ._checkpoint import SelectionCheckpoint, params_digest
 from ._result import SearchLevel, n_landmarks_of
 from ..criteria import evaluate_criterion
 from ..operators.streaming_lowrank import ArrayRows, evaluate_grid
@@ -47,6 +48,8 @@ class Search:
         self.spectra: dict[float, np.ndarray] | None = None
         #: rows of X drawn from a larger set (the coarse levels), or None: every row
         self.subsample: int | None = None
+        #: the evaluations saved so far and where they go (None: no checkpoint)
+        self.checkpoint: SelectionCheckpoint | None = None
 
     @property
     def rows_label(self) -> str:
@@ -77,36 +80,92 @@ class Search:
 
         Approximations that build every γ from shared passes over the rows
         (``capabilities.grid``: the streaming Nyström, random features, the exact
-        moments) are evaluated that way; the others build one operator per γ.
+        moments) are evaluated that way; the others build one operator per γ. With a
+        :attr:`checkpoint`, an operator it holds is read instead of built, and each one
+        built is saved.
         """
         gammas = np.asarray(gammas, dtype=np.float64)
         curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
         timings = np.empty(gammas.size)
-        ops: list[dict[str, Any]] = []
+        ops: list[dict[str, Any]] = [{} for _ in range(gammas.size)]
         cost, where = self._build_cost(approx)
         self.bar.extend(gammas.size, cost)        # the operator builds this grid plans
+        keys = self._keys(approx, gammas, alphas)
+        todo = []
+        for i in range(gammas.size):
+            saved = None if keys is None else self.checkpoint.get(keys[i])
+            if saved is None:
+                todo.append(i)
+                continue
+            for name in curves:
+                curves[name][i] = saved["curves"][name]
+            timings[i], ops[i] = saved["seconds"], saved["details"]
+            if self.spectra is not None and saved["spectrum"] is not None:
+                self.spectra[float(gammas[i])] = saved["spectrum"]
+        if len(todo) < gammas.size:
+            self.bar.update(gammas.size - len(todo), cost, f"{where}: read from the checkpoint")
+
+        def done(j: int, values: dict[str, np.ndarray], seconds: float,
+                 details: dict[str, Any], op: KernelOperator) -> None:
+            i = todo[j]
+            for name in curves:
+                curves[name][i] = values[name]
+            timings[i], ops[i] = seconds, details
+            spectrum = None
+            if self.spectra is not None:
+                spectrum = np.asarray(op.eigenvalues)
+                self.spectra[float(gammas[i])] = spectrum
+            if keys is not None:
+                self.checkpoint.put(keys[i], values, seconds, details, spectrum)
+
+        if todo:
+            self._evaluate_fresh(approx, state, gammas[todo], alphas, cost, where, done)
+        return curves, timings, ops
+
+    def _keys(self, approx: Approximation, gammas: np.ndarray, alphas: np.ndarray,
+              what: str = "criteria") -> list[str] | None:
+        """The checkpoint's entries of these operators (``what`` they hold: every
+        criterion, or the refinement's first), or None without a checkpoint."""
+        if self.checkpoint is None:
+            return None
+        params = params_digest(approx.get_params())
+        return [self.checkpoint.key(f"{what}:{approx.label}", self.subsample, params, g,
+                                    alphas) for g in gammas]
+
+    def _evaluate_fresh(self, approx: Approximation, state: Any, gammas: np.ndarray,
+                        alphas: np.ndarray, cost: float, where: str,
+                        done: Callable[..., None]) -> None:
+        """Build and evaluate the operators at ``gammas``; ``done(j, values, seconds,
+        details, operator)`` receives each (the checkpoint is written after each
+        operator built alone, after the grid built from shared passes)."""
         if self.rows is not None or approx.capabilities.grid:
             # every γ from shared row passes
             built = self._build_all(approx, state, gammas)
             if built is not None:
-                self._run_streaming(built, alphas, curves, timings, ops)
-                for gamma, op in zip(gammas, built):
-                    self._keep_spectrum(gamma, op)
+                curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
+                timings = np.empty(gammas.size)
+                details: list[dict[str, Any]] = []
+                self._run_streaming(built, alphas, curves, timings, details)
+                for j, op in enumerate(built):
+                    done(j, {k: v[j] for k, v in curves.items()}, timings[j], details[j], op)
+                self._save_checkpoint()
                 self.bar.update(gammas.size, cost, f"{where}: {gammas.size} γ" if where else "")
-                return curves, timings, ops
-        for i in range(gammas.size):
+                return
+        for j in range(gammas.size):
             t0 = time.perf_counter()
-            op = approx.build(self.X, self.y_build, float(gammas[i]), kernel=self.kernel,
+            op = approx.build(self.X, self.y_build, float(gammas[j]), kernel=self.kernel,
                               state=state, workers=self.workers)
             self.n_builds += 1
-            for c in self.crits:
-                curves[c.name][i] = evaluate_criterion(c, op, self.targets_for[c.name], alphas,
-                                                       **self.params[c.name])
-            timings[i] = time.perf_counter() - t0
-            ops.append(dict(op.details, n_operator=op.n))
-            self._keep_spectrum(gammas[i], op)
-            self.bar.update(1, cost, f"{where}{': ' if where else ''}γ {i + 1} of {gammas.size}")
-        return curves, timings, ops
+            values = {c.name: np.asarray(evaluate_criterion(
+                c, op, self.targets_for[c.name], alphas, **self.params[c.name]),
+                dtype=np.float64) for c in self.crits}
+            done(j, values, time.perf_counter() - t0, dict(op.details, n_operator=op.n), op)
+            self._save_checkpoint()
+            self.bar.update(1, cost, f"{where}{': ' if where else ''}γ {j + 1} of {gammas.size}")
+
+    def _save_checkpoint(self) -> None:
+        if self.checkpoint is not None:
+            self.checkpoint.save()
 
     def _build_cost(self, approx: Approximation) -> tuple[float, str]:
         """One operator build's cost for the time left, n·m² with m the landmarks of a
@@ -131,6 +190,20 @@ class Search:
         crit = self.crits[0]
         cost, where = self._build_cost(approx)
         self.bar.extend(1, cost)
+        keys = self._keys(approx, np.array([float(gamma)]), alphas, "refinement")
+        saved = None if keys is None else self.checkpoint.get(keys[0])
+        if saved is not None:
+            self.bar.update(1, cost, f"{where}: read from the checkpoint")
+            return saved["curves"][crit.name]
+        values = self._first_criterion_fresh(approx, state, gamma, alphas, cost, where)
+        if keys is not None:
+            self.checkpoint.put(keys[0], {crit.name: values}, 0.0, {}, None)
+            self.checkpoint.save()
+        return values
+
+    def _first_criterion_fresh(self, approx: Approximation, state: Any, gamma: float,
+                               alphas: np.ndarray, cost: float, where: str) -> np.ndarray:
+        crit = self.crits[0]
         if self.rows is not None:
             built = self._build_all(approx, state, np.array([float(gamma)]))
             if built is not None:
@@ -148,10 +221,6 @@ class Search:
         self.bar.update(1, cost, where)
         return np.asarray(evaluate_criterion(crit, op, self.targets_for[crit.name], alphas,
                                              **self.params[crit.name]), dtype=np.float64)
-
-    def _keep_spectrum(self, gamma: float, op: KernelOperator) -> None:
-        if self.spectra is not None:
-            self.spectra[float(gamma)] = np.asarray(op.eigenvalues)
 
     def _build_all(self, approx: Approximation, state: Any, gammas: np.ndarray
                    ) -> Sequence[KernelOperator] | None:

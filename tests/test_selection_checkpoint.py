@@ -1,0 +1,161 @@
+"""Checkpoints of a selection: an interrupted search resumes to the uninterrupted
+result, reading back what it had evaluated; other selections and other files are
+refused and left untouched."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+
+import kernelselect
+from kernelselect import GridEdgeWarning, cli, select_kernel
+from kernelselect import _policy as _rules
+from kernelselect.selection import _search
+
+pytestmark = pytest.mark.filterwarnings("ignore::kernelselect.GridEdgeWarning")
+
+
+def _data(n=2400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 3))
+    return X, np.sin(2 * X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
+
+
+def _interrupted(monkeypatch, after, **kwargs):
+    """select_kernel interrupted (KeyboardInterrupt) on its ``after``-th fresh
+    evaluation; returns the number of fresh evaluations made before."""
+    fresh = _search.Search._evaluate_fresh
+    calls = {"n": 0}
+
+    def counting(self, *args, **kw):
+        calls["n"] += 1
+        if calls["n"] == after:
+            raise KeyboardInterrupt
+        return fresh(self, *args, **kw)
+
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", counting)
+    with pytest.raises(KeyboardInterrupt):
+        select_kernel(**kwargs)
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", fresh)
+    return calls["n"] - 1
+
+
+def _assert_same(res, ref):
+    assert (res.best_gamma, res.best_alpha) == (ref.best_gamma, ref.best_alpha)
+    assert [lv.approximation for lv in res.levels] == [lv.approximation for lv in ref.levels]
+    for a, b in zip(res.levels, ref.levels):
+        np.testing.assert_array_equal(a.gammas, b.gammas)
+        np.testing.assert_array_equal(a.alphas, b.alphas)
+        np.testing.assert_array_equal(a.curves["eloo"], b.curves["eloo"])
+
+
+@pytest.mark.parametrize("subsample", [False, True])
+@pytest.mark.parametrize("after", [2, 3])
+def test_an_interrupted_selection_resumes_to_the_uninterrupted_result(
+        monkeypatch, tmp_path, subsample, after):
+    if subsample:                  # the coarse levels on 800 rows, the rest on all 2400
+        monkeypatch.setattr(_rules, "SUBSAMPLE_ROWS", 800)
+    X, y = _data()
+    args = dict(X=X, y=y, random_state=0, kernel="gaussian", refine=True)
+    ref = select_kernel(**args)
+    path = tmp_path / "selection.json"
+    done = _interrupted(monkeypatch, after, checkpoint=path, **args)
+    saved = json.loads(path.read_text())
+    assert done == after - 1 and len(saved["entries"]) >= done
+    res = select_kernel(checkpoint=path, **args)
+    _assert_same(res, ref)
+    assert res.details["refine"]["gamma"] == ref.details["refine"]["gamma"]
+    assert res.details["refine"]["alpha"] == ref.details["refine"]["alpha"]
+    # the finished evaluations were read, not built again
+    assert res.details["n_operator_builds"] < ref.details["n_operator_builds"]
+    # and a finished checkpoint replays the whole selection without building anything
+    again = select_kernel(checkpoint=path, **args)
+    _assert_same(again, ref)
+    assert again.details["n_operator_builds"] == 0
+
+
+def test_a_checkpoint_of_another_selection_is_refused_and_kept(tmp_path):
+    X, y = _data(600)
+    path = tmp_path / "selection.json"
+    select_kernel(X, y, random_state=0, kernel="gaussian", checkpoint=path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=r"differs in .*\by\b.*delete it"):
+        select_kernel(X, y + 1.0, random_state=0, kernel="gaussian", checkpoint=path)
+    with pytest.raises(ValueError, match=r"differs in .*\bX\b"):
+        select_kernel(X * 2.0 + 1.0, y, random_state=0, kernel="gaussian",
+                      standardize=False, checkpoint=path)
+    with pytest.raises(ValueError, match=r"differs in .*random_state"):
+        select_kernel(X, y, random_state=1, kernel="gaussian", checkpoint=path)
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("content", [b"not a checkpoint", b'{"format": "other"}', b"\xff\xfe"])
+def test_a_file_that_is_no_checkpoint_is_never_overwritten(tmp_path, content):
+    X, y = _data(500)
+    path = tmp_path / "notes.json"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="not a readable kernelselect selection checkpoint"):
+        select_kernel(X, y, random_state=0, kernel="gaussian", checkpoint=path)
+    assert path.read_bytes() == content
+
+
+def test_checkpoint_argument_is_checked(tmp_path):
+    X, y = _data(500)
+    with pytest.raises(ValueError, match="is a folder"):
+        select_kernel(X, y, random_state=0, kernel="gaussian", checkpoint=tmp_path)
+    with pytest.raises(ValueError, match="does not exist"):
+        select_kernel(X, y, random_state=0, kernel="gaussian",
+                      checkpoint=tmp_path / "missing" / "c.json")
+    with pytest.raises(TypeError, match="checkpoint must be a file path"):
+        select_kernel(X, y, random_state=0, kernel="gaussian", checkpoint=3)
+    with pytest.raises(ValueError, match="kernel='gaussian'"):
+        select_kernel(X, y, random_state=0, kernel="ard", checkpoint=tmp_path / "c.json")
+
+
+def test_dask_input_resumes_from_its_checkpoint(monkeypatch, tmp_path):
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    X, y = _data(3300)
+    ref = select_kernel(X, y, random_state=0, kernel="gaussian")
+    path = tmp_path / "selection.json"
+    with dask.config.set(scheduler="synchronous"):
+        args = dict(X=da.from_array(X, chunks=(1100, -1)), y=da.from_array(y, chunks=1100),
+                    random_state=0, kernel="gaussian")
+        _interrupted(monkeypatch, 2, checkpoint=path, **args)
+        res = select_kernel(checkpoint=path, **args)
+    assert (res.best_gamma, res.best_alpha) == pytest.approx((ref.best_gamma, ref.best_alpha),
+                                                             rel=1e-9)
+    assert [lv.approximation for lv in res.levels] == [lv.approximation for lv in ref.levels]
+
+
+def test_command_line_select_resumes_from_its_checkpoint(monkeypatch, tmp_path, capsys):
+    X, y = _data(1500)
+    data = tmp_path / "data.npy"
+    np.save(data, np.column_stack([X, y]))
+    path = tmp_path / "run.ckpt"
+    argv = ["select", str(data), "--task", "regression", "--kernel", "gaussian",
+            "--random-state", "0", "--quiet", "--checkpoint", str(path)]
+    fresh = _search.Search._evaluate_fresh
+    calls = {"n": 0}
+
+    def interrupted(self, *args, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return fresh(self, *args, **kw)
+
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", interrupted)
+    assert cli.main(argv) != 0                              # "kernelselect: interrupted"
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", fresh)
+    assert path.exists()
+    capsys.readouterr()
+    out = tmp_path / "res.json"
+    assert cli.main(argv + ["--json", str(out)]) == 0
+    got = json.loads(out.read_text())["result"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        ref = select_kernel(X, y, random_state=0, kernel="gaussian", task="regression")
+    assert got["best_gamma"] == pytest.approx(ref.best_gamma, rel=1e-12)
+    assert got["best_alpha"] == pytest.approx(ref.best_alpha, rel=1e-12)
+    assert cli.main(argv[:-1] + [str(data)]) != 0         # the data file itself: refused
