@@ -180,12 +180,13 @@ def report(args):
         "both refitted by the same machine.",
         [("case", "l"), ("n", "r"), ("subsample rows", "r"), ("levels on all rows", "l"),
          ("(γ, α/n) subsample rule", "l"), ("(γ, α/n) all rows", "l"),
-         ("seconds rule / all rows", "r"), ("ratio", "r"),
+         ("seconds rule / all rows", "r"), ("ratio", "r"), ("last level s (rule)", "r"),
          ("test error rule / all rows", "r"), ("load", "l")])
     for r in recs:
         mu, ev = r["multi"], r["every"]
         full = [lv["approximation"] for lv in mu["levels"]
                 if "approximation" in lv and " on " not in lv["approximation"]]
+        last = [lv["seconds"] for lv in mu["levels"] if "approximation" in lv][-1]
         test = ("same choice" if r["same_choice"]
                 else f"{r['test_multi']:.4f} / {r['test_every']:.4f}")
         lines.append(
@@ -193,6 +194,7 @@ def report(args):
             f"{r['subsample_rows']} | {', '.join(full) or '—'} | "
             f"({mu['gamma']:.4g}, {mu['mu']:.3g}) | ({ev['gamma']:.4g}, {ev['mu']:.3g}) | "
             f"{mu['seconds']:.1f} / {ev['seconds']:.1f} | {mu['seconds'] / ev['seconds']:.2f} | "
+            f"{last:.1f} | "
             f"{test} | {mu['load'][0][0]} → {ev['load'][1][0]} |")
     C.write_report(REPORT, lines)
 
