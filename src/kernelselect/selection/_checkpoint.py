@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any
 
 import numpy as np
 
-from ..solvers._checkpoint import check_checkpoint, digest
+from ..solvers._checkpoint import check_checkpoint, digest, write_atomic
 
 __all__ = ["FORMAT", "SelectionCheckpoint", "check_checkpoint", "params_digest"]
 
@@ -137,20 +136,9 @@ class SelectionCheckpoint:
 
     def save(self) -> None:
         """Write every entry atomically (module notes)."""
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, tmp = tempfile.mkstemp(prefix=".kernelselect-selection-", suffix=".tmp",
-                                   dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"format": FORMAT, "fingerprint": self.fingerprint,
-                           "entries": self.entries}, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        text = json.dumps({"format": FORMAT, "fingerprint": self.fingerprint,
+                           "entries": self.entries}).encode("utf-8")
+        write_atomic(self.path, lambda f: f.write(text))
         self.saved += 1
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from ..utils._validation import check_positive_int
 
 __all__ = ["FORMAT", "CGState", "CGCheckpoint", "check_checkpoint", "digest", "fingerprint",
-           "checkpoint_to", "default_checkpoint"]
+           "checkpoint_to", "default_checkpoint", "write_atomic"]
 
 #: the tag that marks a file as a checkpoint of this library (and its layout's version)
 FORMAT = "kernelselect conjugate-gradient checkpoint 1"
@@ -119,6 +119,25 @@ def fingerprint(**fields: Any) -> dict[str, str]:
         else:
             out[key] = str(value)
     return out
+
+
+def write_atomic(path: str, write: Any) -> None:
+    """``write(f)`` into a temporary file (binary) in ``path``'s folder, synced, then
+    moved over ``path``: the path holds the old complete file or the new one, never a
+    partial write; the temporary file is removed if anything fails."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".kernelselect-checkpoint-", suffix=".tmp",
+                               dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
 
 
 def check_checkpoint(path: Any) -> str | None:
@@ -257,24 +276,11 @@ class CGCheckpoint:
 
     def write(self, state: CGState) -> None:
         """Write ``state`` atomically (module notes)."""
-        folder = os.path.dirname(os.path.abspath(self.path))
-        fd, tmp = tempfile.mkstemp(prefix=".kernelselect-checkpoint-", suffix=".tmp",
-                                   dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                arrays: dict[str, Any] = {
-                    k: np.asarray(getattr(state, k), dtype=np.float64) for k in _ARRAYS}
-                arrays.update(format=np.array(FORMAT), iterations=np.array(state.iterations),
-                              fingerprint=np.array(json.dumps(self.fingerprint,
-                                                              sort_keys=True)))
-                np.savez(f, **arrays)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        arrays: dict[str, Any] = {
+            k: np.asarray(getattr(state, k), dtype=np.float64) for k in _ARRAYS}
+        arrays.update(format=np.array(FORMAT), iterations=np.array(state.iterations),
+                      fingerprint=np.array(json.dumps(self.fingerprint, sort_keys=True)))
+        write_atomic(self.path, lambda f: np.savez(f, **arrays))
         self.saves += 1
         self._pending = None
         self._last = (state.iterations, time.monotonic())
