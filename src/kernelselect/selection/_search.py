@@ -91,9 +91,10 @@ class Search:
         cost, where = self._build_cost(approx)
         self.bar.extend(gammas.size, cost)        # the operator builds this grid plans
         keys = self._keys(approx, gammas, alphas)
+        memo = self.checkpoint
         todo = []
         for i in range(gammas.size):
-            saved = None if keys is None else self.checkpoint.get(keys[i])
+            saved = None if keys is None or memo is None else memo.get(keys[i])
             if saved is None:
                 todo.append(i)
                 continue
@@ -115,8 +116,8 @@ class Search:
             if self.spectra is not None:
                 spectrum = np.asarray(op.eigenvalues)
                 self.spectra[float(gammas[i])] = spectrum
-            if keys is not None:
-                self.checkpoint.put(keys[i], values, seconds, details, spectrum)
+            if keys is not None and memo is not None:
+                memo.put(keys[i], values, seconds, details, spectrum)
 
         if todo:
             self._evaluate_fresh(approx, state, gammas[todo], alphas, cost, where, done)
@@ -191,14 +192,15 @@ class Search:
         cost, where = self._build_cost(approx)
         self.bar.extend(1, cost)
         keys = self._keys(approx, np.array([float(gamma)]), alphas, "refinement")
-        saved = None if keys is None else self.checkpoint.get(keys[0])
+        memo = self.checkpoint
+        saved = None if keys is None or memo is None else memo.get(keys[0])
         if saved is not None:
             self.bar.update(1, cost, f"{where}: read from the checkpoint")
             return saved["curves"][crit.name]
         values = self._first_criterion_fresh(approx, state, gamma, alphas, cost, where)
-        if keys is not None:
-            self.checkpoint.put(keys[0], {crit.name: values}, 0.0, {}, None)
-            self.checkpoint.save()
+        if keys is not None and memo is not None:
+            memo.put(keys[0], {crit.name: values}, 0.0, {}, None)
+            memo.save()
         return values
 
     def _first_criterion_fresh(self, approx: Approximation, state: Any, gamma: float,
