@@ -323,8 +323,9 @@ def test_coarse_levels_on_a_subsample_then_the_last_level_on_all_rows(monkeypatc
     coarse_alphas = res.levels[0].alphas          # r·10^k, perhaps extended at an edge
     assert all(np.isclose(coarse_alphas, a, rtol=1e-12).any() for a in alpha_path(1000))
     # all rows: the subsample's α path times n/r, the carried point on it
-    for lv in res.levels[k:]:
-        np.testing.assert_allclose(lv.alphas, res.levels[0].alphas * n / 1000, rtol=1e-12)
+    for lv in res.levels[k:]:                     # (the last may have grown at an edge)
+        carried = res.levels[0].alphas * n / 1000
+        assert all(np.isclose(lv.alphas, a, rtol=1e-12).any() for a in carried)
     assert np.isclose(res.levels[k].alphas, sub["alpha"], rtol=1e-12).any()
     coarse_last = res.levels[k - 1]
     i, j = np.unravel_index(np.nanargmin(coarse_last.curves["eloo"]),
@@ -346,6 +347,37 @@ def test_coarse_levels_on_a_subsample_then_the_last_level_on_all_rows(monkeypatc
     frame = res.to_frame()
     assert frame["n_rows"].isna().sum() == sum(
         lv.gammas.size * lv.alphas.size for lv in res.levels[k:])
+
+
+def test_the_last_all_rows_level_grows_past_an_alpha_edge_the_subsample_did_not(
+        monkeypatch):
+    """The subsample decides its extensions at its own (larger) α/n; when the all-rows
+    level's best point lies on the edge of the α path it carried, that level grows past
+    it, as the first grid would, and the result reads the grown level."""
+    monkeypatch.setattr(_rules, "SUBSAMPLE_ROWS", 1000)
+    grow = _policy.extend_edges
+
+    def not_on_the_subsample(search, *args):
+        return [] if search.subsample is not None else grow(search, *args)
+
+    monkeypatch.setattr(_policy, "extend_edges", not_on_the_subsample)
+    rng = np.random.default_rng(1)
+    n = 3000
+    X = rng.standard_normal((n, 3))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.001 * rng.standard_normal(n)   # wants a tiny α
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        res = select_kernel(X, y, random_state=0, kernel="gaussian")
+    grown = [e for e in res.details["extensions"] if "level" in e]
+    assert grown and grown[0]["edge"] == "alpha_low"
+    assert grown[0]["level"] == res.levels[-1].approximation and res.levels[-1].n_rows is None
+    assert res.alphas.min() < alpha_path(n).min()
+    assert res.levels[-1].alphas is res.alphas and res.levels[-1].curves["eloo"] is \
+        res.curves["eloo"]
+    last = [lv for lv in res.details["auto"]["levels"] if "approximation" in lv][-1]
+    assert (last["best_gamma"], last["best_alpha"]) == (res.best_gamma, res.best_alpha)
+    i, j = np.unravel_index(np.nanargmin(res.curves["eloo"]), res.curves["eloo"].shape)
+    assert (res.gammas[i], res.alphas[j]) == (res.best_gamma, res.best_alpha)
 
 
 @settings(max_examples=15, deadline=None)

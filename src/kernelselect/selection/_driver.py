@@ -759,7 +759,8 @@ def _run(plan: _Plan) -> _Outcome:
                 "approximation": label, "gammas": surface.gammas.tolist(),
                 "seconds": float(surface.timings.sum())}]}
             if perm is not None:
-                approx, state = _levels(search, coarse, out, perm, coarse_perm, approx, state)
+                approx, state = _levels(search, coarse, out, perm, coarse_perm, approx, state,
+                                        (plan.auto_gammas, plan.auto_alphas))
         out.edges = _policy.warn_edges(search, out.surface, plan.auto_gammas, plan.auto_alphas)
         _warn_given_edges(search, out.surface, out.edges, plan)
         check_selects(out.surface.gammas, out.surface.alphas, out.surface.curves)
@@ -813,14 +814,27 @@ def _coarse_search(search: _search.Search, plan: _Plan, perm: np.ndarray
     return search.on_rows(index, X), position[perm[:rows]]
 
 
+def _record_best(levels: list[dict[str, Any]], surface: _search.Surface,
+                 crit: Criterion) -> None:
+    """The last level's record given the best point of its (extended) ``surface``."""
+    idx = _search.best_index(surface.curves[crit.name], crit.direction)
+    info = [lv for lv in levels if "approximation" in lv][-1]
+    if idx is not None:
+        info.update(best_gamma=float(surface.gammas[idx[0]]),
+                    best_alpha=float(surface.alphas[idx[1]]),
+                    value=float(surface.curves[crit.name][idx]), extended=True)
+
+
 def _levels(search: _search.Search, coarse: _search.Search, out: _Outcome, perm: np.ndarray,
-            coarse_perm: np.ndarray, approx: Approximation, state: Any
-            ) -> tuple[Approximation, Any]:
+            coarse_perm: np.ndarray, approx: Approximation, state: Any,
+            extend: tuple[bool, bool] = (False, False)) -> tuple[Approximation, Any]:
     """Nested Nyström levels from the first surface until the choice settles
     (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level.
     When ``coarse`` runs on a subsample, its choice (γ and the exponent of α/n) is
     carried to all rows and the levels go on there from its last level's landmarks, the
-    first compared with the subsample's choice."""
+    first compared with the subsample's choice; the last of them grows past an edge of
+    the automatic grids (``extend``: γ, α) its best point lies on, as the first grid
+    does, since the subsample's extensions were decided at its own, larger, α/n."""
     assert out.auto is not None
     first = out.surface
     final, f_approx, f_state, levels, windows = _policy.auto_levels(
@@ -846,6 +860,12 @@ def _levels(search: _search.Search, coarse: _search.Search, out: _Outcome, perm:
                 start=(first.gammas, first.alphas * scale, point))
             out.auto["levels"] += levels
             out.searched += windows
+            if f_approx is not None and windows:
+                grown = _policy.extend_edges(search, f_approx, f_state, final, *extend)
+                if grown:
+                    out.extensions += [dict(e, level=windows[-1].approximation) for e in grown]
+                    out.searched[-1] = final.level(windows[-1].approximation)
+                    _record_best(out.auto["levels"], final, crit)
     if f_approx is None:
         return approx, state
     out.surface = final
