@@ -180,8 +180,9 @@ SUBLAYERS = {
         {""},
     ],
     "selection": [
-        {"_plotting", "_checkpoint"},
+        {"_plotting"},
         {"_result"},
+        {"_checkpoint"},
         {"_search", "_ard_select"},
         {"_policy"},
         {"_driver"},

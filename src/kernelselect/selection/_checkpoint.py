@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..solvers._checkpoint import check_checkpoint, digest, write_atomic
+from ._result import _plain
 
 __all__ = ["FORMAT", "SelectionCheckpoint", "check_checkpoint", "params_digest"]
 
@@ -141,15 +142,3 @@ class SelectionCheckpoint:
         write_atomic(self.path, lambda f: f.write(text))
         self.saved += 1
 
-
-def _plain(value: Any) -> Any:
-    """An operator's details as JSON values (numpy scalars and arrays as Python ones)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

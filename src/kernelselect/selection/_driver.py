@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from dataclasses import dataclass, replace
 from collections.abc import Callable, Mapping, Sequence
@@ -550,7 +549,7 @@ def _fingerprint(X: Any, targets: Targets, details: Mapping[str, Any], gammas: n
         data = "Dask input without standardisation: the γ grid"
     return fingerprint(
         n=details["n"], d=details["d"], kernel=details["kernel"], task=details["task"],
-        criteria=json.dumps(_plain_params(details["criterion_params"]), sort_keys=True),
+        criteria=params_digest(details["criterion_params"]),
         gammas=np.asarray(gammas, dtype=np.float64),
         alphas=np.asarray(alphas, dtype=np.float64), X=data,
         y=np.asarray(targets.y, dtype=np.float64),
@@ -559,15 +558,6 @@ def _fingerprint(X: Any, targets: Targets, details: Mapping[str, Any], gammas: n
         random_state=repr(random_state) if isinstance(random_state, (int, np.integer))
         else type(random_state).__name__)
 
-
-def _plain_params(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain_params(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_plain_params(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return repr(float(value))
-    return repr(value)
 
 
 def _check_data(X: Any, y: Any, criterion: Any, auto_approx: bool, *,
