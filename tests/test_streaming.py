@@ -136,6 +136,27 @@ def test_one_second_pass_serves_every_gamma_and_criterion():
     assert rows.passes == 2
 
 
+def test_a_long_alpha_path_is_one_second_pass_with_the_in_memory_values(monkeypatch):
+    """The criteria cut an α path into pieces by the rows their forms hold; a streamed
+    operator holds a block of rows, so a path the in-memory operator of the same n
+    evaluates in pieces is one pass over the rows here, with the same values."""
+    from kernelselect.criteria import _base as criteria_base
+
+    monkeypatch.setattr(criteria_base, "ALPHA_CHUNK_BYTES", 4 * 64 * 2000)  # 4 α at n = 2000
+    X, y = _problem(n=2000)
+    alphas = 10.0 ** np.linspace(-4, 3, 15)
+    assert len(criteria_base.alpha_chunks(2000, alphas.size)) == 3
+    # 600 landmarks: blocks of 2¹⁸/600 = 436 rows
+    stream, memory = _ops(kernelselect.Nystroem(n_landmarks=600), X, y, [0.1, 1.0])
+    assert len(criteria_base.alpha_chunks(stream[0].path_rows, alphas.size)) == 1
+    rows = stream[0]._family.rows
+    got = _values(stream, y, ["eloo", "gcv"], alphas)
+    assert rows.passes == 2                       # the statistics, then one second pass
+    for name in ("eloo", "gcv"):
+        want = [evaluate_criterion(name, op, y, alphas) for op in memory]
+        np.testing.assert_allclose(got[name], want, rtol=1e-10, err_msg=name)
+
+
 @pytest.mark.parametrize("binary", [True, False], ids=["binary", "regression"])
 def test_a_grid_keeps_no_array_of_n_rows_besides_y(binary):
     """A selection keeps the operators of every grid it built, so what they share holds

@@ -165,7 +165,7 @@ def evaluate(crit: Criterion, operator: KernelOperator, y: npt.ArrayLike,
     # A criterion undefined at a kernel (0/0, e.g. CKTA when K is constant) is NaN
     # there; the driver skips NaN when it picks the best kernel.
     values = np.empty(alphas.shape)
-    for a, b in alpha_chunks(operator.n, alphas.size):
+    for a, b in alpha_chunks(operator.path_rows, alphas.size):
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             out = np.asarray(crit.func(operator, y, alphas[a:b], **full), dtype=np.float64)
         values[a:b] = _criterion_values(crit, out, b - a)
@@ -181,9 +181,11 @@ _PATH_TEMPORARIES = 8
 
 
 def alpha_chunks(n: int, n_alphas: int) -> list[tuple[int, int]]:
-    """Pieces [a, b) of an α path of ``n_alphas`` values on an operator of order ``n``,
-    each of at least 4 values (an explicit solver strategy applies to up to 3) and
-    about :data:`ALPHA_CHUNK_BYTES` of temporaries; one piece for ordinary paths."""
+    """Pieces [a, b) of an α path of ``n_alphas`` values on an operator whose forms
+    hold ``n`` rows at once (its ``path_rows``), each of at least 4 values (an explicit
+    solver strategy applies to up to 3) and about :data:`ALPHA_CHUNK_BYTES` of
+    temporaries; one piece for ordinary paths. A streamed operator serves each piece
+    by a pass over the rows, so it is one piece there."""
     per = max(4, ALPHA_CHUNK_BYTES // (8 * _PATH_TEMPORARIES * max(int(n), 1)))
     if n_alphas <= per:
         return [(0, n_alphas)]

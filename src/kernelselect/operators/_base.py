@@ -138,10 +138,19 @@ class KernelOperator:
     build_time : float
         Seconds its recipe spent on it, when it was built with others from shared
         passes (the share of one operator); 0 otherwise.
+    path_rows : int
+        Rows of the per-α arrays (rows × L for an α path of L values) a criterion's
+        forms hold at once: n here; a streamed operator reduces its rows block by
+        block, so a block's. The criteria cut a long α path into pieces by it
+        (:func:`kernelselect.criteria._base.alpha_chunks`).
     """
 
     name = "operator"
     spectral = False
+
+    @property
+    def path_rows(self) -> int:
+        return self.n
 
     def __init__(self, n: int, indices: npt.ArrayLike | None = None) -> None:
         self.n = int(n)

@@ -248,6 +248,13 @@ class StreamingLowRankOperator(KernelOperator):
         self.collect = False
         self.effective_rank = int(VtV.shape[0])
 
+    @property
+    def path_rows(self) -> int:
+        """Rows one reduction holds (a block of :func:`block_rows` rows): the α path is
+        served whole by one pass over the rows, not one pass per piece of it."""
+        fmap = self._family.fmap
+        return self.n if fmap is None else min(self.n, block_rows(fmap.width))
+
     # -- spectral forms ---------------------------------------------------------
     @property
     def eigenvalues(self) -> np.ndarray:
