@@ -29,8 +29,9 @@ Cases:
   the largest reach the rule): how the rule behaves at n/R from 3 to 8.
 
 One thread (OMP_NUM_THREADS=1, ``workers=1``) in memory. Records made since the last
-all-rows level grows past a grid edge (``extended``) are marked in the report; the
-earlier ones are kept beside them. One JSON line per run in
+all-rows level grows past a grid edge (``extended``), and those since the all-rows
+levels score the α path widened by the extensions' reach (``widened``), are marked in
+the report; the earlier ones are kept beside them. One JSON line per run in
 ``results/multi_fidelity_raw.jsonl``; ``report`` writes ``results/multi_fidelity.md``.
 
     python studies/multi_fidelity.py synthetic --n 200000
@@ -119,13 +120,14 @@ def compare(case, Xtr, ytr, Xte, yte, task, rows, select_X=None, rule_only=False
     multi, _ = select(sx, sy, rows)
     if rule_only:
         rec = dict(case, task=task, n=int(Xtr.shape[0]), multi=multi, every=None,
-                   extended=True)
+                   extended=True, widened=True)
         C.append_record(RAW, rec)
         C.log({k: v for k, v in rec.items() if k != "multi"}, multi["gamma"], multi["mu"],
               "seconds", round(multi["seconds"], 1))
         return rec
     every, _ = select(sx, sy, None)
-    rec = dict(case, task=task, n=int(Xtr.shape[0]), multi=multi, every=every, extended=True)
+    rec = dict(case, task=task, n=int(Xtr.shape[0]), multi=multi, every=every, extended=True,
+               widened=True)
     rec["same_choice"] = bool(np.isclose(multi["gamma"], every["gamma"])
                               and np.isclose(multi["alpha"], every["alpha"]))
     if not rec["same_choice"]:
@@ -214,7 +216,8 @@ def report(args):
         test = ("same choice" if r["same_choice"]
                 else "not measured (see the notes)" if r.get("test_multi") is None
                 else f"{r['test_multi']:.4f} / {r['test_every']:.4f}")
-        version = " (last level extended at an edge)" if r.get("extended") else ""
+        version = (" (all-rows α path widened)" if r.get("widened")
+                   else " (last level extended at an edge)" if r.get("extended") else "")
         lines.append(
             f"| {r['case']}{' (Dask)' if r['dask'] else ''}{version} | {r['n']} | "
             f"{r['subsample_rows']} | {', '.join(full) or '—'} | "

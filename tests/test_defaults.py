@@ -349,11 +349,9 @@ def test_coarse_levels_on_a_subsample_then_the_last_level_on_all_rows(monkeypatc
         lv.gammas.size * lv.alphas.size for lv in res.levels[k:])
 
 
-def test_the_last_all_rows_level_grows_past_an_alpha_edge_the_subsample_did_not(
-        monkeypatch):
-    """The subsample decides its extensions at its own (larger) α/n; when the all-rows
-    level's best point lies on the edge of the α path it carried, that level grows past
-    it, as the first grid would, and the result reads the grown level."""
+def _tiny_alpha_problem(monkeypatch):
+    """(X, y) on 3000 rows wanting an α/n below the subsample's extended path, with the
+    subsample's own edge extensions switched off (SUBSAMPLE_ROWS = 1000)."""
     monkeypatch.setattr(_rules, "SUBSAMPLE_ROWS", 1000)
     grow = _policy.extend_edges
 
@@ -362,12 +360,62 @@ def test_the_last_all_rows_level_grows_past_an_alpha_edge_the_subsample_did_not(
 
     monkeypatch.setattr(_policy, "extend_edges", not_on_the_subsample)
     rng = np.random.default_rng(1)
-    n = 3000
-    X = rng.standard_normal((n, 3))
-    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.001 * rng.standard_normal(n)   # wants a tiny α
+    X = rng.standard_normal((3000, 3))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.001 * rng.standard_normal(3000)
+    return X, y
+
+
+def _quiet_select(X, y):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        res = select_kernel(X, y, random_state=0, kernel="gaussian")
+        return select_kernel(X, y, random_state=0, kernel="gaussian")
+
+
+def test_the_all_rows_levels_score_the_carried_alpha_path_widened_by_the_extensions(
+        monkeypatch):
+    """The all-rows levels score the subsample's α path times n/r grown on each side
+    by EXTEND_STEPS × MAX_EXTENSIONS half-decades, so a best α below the subsample's path
+    is found without rebuilding a level's operators: the first all-rows level's best is
+    the point the narrow path reaches only by extending that level after comparing its
+    edge point with the subsample's, and the levels go on from the real best (here it
+    disagrees with the subsample, so they climb), with fewer builds."""
+    X, y = _tiny_alpha_problem(monkeypatch)
+    n = X.shape[0]
+    res = _quiet_select(X, y)
+    k = [lv.n_rows for lv in res.levels].index(None)
+    carried = res.levels[0].alphas * n / 1000
+    reach = _rules.EXTEND_STEPS * _rules.MAX_EXTENSIONS
+    wide = _policy.widened_alphas(carried)
+    np.testing.assert_allclose(wide[reach:-reach], carried, rtol=0)
+    np.testing.assert_allclose(np.diff(np.log10(wide[:reach + 1])), 0.5, rtol=1e-12)
+    np.testing.assert_allclose(np.diff(np.log10(wide[-reach - 1:])), 0.5, rtol=1e-12)
+    for lv in res.levels[k:-1]:
+        np.testing.assert_allclose(lv.alphas, wide, rtol=1e-12)
+    assert res.best_alpha < carried.min()
+    assert not [e for e in res.details["extensions"] if "level" in e]
+    monkeypatch.setattr(_policy, "widened_alphas", lambda alphas: alphas)
+    narrow = _quiet_select(X, y)
+    assert [e["edge"] for e in narrow.details["extensions"] if "level" in e][:1] == \
+        ["alpha_low"]
+    first_full = [lv for lv in res.details["auto"]["levels"]
+                  if "approximation" in lv and " on " not in lv["approximation"]][0]
+    assert (first_full["best_gamma"], first_full["best_alpha"]) == pytest.approx(
+        (narrow.best_gamma, narrow.best_alpha), rel=1e-12)
+    i, j = np.unravel_index(np.nanargmin(res.curves["eloo"]), res.curves["eloo"].shape)
+    assert (res.gammas[i], res.alphas[j]) == (res.best_gamma, res.best_alpha)
+    assert res.details["n_operator_builds"] < narrow.details["n_operator_builds"]
+
+
+def test_the_last_all_rows_level_grows_past_an_alpha_edge_the_subsample_did_not(
+        monkeypatch):
+    """The subsample decides its extensions at its own (larger) α/n; when the all-rows
+    level's best point still lies on the edge of the α path it scored (here not
+    widened), that level grows past it, as the first grid would, and the result reads
+    the grown level."""
+    X, y = _tiny_alpha_problem(monkeypatch)
+    monkeypatch.setattr(_policy, "widened_alphas", lambda alphas: alphas)
+    n = X.shape[0]
+    res = _quiet_select(X, y)
     grown = [e for e in res.details["extensions"] if "level" in e]
     assert grown and grown[0]["edge"] == "alpha_low"
     assert grown[0]["level"] == res.levels[-1].approximation and res.levels[-1].n_rows is None

@@ -42,7 +42,8 @@ def _record(res):
     arr = lambda v: np.asarray(v, dtype=float)          # noqa: E731  (JSON null → NaN)
     # best γ: one value, or one per feature under kernel="auto" on a real target
     return {"best": (*np.ravel(d["best_gamma"]), d["best_alpha"]), "criteria": d["criteria"],
-            "levels": [(lv["approximation"], arr(lv["gammas"]), arr(lv["alphas"]),
+            "levels": [(lv["approximation"], arr(lv["gammas"]),
+                        arr(lv["alphas"]) / (lv.get("n_rows") or d["details"]["n"]),
                         {k: arr(v) for k, v in lv["curves"].items()}) for lv in d["levels"]],
             "gamma0": d["details"].get("gamma0")}
 
@@ -55,9 +56,15 @@ def _assert_same(got, want, door):
     for (label, g, a, curves), (_, g0, a0, curves0) in zip(got["levels"], want["levels"]):
         np.testing.assert_allclose(g, g0, rtol=1e-10, err_msg=f"{door} {label}")
         np.testing.assert_allclose(a, a0, rtol=1e-12, err_msg=f"{door} {label}")
+        # the doors round differently; a leave-one-out form divides by 1 − h_ii, whose
+        # rounding grows like ε·n/α (κ ≤ 1), so tiny ridges get a tenth of that bound
+        rtol = np.maximum(1e-8, 0.1 * np.finfo(float).eps / a0)
         for name in curves0:
-            np.testing.assert_allclose(curves[name], curves0[name], rtol=1e-8, atol=1e-12,
-                                       equal_nan=True, err_msg=f"{door} {label} {name}")
+            got_c, want_c = curves[name], curves0[name]
+            close = np.isclose(got_c, want_c, rtol=0, atol=1e-12, equal_nan=True) | (
+                np.abs(got_c - want_c) <= rtol * np.abs(want_c))
+            assert close.all(), (door, label, name, np.argwhere(~close)[:3],
+                                 got_c[~close][:3], want_c[~close][:3])
 
 
 def _cli_json(path, tmp_path, capsys, kernel="auto"):

@@ -822,9 +822,11 @@ def _levels(search: _search.Search, coarse: _search.Search, out: _Outcome, perm:
     (:func:`kernelselect.selection._policy.auto_levels`); ``out`` then holds the last level.
     When ``coarse`` runs on a subsample, its choice (γ and the exponent of α/n) is
     carried to all rows and the levels go on there from its last level's landmarks, the
-    first compared with the subsample's choice; the last of them grows past an edge of
-    the automatic grids (``extend``: γ, α) its best point lies on, as the first grid
-    does, since the subsample's extensions were decided at its own, larger, α/n."""
+    first compared with the subsample's choice. The subsample's extensions were decided
+    at its own, larger, α/n, so the all-rows levels score an automatic α path widened
+    by the extensions' reach (``extend``: γ, α automatic) and the last of them still
+    grows past an edge of the automatic grids its best point lies on, as the first
+    grid does."""
     assert out.auto is not None
     first = out.surface
     final, f_approx, f_state, levels, windows = _policy.auto_levels(
@@ -845,9 +847,11 @@ def _levels(search: _search.Search, coarse: _search.Search, out: _Outcome, perm:
             out.auto["subsample"] = {"rows": coarse.subsample, "gamma": point[0],
                                      "alpha": point[1], "landmarks": m, "settled": settled}
             # next_level doubles: all rows start at m where the subsample settled, else 2m
+            alphas = first.alphas * scale
             final, f_approx, f_state, levels, windows = _policy.auto_levels(
                 search, final, perm, m // 2 if settled else m,
-                start=(first.gammas, first.alphas * scale, point))
+                start=(first.gammas, _policy.widened_alphas(alphas) if extend[1] else alphas,
+                       point))
             out.auto["levels"] += levels
             out.searched += windows
             if f_approx is not None and windows:

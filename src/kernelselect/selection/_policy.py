@@ -199,6 +199,19 @@ def extend_edges(search: Search, approx: Approximation, state: Any, surface: Sur
         done.append({"edge": step, "added": [float(v) for v in new]})
 
 
+def widened_alphas(alphas: np.ndarray) -> np.ndarray:
+    """``alphas`` grown on both sides by the half-decades the edge extensions of
+    :func:`extend_edges` could add (:data:`EXTEND_STEPS` × :data:`MAX_EXTENSIONS`).
+
+    The all-rows levels after a subsample score this path: the subsample decided its
+    extensions at its own α/n, larger than all rows' best, and widening the path costs
+    one more criterion value per α on each operator, where an extension at the last
+    level rebuilds the operators of its γ window."""
+    k = np.arange(1, _rules.EXTEND_STEPS * _rules.MAX_EXTENSIONS + 1)
+    step = 10.0 ** 0.5
+    return np.concatenate([alphas[0] * step ** (-k[::-1]), alphas, alphas[-1] * step ** k])
+
+
 def warn_edges(search: Search, surface: Surface, warn_gamma: bool, warn_alpha: bool) -> list[str]:
     """The edges the best point lies on; a :class:`GridEdgeWarning` for those of the
     automatic axes (``warn_gamma`` / ``warn_alpha``: grids the caller did not give)."""
