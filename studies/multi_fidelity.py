@@ -30,8 +30,11 @@ Cases:
 
 One thread (OMP_NUM_THREADS=1, ``workers=1``) in memory. Records made since the last
 all-rows level grows past a grid edge (``extended``), and those since the all-rows
-levels score the α path widened by the extensions' reach (``widened``), are marked in
-the report; the earlier ones are kept beside them. One JSON line per run in
+levels score the α path widened by the extensions' reach and a streamed operator takes
+a whole α path in one pass over the rows (``widened``; the all-rows selections beyond
+4·10⁴ rows gained from the second as well), are marked in the report; the earlier
+ones are kept beside them. A ``--rule-only`` record is set beside the all-rows record
+made before it. One JSON line per run in
 ``results/multi_fidelity_raw.jsonl``; ``report`` writes ``results/multi_fidelity.md``.
 
     python studies/multi_fidelity.py synthetic --n 200000
@@ -199,11 +202,12 @@ def report(args):
          ("(γ, α/n) subsample rule", "l"), ("(γ, α/n) all rows", "l"),
          ("seconds rule / all rows", "r"), ("ratio", "r"), ("last level s (rule)", "r"),
          ("test error rule / all rows", "r"), ("load", "l")])
-    for r in recs:
+    for i, r in enumerate(recs):
         mu, ev = r["multi"], r["every"]
-        if ev is None:
-            earlier = [e["every"] for e in recs if e["case"] == r["case"] and e["n"] == r["n"]
-                       and e["dask"] == r["dask"] and e["every"] is not None]
+        if ev is None:                  # the all-rows record made before this one
+            earlier = [e["every"] for e in recs[:i] if e["case"] == r["case"]
+                       and e["n"] == r["n"] and e["dask"] == r["dask"]
+                       and e["every"] is not None]
             ev = earlier[-1] if earlier else None
         if ev is None:
             continue
@@ -216,7 +220,7 @@ def report(args):
         test = ("same choice" if r["same_choice"]
                 else "not measured (see the notes)" if r.get("test_multi") is None
                 else f"{r['test_multi']:.4f} / {r['test_every']:.4f}")
-        version = (" (all-rows α path widened)" if r.get("widened")
+        version = (" (all-rows α path widened, one pass per α path)" if r.get("widened")
                    else " (last level extended at an edge)" if r.get("extended") else "")
         lines.append(
             f"| {r['case']}{' (Dask)' if r['dask'] else ''}{version} | {r['n']} | "

@@ -80,11 +80,14 @@ rules, each with its reason:
   all-rows level confirms it), with twice them where it did not. The criteria are
   means over rows, so the subsample ranks the coarse grid as all rows do to within
   its standard error, and the decision is made on every row. The subsample decides
-  its grid extensions at its own α/n, which is larger than all rows' optimum; so the
-  last all-rows level grows past an edge of the automatic grids its best point lies
-  on, as the first grid does (at 10⁶ rows the subsample's choice otherwise stopped on
-  the α path's lower edge where all rows chose α/n three times smaller). Dask input
-  gathers the subsample (r × d values) and streams only the levels on all rows.
+  its grid extensions at its own α/n, which is larger than all rows' optimum (at 10⁶
+  rows the subsample's choice stopped on the α path's lower edge where all rows chose
+  α/n three times smaller); so the all-rows levels score the carried α path widened on
+  each side by the extensions' reach (:func:`widened_alphas`: one more criterion value
+  per α on an operator, where growing a level at an α edge rebuilds its γ window), and
+  the last of them still grows past an edge of the automatic grids its best point lies
+  on, as the first grid does. Dask input gathers the subsample (r × d values) and
+  streams only the levels on all rows.
 
   Evidence (docs/defaults.md, the sets of the defaults study with
   n > 400, against 5-fold CV): mean Δ +0.13 pp (binary), −0.01 pp (multi-class),
