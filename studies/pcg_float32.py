@@ -1,0 +1,276 @@
+"""The Nyström machine's preconditioner in float32: FALKON's β form against the solver's
+w form, on the same data, centres, sample rows, γ and α.
+
+The solver (:mod:`kernelselect.solvers._pcg`) defines its model through T, the float64
+Cholesky factor of K_mm + δI (δ = m·2⁻⁵²), and iterates in w = Tβ; its factors T and A
+therefore stay in float64: an m × m array of doubles (3.2 GB at m = 2·10⁴) and about
+3m³ flops (T, the sample rows' features, A). In the β form of FALKON (Rudi, Carratino
+& Rosasco, NeurIPS 2017),
+
+    (K_nmᵀK_nm + αK_mm)β = K_nmᵀy,
+
+the products are exact (float64 passes) and the factors only precondition, so they may
+be rounded: here T (TᵀT = K_mm + δ₃₂I, δ₃₂ = m·2⁻²³) and A (AᵀA = (TTᵀ + Φ_SᵀΦ_S)/(m + q)
++ λI, the solver's estimate with its q = m sample rows S) are computed and applied in
+float32, and conjugate gradients run on β in float64 with the preconditioner
+B·Bᵀ, B = T⁻¹A⁻¹/√n, in the flexible (Polak–Ribière) form, since a float32 solve is
+linear only to its rounding. The residual is the float64 one of the normal equations in
+β, updated each iteration and checked by an explicit product at the end.
+
+Recorded, against the solver's fit (default tolerance 1e-7) of the same model: the
+seconds of each preconditioner (float64 as the solver builds it, float32 here), the
+iterations and seconds of each solve, the relative residual of the β equations
+reached, the largest difference of the two machines' predictions on 10⁴ test rows
+(relative to the spread of y) and both test NMSE. The residual history of the β form
+gives the iterations it needs for each tolerance.
+
+One thread; ``fit_scale.py``'s data (d = 10, y = sin(2·Xw) + 0.1ε); γ and α/n as the
+default selection chose them at 2·10⁵ rows (0.2131, 10⁻⁶) unless given.
+
+    python studies/pcg_float32.py run --n 50000 --centres 4000
+    python studies/pcg_float32.py run --n 200000 --centres 20000 --preconditioner-only
+    python studies/pcg_float32.py report
+"""
+
+import argparse
+import math
+import os
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+import _common as C
+
+RAW = C.RESULTS / "pcg_float32_raw.jsonl"
+REPORT = C.RESULTS / "pcg_float32.md"
+
+
+def preconditioner32(cond, n, alpha, sample):
+    """(T, A) in float32 (upper factors) and the seconds taken; ``sample`` the extra
+    rows (shifted and scaled as the centres)."""
+    from kernelselect import lowlevel
+
+    clock = time.perf_counter()
+    m = cond.centres.shape[0]
+    K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
+    T = np.asfortranarray(K, dtype=np.float32)
+    del K
+    T[np.diag_indices(m)] += np.float32(m * 2.0 ** -23)
+    T, info = lapack.spotrf(T, lower=0, clean=1, overwrite_a=1)
+    assert info == 0, info
+    G, info = lapack.slauum(T.copy(order="F"), lower=0, overwrite_c=1)   # upper of T Tᵀ
+    assert info == 0, info
+    rows = m
+    if sample is not None:
+        for start in range(0, sample.shape[0], 2048):
+            Kb = lowlevel.kernel_block(sample[start:start + 2048], cond.centres, cond.gamma,
+                                       kernel=cond.kernel)
+            Pt = blas.strsm(1.0, T, np.asfortranarray(Kb.T, dtype=np.float32), lower=0,
+                            trans_a=1, overwrite_b=1)              # Φ_bᵀ = T⁻ᵀK_bmᵀ
+            G = blas.ssyrk(1.0, Pt, beta=1.0, c=G, trans=0, lower=0, overwrite_c=1)
+        rows += sample.shape[0]
+    G /= np.float32(rows)
+    G[np.diag_indices(m)] += np.float32(alpha / n)
+    A, info = lapack.spotrf(G, lower=0, clean=1, overwrite_a=1)
+    assert info == 0, info
+    return T, A, time.perf_counter() - clock
+
+
+def solve_beta(rows, alpha, T, A, tol, max_iter):
+    """Flexible PCG on (K_nmᵀK_nm + αK_mm)β = K_nmᵀy with z = B(Bᵀr) in float32."""
+    from kernelselect import lowlevel
+
+    n = rows.n
+    cond = rows.cond
+    sqrt_n = math.sqrt(n)
+    clock = time.perf_counter()
+    Kmm = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
+
+    def precondition(R):
+        V = blas.strsm(1.0, T, np.asfortranarray(R, dtype=np.float32), lower=0, trans_a=1)
+        V = blas.strsm(1.0, A, V, lower=0, trans_a=1)           # Bᵀr·√n
+        V = blas.strsm(1.0, A, V, lower=0, trans_a=0)
+        V = blas.strsm(1.0, T, V, lower=0, trans_a=0)           # B Bᵀ r · n
+        return np.asarray(V, dtype=np.float64) / n
+
+    def H(P):
+        return rows.normal(np.ascontiguousarray(P)) + alpha * (Kmm @ P)
+
+    KtY, _, _ = rows.cross_targets()
+    b = KtY[:, 1:]
+    b_norm = np.linalg.norm(b, axis=0)
+    beta = np.zeros_like(b)
+    r = b.copy()
+    z = precondition(r)
+    p = z.copy()
+    rz = np.einsum("ij,ij->j", r, z)
+    history = []
+    setup = time.perf_counter() - clock
+    clock = time.perf_counter()
+    it = 0
+    while it < max_iter:
+        q = H(p)
+        a = rz / np.einsum("ij,ij->j", p, q)
+        beta += a * p
+        r_old, z_old = r, z
+        r = r - a * q
+        it += 1
+        history.append(float(np.max(np.linalg.norm(r, axis=0) / b_norm)))
+        if history[-1] <= tol:
+            break
+        z = precondition(r)
+        rz_new = np.einsum("ij,ij->j", r, z)
+        pr = np.einsum("ij,ij->j", z, r - r_old) / rz
+        rz = rz_new
+        p = z + np.maximum(pr, 0.0) * p
+        del r_old, z_old
+    seconds = time.perf_counter() - clock
+    explicit = float(np.max(np.linalg.norm(b - H(beta), axis=0) / b_norm))
+    return beta, it, history, explicit, setup, seconds
+
+
+def predict(cond, beta, X):
+    from kernelselect import lowlevel
+
+    Xc = np.ascontiguousarray((X - cond.shift) * cond.scale)
+    return lowlevel.kernel_block(Xc, cond.centres, cond.gamma, kernel=cond.kernel) @ beta
+
+
+def preconditioners(args, X, Y, alpha, centres, sample, load):
+    """The two preconditioners alone (the solver's float64 one, then float32)."""
+    from kernelselect.solvers import _pcg
+
+    rows, _, S = _pcg.streamed_rows(X, Y, args.gamma, centres, sample, "gaussian", 1)
+    clock = time.perf_counter()
+    P = _pcg.NystromPreconditioner(rows.cond, args.n, alpha, S, centred=False)
+    seconds64 = time.perf_counter() - clock
+    del P
+    S32 = np.ascontiguousarray((S - rows.cond.shift) * rows.cond.scale)
+    _, _, seconds32 = preconditioner32(rows.cond, args.n, alpha, S32)
+    load.append([round(v, 2) for v in os.getloadavg()])
+    rec = {"kind": "preconditioner", "n": args.n, "m": args.centres, "q": int(sample.size),
+           "gamma": args.gamma, "mu": args.mu, "load": load, "seconds64": seconds64,
+           "seconds32": seconds32}
+    C.append_record(RAW, rec)
+    C.log(rec)
+
+
+def run(args):
+    from threadpoolctl import threadpool_limits
+
+    sys.path.insert(0, str(C.REPO / "studies"))
+    from fit_scale import synthetic
+
+    from kernelselect.solvers import _pcg
+
+    Xtr, ytr = synthetic(args.n)
+    Xte, yte = synthetic(10_000, seed=1)
+    ybar = ytr.mean()
+    Y = (ytr - ybar)[:, None]
+    alpha = args.mu * args.n
+    rng = np.random.default_rng(0)
+    centres = _pcg.choose_centres(args.n, args.centres, rng)
+    sample = _pcg.choose_sample(args.n, centres, args.centres * _pcg.SAMPLE_PER_CENTRE, rng)
+    load = [[round(v, 2) for v in os.getloadavg()]]
+    if args.preconditioner_only:
+        with threadpool_limits(1):
+            preconditioners(args, Xtr, Y, alpha, centres, sample, load)
+        return
+    with threadpool_limits(1):
+        rows, Z, S = _pcg.streamed_rows(Xtr, Y, args.gamma, centres, sample, "gaussian", 1)
+        clock = time.perf_counter()
+        sol = _pcg.nystrom_pcg(rows, alpha, bias=False, sample=S)
+        ref_seconds = time.perf_counter() - clock
+        ref_pred = predict(rows.cond, sol.coef, Xte)[:, 0] + ybar
+        rows32, _, _ = _pcg.streamed_rows(Xtr, Y, args.gamma, centres, sample, "gaussian", 1)
+        S32 = np.ascontiguousarray((S - rows32.cond.shift) * rows32.cond.scale)
+        T, A, pre32 = preconditioner32(rows32.cond, args.n, alpha, S32)
+        beta, its, history, explicit, setup, seconds = solve_beta(rows32, alpha, T, A,
+                                                                  args.tol, args.max_iter)
+        pred = predict(rows32.cond, beta, Xte)[:, 0] + ybar
+    load.append([round(v, 2) for v in os.getloadavg()])
+    spread = float(np.std(ytr))
+    rec = {"n": args.n, "m": args.centres, "q": int(sample.size), "gamma": args.gamma,
+           "mu": args.mu, "tol": args.tol, "load": load,
+           "w64": {"iterations": int(sol.iterations), "seconds": sol.seconds,
+                   "total": ref_seconds, "residual_w": float(np.max(sol.residual)),
+                   "nmse": float(np.mean((ref_pred - yte) ** 2) / np.var(yte))},
+           "beta32": {"iterations": its, "preconditioner": pre32, "setup": setup,
+                      "iterations_seconds": seconds, "residual_beta": explicit,
+                      "history": history,
+                      "nmse": float(np.mean((pred - yte) ** 2) / np.var(yte))},
+           "max_prediction_difference": float(np.max(np.abs(pred - ref_pred)) / spread)}
+    C.append_record(RAW, rec)
+    C.log({k: v for k, v in rec.items() if k not in ("w64", "beta32")},
+          rec["w64"]["iterations"], round(rec["w64"]["seconds"]["preconditioner"], 1),
+          its, round(pre32, 1), rec["max_prediction_difference"])
+
+
+def report(args):
+    recs = C.read_jsonl(RAW)
+    lines = C.report_head(
+        "The Nyström machine's preconditioner in float32",
+        "Generated by `studies/pcg_float32.py report`. The solver's w form (float64 "
+        "factors, its default tolerance 1e-7 on the w residual) against FALKON's β form "
+        "with float32 factors and float64 products (flexible PCG to the relative β "
+        "residual `tol`), same data, centres, q = m sample rows, γ and α, one thread. "
+        "Prediction difference: the largest over 10⁴ test rows, relative to std(y).",
+        [("n", "r"), ("m", "r"), ("α/n", "r"), ("preconditioner s float64 / float32", "r"),
+         ("iterations w64 / β32", "r"), ("iteration s w64 / β32", "r"),
+         ("β residual reached (explicit)", "r"), ("β32 iterations to 1e-5 / 1e-6", "r"),
+         ("prediction difference", "r"), ("test NMSE w64 / β32", "r"), ("load", "l")])
+    for r in recs:
+        if r.get("kind") == "preconditioner":
+            continue
+        w, b = r["w64"], r["beta32"]
+        hist = np.array(b["history"])
+
+        def first(t):
+            hit = np.nonzero(hist <= t)[0]
+            return str(int(hit[0]) + 1) if hit.size else "—"
+
+        lines.append(
+            f"| {r['n']} | {r['m']} | {r['mu']:.3g} | "
+            f"{w['seconds']['preconditioner']:.1f} / {b['preconditioner']:.1f} | "
+            f"{w['iterations']} / {b['iterations']} | "
+            f"{w['seconds']['iterations']:.1f} / {b['iterations_seconds']:.1f} | "
+            f"{b['residual_beta']:.2e} | {first(1e-5)} / {first(1e-6)} | "
+            f"{r['max_prediction_difference']:.2e} | {w['nmse']:.4f} / {b['nmse']:.4f} | "
+            f"{r['load'][0][0]} → {r['load'][1][0]} |")
+    pre = [r for r in recs if r.get("kind") == "preconditioner"]
+    if pre:
+        lines += ["", "The preconditioners alone (`--preconditioner-only`):", "",
+                  "| n | m | q | float64 s | float32 s | ratio | m × m array float64 / "
+                  "float32 GB | load |", "|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for r in pre:
+            gb = r["m"] ** 2 * 8 / 1e9
+            lines.append(f"| {r['n']} | {r['m']} | {r['q']} | {r['seconds64']:.1f} | "
+                         f"{r['seconds32']:.1f} | {r['seconds32'] / r['seconds64']:.2f} | "
+                         f"{gb:.2f} / {gb / 2:.2f} | {r['load'][0][0]} → {r['load'][1][0]} |")
+    C.write_report(REPORT, lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--n", type=int, default=50_000)
+    r.add_argument("--centres", type=int, default=4000)
+    r.add_argument("--gamma", type=float, default=0.2131)
+    r.add_argument("--mu", type=float, default=1e-6)
+    r.add_argument("--tol", type=float, default=1e-7)
+    r.add_argument("--max-iter", type=int, default=200)
+    r.add_argument("--preconditioner-only", action="store_true",
+                   help="time the two preconditioners alone (no solve)")
+    sub.add_parser("report")
+    args = parser.parse_args(argv)
+    {"run": run, "report": report}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
