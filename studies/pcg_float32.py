@@ -220,7 +220,8 @@ def report(args):
         "with float32 factors and float64 products (flexible PCG to the relative β "
         "residual `tol`), same data, centres, q = m sample rows, γ and α, one thread. "
         "Prediction difference: the largest over 10⁴ test rows, relative to std(y).",
-        [("n", "r"), ("m", "r"), ("α/n", "r"), ("preconditioner s float64 / float32", "r"),
+        [("n", "r"), ("m", "r"), ("α/n", "r"), ("β tol", "r"),
+         ("preconditioner s float64 / float32", "r"),
          ("iterations w64 / β32", "r"), ("iteration s w64 / β32", "r"),
          ("β residual reached (explicit)", "r"), ("β32 iterations to 1e-5 / 1e-6", "r"),
          ("prediction difference", "r"), ("test NMSE w64 / β32", "r"), ("load", "l")])
@@ -235,7 +236,7 @@ def report(args):
             return str(int(hit[0]) + 1) if hit.size else "—"
 
         lines.append(
-            f"| {r['n']} | {r['m']} | {r['mu']:.3g} | "
+            f"| {r['n']} | {r['m']} | {r['mu']:.3g} | {r['tol']:.0e} | "
             f"{w['seconds']['preconditioner']:.1f} / {b['preconditioner']:.1f} | "
             f"{w['iterations']} / {b['iterations']} | "
             f"{w['seconds']['iterations']:.1f} / {b['iterations_seconds']:.1f} | "
@@ -252,6 +253,9 @@ def report(args):
             lines.append(f"| {r['n']} | {r['m']} | {r['q']} | {r['seconds64']:.1f} | "
                          f"{r['seconds32']:.1f} | {r['seconds32'] / r['seconds64']:.2f} | "
                          f"{gb:.2f} / {gb / 2:.2f} | {r['load'][0][0]} → {r['load'][1][0]} |")
+    notes = [f"- n = {r['n']}, m = {r['m']}: {r['note']}" for r in recs if r.get("note")]
+    if notes:
+        lines += ["", "Notes:", ""] + notes
     C.write_report(REPORT, lines)
 
 
