@@ -142,7 +142,8 @@ def memory(args):
 
     X, y = synthetic(args.n)
     Xt, yt = synthetic(N_TEST, seed=1)
-    rec = {"part": "memory", "n": args.n, "d": D, "load_before": load()}
+    rec = {"part": "memory", "n": args.n, "d": D, "load_before": load(),
+           "omp_threads": os.environ.get("OMP_NUM_THREADS")}
     bound_iterations(rec, args.max_iter)
     t0 = time.perf_counter()
     sel = KernelSelectionCV(random_state=0).fit(X, y)
@@ -261,6 +262,10 @@ def report(args):
               "one (about half the bounded run's *iterations* column, which holds two "
               "passes)."]
     lines.append("")
+    notes = [f"- {r['part']} at n = {r['n']} (m = {r['refit']['n_centres']}): {r['note']}"
+             for r in recs if r.get("note")]
+    if notes:
+        lines += ["", "Run notes:", ""] + notes
     C.write_report(REPORT, lines)
 
 
