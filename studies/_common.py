@@ -405,6 +405,13 @@ def z_statistic(best, other):
     return paired_t(other, best)
 
 
+def note_lines(recs, label, heading="Notes:", end=""):
+    """Report lines for the records that carry a ``note``, each named by ``label(record)``
+    (none when no record has one)."""
+    notes = [f"- {label(r)}: {r['note']}{end}" for r in recs if r.get("note")]
+    return ["", heading, ""] + notes if notes else []
+
+
 def write_report(path, lines):
     """Write a study's markdown report (``lines`` joined by newlines) and print it."""
     path.write_text("\n".join(lines) + "\n")

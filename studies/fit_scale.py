@@ -262,10 +262,8 @@ def report(args):
               "one (about half the bounded run's *iterations* column, which holds two "
               "passes)."]
     lines.append("")
-    notes = [f"- {r['part']} at n = {r['n']} (m = {r['refit']['n_centres']}): {r['note']}"
-             for r in recs if r.get("note")]
-    if notes:
-        lines += ["", "Run notes:", ""] + notes
+    lines += C.note_lines(recs, lambda r: f"{r['part']} at n = {r['n']} "
+                                          f"(m = {r['refit']['n_centres']})", "Run notes:")
     C.write_report(REPORT, lines)
 
 

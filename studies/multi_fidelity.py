@@ -229,10 +229,8 @@ def report(args):
             f"{mu['seconds']:.1f} / {ev['seconds']:.1f} | {mu['seconds'] / ev['seconds']:.2f} | "
             f"{last:.1f} | "
             f"{test} | {mu['load'][0][0]} → {ev['load'][1][0]} |")
-    notes = [f"- {r['case']} n = {r['n']}{' (Dask)' if r['dask'] else ''}: {r['note']}."
-             for r in recs if r.get("note")]
-    if notes:
-        lines += ["", "Notes:", ""] + notes
+    lines += C.note_lines(recs, lambda r: f"{r['case']} n = {r['n']}"
+                                          f"{' (Dask)' if r['dask'] else ''}", end=".")
     C.write_report(REPORT, lines)
 
 

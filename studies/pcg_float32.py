@@ -253,9 +253,7 @@ def report(args):
             lines.append(f"| {r['n']} | {r['m']} | {r['q']} | {r['seconds64']:.1f} | "
                          f"{r['seconds32']:.1f} | {r['seconds32'] / r['seconds64']:.2f} | "
                          f"{gb:.2f} / {gb / 2:.2f} | {r['load'][0][0]} → {r['load'][1][0]} |")
-    notes = [f"- n = {r['n']}, m = {r['m']}: {r['note']}" for r in recs if r.get("note")]
-    if notes:
-        lines += ["", "Notes:", ""] + notes
+    lines += C.note_lines(recs, lambda r: f"n = {r['n']}, m = {r['m']}")
     C.write_report(REPORT, lines)
 
 
