@@ -117,7 +117,7 @@ def solve_beta(rows, alpha, T, A, tol, max_iter):
         q = H(p)
         a = rz / np.einsum("ij,ij->j", p, q)
         beta += a * p
-        r_old, z_old = r, z
+        r_old = r
         r = r - a * q
         it += 1
         history.append(float(np.max(np.linalg.norm(r, axis=0) / b_norm)))
@@ -128,7 +128,6 @@ def solve_beta(rows, alpha, T, A, tol, max_iter):
         pr = np.einsum("ij,ij->j", z, r - r_old) / rz
         rz = rz_new
         p = z + np.maximum(pr, 0.0) * p
-        del r_old, z_old
     seconds = time.perf_counter() - clock
     explicit = float(np.max(np.linalg.norm(b - H(beta), axis=0) / b_norm))
     return beta, it, history, explicit, setup, seconds

@@ -159,6 +159,18 @@ def _edges(index: tuple[int, ...], shape: tuple[int, ...], alpha_axis: bool) -> 
     return out
 
 
+#: the grids' steps beyond an edge: γ by factors of 2, α by half-decades
+_GAMMA_RATIO = 2.0
+_ALPHA_RATIO = 10.0 ** 0.5
+
+
+def _beyond(edge: float, ratio: float, steps: int, before: bool) -> np.ndarray:
+    """``steps`` values past ``edge`` by factors of ``ratio``, in increasing order:
+    below it (``before``) or above it."""
+    k = np.arange(1, steps + 1)
+    return edge * (ratio ** (-k[::-1]) if before else ratio ** k)
+
+
 def extend_edges(search: Search, approx: Approximation, state: Any, surface: Surface,
                  extend_gamma: bool, extend_alpha: bool) -> list[dict[str, Any]]:
     """Grow ``surface`` beyond the edge its best point lies on (see the module
@@ -184,17 +196,13 @@ def extend_edges(search: Search, approx: Approximation, state: Any, surface: Sur
         counts[axis] += 1
         before = side == "low"
         if axis == "gamma":
-            ratio = 2.0
-            edge_value = surface.gammas[0] if before else surface.gammas[-1]
-            k = np.arange(1, _rules.EXTEND_STEPS + 1)
-            new = edge_value * (ratio ** (-k[::-1]) if before else ratio ** k)
+            new = _beyond(surface.gammas[0] if before else surface.gammas[-1], _GAMMA_RATIO,
+                          _rules.EXTEND_STEPS, before)
             curves, timings, ops = search.evaluate(approx, state, new, surface.alphas)
             surface.add_gammas(new, curves, timings, ops, before)
         else:
-            ratio = 10.0 ** 0.5
-            edge_value = surface.alphas[0] if before else surface.alphas[-1]
-            k = np.arange(1, _rules.EXTEND_STEPS + 1)
-            new = edge_value * (ratio ** (-k[::-1]) if before else ratio ** k)
+            new = _beyond(surface.alphas[0] if before else surface.alphas[-1], _ALPHA_RATIO,
+                          _rules.EXTEND_STEPS, before)
             rows = np.arange(max(idx[0] - _rules.WINDOW, 0), min(idx[0] + _rules.WINDOW + 1,
                                                            surface.gammas.size))
             curves, timings, _ = search.evaluate(approx, state, surface.gammas[rows], new)
@@ -210,9 +218,9 @@ def widened_alphas(alphas: np.ndarray) -> np.ndarray:
     extensions at its own α/n, larger than all rows' best, and widening the path costs
     one more criterion value per α on each operator, where an extension at the last
     level rebuilds the operators of its γ window."""
-    k = np.arange(1, _rules.EXTEND_STEPS * _rules.MAX_EXTENSIONS + 1)
-    step = 10.0 ** 0.5
-    return np.concatenate([alphas[0] * step ** (-k[::-1]), alphas, alphas[-1] * step ** k])
+    reach = _rules.EXTEND_STEPS * _rules.MAX_EXTENSIONS
+    return np.concatenate([_beyond(alphas[0], _ALPHA_RATIO, reach, True), alphas,
+                           _beyond(alphas[-1], _ALPHA_RATIO, reach, False)])
 
 
 def warn_edges(search: Search, surface: Surface, warn_gamma: bool, warn_alpha: bool) -> list[str]:
