@@ -365,7 +365,8 @@ def test_per_thread_work_that_cannot_be_allocated_raises_memory_error():
     statuses = 5 * 32                           # 300 rows: 5 blocks (and groups) of 64
     assert lines == [
         _no_memory("cross_kernel_matvec_into", 2 * 64 * 2000 * 8 + statuses),   # rows × n_train
-        _no_memory("nystrom_pass_into", 2 * 64 * (3 + 2000 + 1) * 8 + statuses)]  # rows × (d+m+t)
+        # a block's 64 rows × d, and a sub-block's 16 rows × (m + t) (m = 2000: 16 rows)
+        _no_memory("nystrom_pass_into", 2 * (64 * 3 + 16 * (2000 + 1)) * 8 + statuses)]
 
 
 # ---------------------------------------------------------------------------

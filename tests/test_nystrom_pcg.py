@@ -56,6 +56,27 @@ def test_passes_match_dense_products(seed, n, d, m, t, gamma, kernel, magnitude)
         np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(ref).max()))
 
 
+@settings(max_examples=12, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 200), st.sampled_from([520, 700, 1100, 2100]),
+       st.integers(1, 2), KERNELS)
+def test_passes_over_sub_blocks_match_dense_products_on_any_thread_count(seed, n, m, t,
+                                                                         kernel):
+    """Past 512 centres a block of 64 rows is taken in sub-blocks of 32 or 16 rows (m
+    here gives 32 and 16, with a last tile shorter than 512 centres and a last block
+    shorter than a sub-block): the passes still give the dense products, and the same
+    bits on one thread and on two."""
+    X, _, rng = data(seed, n, 3, t)
+    Z = rng.standard_normal((m, 3))
+    K = kernel_matrix(X, Z, 0.3, kernel)
+    cond = Conditioning(Z, 0.3, kernel, bounds=(X.min(axis=0), X.max(axis=0)))
+    V, W = rng.standard_normal((m, t)), rng.standard_normal((n, t))
+    for mode, ref in ((NORMAL, K.T @ (K @ V)), (CROSS, K.T @ W), (APPLY, K @ V)):
+        out = run_pass(mode, X, cond, W if mode == CROSS else V, workers=2)
+        np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * (1 + np.abs(ref).max()))
+        np.testing.assert_array_equal(
+            out, run_pass(mode, X, cond, W if mode == CROSS else V, workers=1))
+
+
 LAMBDAS = [1e-2, 1e-4, 1e-6, 1e-9]
 
 

@@ -3,7 +3,7 @@
 # OpenMP thread number and the vector exp / cos loops of _vecmath.h.
 
 from cython cimport floating
-from scipy.linalg.cython_blas cimport dgemm, dsyrk, sgemm, ssyrk
+from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk, sgemm, sgemv, ssyrk
 
 # the check of BLAS's 32-bit dimensions and the per-thread work of a parallel loop
 from libc.stdlib cimport free, malloc
@@ -40,6 +40,30 @@ cdef inline void gemm(bint trans_a, bint trans_b, int m, int n, int k, floating 
     else:
         sgemm(&ta, &tb, &n, &m, &k, &alpha, <float*>B, &ldb, <float*>A, &lda,
               &beta, C, &ldc)
+
+
+cdef inline void gemv(bint trans_a, int m, int k, floating alpha, const floating* A,
+                      int lda, const floating* x, floating beta, floating* y) noexcept nogil:
+    """Row-major y = alpha op(A) x + beta y for A stored (m, k) row-major with leading
+    dimension lda: op(A) = A (y has m entries) or Aᵀ (y has k entries).
+
+    gemm's one-column case, which gemm would first pack as a matrix product; gemv reads
+    A once. Its rounding is not gemm's, and for op(A) = A an entry's can depend on its
+    row's place in the call (BLAS unrolls rows): use it only where the rows a call
+    takes are fixed (the passes' blocks), not where a caller's chunks set them.
+    """
+    cdef char ta = b'N' if trans_a else b'T'
+    cdef int one = 1
+    cdef Py_ssize_t i
+    if m <= 0 or k <= 0:
+        return
+    if beta == 0:                    # y may hold anything (NaN): not every BLAS's gemv
+        for i in range(k if trans_a else m):   # ignores it when beta = 0, as gemm does
+            y[i] = 0
+    if floating is double:
+        dgemv(&ta, &k, &m, &alpha, <double*>A, &lda, <double*>x, &one, &beta, y, &one)
+    else:
+        sgemv(&ta, &k, &m, &alpha, <float*>A, &lda, <float*>x, &one, &beta, y, &one)
 
 
 cdef inline void syrk_upper(int n, int k, floating alpha, const floating* A, int lda,

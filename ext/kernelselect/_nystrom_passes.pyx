@@ -2,7 +2,7 @@
 """Streamed passes over the Nyström block K(X, Z) of n rows and m centres.
 
 Three passes, each reading X once in fixed blocks of PASS_ROWS rows and never
-holding more of K(X, Z) than one block of rows (PASS_ROWS × m per thread):
+holding more of K(X, Z) than one sub-block of rows (at most PASS_ROWS × m per thread):
 
 - normal:  out (m, t) = K(X, Z)ᵀ (K(X, Z) V)     for V (m, t)
 - cross:   out (m, t) = K(X, Z)ᵀ Y               for Y (n, t)
@@ -10,23 +10,26 @@ holding more of K(X, Z) than one block of rows (PASS_ROWS × m per thread):
 
 A block's rows are first shifted and scaled into a per-thread buffer,
 x ↦ (x − shift)·scale (the centring and power-of-two rescaling that keep
-‖x‖² + ‖z‖² − 2x·z accurate, done here so that X is never copied), then its kernel
-values are formed tile by tile (PASS_COLS centres a tile, kernel_block_into on one
-thread) into a per-thread buffer, multiplied by V tile by tile (BLAS gemm) and,
-for the normal and cross passes, multiplied back by the transposed tiles into an
-(m, t) partial sum.
+‖x‖² + ‖z‖² − 2x·z accurate, done here so that X is never copied). The block is then
+taken in sub-blocks of pass_sub_rows(m) rows (64, 32 or 16: as many as keep the
+sub-block's kernel values in a core's L2 between their two uses). A sub-block's
+kernel values are formed tile by tile (PASS_COLS centres a tile, kernel_block_into
+on one thread) into a per-thread buffer, each tile multiplied by V (BLAS gemm)
+while it is still in cache, and, for the normal and cross passes, the sub-block is
+multiplied back by its transposed tiles into an (m, t) partial sum.
 
 Determinism: the row blocks are dealt into at most MAX_GROUPS contiguous groups,
 a number fixed by n alone; each group accumulates its own partial in block order
 and the partials are added in group order after the parallel loop, so 1 and N
-threads give the same bits. Groups are scheduled dynamically so that a thread that
-loses its core on a busy machine does not hold the others up.
+threads give the same bits (the sub-blocks divide a block and depend on m alone).
+Groups are scheduled dynamically so that a thread that loses its core on a busy
+machine does not hold the others up.
 """
 
 from cython.parallel cimport prange
 from libc.string cimport memset
 
-from kernelselect._common cimport (alloc_thread_work, blas_dims, clamp_threads, gemm,
+from kernelselect._common cimport (alloc_thread_work, blas_dims, clamp_threads, gemm, gemv,
                                    ks_omp_thread_num, release_thread_work)
 from kernelselect._kernels cimport kernel_block_into
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
@@ -37,6 +40,19 @@ cdef enum:
     PASS_ROWS = 64      # rows of X per block
     PASS_COLS = 512     # centres per kernel tile
     MAX_GROUPS = 32     # partial sums of the normal / cross passes
+    SUB_ROWS_MIN = 16   # fewest rows a kernel tile is formed for
+    SUB_ENTRIES = 32768 # kernel values (256 KB) a sub-block keeps while it is reused
+
+
+cdef Py_ssize_t pass_sub_rows(Py_ssize_t m) noexcept nogil:
+    """Rows per sub-block: PASS_ROWS halved (64, 32, 16) while the sub-block's m kernel
+    values a row exceed SUB_ENTRIES, so that they stay in a core's L2 between their
+    two uses where m allows; never below SUB_ROWS_MIN, where the per-tile set-up of
+    the kernel block (centre norms, a thin gemm) costs more than the cache saves."""
+    cdef Py_ssize_t r = PASS_ROWS
+    while r > SUB_ROWS_MIN and r * m > SUB_ENTRIES:
+        r = r // 2
+    return r
 
 
 cdef Py_ssize_t pass_groups(Py_ssize_t n) noexcept nogil:
@@ -53,44 +69,47 @@ cdef void _shift_rows(const double* X, Py_ssize_t bi, Py_ssize_t d, const double
 
 
 cdef Status _kernel_rows(const double* xb, Py_ssize_t bi, const double* Z, Py_ssize_t m,
-                         Py_ssize_t d, double gamma, int kernel, double* T) noexcept nogil:
+                         Py_ssize_t d, double gamma, int kernel, double* T,
+                         Py_ssize_t stride, const double* V, Py_ssize_t t,
+                         double* U, bint fixed_rows) noexcept nogil:
     """T holds K(xb, Z) as consecutive tiles: the tile of centres j0 … j0+bj is a
-    contiguous (bi, bj) row-major array at T + PASS_ROWS·j0."""
+    contiguous (bi, bj) row-major array at T + stride·j0. With V, also U (bi, t) =
+    K(xb, Z) V, each tile multiplied while it is still in cache, in tile order; by
+    gemv when t = 1 and ``fixed_rows`` (the rows are a pass's own sub-block, not an
+    output whose bits must not depend on where the caller's chunks begin)."""
     cdef Py_ssize_t j0 = 0, bj
+    cdef double beta = 0.0
     cdef Status status = status_ok()
     while j0 < m:
         bj = min(<Py_ssize_t>PASS_COLS, m - j0)
         status = kernel_block_into(xb, bi, Z + j0 * d, bj, d, gamma, kernel,
-                                   T + PASS_ROWS * j0, 1)
+                                   T + stride * j0, 1)
         if status.code != OK:
             return status
+        if V != NULL and t == 1 and fixed_rows:
+            gemv(False, <int>bi, <int>bj, 1.0, T + stride * j0, <int>bj, V + j0, beta, U)
+            beta = 1.0
+        elif V != NULL:
+            gemm(False, False, <int>bi, <int>t, <int>bj, 1.0, T + stride * j0, <int>bj,
+                 V + j0 * t, <int>t, beta, U, <int>t)
+            beta = 1.0
         j0 = j0 + bj
     return status
 
 
-cdef void _times_v(const double* T, Py_ssize_t bi, Py_ssize_t m, const double* V,
-                   Py_ssize_t t, double* U) noexcept nogil:
-    """U (bi, t) = K(xb, Z) V over the tiles of T, in tile order."""
-    cdef Py_ssize_t j0 = 0, bj
-    cdef double beta = 0.0
-    while j0 < m:
-        bj = min(<Py_ssize_t>PASS_COLS, m - j0)
-        # U (bi, t) (+)= tile (bi, bj) @ V[j0:j0+bj] (bj, t)
-        gemm(False, False, <int>bi, <int>t, <int>bj, 1.0, T + PASS_ROWS * j0, <int>bj,
-             V + j0 * t, <int>t, beta, U, <int>t)
-        beta = 1.0
-        j0 = j0 + bj
-
-
-cdef void _add_transposed(const double* T, Py_ssize_t bi, Py_ssize_t m, const double* U,
-                          Py_ssize_t t, double* P) noexcept nogil:
-    """P (m, t) += K(xb, Z)ᵀ U for U (bi, t), tile by tile."""
+cdef void _add_transposed(const double* T, Py_ssize_t bi, Py_ssize_t m, Py_ssize_t stride,
+                          const double* U, Py_ssize_t t, double* P) noexcept nogil:
+    """P (m, t) += K(xb, Z)ᵀ U for U (bi, t), tile by tile (tiles laid out as by
+    _kernel_rows with this stride)."""
     cdef Py_ssize_t j0 = 0, bj
     while j0 < m:
         bj = min(<Py_ssize_t>PASS_COLS, m - j0)
         # P[j0:j0+bj] (bj, t) += tileᵀ (bj, bi) @ U (bi, t)
-        gemm(True, False, <int>bj, <int>t, <int>bi, 1.0, T + PASS_ROWS * j0, <int>bj,
-             U, <int>t, 1.0, P + j0 * t, <int>t)
+        if t == 1:
+            gemv(True, <int>bi, <int>bj, 1.0, T + stride * j0, <int>bj, U, 1.0, P + j0)
+        else:
+            gemm(True, False, <int>bj, <int>t, <int>bi, 1.0, T + stride * j0, <int>bj,
+                 U, <int>t, 1.0, P + j0 * t, <int>t)
         j0 = j0 + bj
 
 
@@ -119,8 +138,9 @@ cdef Status nystrom_pass_into(int mode,
     cdef Py_ssize_t n_blocks = (n + PASS_ROWS - 1) // PASS_ROWS
     cdef Py_ssize_t n_groups = pass_groups(n)
     cdef Py_ssize_t n_units = n_blocks if mode == 2 else n_groups
-    cdef Py_ssize_t per_thread = PASS_ROWS * (d + m + t)
-    cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, k
+    cdef Py_ssize_t sub = pass_sub_rows(m)
+    cdef Py_ssize_t per_thread = PASS_ROWS * d + sub * (m + t)
+    cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, k, s0, sb
     cdef double* buffers
     cdef double* xb
     cdef double* T
@@ -143,7 +163,7 @@ cdef Status nystrom_pass_into(int mode,
     for unit in prange(n_units, nogil=True, schedule='dynamic', num_threads=threads):
         xb = buffers + ks_omp_thread_num() * per_thread
         T = xb + PASS_ROWS * d
-        U = T + PASS_ROWS * m
+        U = T + sub * m
         statuses[unit] = status_ok()
         if mode == 2:
             b0 = unit
@@ -157,16 +177,30 @@ cdef Status nystrom_pass_into(int mode,
             i0 = blk * PASS_ROWS
             bi = min(<Py_ssize_t>PASS_ROWS, n - i0)
             _shift_rows(X + i0 * d, bi, d, shift, scale, xb)
-            statuses[unit] = _kernel_rows(xb, bi, Z, m, d, gamma, kernel, T)
+            s0 = 0
+            while s0 < bi:
+                sb = min(sub, bi - s0)
+                if mode == 0:
+                    statuses[unit] = _kernel_rows(xb + s0 * d, sb, Z, m, d, gamma, kernel,
+                                                  T, sub, V, t, U, True)
+                    if statuses[unit].code != OK:
+                        break
+                    _add_transposed(T, sb, m, sub, U, t, P)
+                elif mode == 1:
+                    statuses[unit] = _kernel_rows(xb + s0 * d, sb, Z, m, d, gamma, kernel,
+                                                  T, sub, NULL, t, NULL, False)
+                    if statuses[unit].code != OK:
+                        break
+                    _add_transposed(T, sb, m, sub, V + (i0 + s0) * t, t, P)
+                else:
+                    statuses[unit] = _kernel_rows(xb + s0 * d, sb, Z, m, d, gamma, kernel,
+                                                  T, sub, V, t, out + (i0 + s0) * t,
+                                                  False)
+                    if statuses[unit].code != OK:
+                        break
+                s0 = s0 + sb
             if statuses[unit].code != OK:
                 break
-            if mode == 0:
-                _times_v(T, bi, m, V, t, U)
-                _add_transposed(T, bi, m, U, t, P)
-            elif mode == 1:
-                _add_transposed(T, bi, m, V + i0 * t, t, P)
-            else:
-                _times_v(T, bi, m, V, t, out + i0 * t)
     status = release_thread_work(buffers, statuses, n_units)
     if status.code == OK and mode != 2:
         for g in range(n_groups):
@@ -187,7 +221,7 @@ def _pass_groups(Py_ssize_t n):
 
 def _pass_buffer_entries(Py_ssize_t d, Py_ssize_t m, Py_ssize_t t):
     """Doubles of work buffer one thread of a pass holds."""
-    return PASS_ROWS * (d + m + t)
+    return PASS_ROWS * d + pass_sub_rows(m) * (m + t)
 
 
 def _nystrom_pass_into(int mode, const double[:, ::1] X, const double[::1] shift,
