@@ -55,6 +55,12 @@ cdef Py_ssize_t pass_sub_rows(Py_ssize_t m) noexcept nogil:
     return r
 
 
+cdef Py_ssize_t pass_buffer_entries(Py_ssize_t d, Py_ssize_t m, Py_ssize_t t) noexcept nogil:
+    """Doubles of work buffer one thread of a pass holds: a block's shifted rows, a
+    sub-block's kernel values and its (rows, t) product."""
+    return PASS_ROWS * d + pass_sub_rows(m) * (m + t)
+
+
 cdef Py_ssize_t pass_groups(Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t n_blocks = (n + PASS_ROWS - 1) // PASS_ROWS
     return n_blocks if n_blocks < MAX_GROUPS else MAX_GROUPS
@@ -139,7 +145,7 @@ cdef Status nystrom_pass_into(int mode,
     cdef Py_ssize_t n_groups = pass_groups(n)
     cdef Py_ssize_t n_units = n_blocks if mode == 2 else n_groups
     cdef Py_ssize_t sub = pass_sub_rows(m)
-    cdef Py_ssize_t per_thread = PASS_ROWS * d + sub * (m + t)
+    cdef Py_ssize_t per_thread = pass_buffer_entries(d, m, t)
     cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, k, s0, sb
     cdef double* buffers
     cdef double* xb
@@ -221,7 +227,7 @@ def _pass_groups(Py_ssize_t n):
 
 def _pass_buffer_entries(Py_ssize_t d, Py_ssize_t m, Py_ssize_t t):
     """Doubles of work buffer one thread of a pass holds."""
-    return PASS_ROWS * d + pass_sub_rows(m) * (m + t)
+    return pass_buffer_entries(d, m, t)
 
 
 def _nystrom_pass_into(int mode, const double[:, ::1] X, const double[::1] shift,
