@@ -42,9 +42,10 @@ def test_regressor_on_dask_has_the_in_memory_bits(intercept):
     np.testing.assert_array_equal(lazy.model_.coef, eager.model_.coef)      # the same fit
     np.testing.assert_array_equal(lazy.intercept_, eager.intercept_)
     pred = lazy.predict(chunked(X))
-    assert isinstance(pred, da.Array) and pred.chunks[0] == (250, 250, 200)
-    # rows of a chunk that ends inside a 64-row block are multiplied in a shorter block
-    np.testing.assert_allclose(pred.compute(), eager.predict(X), rtol=0, atol=1e-12)
+    # X's chunks of 250 rows end inside the passes' 64-row blocks: the predictions' chunks
+    # are moved to the blocks' boundaries, so each row is computed in its in-memory block
+    assert isinstance(pred, da.Array) and pred.chunks[0] == (256, 256, 188)
+    np.testing.assert_array_equal(pred.compute(), eager.predict(X))
     np.testing.assert_array_equal(lazy.predict(X), eager.predict(X))
 
 

@@ -220,6 +220,11 @@ cdef Status nystrom_pass_into(int mode,
 # Python bindings (memoryviews; shapes checked before pointers are taken)
 # ---------------------------------------------------------------------------
 
+def _pass_rows():
+    """Rows of X per block of a pass (PASS_ROWS): the blocks begin at multiples of it."""
+    return PASS_ROWS
+
+
 def _pass_groups(Py_ssize_t n):
     """Partial sums a normal or cross pass over n rows keeps (at most MAX_GROUPS)."""
     return pass_groups(n)

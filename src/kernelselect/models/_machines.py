@@ -269,7 +269,8 @@ class _KernelMachineEstimator(BaseEstimator):
         return self
 
     def _decision(self, X: npt.ArrayLike) -> Any:
-        """f(X) of shape (n, t); a Dask array, chunked like X's rows, for a Dask X."""
+        """f(X) of shape (n, t); a Dask array for a Dask X (in its chunks of rows, moved to
+        begin at the passes' 64-row blocks)."""
         check_is_fitted(self, "model_")
         if is_dask_array(X):
             if self.model_.conditioning is None:

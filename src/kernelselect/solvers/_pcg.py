@@ -1083,7 +1083,8 @@ class NystromMachine(KernelMachine):
         self.conditioning = conditioning
 
     def decision_function(self, X: Any, workers: int | None = None) -> Any:
-        """f(X) of shape (n_new, t, L); a Dask array (rows chunked like X) for Dask X."""
+        """f(X) of shape (n_new, t, L); a Dask array for Dask X (its row chunks
+        moved to begin at the passes' 64-row blocks, ``_rows.block_chunks``)."""
         assert self.coef is not None
         m, t, L = self.coef.shape
         coef = self.coef.reshape(m, t * L)

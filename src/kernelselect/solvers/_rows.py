@@ -13,7 +13,11 @@ products, each one pass over the rows of X that never holds K_nm (n × m):
 fixed order, so the result does not depend on the number of threads);
 :class:`DaskNystromRows` runs the same pass once per chunk of a row-chunked Dask array
 and adds the chunks' (m, t) results, and :func:`dask_predict` maps the prediction pass
-over the chunks.
+over the chunks, moved where needed so that each begins at a multiple of the passes'
+64-row blocks (:func:`block_chunks`): BLAS's bits for a row can depend on its place in
+a product (OpenBLAS 0.3.30 gives the kernel values of the last centres of a 300-centre
+block 1 ulp apart for rows at different places), so each row is computed in the
+block it has in memory, and Dask predictions have the in-memory bits.
 
 Accuracy: the Gaussian kernel is evaluated from ‖x‖² + ‖z‖² − 2x·z, so every point is
 first translated by the centres' mean (K is unchanged by a common translation) and,
@@ -34,11 +38,13 @@ from ..utils._threads import block_threads, one_blas_thread
 from ..kernels import Kernel
 
 __all__ = ["NORMAL", "CROSS", "APPLY", "Conditioning", "NystromRows", "DaskNystromRows",
-           "dask_predict", "pass_bytes", "run_pass"]
+           "block_chunks", "dask_predict", "pass_bytes", "run_pass"]
 
 NORMAL, CROSS, APPLY = 0, 1, 2
 #: rows of a part, the fixed unit of summation of the passes (module notes)
 PART_ROWS = 2**16
+#: rows of a block of the compiled passes, which begin at multiples of it
+BLOCK_ROWS = _nystrom_passes._pass_rows()
 
 
 class Conditioning:
@@ -278,13 +284,31 @@ def _apply_chunk(x: np.ndarray, cond: Conditioning, coef: np.ndarray, intercept:
     return out + intercept
 
 
+def block_chunks(chunks: tuple[int, ...], rows: int = BLOCK_ROWS) -> tuple[int, ...]:
+    """Row chunks that begin at multiples of ``rows``: each boundary of ``chunks``
+    moved to the nearest multiple (the last chunk ends at n), chunks left empty
+    dropped. Chunks that already begin so are returned as they are."""
+    n = int(sum(chunks))
+    starts = np.cumsum((0,) + tuple(int(c) for c in chunks[:-1]))
+    if np.all(starts % rows == 0):
+        return tuple(int(c) for c in chunks)
+    edges = sorted({int(rows * round(b / rows)) for b in starts[1:]} - {0})
+    edges = [0] + [b for b in edges if b < n] + [n]
+    return tuple(int(c) for c in np.diff(edges))
+
+
 def dask_predict(X: Any, cond: Conditioning, coef: np.ndarray, intercept: np.ndarray) -> Any:
     """k(x, Z)β + b for the rows of the Dask array X, as a Dask array of shape (n, t)
-    chunked like X's rows (one task per chunk, nothing computed here); the centres
-    and coefficients travel once, apart from the graph (``shared``)."""
+    in X's chunks of rows moved to begin at multiples of the passes' blocks
+    (:func:`block_chunks`, so that every row gets its in-memory bits; module notes),
+    one task per chunk, nothing computed here; the centres and coefficients travel
+    once, apart from the graph (``shared``)."""
     from ..utils._dask import shared
 
     t = coef.shape[1]
+    chunks = block_chunks(tuple(X.chunks[0]))
+    if chunks != tuple(X.chunks[0]):
+        X = X.rechunk({0: chunks})
     return X.map_blocks(_apply_chunk, shared(cond),
                         shared(np.ascontiguousarray(coef, dtype=np.float64)),
                         np.asarray(intercept, dtype=np.float64), dtype=np.float64,
