@@ -150,6 +150,7 @@ def memory(args):
     rec["fit_seconds"] = time.perf_counter() - t0
     rec["selection_seconds"] = sel.selection_.details.get("seconds")
     rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
+    rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
     t0 = time.perf_counter()
     pred = sel.predict(Xt)
     rec["predict_seconds"] = time.perf_counter() - t0
@@ -200,6 +201,7 @@ def dask_part(args):
         rec["predict_seconds"] = time.perf_counter() - t0
         rec["worker_peak_rss_gb"] = sorted(client.run(peak_rss_gb).values())
         rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
+        rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
         rec["selection_seconds"] = (None if args.gamma is not None
                                     else sel.selection_.details.get("seconds"))
     if args.gamma is not None:
@@ -240,13 +242,15 @@ def report(args):
     phased = [r for r in recs if r.get("refit_seconds")]
     if phased:
         lines += ["", "Seconds per phase of the refit (the selection's own, where recorded):",
-                  "", "| part | n | m | selection | preconditioner | right-hand side | "
-                  "iterations | per iteration |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "", "| part | n | m | sampled rows | selection | preconditioner | "
+                  "right-hand side | iterations | per iteration |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for r in phased:
             ph = r["refit_seconds"]
             sel_s = r.get("selection_seconds")
             lines.append(
                 f"| {r['part']} | {r['n']} | {r['refit']['n_centres']} | "
+                f"{r.get('sample_rows') or '—'} | "
                 f"{'—' if sel_s is None else format(sel_s, '.0f')} | "
                 f"{ph.get('preconditioner', float('nan')):.0f} | "
                 f"{ph.get('right-hand side', float('nan')):.0f} | "

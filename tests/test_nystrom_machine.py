@@ -5,6 +5,7 @@ import pytest
 
 from kernelselect.models._fit_policy import MAX_CENTRES, MIN_CENTRES, auto_centres
 from kernelselect.solvers._nystroem_pcg import NystroemPCG, fit_pcg_machine
+from kernelselect.solvers._pcg import sample_rows
 
 
 def data(seed=0, n=600, d=3, t=2):
@@ -34,7 +35,9 @@ def test_alpha_path_equals_separate_fits():
     path = fit_pcg_machine(X, Y, 0.5, alphas, recipe, kernel="gaussian", bias=True,
                            random_state=3)
     assert path.coef.shape == (60, 2, 2) and path.intercept.shape == (2, 2)
-    assert path.details["n_centres"] == 60 and path.details["sample_rows"] == 60
+    # the automatic sample: q/m by the cost balance, here its cap of 8 (n = 600, m = 60)
+    assert path.details["n_centres"] == 60 and path.details["sample_rows"] == sample_rows(
+        X.shape[0], 60) == 480 and path.details["sample_rule"] == "auto"
     assert len(path.details["iterations"]) == 2 and all(path.details["converged"])
     F = path.decision_function(X)
     for j, a in enumerate(alphas):

@@ -315,6 +315,9 @@ def pcg_refit(monkeypatch):
     from kernelselect.solvers import _nystroem_pcg
     monkeypatch.setattr(_policy, "EXACT_FIT_MAX_N", 40)
     monkeypatch.setattr(_nystroem_pcg, "loo_affordable", lambda *a, **k: False)
+    # q = m sampled rows: the automatic 8m would be every row of this set, an exact
+    # preconditioner, and the solve would end before the iteration it is stopped at
+    monkeypatch.setattr(_policy, "SAMPLE_MAX_PER_CENTRE", 1.0)
     writes = []
     real = CGCheckpoint.write
     monkeypatch.setattr(CGCheckpoint, "write",

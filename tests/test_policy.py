@@ -344,3 +344,36 @@ def test_kernel_auto_records_its_rule():
         res = select_kernel(X, np.where(y > 0, 1, 0), kernel="auto", random_state=0)
     assert res.details["rules"]["kernel"] == res.details["kernel_rule"]
     assert res.details["rules"]["kernel"].startswith("binary labels")
+
+
+# ------------------------------------------------------------------ the preconditioner's sample
+
+def _fit_time(x, n, m):
+    """The cost model of sample_per_centre: (2x − 1)·m³ flops for the factors and the
+    sample, I·(2/x)^p iterations of n·m kernel values at c flops each."""
+    p = rules.SAMPLE_ITERATION_POWER
+    i_c = rules.SAMPLE_BALANCE / (p * 2.0 ** (p - 1.0))          # I·c
+    return (2.0 * x - 1.0) * m ** 3 + i_c * (2.0 / x) ** p * n * m
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1000, 10**8), st.integers(100, 40_000))
+def test_sample_rule_minimises_the_fit_time_within_its_bounds(n, m):
+    """q/m from the rule is where the cost model's time is smallest over r/m in
+    [1 + min, 1 + max], checked on a fine grid; it stays within its bounds, grows with n
+    and falls with m."""
+    ratio = rules.sample_per_centre(n, m)
+    low, high = rules.SAMPLE_MIN_PER_CENTRE, rules.SAMPLE_MAX_PER_CENTRE
+    assert low <= ratio <= high
+    grid = np.linspace(1.0 + low, 1.0 + high, 2001)
+    best = grid[np.argmin(_fit_time(grid, n, m))]
+    assert abs((1.0 + ratio) - best) <= (high - low) / 2000 + 1e-9
+    assert rules.sample_per_centre(2 * n, m) >= ratio >= rules.sample_per_centre(n, 2 * m)
+
+
+def test_sample_rule_at_the_scales_it_was_set_for():
+    """The floor at 2·10⁵ rows and 2·10⁴ centres (m rows cost about 20 iterations there),
+    the cap at 10⁶ rows and 8021 centres (the Dask budget's), between at 10⁵ and 5000."""
+    assert rules.sample_per_centre(200_000, 20_000) == rules.SAMPLE_MIN_PER_CENTRE == 1.0
+    assert rules.sample_per_centre(1_000_000, 8021) == rules.SAMPLE_MAX_PER_CENTRE == 8.0
+    assert 4.0 < rules.sample_per_centre(100_000, 5000) < 6.0

@@ -3,8 +3,8 @@
 What ``"auto"`` (and a left-out grid) means is decided here and nowhere else: which
 stand-in for the kernel matrix a selection starts on and how its Nyström levels grow,
 which criterion the defaults use, the γ and α grids, the exact limits of the selection
-and of the fitted machines, the centres of the Nyström machine, the effective-dimension
-pilot, the constant term of the refit, the kernel of ``kernel="auto"``, the exact
+and of the fitted machines, the centres of the Nyström machine and the rows its
+preconditioner samples, the effective-dimension pilot, the constant term of the refit, the kernel of ``kernel="auto"``, the exact
 limits of the per-feature search and of the jackknife+ interval.
 
 The rules are pure: thresholds, and functions of sizes (n rows, m landmarks or
@@ -41,6 +41,8 @@ __all__ = [
     "MIN_CENTRES", "MAX_CENTRES", "GROWTH", "DEFF_FACTOR", "deff_centres", "rule_centres",
     "PILOT_MAX", "PILOT_SATURATION", "pilot_rows", "pilot_regrow",
     "GROW_CAPTURED", "GROW_ROUNDS", "GROW_SLACK",
+    "SAMPLE_MIN_PER_CENTRE", "SAMPLE_MAX_PER_CENTRE", "SAMPLE_ITERATION_POWER",
+    "SAMPLE_BALANCE", "sample_per_centre",
     # the constant term
     "LOO_FLOPS", "intercept_forms", "no_intercept_kfold", "criterion_without_intercept",
     # the kernel, the per-feature search, the intervals
@@ -316,6 +318,46 @@ def rule_centres(n: int, d_eff: float | None = None) -> int:
     if d_eff is not None and math.isfinite(d_eff):
         m = max(m, deff_centres(d_eff))
     return int(min(n, MAX_CENTRES, max(MIN_CENTRES, math.ceil(m))))
+
+
+#: sampled rows per centre of the preconditioner's estimate of ΦᵀΦ/n (module notes of
+#: :mod:`kernelselect.solvers._pcg`): at least this many (q = m: the iterations were
+#: 0.31–0.39 of the centres alone's at α/n = 3·10⁻⁷ and 10⁻⁶, m = 2000 and 5000,
+#: ``studies/fit_sample.py``, ``studies/results/fit_sample.md``)…
+SAMPLE_MIN_PER_CENTRE = 1.0
+#: …and at most this many: the largest ratio that study measured at both m (at m = 2000
+#: the time still fell at 16, ``studies/results/fit_sample.md``)
+SAMPLE_MAX_PER_CENTRE = 8.0
+#: the iterations fell as (r/m)^(−SAMPLE_ITERATION_POWER) with r = m + q sampled rows
+#: (172, 80, 61, 44, 31, 21 at r/m = 1, 1.5, 2, 3, 5, 9 with m = 2000; 161, 69, 50, 33,
+#: 22, 14 with m = 5000; powers 0.71–0.86 from r = 2m to 9m;
+#: ``studies/results/fit_sample.md``)
+SAMPLE_ITERATION_POWER = 0.8
+#: SAMPLE_ITERATION_POWER·I·2^(p−1)·c, with I = 55 iterations at r = 2m (the study's
+#: 50–61; 32 and 92 in ``studies/results/fit_scale.md`` at 2·10⁵ and 10⁶ rows) and
+#: c = 150 dgemm flops for the time of one kernel value in a pass (5.3 ns against
+#: 36.4 GFLOP/s at 2·10⁵ rows, 2.6–3.1 ns in the study's passes)
+SAMPLE_BALANCE = 6000.0
+
+
+def sample_per_centre(n: int, m: int) -> float:
+    """q/m, the rows sampled for the preconditioner besides the m centres, per centre.
+
+    The q rows cost 2qm² flops (their features and Gram), each iteration n·m kernel
+    values, and the iterations fell as r^(−p), r = m + q, p =
+    :data:`SAMPLE_ITERATION_POWER` (``studies/results/fit_sample.md``). With x = r/m,
+    the fit's time (2x − 1)·m³ + I·(2/x)^p·n·m·c (in flops; I iterations at x = 2, c
+    flops for a kernel value) is smallest where
+
+        x^(1+p) = p·I·2^(p−1)·c·n/m² = :data:`SAMPLE_BALANCE`·n/m²,
+
+    so q/m = x − 1, within [:data:`SAMPLE_MIN_PER_CENTRE`,
+    :data:`SAMPLE_MAX_PER_CENTRE`]: the cap where m is small next to √n (10⁶ rows and
+    8021 centres: the sample costs about half an iteration per m rows there), the
+    floor where m is large (2·10⁵ rows and 2·10⁴ centres: m rows cost about 20
+    iterations, and x = 1.94)."""
+    x = (SAMPLE_BALANCE * n / max(m, 1) ** 2) ** (1.0 / (1.0 + SAMPLE_ITERATION_POWER))
+    return float(min(SAMPLE_MAX_PER_CENTRE, max(SAMPLE_MIN_PER_CENTRE, x - 1.0)))
 
 
 # --------------------------------------------------------------------------- pilot

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ._loo import fit_nystrom_loo, intercept_forms, loo_affordable
-from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, SAMPLE_PER_CENTRE, NystromMachine,
+from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, NystromMachine, sample_rows,
                            check_dask_solver_memory, check_solver_memory, check_tol,
                            choose_centres,
                            choose_sample, fit_nystrom_pcg, largest_centres,
@@ -73,9 +73,13 @@ class NystroemPCG(MachineRecipe):
     n_centres : int or None, default=None
         m, the centres (uniformly drawn training rows); None: the rule of
         ``approximation="auto"`` (:func:`auto_centres`).
-    sample_per_centre : float, default=1.0
+    sample_per_centre : float or None, default=None
         Rows drawn for the preconditioner besides the centres, per centre (0: the
-        centres alone, the FALKON preconditioner).
+        centres alone, the FALKON preconditioner). None: the automatic rule
+        (:func:`kernelselect._policy.sample_per_centre`), between 1 and 8 by the
+        sample's cost against the iterations it saves: 8 where m is small next to √n
+        (at 10⁶ rows and 8021 centres), 1 where m is large (2·10⁵ rows, 2·10⁴
+        centres). ``details["sample_rows"]`` records the rows drawn.
     tol : float, default=1e-7
         Stop when the relative residuals of the normal equations and of the
         preconditioned system are at most ``tol``, a number in [0, 1). A fit that stops
@@ -130,7 +134,7 @@ class NystroemPCG(MachineRecipe):
     name = "nystrom-pcg"
     dask = True                                  # streams row-chunked Dask input
 
-    def __init__(self, n_centres: int | None = None, sample_per_centre: float = SAMPLE_PER_CENTRE,
+    def __init__(self, n_centres: int | None = None, sample_per_centre: float | None = None,
                  tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                  progress: bool | float = False, loo_alphas: Any = None,
                  loo_intercept: bool = False, checkpoint: Any = None,
@@ -146,11 +150,12 @@ class NystroemPCG(MachineRecipe):
         self.checkpoint_every = checkpoint_every
         self.resume = resume
 
-    def checked(self) -> tuple[int | None, float, float, int, bool | float]:
+    def checked(self) -> tuple[int | None, float | None, float, int, bool | float]:
         """The parameters, validated: (n_centres, sample_per_centre, tol, max_iter,
         progress)."""
         m = None if self.n_centres is None else check_positive_int(self.n_centres, "n_centres")
-        q = check_positive(self.sample_per_centre, "sample_per_centre", allow_zero=True)
+        q = (None if self.sample_per_centre is None else
+             check_positive(self.sample_per_centre, "sample_per_centre", allow_zero=True))
         tol = check_tol(self.tol)
         return m, q, tol, check_positive_int(self.max_iter, "max_iter"), check_progress(
             self.progress)
@@ -239,7 +244,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
             model.details.update(n_support=m, sample_rows=0, centres_rule=rule,
                                  alpha_rule="leave-one-out", intercept_rule=form_rule)
             return model
-    q = int(round(q_per * m))
+    q = sample_rows(n, m) if q_per is None else int(round(q_per * m))
     sample = choose_sample(n, centres, q, rng) if q else None
     fits = [fit_nystrom_pcg(X, Y, gamma, float(a), centres=centres, sample=sample,
                             kernel=kernel, bias=bias, tol=tol, max_iter=max_iter,
@@ -250,7 +255,9 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     per_alpha = [f.details for f in fits]
     details: dict[str, Any] = {
         "method": "nystrom-pcg", "n_support": int(centres.size), "n_centres": int(centres.size),
-        "sample_rows": q, "iterations": [d["iterations"] for d in per_alpha],
+        "sample_rows": int(0 if sample is None else sample.size),
+        "sample_rule": "auto" if q_per is None else "sample_per_centre",
+        "iterations": [d["iterations"] for d in per_alpha],
         "residual": [d["residual"] for d in per_alpha],
         "converged": [d["converged"] for d in per_alpha], "tol": tol, "max_iter": max_iter,
         "direct": [d["direct"] for d in per_alpha],

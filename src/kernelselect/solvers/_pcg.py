@@ -41,7 +41,12 @@ from m + q rows instead of m, at the extra cost of K(S, Z) and 2qm² flops. With
 the iterations to a residual of 1e-6 fell by about half on cadata and protein
 (n = 10⁴, m = 500 and 2000, α/n = 10⁻⁴ … 10⁻⁶: 35 → 21, 96 → 47, 129 → 57, 17 → 11,
 47 → 23, 70 → 31; the user guide's page "Fitting at large n" has the measurements).
-:data:`SAMPLE_PER_CENTRE` sets the default q/m of the fitted machines.
+More rows go on paying where the data have many more rows than the centres: at
+α/n = 3·10⁻⁷ with n = 10⁵ and m = 2000 the iterations to 1e-7 were 172, 80, 61, 44 and
+31 for q/m = 0, 0.5, 1, 2 and 4 (``studies/results/fit_sample.md``), while an
+iteration costs n·m kernel values and m more rows 2m³ flops. The fitted machines take
+q/m from :func:`kernelselect._policy.sample_per_centre`, which balances the two costs
+(between q = m and q = 8m; :func:`sample_rows`).
 
 With a bias the system is the bias-eliminated one, ΦᵀCΦ + αI, whose Gram is the
 centred one; the estimate is centred too: G − ssᵀ/r, s the sum of the r sampled
@@ -158,12 +163,14 @@ from ..utils._resources import check_allocation, dask_client_limit, format_bytes
 from ._exact import KernelMachine
 from ..kernels import Kernel
 from ..utils._threads import blas_for_flops, block_threads
+from .. import _policy as _rules
 from ..utils._warnings import ConvergenceWarning, warn_user
 
 __all__ = [
     "DEFAULT_TOL",
     "DEFAULT_MAX_ITER",
     "SAMPLE_PER_CENTRE",
+    "sample_rows",
     "DIRECT_ENTRIES",
     "NystromPreconditioner",
     "NystromSolution",
@@ -194,8 +201,9 @@ __all__ = [
 DEFAULT_TOL = 1e-7
 #: default largest number of conjugate-gradient iterations
 DEFAULT_MAX_ITER = 100
-#: rows sampled for the preconditioner besides the centres, per centre (module notes)
-SAMPLE_PER_CENTRE = 1
+#: the fewest rows sampled for the preconditioner besides the centres, per centre, of
+#: the automatic rule (:func:`kernelselect._policy.sample_per_centre`; module notes)
+SAMPLE_PER_CENTRE = _rules.SAMPLE_MIN_PER_CENTRE
 #: largest n·m at which a stalled iteration is finished by a direct solve (module notes,
 #: "Stalls"): K_nm (8 MiB) and its QR are then cheaper than the passes already run
 DIRECT_ENTRIES = 2**20
@@ -226,12 +234,19 @@ class RowPasses(Protocol):
     def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
+def sample_rows(n: int, m: int) -> int:
+    """q, the rows the automatic rule samples for the preconditioner besides m centres
+    (:func:`kernelselect._policy.sample_per_centre`), at most the n − m other rows."""
+    return int(min(max(n - m, 0), round(_rules.sample_per_centre(n, m) * m)))
+
+
 def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
     """Bytes a solve with m centres and t outputs allocates: the m × m factors, the
     passes' buffers (for t + 1 columns), the iteration's (m, t) vectors, the n × (t + 1)
-    right-hand side of the first pass and the blocks of the preconditioner's sample."""
+    right-hand side of the first pass, the centres, the preconditioner's sample rows
+    (as many as :func:`sample_rows`) and the blocks of their kernel values."""
     return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * n * (t + 1) + 8.0 * _SAMPLE_BLOCK
-            + 8.0 * m * d + pass_bytes(n, m, d, t + 1, threads))
+            + 8.0 * (m + sample_rows(n, m)) * d + pass_bytes(n, m, d, t + 1, threads))
 
 
 def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int) -> float:
@@ -240,8 +255,8 @@ def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int) -> float:
     preconditioner's sample and each pass's gathered (m, t + 1) results, one per part of
     ``PART_ROWS`` rows (the tasks' own memory is :func:`nystrom_pcg_bytes` of a chunk)."""
     parts = -(-n // PART_ROWS)
-    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * _SAMPLE_BLOCK + 16.0 * m * d
-            + 8.0 * parts * m * (t + 1))
+    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * _SAMPLE_BLOCK
+            + 8.0 * (2 * m + sample_rows(n, m)) * d + 8.0 * parts * m * (t + 1))
 
 
 def nystrom_pcg_task_bytes(rows: int, m: int, d: int, t: int) -> float:
@@ -379,9 +394,7 @@ class NystromPreconditioner:
         self.m, self.n, self.alpha, self.rows = m, n, alpha, m + q
         self.centred = bool(centred)
         self._cond = cond
-        self._sample = (None if not q else
-                        np.ascontiguousarray((np.asarray(sample, dtype=np.float64)
-                                              - cond.shift) * cond.scale))
+        self._sample = None if not q else np.asarray(sample, dtype=np.float64)
         lam = alpha / n
         # BLAS threads per call, by its flops (kernelselect._threads)
         K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
@@ -429,7 +442,8 @@ class NystromPreconditioner:
         gram_diag = self._diag.copy()
         rows = max(1, _SAMPLE_BLOCK // m)
         for start in range(0, self._sample.shape[0], rows):
-            Kb = lowlevel.kernel_block(self._sample[start:start + rows], self._cond.centres,
+            block = (self._sample[start:start + rows] - self._cond.shift) * self._cond.scale
+            Kb = lowlevel.kernel_block(block, self._cond.centres,
                                        self._cond.gamma, kernel=self._cond.kernel)
             self._diag[:] = self._diag_T
             with blas_for_flops(float(Kb.size) * m):
