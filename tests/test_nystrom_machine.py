@@ -36,8 +36,9 @@ def test_alpha_path_equals_separate_fits():
                            random_state=3)
     assert path.coef.shape == (60, 2, 2) and path.intercept.shape == (2, 2)
     # the automatic sample: q/m by the cost balance, here its cap of 8 (n = 600, m = 60)
+    # lowered to m/(4d) = 5 by the bytes share
     assert path.details["n_centres"] == 60 and path.details["sample_rows"] == sample_rows(
-        X.shape[0], 60) == 480 and path.details["sample_rule"] == "auto"
+        X.shape[0], 60, X.shape[1]) == 300 and path.details["sample_rule"] == "auto"
     assert len(path.details["iterations"]) == 2 and all(path.details["converged"])
     F = path.decision_function(X)
     for j, a in enumerate(alphas):

@@ -377,3 +377,13 @@ def test_sample_rule_at_the_scales_it_was_set_for():
     assert rules.sample_per_centre(200_000, 20_000) == rules.SAMPLE_MIN_PER_CENTRE == 1.0
     assert rules.sample_per_centre(1_000_000, 8021) == rules.SAMPLE_MAX_PER_CENTRE == 8.0
     assert 4.0 < rules.sample_per_centre(100_000, 5000) < 6.0
+
+
+def test_sample_rule_keeps_the_rows_values_within_a_share_of_the_factor():
+    """With many features the sampled rows' values (q·d doubles) stay within
+    SAMPLE_BYTES_SHARE of the m × m factor's bytes, never below q = m."""
+    n, m = 10**6, 8000
+    assert rules.sample_per_centre(n, m, d=10) == rules.sample_per_centre(n, m) == 8.0
+    wide = rules.sample_per_centre(n, m, d=1000)
+    assert wide * m * 1000 <= rules.SAMPLE_BYTES_SHARE * m * m + 1e-6 and wide == 2.0
+    assert rules.sample_per_centre(n, m, d=10**5) == rules.SAMPLE_MIN_PER_CENTRE

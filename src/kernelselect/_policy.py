@@ -4,8 +4,9 @@ What ``"auto"`` (and a left-out grid) means is decided here and nowhere else: wh
 stand-in for the kernel matrix a selection starts on and how its Nyström levels grow,
 which criterion the defaults use, the γ and α grids, the exact limits of the selection
 and of the fitted machines, the centres of the Nyström machine and the rows its
-preconditioner samples, the effective-dimension pilot, the constant term of the refit, the kernel of ``kernel="auto"``, the exact
-limits of the per-feature search and of the jackknife+ interval.
+preconditioner samples, the effective-dimension pilot, the constant term of the refit,
+the kernel of ``kernel="auto"``, the exact limits of the per-feature search and of the
+jackknife+ interval.
 
 The rules are pure: thresholds, and functions of sizes (n rows, m landmarks or
 centres), the task, a measured effective dimension or a memory cap. What they read is
@@ -42,7 +43,7 @@ __all__ = [
     "PILOT_MAX", "PILOT_SATURATION", "pilot_rows", "pilot_regrow",
     "GROW_CAPTURED", "GROW_ROUNDS", "GROW_SLACK",
     "SAMPLE_MIN_PER_CENTRE", "SAMPLE_MAX_PER_CENTRE", "SAMPLE_ITERATION_POWER",
-    "SAMPLE_BALANCE", "sample_per_centre",
+    "SAMPLE_BALANCE", "SAMPLE_BYTES_SHARE", "sample_per_centre",
     # the constant term
     "LOO_FLOPS", "intercept_forms", "no_intercept_kfold", "criterion_without_intercept",
     # the kernel, the per-feature search, the intervals
@@ -338,9 +339,13 @@ SAMPLE_ITERATION_POWER = 0.8
 #: c = 150 dgemm flops for the time of one kernel value in a pass (5.3 ns against
 #: 36.4 GFLOP/s at 2·10⁵ rows, 2.6–3.1 ns in the study's passes)
 SAMPLE_BALANCE = 6000.0
+#: the sampled rows' values (q·d doubles, held at once where a Dask client gathers them)
+#: are at most this share of the m × m factor's bytes, so that they cost the model no
+#: centres that the memory guard would otherwise allow (a bound, not a measurement)
+SAMPLE_BYTES_SHARE = 0.25
 
 
-def sample_per_centre(n: int, m: int) -> float:
+def sample_per_centre(n: int, m: int, d: int | None = None) -> float:
     """q/m, the rows sampled for the preconditioner besides the m centres, per centre.
 
     The q rows cost 2qm² flops (their features and Gram), each iteration n·m kernel
@@ -355,9 +360,14 @@ def sample_per_centre(n: int, m: int) -> float:
     :data:`SAMPLE_MAX_PER_CENTRE`]: the cap where m is small next to √n (10⁶ rows and
     8021 centres: the sample costs about half an iteration per m rows there), the
     floor where m is large (2·10⁵ rows and 2·10⁴ centres: m rows cost about 20
-    iterations, and x = 1.94)."""
+    iterations, and x = 1.94). Given the number of features d, q·d is also at most
+    :data:`SAMPLE_BYTES_SHARE`·m² above the floor (many features: the rows' values would
+    otherwise crowd centres out of the memory budget)."""
     x = (SAMPLE_BALANCE * n / max(m, 1) ** 2) ** (1.0 / (1.0 + SAMPLE_ITERATION_POWER))
-    return float(min(SAMPLE_MAX_PER_CENTRE, max(SAMPLE_MIN_PER_CENTRE, x - 1.0)))
+    ratio = min(SAMPLE_MAX_PER_CENTRE, x - 1.0)
+    if d is not None:
+        ratio = min(ratio, SAMPLE_BYTES_SHARE * m / max(d, 1))
+    return float(max(SAMPLE_MIN_PER_CENTRE, ratio))
 
 
 # --------------------------------------------------------------------------- pilot

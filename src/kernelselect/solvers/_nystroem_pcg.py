@@ -79,7 +79,9 @@ class NystroemPCG(MachineRecipe):
         (:func:`kernelselect._policy.sample_per_centre`), between 1 and 8 by the
         sample's cost against the iterations it saves: 8 where m is small next to √n
         (at 10⁶ rows and 8021 centres), 1 where m is large (2·10⁵ rows, 2·10⁴
-        centres). ``details["sample_rows"]`` records the rows drawn.
+        centres), and with many features no more than m/(4d) (the rows' values stay
+        within a quarter of the m × m factor's bytes). ``details["sample_rows"]``
+        records the rows drawn.
     tol : float, default=1e-7
         Stop when the relative residuals of the normal equations and of the
         preconditioned system are at most ``tol``, a number in [0, 1). A fit that stops
@@ -244,7 +246,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
             model.details.update(n_support=m, sample_rows=0, centres_rule=rule,
                                  alpha_rule="leave-one-out", intercept_rule=form_rule)
             return model
-    q = sample_rows(n, m) if q_per is None else int(round(q_per * m))
+    q = sample_rows(n, m, d) if q_per is None else int(round(q_per * m))
     sample = choose_sample(n, centres, q, rng) if q else None
     fits = [fit_nystrom_pcg(X, Y, gamma, float(a), centres=centres, sample=sample,
                             kernel=kernel, bias=bias, tol=tol, max_iter=max_iter,

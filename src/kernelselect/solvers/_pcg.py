@@ -234,10 +234,11 @@ class RowPasses(Protocol):
     def cross_targets(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 
-def sample_rows(n: int, m: int) -> int:
+def sample_rows(n: int, m: int, d: int) -> int:
     """q, the rows the automatic rule samples for the preconditioner besides m centres
-    (:func:`kernelselect._policy.sample_per_centre`), at most the n − m other rows."""
-    return int(min(max(n - m, 0), round(_rules.sample_per_centre(n, m) * m)))
+    of d features (:func:`kernelselect._policy.sample_per_centre`), at most the n − m
+    other rows."""
+    return int(min(max(n - m, 0), round(_rules.sample_per_centre(n, m, d) * m)))
 
 
 def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
@@ -246,7 +247,7 @@ def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
     right-hand side of the first pass, the centres, the preconditioner's sample rows
     (as many as :func:`sample_rows`) and the blocks of their kernel values."""
     return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * n * (t + 1) + 8.0 * _SAMPLE_BLOCK
-            + 8.0 * (m + sample_rows(n, m)) * d + pass_bytes(n, m, d, t + 1, threads))
+            + 8.0 * (m + sample_rows(n, m, d)) * d + pass_bytes(n, m, d, t + 1, threads))
 
 
 def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int) -> float:
@@ -256,7 +257,7 @@ def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int) -> float:
     ``PART_ROWS`` rows (the tasks' own memory is :func:`nystrom_pcg_bytes` of a chunk)."""
     parts = -(-n // PART_ROWS)
     return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * _SAMPLE_BLOCK
-            + 8.0 * (2 * m + sample_rows(n, m)) * d + 8.0 * parts * m * (t + 1))
+            + 8.0 * (2 * m + sample_rows(n, m, d)) * d + 8.0 * parts * m * (t + 1))
 
 
 def nystrom_pcg_task_bytes(rows: int, m: int, d: int, t: int) -> float:
