@@ -4,7 +4,10 @@
 a fixed w), ``KernelSelectionCV(random_state=0).fit(X, y)`` then ``predict`` on 10⁴ new
 rows; the seconds of each, the refit's approximation, centres, iterations and residual,
 the test NMSE, and the process's peak RSS (VmHWM, data generation included).
-The predictions are kept in ``/tmp`` for the ``dask`` part.
+The predictions are kept in ``/tmp`` for the ``dask`` part. ``memory --centres M``:
+``KernelSelectionRegressor(KernelRidgeRegressor(kernel="gaussian",
+approximation=NystroemPCG(n_centres=M)))`` instead, the same selection with the refit's
+centres given (the old default's m, to compare times at its test error).
 
 ``dask``: the same rows written to a ``.npy`` file (features and target as one array),
 read by ``kernelselect.datasets.open_chunked`` as row-chunked Dask arrays on a
@@ -23,6 +26,7 @@ One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
 ``results/fit_scale.md``. Each part runs in its own process:
 
     python studies/fit_scale.py memory --n 200000
+    python studies/fit_scale.py memory --n 200000 --centres 11454
     python studies/fit_scale.py dask --n 200000
     python studies/fit_scale.py dask --n 10000000 --gamma 0.216 --alpha 0.316 --max-iter 1
     python studies/fit_scale.py report
@@ -138,15 +142,23 @@ def refit_summary(sel):
 
 
 def memory(args):
-    from kernelselect import KernelSelectionCV
+    from kernelselect import (KernelRidgeRegressor, KernelSelectionCV,
+                              KernelSelectionRegressor, NystroemPCG)
 
     X, y = synthetic(args.n)
     Xt, yt = synthetic(N_TEST, seed=1)
     rec = {"part": "memory", "n": args.n, "d": D, "load_before": load(),
            "omp_threads": os.environ.get("OMP_NUM_THREADS")}
     bound_iterations(rec, args.max_iter)
+    if args.centres:      # the Gaussian selection with the refit's centres given
+        rec["part"] = f"memory, {args.centres} centres given"
+        sel = KernelSelectionRegressor(KernelRidgeRegressor(
+            kernel="gaussian", approximation=NystroemPCG(n_centres=args.centres)),
+            random_state=0)
+    else:
+        sel = KernelSelectionCV(random_state=0)
     t0 = time.perf_counter()
-    sel = KernelSelectionCV(random_state=0).fit(X, y)
+    sel = sel.fit(X, y)
     rec["fit_seconds"] = time.perf_counter() - t0
     rec["selection_seconds"] = sel.selection_.details.get("seconds")
     rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
@@ -279,6 +291,10 @@ def main(argv=None):
         r.add_argument("--chunk-rows", type=int, default=2**16)
         r.add_argument("--worker-memory", default="3GB")
         r.add_argument("--max-iter", type=int, default=None)
+        if name == "memory":
+            r.add_argument("--centres", type=int, default=None,
+                           help="KernelSelectionRegressor(KernelRidgeRegressor(kernel="
+                                "'gaussian', approximation=NystroemPCG(n_centres=M)))")
         if name == "dask":
             r.add_argument("--gamma", type=float, default=None,
                            help="the refit alone at this γ (with --alpha), no selection")

@@ -161,3 +161,25 @@ def test_progress_of_cross_validation_counts_folds_on_class_labels(capsys):
     assert "cross-validation: 0/3 fold done" in err and "3/3 fold done in" in err
     with pytest.raises(ValueError, match="progress must be"):
         KernelSelectionCV(progress="yes").fit(X, y)
+
+
+@pytest.mark.parametrize("standardize", [True, False])
+def test_a_machine_with_a_fitting_recipe_is_refitted_by_it(standardize):
+    """A selection estimator whose machine is fitted by a recipe (the Nyström
+    conjugate-gradient machine with its centres given) selects with its own stand-in
+    and refits with the recipe, standardised or not: the recipe holds no points in X's
+    units, so standardising leaves it as it is. Its predictions are the refitted
+    machine's on the transformed rows."""
+    from kernelselect import NystroemPCG
+
+    ds = datasets.load("servo")
+    X, y = ds.X.astype(float), ds.y.astype(float)
+    recipe = NystroemPCG(n_centres=60, tol=1e-10, max_iter=500)
+    sel = KernelSelectionRegressor(KernelRidgeRegressor(kernel="gaussian",
+                                                        approximation=recipe),
+                                   standardize=standardize, random_state=0).fit(X, y)
+    machine = sel.best_estimator_[-1] if standardize else sel.best_estimator_
+    assert machine.approximation_ == "nystrom-pcg" and machine.n_centres_ == 60
+    assert recipe.get_params()["n_centres"] == 60            # the caller's, untouched
+    rows = sel.best_estimator_[0].transform(X) if standardize else X
+    np.testing.assert_allclose(sel.predict(X), machine.predict(rows), rtol=0, atol=1e-12)

@@ -15,7 +15,9 @@ nor probe it for a member:
 - :meth:`MachineRecipe.check_resources` and :meth:`MachineRecipe.check_dask_resources`:
   the memory guard before anything is drawn or allocated;
 - :meth:`MachineRecipe.fit_machine`: the fitted
-  :class:`~kernelselect.solvers._exact.KernelMachine` for a path of ridges.
+  :class:`~kernelselect.solvers._exact.KernelMachine` for a path of ridges;
+- :meth:`MachineRecipe.rescaled`: the recipe for data a selection estimator
+  standardises first (as :meth:`kernelselect.operators.Approximation.rescaled`).
 
 A fitted machine declares :attr:`~kernelselect.solvers._exact.KernelMachine.conditioning`:
 the conditioning of the streamed passes it predicts by (the Nyström conjugate-gradient
@@ -96,6 +98,12 @@ class MachineRecipe(Parameterised):
         mean (``fit_intercept="mean"``)."""
         raise NotImplementedError
 
+    def rescaled(self, transform: Any) -> MachineRecipe:
+        """The recipe for data the caller maps through ``transform`` first (a selection
+        estimator's ``standardize=True``): ``self``, since a recipe holds no points in
+        X's units (it draws its centres from the rows it is given)."""
+        return self
+
     def selection_refusal(self) -> str:
         """Why this recipe cannot be the ``approximation`` of a selection."""
         return (f"{self!r} is a fitting recipe for the machines (KernelRidgeRegressor, "
@@ -109,6 +117,6 @@ class MachineRecipe(Parameterised):
 #: getattr/hasattr probe of any of them)
 MACHINE_PROTOCOL = frozenset({"label", "prepare", "dask", "fit_policy", "loo_alphas",
                               "loo_intercept", "check_resources", "check_dask_resources",
-                              "fit_machine", "selection_refusal"})
+                              "fit_machine", "selection_refusal", "rescaled"})
 #: the members the machines read of a fitted model beyond its parameters
 FITTED_PROTOCOL = frozenset({"conditioning"})
