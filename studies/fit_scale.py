@@ -240,7 +240,7 @@ def report(args):
              "|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---|"]
     for r in recs:
         f = r["refit"]
-        rss = (f"{r['peak_rss_gb']:.2f}" if r["part"] == "memory" else
+        rss = (f"{r['peak_rss_gb']:.2f}" if r["part"].startswith("memory") else
                f"client {r['client_peak_rss_gb']:.2f}, workers "
                + ", ".join(f"{w:.2f}" for w in r["worker_peak_rss_gb"]))
         diff = f"{r['max_abs_diff_memory']:.1e}" if "max_abs_diff_memory" in r else "—"
