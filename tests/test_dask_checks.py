@@ -101,6 +101,19 @@ def test_dask_predictions_have_the_in_memory_bits_in_any_chunks(centres):
         np.testing.assert_array_equal(out.compute(), expected)
 
 
+def test_dask_predictions_on_rows_of_unknown_chunk_sizes_are_refused_clearly():
+    """Rows picked by a lazy mask have chunks of unknown size: predict refuses them as
+    fit does, naming X and the fix, instead of a TypeError from inside a task."""
+    X, Y = data(3)
+    model = _krr().fit(X, Y[:, 0])
+    Xd = chunked(X, 100)
+    picked = Xd[Xd[:, 0] > -np.inf]                       # every row, sizes unknown
+    with pytest.raises(ValueError, match=r"X has unknown chunk sizes .*compute_chunk_sizes"):
+        model.predict(picked)
+    np.testing.assert_array_equal(model.predict(picked.compute_chunk_sizes()).compute(),
+                                  model.predict(X))
+
+
 # --- chunks of zero rows ------------------------------------------------------------------
 
 @pytest.mark.parametrize("chunks", [(100, 0, 150, 0, 50), (0, 120, 180, 0)])

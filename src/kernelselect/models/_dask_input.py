@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..utils._dask import (check_dask_data, check_dask_rows, check_rows_finite, compute,
+from ..utils._dask import (check_dask_data, check_dask_rows, check_known_chunks,
+                           check_rows_finite, compute,
                            drop_empty_chunks, first_nonfinite_row, is_dask_array)
 from ..utils._labels import codes_for
 
@@ -63,12 +64,13 @@ def label_columns(y_dask: Any, classes: np.ndarray) -> Any:
 
 
 def check_dask_features(estimator: Any, X: Any) -> Any:
-    """A Dask X for ``predict``: 2-D, real, with the fitted number of features, in one
-    chunk of columns (float64), without chunks of zero rows; a chunk holding NaN or inf
-    raises when it is computed."""
+    """A Dask X for ``predict``: 2-D, real, with chunks of known size and the fitted
+    number of features, in one chunk of columns (float64), without chunks of zero rows;
+    a chunk holding NaN or inf raises when it is computed."""
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D dask array (n_samples, n_features), got "
                          f"{X.ndim}-D.")
+    check_known_chunks(X.chunks[0], "X")
     if X.dtype.kind not in "fiub":
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}.")
     expected = getattr(estimator, "n_features_in_", None)

@@ -84,7 +84,8 @@ def _dask() -> tuple[Any, Any]:
     return dask, da
 
 
-def _known(chunks: Sequence[float], name: str) -> None:
+def check_known_chunks(chunks: Sequence[float], name: str) -> None:
+    """Refuse chunks of unknown size (NaN), naming ``name`` and the fix."""
     if any(isinstance(c, float) and math.isnan(c) for c in chunks):
         raise ValueError(
             f"{name} has unknown chunk sizes (NaN in {name}.chunks, e.g. after boolean "
@@ -112,8 +113,8 @@ def check_dask_rows(X: Any, row_chunks: Sequence[int] | None = None) -> Any:
         X = da.from_array(X, chunks=(rows, -1) if X.ndim == 2 else -1)
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D dask array (n_samples, n_features), got {X.ndim}-D.")
-    _known(X.chunks[0], "X")
-    _known(X.chunks[1], "X")
+    check_known_chunks(X.chunks[0], "X")
+    check_known_chunks(X.chunks[1], "X")
     if X.dtype.kind not in "fiub":
         raise TypeError(f"X must hold real numbers, got dtype {X.dtype}.")
     if X.shape[0] < 3 or X.shape[1] < 1:
@@ -134,7 +135,7 @@ def check_dask_data(X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
         y = y.ravel() if y.ndim == 2 and 1 in y.shape else y
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D of shape (n,), got shape {y.shape}.")
-        _known(y.chunks[0], "y")
+        check_known_chunks(y.chunks[0], "y")
         y = drop_empty_chunks(y)
         X = check_dask_rows(X, row_chunks=y.chunks[0])
         if y.shape[0] != X.shape[0]:
