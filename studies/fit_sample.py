@@ -19,7 +19,6 @@ selection chose it at 2·10⁵ rows (0.2131); α/n and m as given.
     python studies/fit_sample.py report
 """
 
-import argparse
 import os
 import time
 
@@ -134,24 +133,23 @@ def report(args):
     C.write_report(REPORT, lines)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run")
-    p.add_argument("--n", type=int, default=100_000)
-    p.add_argument("--centres", type=int, default=2000)
-    p.add_argument("--gamma", type=float, default=0.2131)
-    p.add_argument("--lam", type=float, nargs="+", default=[1e-6, 3e-7])
+def _sizes(parser, lam):
+    """The options every command that fits takes: the data's rows, the centres, γ and
+    α/n."""
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--centres", type=int, default=2000)
+    parser.add_argument("--gamma", type=float, default=0.2131)
+    parser.add_argument("--lam", type=float, nargs="+", default=lam)
+    return parser
+
+
+def main(argv=None):
+    parser, sub = C.command_parser(__doc__)
+    p = _sizes(sub.add_parser("run"), [1e-6, 3e-7])
     p.add_argument("--ratios", type=float, nargs="+", default=list(RATIOS))
     p.add_argument("--max-iter", type=int, default=400)
-    c = sub.add_parser("compare")
-    c.add_argument("--n", type=int, default=100_000)
-    c.add_argument("--centres", type=int, default=2000)
-    c.add_argument("--gamma", type=float, default=0.2131)
-    c.add_argument("--lam", type=float, nargs=1, default=[3e-7])
-    sub.add_parser("report")
-    args = parser.parse_args()
-    {"run": run, "compare": compare, "report": report}[args.command](args)
+    _sizes(sub.add_parser("compare"), [3e-7])
+    C.run_command(parser, sub, argv, report, run=run, compare=compare)
 
 
 if __name__ == "__main__":
