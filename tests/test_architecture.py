@@ -151,7 +151,7 @@ LAYERS = [
 #: Inside a subpackage, the same rule between its modules (``""`` is its ``__init__``).
 SUBLAYERS = {
     "utils": [
-        {"_validation", "_config", "_progress", "_scaling", "_warnings"},
+        {"_validation", "_config", "_progress", "_scaling", "_warnings", "_lapack"},
         {"_resources"},
         {"_threads", "_labels", "_sklearn", "_kernel_family"},
         {"_dask", "_targets"},

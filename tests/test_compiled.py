@@ -12,7 +12,8 @@ from kernelselect import _kernels, _mcm, _predict, _rff
 
 MODULES = {
     _kernels: {"kernel_block_into", "kernel_matvec_into", "kernel_sums_into",
-               "gram_upper_into", "symmetric_eigh_into", "cholesky_inverse_into"},
+               "gram_upper_into", "symmetric_eigh_into", "cholesky_inverse_into",
+               "cholesky_factor_into", "gram_update_into"},
     _predict: {"cross_kernel_matvec_into", "distance_kernel_matvec_into"},
     _rff: {"rff_columns_into", "rff_chunk_rows"},
     _mcm: {"song_xu_column_into", "song_xu_factors_into"},

@@ -106,3 +106,34 @@ class DenseFactorisations:
 
     def time_cholesky_inverse(self, c, implementation):
         self.cholesky_inverse(self.W)
+
+
+class LargeCholesky:
+    """The Cholesky factorisation of a kernel matrix of order n on the default threads:
+    kernelselect's (blocks of 4096 beyond order 8192, ``utils._lapack``) against
+    scipy's ``dpotrf`` (one call), which the threaded OpenBLAS of the scipy 1.17 and
+    numpy 2.3 wheels ends with a segmentation fault beyond about 7600 rows per thread;
+    scipy is timed only below 15 000 (two threads). Large runs add n = 20 000."""
+    params = ([12_000] + ([20_000] if LARGE else []), ["kernelselect", "scipy"])
+    param_names = ["n", "routine"]
+    timeout = 600
+
+    def setup(self, n, routine):
+        module = require(private("kernelselect.utils._lapack"))
+        if routine == "scipy":
+            if n >= 15_000:
+                raise NotImplementedError("scipy's threaded dpotrf faults at this order")
+            from scipy.linalg import lapack
+
+            def factor(A):
+                return lapack.dpotrf(A, lower=1, clean=0, overwrite_a=1)[1]
+            self.factor = factor
+        else:
+            self.factor = lambda A: module.cholesky_in_place(A, True)
+        X, _ = data(n, d=5)
+        self.K = np.asfortranarray(require(lowlevel("kernel_block"))(X, X, GAMMA))
+        self.K[np.diag_indices(n)] += 1e-3
+
+    def time_cholesky(self, n, routine):
+        A = self.K.copy(order="F")
+        assert self.factor(A) == 0

@@ -75,3 +75,27 @@ cdef Status cholesky_inverse_into(const floating* W,              # IN  (n, n)
                                   Py_ssize_t n,
                                   floating* T,                    # OUT (n, n), not W
                                   int* outcome) noexcept nogil    # OUT
+
+# The Cholesky factor of the symmetric A in place: its lower triangle (A[i, j], i >= j)
+# replaced by L with A = LLᵀ (``lower``), or its upper one by U with A = UᵀU; the other
+# strict triangle untouched. Only that triangle is read. By LAPACK's ?potrf
+# (scipy.linalg.cython_lapack) on diagonal blocks of ``block`` columns, ?trsm and the
+# blocked update of gram_update_into between them (right-looking); block 0 is one ?potrf
+# call up to order 8192 (its bits) and blocks of 4096 beyond: the threaded ?syrk of
+# OpenBLAS 0.3.30/0.3.31, which its ?potrf calls, faults above about 7600 rows per
+# thread. info: LAPACK's, 0 or the order of the first leading minor that is not
+# positive definite. BLAS threads as set around the call.
+cdef Status cholesky_factor_into(floating* A,                     # IN/OUT (n, n)
+                                 Py_ssize_t n, bint lower,
+                                 Py_ssize_t block,
+                                 int* info) noexcept nogil        # OUT
+
+# The lower (``lower``) or upper triangle of G += alpha·PᵀP, the other strict triangle
+# untouched: ?syrk on diagonal blocks of ``block`` columns, ?gemm off them; block 0 is
+# one ?syrk call up to order 8192 and blocks of 4096 beyond (as cholesky_factor_into).
+# BLAS threads as set around the call.
+cdef Status gram_update_into(const floating* P,                   # IN  (rows, cols)
+                             Py_ssize_t rows, Py_ssize_t cols,
+                             floating alpha, bint lower,
+                             Py_ssize_t block,
+                             floating* G) noexcept nogil         # IN/OUT (cols, cols)

@@ -21,6 +21,7 @@ from cython.parallel cimport prange
 from libc.math cimport INFINITY, fabs, fabsf, isfinite, nextafterf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
+from scipy.linalg.cython_blas cimport dgemm, dsyrk, dtrsm, sgemm, ssyrk, strsm
 from scipy.linalg.cython_lapack cimport dpotrf, dsyevd, dtrtri, spotrf, ssyevd, strtri
 
 from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
@@ -460,7 +461,13 @@ cdef Status gram_upper_into(const floating* P, Py_ssize_t rows, Py_ssize_t cols,
         return status_overflow(b"cols")
     if rows == 0 or cols == 0:
         return status_ok()
-    syrk_upper(<int>cols, <int>rows, <floating>1.0, P, <int>cols, <floating>1.0, G, <int>cols)
+    cdef char lower = b'L', plain = b'N'
+    if cols > BLOCKED_MIN_ORDER:     # G's row-major upper triangle is BLAS's lower one
+        _syrk_blocks(lower, plain, <int>cols, <int>rows, <floating>1.0, P, <int>cols, G,
+                     <int>cols, BLOCK_ORDER)
+    else:
+        syrk_upper(<int>cols, <int>rows, <floating>1.0, P, <int>cols, <floating>1.0, G,
+                   <int>cols)
     return status_ok()
 
 
@@ -578,7 +585,7 @@ cdef Status cholesky_inverse_into(const floating* W, Py_ssize_t n, floating* T,
     if n == 0:
         return status_ok()
     size = <int>n
-    _potrf(&uplo, &size, T, &size, &info)
+    info = _potrf_any(uplo, size, T, size)
     if info < 0:
         return status_bad_argument(b"an argument of ?potrf", b"valid (LAPACK info < 0)")
     if info > 0:
@@ -693,3 +700,200 @@ def _cholesky_inverse_into(const floating[:, ::1] W, floating[:, ::1] T):
         status = cholesky_inverse_into(&W[0, 0], n, &T[0, 0], &outcome)
     check_status(status, "cholesky_inverse_into")
     return outcome
+
+
+# -- blocked Cholesky factorisation and rank-k update (kernelselect.utils._lapack) ------
+# In place on a column-major array with its leading dimension, so that no block is
+# copied: each ?potrf and ?syrk call gets an order of at most BLOCK_ORDER once the
+# problem's order exceeds BLOCKED_MIN_ORDER (the threaded OpenBLAS ?syrk, which its
+# ?potrf calls, faults at large orders; utils._lapack has the measurements).
+
+cdef enum:
+    BLOCKED_MIN_ORDER = 8192
+    BLOCK_ORDER = 4096
+
+
+cdef inline void _syrk(char* uplo, char* trans, int* n, int* k, floating* alpha,
+                       floating* A, int* lda, floating* beta, floating* C,
+                       int* ldc) noexcept nogil:
+    if floating is double:
+        dsyrk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc)
+    else:
+        ssyrk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc)
+
+
+cdef inline void _gemm(char* ta, char* tb, int* m, int* n, int* k, floating* alpha,
+                       floating* A, int* lda, floating* B, int* ldb, floating* beta,
+                       floating* C, int* ldc) noexcept nogil:
+    if floating is double:
+        dgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+    else:
+        sgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+
+
+cdef inline void _trsm(char* side, char* uplo, char* ta, char* diag, int* m, int* n,
+                       floating* alpha, floating* A, int* lda, floating* B,
+                       int* ldb) noexcept nogil:
+    if floating is double:
+        dtrsm(side, uplo, ta, diag, m, n, alpha, A, lda, B, ldb)
+    else:
+        strsm(side, uplo, ta, diag, m, n, alpha, A, lda, B, ldb)
+
+
+cdef void _syrk_blocks(char uplo, char trans, int p, int k, floating alpha,
+                       const floating* Q, int ldq, floating* C, int ldc,
+                       int block) noexcept nogil:
+    """The ``uplo`` triangle of C (p, p) += alpha·QQᵀ (trans 'N', Q (p, k)) or alpha·QᵀQ
+    (trans 'T', Q (k, p)): ?syrk on diagonal blocks of ``block`` columns, ?gemm off them
+    (column-major, leading dimensions ldq and ldc)."""
+    cdef char tn = b'N', tt = b'T'
+    cdef floating one = 1.0
+    cdef int k0 = 0, kb, r
+    cdef Py_ssize_t step = 1 if trans == b'N' else ldq    # from one column of C to the next
+    cdef floating* Qk
+    while k0 < p:
+        kb = block if p - k0 > block else p - k0
+        Qk = <floating*>Q + k0 * step
+        _syrk(&uplo, &trans, &kb, &k, &alpha, Qk, &ldq, &one,
+              C + k0 + <Py_ssize_t>k0 * ldc, &ldc)
+        if uplo == b'L':                 # the rows below the diagonal block
+            r = p - k0 - kb
+            if r > 0:
+                if trans == b'N':
+                    _gemm(&tn, &tt, &r, &kb, &k, &alpha, Qk + kb * step, &ldq, Qk, &ldq,
+                          &one, C + (k0 + kb) + <Py_ssize_t>k0 * ldc, &ldc)
+                else:
+                    _gemm(&tt, &tn, &r, &kb, &k, &alpha, Qk + kb * step, &ldq, Qk, &ldq,
+                          &one, C + (k0 + kb) + <Py_ssize_t>k0 * ldc, &ldc)
+        elif k0 > 0:                     # the rows above it
+            if trans == b'N':
+                _gemm(&tn, &tt, &k0, &kb, &k, &alpha, <floating*>Q, &ldq, Qk, &ldq,
+                      &one, C + <Py_ssize_t>k0 * ldc, &ldc)
+            else:
+                _gemm(&tt, &tn, &k0, &kb, &k, &alpha, <floating*>Q, &ldq, Qk, &ldq,
+                      &one, C + <Py_ssize_t>k0 * ldc, &ldc)
+        k0 += kb
+
+
+cdef int _potrf_blocks(char uplo, int n, floating* A, int lda, int block) noexcept nogil:
+    """Right-looking blocked Cholesky factorisation of the ``uplo`` triangle of the
+    column-major A (n, n), in place (Golub & Van Loan, Matrix Computations, §4.2.9);
+    LAPACK's info (the order of the first leading minor that is not positive)."""
+    cdef char side_l = b'L', side_r = b'R', tn = b'N', tt = b'T', nonunit = b'N'
+    cdef char lo = b'L', up = b'U'
+    cdef floating one = 1.0
+    cdef int j0 = 0, b, rest, info = 0
+    cdef floating* D
+    while j0 < n:
+        b = block if n - j0 > block else n - j0
+        D = A + j0 + <Py_ssize_t>j0 * lda
+        _potrf(&uplo, &b, D, &lda, &info)
+        if info != 0:
+            return j0 + info
+        rest = n - j0 - b
+        if rest > 0:
+            if uplo == b'L':             # L21 = A21 L11⁻ᵀ, then A22 −= L21 L21ᵀ
+                _trsm(&side_r, &lo, &tt, &nonunit, &rest, &b, &one, D, &lda, D + b, &lda)
+                _syrk_blocks(lo, tn, rest, b, <floating>-1.0, D + b, lda,
+                             D + b + <Py_ssize_t>b * lda, lda, block)
+            else:                        # U12 = U11⁻ᵀ A12, then A22 −= U12ᵀ U12
+                _trsm(&side_l, &up, &tt, &nonunit, &b, &rest, &one, D, &lda,
+                      D + <Py_ssize_t>b * lda, &lda)
+                _syrk_blocks(up, tt, rest, b, <floating>-1.0, D + <Py_ssize_t>b * lda, lda,
+                             D + b + <Py_ssize_t>b * lda, lda, block)
+        j0 += b
+    return 0
+
+
+cdef inline int _potrf_any(char uplo, int n, floating* A, int lda) noexcept nogil:
+    """?potrf, blocked beyond BLOCKED_MIN_ORDER; LAPACK's info."""
+    cdef int info = 0
+    if n > BLOCKED_MIN_ORDER:
+        return _potrf_blocks(uplo, n, A, lda, BLOCK_ORDER)
+    _potrf(&uplo, &n, A, &lda, &info)
+    return info
+
+
+cdef Status cholesky_factor_into(floating* A, Py_ssize_t n, bint lower, Py_ssize_t block,
+                                 int* info) noexcept nogil:
+    # Row-major A is column-major Aᵀ = A: its lower triangle is BLAS's upper one, and
+    # A = LLᵀ (L lower, row-major) is Aᵀ = UᵀU with U = Lᵀ (upper, column-major).
+    cdef char uplo = b'U' if lower else b'L'
+    info[0] = 0
+    if n < 0:
+        return status_bad_argument(b"n", b">= 0")
+    if n > BLAS_INT_MAX:
+        return status_overflow(b"n")
+    if block < 0:
+        return status_bad_argument(b"block", b">= 0 (0 for the default)")
+    if n == 0:
+        return status_ok()
+    if block == 0:
+        info[0] = _potrf_any(uplo, <int>n, A, <int>n)
+    else:
+        info[0] = _potrf_blocks(uplo, <int>n, A, <int>n,
+                                <int>(block if block < n else n))
+    if info[0] < 0:
+        return status_bad_argument(b"an argument of ?potrf", b"valid (LAPACK info < 0)")
+    return status_ok()
+
+
+cdef Status gram_update_into(const floating* P, Py_ssize_t rows, Py_ssize_t cols,
+                             floating alpha, bint lower, Py_ssize_t block,
+                             floating* G) noexcept nogil:
+    # Row-major P (rows, cols) is column-major Pᵀ (cols, rows): PᵀP is BLAS's
+    # (Pᵀ)(Pᵀ)ᵀ, trans 'N'; G's row-major lower triangle is BLAS's upper one.
+    cdef char uplo = b'U' if lower else b'L'
+    cdef char plain = b'N'
+    if rows < 0 or cols < 0:
+        return status_bad_argument(b"the number of rows", b">= 0")
+    if rows > BLAS_INT_MAX:
+        return status_overflow(b"rows")
+    if cols > BLAS_INT_MAX:
+        return status_overflow(b"cols")
+    if block < 0:
+        return status_bad_argument(b"block", b">= 0 (0 for the default)")
+    if rows == 0 or cols == 0:
+        return status_ok()
+    if block == 0:
+        block = BLOCK_ORDER if cols > BLOCKED_MIN_ORDER else cols
+    _syrk_blocks(uplo, plain, <int>cols, <int>rows, alpha, P, <int>cols, G, <int>cols,
+                 <int>(block if block < cols else cols))
+    return status_ok()
+
+
+def _cholesky_factor_into(floating[:, ::1] A, bint lower, Py_ssize_t block):
+    """The Cholesky factor of the symmetric A (n, n), C-contiguous, in place in its lower
+    (A = LLᵀ) or upper (A = UᵀU) triangle; the other strict triangle untouched. ?potrf
+    on diagonal blocks of ``block`` columns (0: one ?potrf call up to order 8192, blocks
+    of 4096 beyond), without the interpreter lock (BLAS threads as set around the
+    call). Returns LAPACK's info: 0, or the order of the first leading minor that is
+    not positive definite."""
+    cdef Status status
+    cdef int info = 0
+    cdef Py_ssize_t n = A.shape[0]
+    require(A.shape[1] == n, "cholesky_factor_into", "A", "square, of shape (n, n)")
+    if n == 0:
+        return 0
+    with nogil:
+        status = cholesky_factor_into(&A[0, 0], n, lower, block, &info)
+    check_status(status, "cholesky_factor_into")
+    return info
+
+
+def _gram_update_into(const floating[:, ::1] P, floating[:, ::1] G, floating alpha,
+                      bint lower, Py_ssize_t block):
+    """The lower or upper triangle of G (c, c) += alpha·PᵀP for P (b, c), both
+    C-contiguous and of one dtype, in place; ?syrk on diagonal blocks of ``block``
+    columns and ?gemm off them (0: one ?syrk call up to order 8192, blocks of 4096
+    beyond), without the interpreter lock (BLAS threads as set around the call); the
+    other strict triangle untouched."""
+    cdef Status status
+    require(G.shape[0] == P.shape[1] and G.shape[1] == P.shape[1], "gram_update_into", "G",
+            "of shape (c, c), P's columns")
+    if P.shape[0] == 0 or P.shape[1] == 0:
+        return
+    with nogil:
+        status = gram_update_into(&P[0, 0], P.shape[0], P.shape[1], alpha, lower, block,
+                                  &G[0, 0])
+    check_status(status, "gram_update_into")

@@ -81,6 +81,7 @@ from .. import lowlevel
 from .._policy import JACKKNIFE_PLUS_MAX_N, LOO_EXACT_MAX_N
 from ..kernels import Kernel
 from ..utils._dask import IN_MEMORY, RowSource
+from ..utils._lapack import cholesky_in_place, syrk_in_place
 from ..utils._threads import blas_for_flops, block_workers
 
 __all__ = ["JACKKNIFE_PLUS_MAX_N", "LOO_EXACT_MAX_N", "INTERVAL_METHODS", "is_exact",
@@ -143,7 +144,9 @@ class _FeatureMap:
         K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
         K[np.diag_indices_from(K)] += jitter
         # in K's memory (K is symmetric: K.T is its Fortran view)
-        T, info = linalg.lapack.dpotrf(K.T, lower=0, clean=1, overwrite_a=1)
+        T = K.T
+        with blas_for_flops(float(T.shape[0]) ** 3 / 3.0):
+            info = cholesky_in_place(T, lower=False, clean=True)
         if info != 0:                             # pragma: no cover - the fit factored it
             raise np.linalg.LinAlgError(f"dpotrf failed with info={info}")
         return T
@@ -198,9 +201,7 @@ class _Triangles:
 
     def add(self, PhiT: np.ndarray) -> None:
         """G += Φ_bᵀΦ_b (lower triangle)."""
-        A = blas.dsyrk(1.0, PhiT, beta=1.0, c=self.as_("lower"), trans=0, lower=1,
-                       overwrite_c=1)
-        assert A is self.A or np.shares_memory(A, self.A)
+        syrk_in_place(self.as_("lower"), PhiT, 1.0, lower=True)
 
     def factor(self, alpha: float, n: int, mu: np.ndarray | None) -> None:
         """G (− nμμᵀ) + αI = LLᵀ in place."""
@@ -208,7 +209,8 @@ class _Triangles:
         if mu is not None:
             blas.dsyr(-float(n), mu, a=A, lower=1, overwrite_a=1)
         A[np.diag_indices_from(A)] += alpha
-        _, info = linalg.lapack.dpotrf(A, lower=1, clean=0, overwrite_a=1)
+        with blas_for_flops(float(A.shape[0]) ** 3 / 3.0):
+            info = cholesky_in_place(A, lower=True)
         if info != 0:
             raise np.linalg.LinAlgError(f"the leave-one-out's ΦᵀΦ + αI is not positive "
                                         f"definite (dpotrf info={info})")
@@ -343,7 +345,8 @@ class ExactSmoother:
             K = lowlevel.kernel_block(X, X, gamma, kernel=kernel,
                                       workers=block_workers(float(n) * n, None))
             K[np.diag_indices_from(K)] += alpha
-            L, info = linalg.lapack.dpotrf(K, lower=1, clean=1, overwrite_a=1)
+            L = np.asfortranarray(K)
+            info = cholesky_in_place(L, lower=True, clean=True)
             if info == 0:
                 L, info = linalg.lapack.dtrtri(L, lower=1, overwrite_c=1)
             if info != 0:

@@ -12,6 +12,7 @@ import scipy.linalg
 
 from ..utils._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
 from ..utils._threads import blas_for_flops as small_blas
+from ..utils._lapack import DIRECT_MAX, cholesky_in_place
 from ..utils._threads import interruptible
 from ._base import KernelOperator, LazyBasisOperator
 
@@ -22,12 +23,20 @@ __all__ = ["LowRankOperator", "LandmarkMap", "factor_spectrum", "factor_svd", "r
 def shifted_cholesky(K: npt.ArrayLike, alpha: float) -> tuple[np.ndarray, bool]:
     """Lower Cholesky factor ``(c, lower)`` of K + αI for scipy's ``cho_solve``; K is not
     modified. Raises ``LinAlgError`` when K + αI is not numerically positive definite."""
-    A = np.array(K, dtype=np.float64, copy=True)
-    A.flat[:: A.shape[0] + 1] += alpha
-    flops = float(A.shape[0]) ** 3 / 3
+    n = np.shape(K)[0]
+    A = np.array(K, dtype=np.float64, copy=True, order="C" if n <= DIRECT_MAX else "F")
+    A.flat[:: n + 1] += alpha
+    flops = float(n) ** 3 / 3
     with small_blas(flops):                       # Ctrl-C is answered while it runs
-        return interruptible(flops, scipy.linalg.cho_factor, A, lower=True, overwrite_a=True,
-                             check_finite=False)
+        if n <= DIRECT_MAX:
+            return interruptible(flops, scipy.linalg.cho_factor, A, lower=True,
+                                 overwrite_a=True, check_finite=False)
+        # in blocks: the threaded OpenBLAS ?potrf faults at large n (utils._lapack)
+        info = interruptible(flops, cholesky_in_place, A, True)
+    if info != 0:
+        raise np.linalg.LinAlgError(
+            f"{info}-th leading minor of the array is not positive definite")
+    return A, True
 
 
 def _chol(G: np.ndarray) -> np.ndarray:

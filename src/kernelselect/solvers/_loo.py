@@ -79,6 +79,7 @@ from scipy.linalg import blas
 
 from .. import lowlevel
 from ..utils._dask import check_rows_finite
+from ..utils._lapack import syrk_in_place
 from ..utils._resources import max_bytes
 from ..utils._threads import blas_for_flops, one_blas_thread
 from ._pcg import NystromMachine, factor_upper, jitter_for, streamed_rows
@@ -205,9 +206,7 @@ def _gram_rows(state: list[np.ndarray] | None, cond: Conditioning, F: np.ndarray
     b = block_rows(m)
     for lo in range(0, x.shape[0], b):
         Pt = _features_t(x[lo:lo + b], cond, F, workers)
-        out = blas.dsyrk(1.0, Pt, beta=1.0, c=G, trans=0, lower=1, overwrite_c=1)
-        if not np.shares_memory(out, G):          # pragma: no cover - G is Fortran-ordered
-            G[...] = out
+        syrk_in_place(G, Pt, 1.0, lower=True)
         Yb = Y[lo:lo + b]
         B += Pt @ _ones_and(Yb)
         sums += Yb.sum(axis=0)

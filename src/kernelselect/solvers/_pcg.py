@@ -159,6 +159,7 @@ from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ._cg_monitor import CGMonitor, CGStep
 from ._checkpoint import CGCheckpoint, CGState, fingerprint
+from ..utils._lapack import cholesky_in_place, syrk_in_place
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._exact import KernelMachine
 from ..kernels import Kernel
@@ -331,10 +332,7 @@ def _mirror(F: np.ndarray, upper_to_lower: bool) -> None:
 def _potrf(F: np.ndarray, lower: bool) -> int:
     """Cholesky factorisation of one triangle of F in place (the other untouched)."""
     with blas_for_flops(F.shape[0] ** 3 / 3.0):
-        c, info = lapack.dpotrf(F, lower=int(lower), clean=0, overwrite_a=1)
-    if not np.shares_memory(c, F):         # pragma: no cover - F is Fortran-ordered
-        F[...] = c
-    return int(info)
+        return cholesky_in_place(F, lower)
 
 
 def jitter_for(m: int, lam: float | None = None) -> float:
@@ -450,9 +448,7 @@ class NystromPreconditioner:
             with blas_for_flops(float(Kb.size) * m):
                 Pt = blas.dtrsm(1.0, F, Kb.T, lower=0, trans_a=1, overwrite_b=1)  # Φ_bᵀ
                 self._diag[:] = gram_diag
-                out = blas.dsyrk(1.0, Pt, beta=1.0, c=F, trans=0, lower=1, overwrite_c=1)
-            if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
-                raise RuntimeError("dsyrk did not update the preconditioner in place")
+                syrk_in_place(F, Pt, 1.0, lower=True)
             gram_diag = self._diag.copy()
             if total is not None:
                 total += Pt.sum(axis=1)

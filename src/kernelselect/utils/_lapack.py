@@ -1,0 +1,108 @@
+"""Cholesky factorisations and symmetric rank-k updates of large matrices, in blocks.
+
+The threaded ?syrk of OpenBLAS 0.3.30 and 0.3.31 (the BLAS in the scipy 1.17 and
+numpy 2.3 wheels) ends the process with a segmentation fault for output orders n
+above about 7600 per thread: on two threads a ``dsyrk`` of order 15 500 (k ≥ 512)
+faulted and one of 15 000 did not, three threads faulted at 24 000, four did not at
+20 000, one thread never. Its ?potrf calls that ?syrk, so a 16 000 × 16 000 Cholesky
+factorisation on two threads faulted too (``scipy.linalg.lapack.dpotrf`` and
+``numpy.linalg.cholesky`` alike); ?gemm, ?trsm, ?trtri and ?lauum did not, at 20 000
+and 30 000.
+
+So no ?potrf or ?syrk call here is given an order above :data:`DIRECT_MAX`. Larger
+problems run as the right-looking blocked algorithm (Golub & Van Loan, *Matrix
+Computations*, 4th ed., §4.2.9): for each block column of :data:`BLOCK` columns,
+?potrf of its diagonal block, ?trsm of the panel below it, and the update of the
+trailing matrix by ?syrk on its diagonal blocks and ?gemm below them. The flops are
+those of the one call (n³/3 for the factorisation, n²k for the update), the threads
+those the caller sets (``blas_for_flops``). The blocks are worked on where they lie,
+through the array's leading dimension (compiled, :mod:`kernelselect._kernels`, without
+the interpreter lock, :func:`kernelselect._kernels.cholesky_factor_into` and
+``gram_update_into`` for a cimport), so nothing is copied. A problem of order at most DIRECT_MAX is
+one LAPACK or BLAS call, with the bits it always had.
+
+Only the named triangle (and the diagonal) is read and written: the callers keep
+another factor in the other triangle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.linalg import blas, lapack
+
+from .. import _kernels
+
+__all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place"]
+
+#: the largest order handed to one ?potrf or ?syrk call (half the smallest order that
+#: faulted on two threads, 15 500)
+DIRECT_MAX = 8192
+
+#: columns per block of the blocked algorithms
+BLOCK = 4096
+
+
+def cholesky_in_place(A: np.ndarray, lower: bool, clean: bool = False) -> int:
+    """Cholesky factorisation of the named triangle of the square float64 A, in place:
+    lower, A = LLᵀ with L in the lower triangle; upper, A = UᵀU with U in the upper
+    triangle. The other strict triangle is left as it was, or zeroed with ``clean``.
+
+    Returns LAPACK's info: 0, or i > 0 when the leading minor of order i is not
+    positive definite (the factorisation then stopped; A holds partial results).
+    """
+    n = A.shape[0]
+    if n <= DIRECT_MAX:
+        c, info = lapack.dpotrf(A, lower=int(lower), clean=int(clean), overwrite_a=1)
+        if not np.shares_memory(c, A):
+            A[...] = c
+        return int(info)
+    V, lower_v, copied = _c_ordered(A, lower)
+    info = int(_kernels._cholesky_factor_into(V, lower_v, BLOCK))
+    if clean:
+        _zero_strict(V, upper=lower_v)
+    if copied:
+        A[...] = V
+    return info
+
+
+def syrk_in_place(C: np.ndarray, P: np.ndarray, alpha: float = 1.0,
+                  lower: bool = True) -> None:
+    """C := C + α·PPᵀ on the named triangle of the square float64 C (n × n), in place;
+    P of shape (n, k). The other strict triangle is left as it was."""
+    n = C.shape[0]
+    if n <= DIRECT_MAX:
+        out = blas.dsyrk(alpha, P, beta=1.0, c=C, trans=0, lower=int(lower), overwrite_c=1)
+        if not np.shares_memory(out, C):
+            C[...] = out
+        return
+    V, lower_v, copied = _c_ordered(C, lower)   # PPᵀ is symmetric: Cᵀ takes the same update
+    # the compiled update adds α·QᵀQ for a C-ordered Q (k, n): Q = Pᵀ, a view of a
+    # Fortran-ordered P
+    Q = np.ascontiguousarray(np.asarray(P, dtype=np.float64).T)
+    _kernels._gram_update_into(Q, V, float(alpha), lower_v, BLOCK)
+    if copied:
+        C[...] = V
+
+
+def _c_ordered(A: np.ndarray, lower: bool) -> tuple[np.ndarray, bool, bool]:
+    """(a C-ordered array holding A's named triangle, which triangle of it that is,
+    whether it is a copy for the caller to write back): A itself; the transpose of a
+    Fortran-ordered A, whose other triangle it is; else a copy."""
+    if A.flags.c_contiguous:
+        return A, lower, False
+    if A.flags.f_contiguous:
+        return A.T, not lower, False
+    return np.ascontiguousarray(A), lower, True
+
+
+def _zero_strict(V: np.ndarray, upper: bool) -> None:
+    """Zero the strict upper (or lower) triangle of V, by blocks of rows."""
+    n = V.shape[0]
+    for i0 in range(0, n, BLOCK):
+        i1 = min(n, i0 + BLOCK)
+        if upper:
+            V[i0:i1, i1:] = 0.0
+            V[i0:i1, i0:i1] = np.tril(V[i0:i1, i0:i1])
+        else:
+            V[i0:i1, :i0] = 0.0
+            V[i0:i1, i0:i1] = np.triu(V[i0:i1, i0:i1])
