@@ -73,6 +73,11 @@ def peak_rss_gb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
 
 
+def progress_of(args):
+    """``progress=`` for the estimators: the delay in seconds, False when negative."""
+    return False if args.progress < 0 else args.progress
+
+
 def bound_iterations(rec, max_iter):
     """A bounded run: the refit stops after ``max_iter`` conjugate-gradient iterations
     (peak memory is reached before the first: the iterations allocate (m, t) vectors)."""
@@ -154,9 +159,9 @@ def memory(args):
         rec["part"] = f"memory, {args.centres} centres given"
         sel = KernelSelectionRegressor(KernelRidgeRegressor(
             kernel="gaussian", approximation=NystroemPCG(n_centres=args.centres)),
-            random_state=0)
+            random_state=0, progress=progress_of(args))
     else:
-        sel = KernelSelectionCV(random_state=0)
+        sel = KernelSelectionCV(random_state=0, progress=progress_of(args))
     t0 = time.perf_counter()
     sel = sel.fit(X, y)
     rec["fit_seconds"] = time.perf_counter() - t0
@@ -202,7 +207,7 @@ def dask_part(args):
         X, y = open_chunked(str(path), chunk_rows=args.chunk_rows)
         rec["chunks"] = len(X.chunks[0])
         t0 = time.perf_counter()
-        sel = (KernelSelectionCV(random_state=0) if args.gamma is None
+        sel = (KernelSelectionCV(random_state=0, progress=progress_of(args)) if args.gamma is None
                else _GivenPoint(args.gamma, args.alpha)).fit(X, y)
         rec["fit_seconds"] = time.perf_counter() - t0
         import dask.array as da
@@ -291,6 +296,10 @@ def main(argv=None):
         r.add_argument("--chunk-rows", type=int, default=2**16)
         r.add_argument("--worker-memory", default="3GB")
         r.add_argument("--max-iter", type=int, default=None)
+        r.add_argument("--progress", type=float, default=60.0,
+                       help="progress lines on stderr once the fit has run this many "
+                            "seconds (the selection's levels, the iterations and the time "
+                            "left); a negative number for none")
         if name == "memory":
             r.add_argument("--centres", type=int, default=None,
                            help="KernelSelectionRegressor(KernelRidgeRegressor(kernel="
