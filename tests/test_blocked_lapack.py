@@ -160,3 +160,19 @@ def test_compiled_landmark_factor_and_gram_are_blocked_beyond_8192(dtype):
     # W⁻¹ = TTᵀ: W (T (Tᵀ probe)) gives the probe back
     back = W.astype(np.float64) @ (T.astype(np.float64) @ (T.T.astype(np.float64) @ probe))
     np.testing.assert_allclose(back, probe, rtol=0, atol=10 * rtol)
+
+
+@pytest.mark.parametrize("blocked", [False, True])
+def test_upper_cholesky_is_scipys_and_refuses_what_is_not_positive(monkeypatch, blocked):
+    if blocked:
+        monkeypatch.setattr(_lapack, "DIRECT_MAX", 4)
+        monkeypatch.setattr(_lapack, "BLOCK", 3)
+    rng = np.random.default_rng(7)
+    G = _spd(rng, 17)
+    R = _lapack.upper_cholesky(G)
+    np.testing.assert_allclose(R, scipy.linalg.cholesky(G, lower=False), rtol=0,
+                               atol=1e-12)
+    assert not np.any(np.tril(R, -1))
+    G[5, 5] = -1.0
+    with pytest.raises(np.linalg.LinAlgError, match="leading minor"):
+        _lapack.upper_cholesky(G)

@@ -12,7 +12,7 @@ import scipy.linalg
 
 from ..utils._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
 from ..utils._threads import blas_for_flops as small_blas
-from ..utils._lapack import DIRECT_MAX, cholesky_in_place
+from ..utils._lapack import DIRECT_MAX, cholesky_in_place, upper_cholesky
 from ..utils._threads import interruptible
 from ._base import KernelOperator, LazyBasisOperator
 
@@ -41,7 +41,7 @@ def shifted_cholesky(K: npt.ArrayLike, alpha: float) -> tuple[np.ndarray, bool]:
 
 def _chol(G: np.ndarray) -> np.ndarray:
     with small_blas(float(G.shape[0]) ** 3 / 3):
-        R = scipy.linalg.cholesky(G, lower=False, check_finite=False)
+        R = upper_cholesky(G)
     if not np.all(np.isfinite(R)) or np.min(np.abs(np.diag(R))) == 0.0:
         raise np.linalg.LinAlgError("singular")
     return R

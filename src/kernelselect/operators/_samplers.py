@@ -21,6 +21,7 @@ import scipy.linalg
 
 from ..utils._kernel_family import Kernel
 from ..primitives._kernel_ops import Points, block_unchecked, sums_unchecked
+from ..utils._lapack import upper_cholesky
 from ..utils._threads import team
 from ._lowrank import small_blas
 
@@ -121,7 +122,7 @@ def ridge_leverage_scores(X: np.ndarray | Points, gamma: float, pilot: np.ndarra
     W = C[pilot]
     W = 0.5 * (W + W.T) + ridge * np.eye(pilot.size)
     with small_blas(float(pilot.size) ** 3 + float(C.shape[0]) * pilot.size ** 2):
-        R = scipy.linalg.cholesky(W, lower=False, check_finite=False)
+        R = upper_cholesky(W)
         B = scipy.linalg.solve_triangular(R, C.T, trans="T", lower=False, check_finite=False)
     # both kernels have κ(x, x) = 1
     scores = (1.0 - np.einsum("ij,ij->j", B, B)) / ridge

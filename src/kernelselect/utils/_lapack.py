@@ -28,11 +28,12 @@ another factor in the other triangle.
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg import blas, lapack
 
 from .. import _kernels
 
-__all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place"]
+__all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place", "upper_cholesky"]
 
 #: the largest order handed to one ?potrf or ?syrk call (half the smallest order that
 #: faulted on two threads, 15 500)
@@ -63,6 +64,21 @@ def cholesky_in_place(A: np.ndarray, lower: bool, clean: bool = False) -> int:
     if copied:
         A[...] = V
     return info
+
+
+def upper_cholesky(G: np.ndarray) -> np.ndarray:
+    """R, upper triangular with zeros below, such that G = RᵀR (G is not modified):
+    ``scipy.linalg.cholesky(G, lower=False)``, whose bits it has up to order DIRECT_MAX,
+    blocked beyond. Raises ``LinAlgError`` when G is not numerically positive
+    definite."""
+    if G.shape[0] <= DIRECT_MAX:
+        return scipy.linalg.cholesky(G, lower=False, check_finite=False)
+    R = np.array(G, dtype=np.float64, order="F")
+    info = cholesky_in_place(R, lower=False, clean=True)
+    if info != 0:
+        raise np.linalg.LinAlgError(
+            f"{info}-th leading minor of the array is not positive definite")
+    return R
 
 
 def syrk_in_place(C: np.ndarray, P: np.ndarray, alpha: float = 1.0,
