@@ -7,7 +7,7 @@ work) to read the memory a call adds.
 
 import numpy as np
 
-from ._common import (COLUMN_SIZES, N_LANDMARKS, STREAM_SIZES, WORKERS, data, lowlevel,
+from ._common import (COLUMN_SIZES, LARGE, N_LANDMARKS, STREAM_SIZES, WORKERS, data, lowlevel,
                       private, require)
 
 GAMMA = 0.05
