@@ -1,13 +1,14 @@
 """Cholesky factorisations and symmetric rank-k updates of large matrices, in blocks.
 
 The threaded ?syrk of OpenBLAS 0.3.30 and 0.3.31 (the BLAS in the scipy 1.17 and
-numpy 2.3 wheels) ends the process with a segmentation fault for output orders n
-above about 7600 per thread: on two threads a ``dsyrk`` of order 15 500 (k ≥ 512)
-faulted and one of 15 000 did not, three threads faulted at 24 000, four did not at
-20 000, one thread never. Its ?potrf calls that ?syrk, so a 16 000 × 16 000 Cholesky
-factorisation on two threads faulted too (``scipy.linalg.lapack.dpotrf`` and
-``numpy.linalg.cholesky`` alike); ?gemm, ?trsm, ?trtri and ?lauum did not, at 20 000
-and 30 000.
+numpy 2.3 wheels) ends the process with a segmentation fault at large output orders n
+(measured on two threads unless said): n = 15 500 with 1024 columns faulted, 15 000
+did not; at 20 000, 256 columns faulted and 128 did not; three threads faulted at
+24 000 and four did not at 20 000; one thread never did. Its ?potrf calls that ?syrk
+with wide panels, so a 16 000 × 16 000 Cholesky factorisation on two threads faulted
+(``scipy.linalg.lapack.dpotrf`` and ``numpy.linalg.cholesky`` alike). ?syr2k faulted
+at 20 000 with 1024 columns, not with 256 (LAPACK's ?sytrd, behind eigh, passes 32);
+?gemm, ?trsm, ?trtri and ?lauum did not fault, at 20 000 and 30 000.
 
 So no ?potrf or ?syrk call here is given an order above :data:`DIRECT_MAX`. Larger
 problems run as the right-looking blocked algorithm (Golub & Van Loan, *Matrix
@@ -16,10 +17,10 @@ Computations*, 4th ed., §4.2.9): for each block column of :data:`BLOCK` columns
 trailing matrix by ?syrk on its diagonal blocks and ?gemm below them. The flops are
 those of the one call (n³/3 for the factorisation, n²k for the update), the threads
 those the caller sets (``blas_for_flops``). The blocks are worked on where they lie,
-through the array's leading dimension (compiled, :mod:`kernelselect._kernels`, without
-the interpreter lock, :func:`kernelselect._kernels.cholesky_factor_into` and
-``gram_update_into`` for a cimport), so nothing is copied. A problem of order at most DIRECT_MAX is
-one LAPACK or BLAS call, with the bits it always had.
+through the array's leading dimension, so nothing is copied (compiled, without the
+interpreter lock: ``cholesky_factor_into`` and ``gram_update_into`` of
+``kernelselect._kernels``, also for a cimport). A problem of order at most DIRECT_MAX
+is one LAPACK or BLAS call, with the bits it always had.
 
 Only the named triangle (and the diagonal) is read and written: the callers keep
 another factor in the other triangle.
@@ -35,8 +36,8 @@ from .. import _kernels
 
 __all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place", "upper_cholesky"]
 
-#: the largest order handed to one ?potrf or ?syrk call (half the smallest order that
-#: faulted on two threads, 15 500)
+#: the largest order handed to one ?potrf or ?syrk call (about half the smallest order
+#: that faulted on two threads, 15 500)
 DIRECT_MAX = 8192
 
 #: columns per block of the blocked algorithms
@@ -91,7 +92,8 @@ def syrk_in_place(C: np.ndarray, P: np.ndarray, alpha: float = 1.0,
         if not np.shares_memory(out, C):
             C[...] = out
         return
-    V, lower_v, copied = _c_ordered(C, lower)   # PPᵀ is symmetric: Cᵀ takes the same update
+    # PPᵀ is symmetric: Cᵀ takes the same update
+    V, lower_v, copied = _c_ordered(C, lower)
     # the compiled update adds α·QᵀQ for a C-ordered Q (k, n): Q = Pᵀ, a view of a
     # Fortran-ordered P
     Q = np.ascontiguousarray(np.asarray(P, dtype=np.float64).T)
