@@ -76,6 +76,16 @@ def _out(*shape):
          "song_xu_column_into: m must be >= 1"),
         (lambda: _mcm._song_xu_column_into(np.array([2, 3]), np.array([1.0, -1.0]), 1.0, 0,
                                            _out(6), 1), "song_xu_column_into: h must be > 0"),
+        (lambda: _kernels._cholesky_factor_into(_out(3, 4), True, 0),
+         "cholesky_factor_into: A must be square"),
+        (lambda: _kernels._cholesky_factor_into(np.eye(3), True, -1),
+         r"cholesky_factor_into: block must be >= 0"),
+        (lambda: _kernels._cholesky_factor_into(np.diag([1.0, np.nan, 1.0]), False, 0),
+         "cholesky_factor_into: A must be finite"),
+        (lambda: _kernels._gram_update_into(X, _out(4, 4), 1.0, True, 0),
+         "gram_update_into: G must be of shape"),
+        (lambda: _kernels._gram_update_into(X, _out(3, 3), 1.0, True, -2),
+         "gram_update_into: block must be >= 0"),
     ],
 )
 def test_bad_arguments_raise_value_error_naming_the_argument(call, match):

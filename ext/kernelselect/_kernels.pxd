@@ -84,7 +84,8 @@ cdef Status cholesky_inverse_into(const floating* W,              # IN  (n, n)
 # call up to order 8192 (its bits) and blocks of 4096 beyond: the threaded ?syrk of
 # OpenBLAS 0.3.30/0.3.31, which its ?potrf calls, faults above about 7600 rows per
 # thread. info: LAPACK's, 0 or the order of the first leading minor that is not
-# positive definite. BLAS threads as set around the call.
+# positive definite. BAD_ARGUMENT for a non-finite entry of the triangle read. BLAS
+# threads as set around the call.
 cdef Status cholesky_factor_into(floating* A,                     # IN/OUT (n, n)
                                  Py_ssize_t n, bint lower,
                                  Py_ssize_t block,

@@ -819,6 +819,7 @@ cdef Status cholesky_factor_into(floating* A, Py_ssize_t n, bint lower, Py_ssize
     # Row-major A is column-major Aᵀ = A: its lower triangle is BLAS's upper one, and
     # A = LLᵀ (L lower, row-major) is Aᵀ = UᵀU with U = Lᵀ (upper, column-major).
     cdef char uplo = b'U' if lower else b'L'
+    cdef Py_ssize_t i, j
     info[0] = 0
     if n < 0:
         return status_bad_argument(b"n", b">= 0")
@@ -828,6 +829,11 @@ cdef Status cholesky_factor_into(floating* A, Py_ssize_t n, bint lower, Py_ssize
         return status_bad_argument(b"block", b">= 0 (0 for the default)")
     if n == 0:
         return status_ok()
+    for i in range(n):                   # the triangle read: row i, columns ≤ i (lower)
+        for j in range(i + 1 if lower else n - i):
+            if not isfinite(A[i * n + (j if lower else i + j)]):
+                return status_bad_argument(b"A", b"finite (the triangle factored holds "
+                                                 b"NaN or infinity)")
     if block == 0:
         info[0] = _potrf_any(uplo, <int>n, A, <int>n)
     else:
