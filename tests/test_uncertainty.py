@@ -484,8 +484,11 @@ def test_uncertainty_at_fit_needs_no_second_factorisation(monkeypatch):
     monkeypatch.setattr(_uncertainty, "ExactSmoother", refuse)
     clf.predict_proba(X)
     reg.predict_interval(X, method="jackknife")
-    with pytest.raises(AssertionError, match="second"):   # the jackknife+ holds the factor
-        reg.predict_interval(X, method="jackknife+")
+    reg.predict_interval(X, method="jackknife+")       # from the inverse of the fit's factor
+    reg.predict(X, return_std=True)
+    lazy = KernelRidgeRegressor(gamma=0.5, fit_intercept="mean").fit(X, y)
+    with pytest.raises(AssertionError, match="second"):   # without the flag: on first use
+        lazy.predict_interval(X, method="jackknife+")
     with pytest.raises(TypeError, match="uncertainty"):
         KernelRidgeRegressor(uncertainty="yes").fit(X, y)
     assert KernelRidgeRegressor(uncertainty=True, approximation="nystrom", gamma=0.5,

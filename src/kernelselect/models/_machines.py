@@ -263,7 +263,15 @@ class _KernelMachineEstimator(BaseEstimator):
         self.support_ = m.support_indices
         # what the closed-form leave-one-out reads on first use (models._uncertainty):
         # the training rows (the exact machine holds them anyway), targets and ȳ
-        self._uncertainty_cache()["source"] = (X, Y, offset)
+        cache = self._uncertainty_cache()
+        cache["source"] = (X, Y, offset)
+        parts = m.details.get("leave_one_out") or {}
+        inverse = parts.pop("inverse", None)      # L⁻¹ of the fit's factor (uncertainty=True)
+        if inverse is not None and self._keeps_smoother():
+            cache["smoother"] = _uncertainty.ExactSmoother.from_inverse(
+                np.ascontiguousarray(X, dtype=np.float64), m.gamma, m.kernel,
+                self.intercept_form_, inverse, parts["diag"])
+        del inverse
         if self.uncertainty:
             self._loo_values()
         return self

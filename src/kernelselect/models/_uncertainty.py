@@ -81,7 +81,7 @@ from .. import lowlevel
 from .._policy import JACKKNIFE_PLUS_MAX_N, LOO_EXACT_MAX_N
 from ..kernels import Kernel
 from ..utils._dask import IN_MEMORY, RowSource
-from ..utils._lapack import cholesky_in_place, syrk_in_place
+from ..utils._lapack import cholesky_in_place, syrk_in_place, zero_strict_triangle
 from ..utils._threads import blas_for_flops, block_workers
 
 __all__ = ["JACKKNIFE_PLUS_MAX_N", "LOO_EXACT_MAX_N", "INTERVAL_METHODS", "is_exact",
@@ -356,6 +356,20 @@ class ExactSmoother:
         self.diag = np.einsum("ij,ij->j", L, L)      # (K_α⁻¹)_ii
         self.u = self.solve(np.ones((n, 1)))[:, 0]   # K_α⁻¹1
         self.S = float(self.u.sum())                 # 1ᵀK_α⁻¹1
+
+    @classmethod
+    def from_inverse(cls, X: np.ndarray, gamma: Any, kernel: str, form: str,
+                     Linv: np.ndarray, diag: np.ndarray) -> "ExactSmoother":
+        """The smoother from the fit's own factor: L⁻¹ (lower triangle read; the upper
+        one is zeroed here, in place) and diag(K_α⁻¹), as the fit with
+        ``uncertainty=True`` computed them, so that no second factorisation is made."""
+        self = cls.__new__(cls)
+        self.X, self.gamma, self.kernel, self.form = X, gamma, kernel, form
+        zero_strict_triangle(Linv, upper=True)
+        self.Linv, self.diag = Linv, np.asarray(diag, dtype=np.float64)
+        self.u = self.solve(np.ones((X.shape[0], 1)))[:, 0]
+        self.S = float(self.u.sum())
+        return self
 
     def solve(self, B: np.ndarray) -> np.ndarray:
         """K_α⁻¹B = L⁻ᵀ(L⁻¹B) for B (n, t)."""

@@ -304,16 +304,26 @@ class DenseOperator(LazyBasisOperator):
         factorisation and the inverse would cost 2n³/3 (what a fitted machine's
         leave-one-out needs, Cawley & Talbot 2004). The factor is used up: a later solve
         at α factors again. Other strategies: :meth:`diagonal_function`."""
-        g = RidgeFunction("resolvent", [alpha])
+        found = self.resolvent_inverse_factor(alpha)
+        if found is None:
+            return self.diagonal_function(RidgeFunction("resolvent", [alpha]))[:, 0]
+        return _triangle_norms(*found)
+
+    def resolvent_inverse_factor(self, alpha: float) -> tuple[np.ndarray, bool] | None:
+        """``(L⁻¹, lower)`` after solves at α that kept their Cholesky factor K + αI = LLᵀ
+        (``lower``; UᵀU and U⁻¹ otherwise), by its triangular inverse (n³/3 flops), in
+        the factor's memory: (K + αI)⁻¹ = L⁻ᵀL⁻¹. The other triangle holds what the
+        factor's did. None when the solves kept no factor. The factor is used up."""
         entry = self._ridge.get(alpha)
-        if not self._use_ridge(g) or entry is None or "factor" not in entry:
-            return self.diagonal_function(g)[:, 0]
+        if (not self._use_ridge(RidgeFunction("resolvent", [alpha])) or entry is None
+                or "factor" not in entry):
+            return None
         c, lower = self._ridge.pop(alpha)["factor"]
         with small_blas(float(self.n) ** 3 / 3):
             inv, info = scipy.linalg.lapack.dtrtri(c, lower=int(lower), overwrite_c=1)
         if info != 0:
             raise np.linalg.LinAlgError(f"dtrtri failed (info={info})")
-        return _triangle_norms(inv, lower)
+        return inv, bool(lower)
 
     def diagonal_function(self, g: SpectralFunction) -> np.ndarray:
         if not self._use_ridge(g):

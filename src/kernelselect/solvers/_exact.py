@@ -58,7 +58,8 @@ from ..utils._validation import check_random_state
 from ..operators import KernelOperator, RidgeFunction, get_approximation
 from ..operators._base import check_function_output
 from ..operators._lowrank import LowRankOperator
-from ..operators.dense import MACHINE_SOLVERS, DenseOperator
+from ..operators.dense import MACHINE_SOLVERS, DenseOperator, _triangle_norms
+from .._policy import JACKKNIFE_PLUS_MAX_N
 from ..operators.mcm import MCM_MACHINE_REFUSAL  # noqa: F401  (its home; named here too)
 from ..utils._validation import check_grid, check_matrix
 from ..utils._threads import (SMALL_BLOCK, block_threads, block_workers,  # noqa: F401
@@ -398,9 +399,17 @@ class OperatorRecipe(MachineRecipe):
 
 def _loo_parts(op: DenseOperator, alpha: float) -> dict[str, np.ndarray]:
     """u = K_α⁻¹1 and diag(K_α⁻¹) from the factorisation the fit's solves used (the
-    diagonal last: it uses the factor up)."""
+    diagonal last: it uses the factor up); up to :data:`~kernelselect._policy.
+    JACKKNIFE_PLUS_MAX_N` rows also "inverse", L⁻¹ lower triangular (K_α = LLᵀ; the
+    upper triangle not cleaned), for the jackknife+ and the predictive standard
+    deviation, which the estimator takes out of the details at once."""
     u = op.apply_function(RidgeFunction("resolvent", [alpha]), np.ones((op.n, 1)))[:, 0, 0]
-    return {"u": u, "diag": op.resolvent_diagonal(alpha)}
+    found = op.resolvent_inverse_factor(alpha) if op.n <= JACKKNIFE_PLUS_MAX_N else None
+    if found is None:
+        return {"u": u, "diag": op.resolvent_diagonal(alpha)}
+    inv, lower = found
+    diag = _triangle_norms(inv, lower)
+    return {"u": u, "diag": diag, "inverse": inv if lower else inv.T}
 
 
 def _singular_message(X: np.ndarray, gamma: float, alphas: np.ndarray, exc: Exception) -> str:

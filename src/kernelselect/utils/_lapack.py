@@ -34,7 +34,8 @@ from scipy.linalg import blas, lapack
 
 from .. import _kernels
 
-__all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place", "upper_cholesky"]
+__all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place", "upper_cholesky",
+           "zero_strict_triangle"]
 
 #: the largest order handed to one ?potrf or ?syrk call (about half the smallest order
 #: that faulted on two threads, 15 500)
@@ -61,7 +62,7 @@ def cholesky_in_place(A: np.ndarray, lower: bool, clean: bool = False) -> int:
     V, lower_v, copied = _c_ordered(A, lower)
     info = int(_kernels._cholesky_factor_into(V, lower_v, BLOCK))
     if clean:
-        _zero_strict(V, upper=lower_v)
+        zero_strict_triangle(V, upper=lower_v)
     if copied:
         A[...] = V
     return info
@@ -113,8 +114,9 @@ def _c_ordered(A: np.ndarray, lower: bool) -> tuple[np.ndarray, bool, bool]:
     return np.ascontiguousarray(A), lower, True
 
 
-def _zero_strict(V: np.ndarray, upper: bool) -> None:
-    """Zero the strict upper (or lower) triangle of V, by blocks of rows."""
+def zero_strict_triangle(V: np.ndarray, upper: bool) -> None:
+    """Zero the strict upper (or lower) triangle of the square V in place, by blocks of
+    rows (no n × n index or mask arrays)."""
     n = V.shape[0]
     for i0 in range(0, n, BLOCK):
         i1 = min(n, i0 + BLOCK)
