@@ -27,6 +27,19 @@ the best of ``--repeats`` fresh fits:
 
     python studies/uncertainty_cost.py run --n 1000 2000 4000 8000 16000
     python studies/uncertainty_cost.py report
+
+``sets`` times the same ratios on the issue's own sets: every shared binary and
+regression set, training halves capped at 1000 rows and test halves at 2000 (the
+splits of ``uncertainty_quality.py``), the refit machine of the selection estimator at
+its chosen (γ, α), bare: fit + ``predict`` against fit + ``predict_proba`` (classifiers)
+or fit + ``predict_interval`` (regressors, jackknife+ on exact machines), on first use
+and with ``uncertainty=True``; best of ``--repeats``. Its floor adds to fit + predict
+what the exact leave-one-out must compute after the fit's factor: the triangular
+inverse (both), and for jackknife+ the weights K_α⁻¹k(x) of every test row (two
+triangular products with n_test columns, 2n²·n_test flops), each timed on the BLAS
+threads the library gives that many flops (one thread for these small problems).
+
+    python studies/uncertainty_cost.py sets --splits 0 1
 """
 
 import argparse
@@ -113,6 +126,72 @@ def one(n, repeats, test=2000):
     return rec
 
 
+def one_set(name, kind, split, repeats):
+    """The bare refit machine's times on one shared set and split (module notes)."""
+    from scipy.linalg import blas, lapack
+
+    from kernelselect import KernelSelectionClassifier, KernelSelectionRegressor, datasets
+    from kernelselect import lowlevel
+    from kernelselect.utils._threads import blas_for_flops
+    from uncertainty_quality import CAP, TEST_CAP
+
+    data = datasets.load(name)
+    Xtr, ytr, Xte, _, _, seed = C.capped_half_split(name, kind, data, split, CAP, TEST_CAP)
+    est = (KernelSelectionClassifier if kind == "binary" else KernelSelectionRegressor)(
+        random_state=seed).fit(Xtr, ytr)
+    scaler, machine = est.best_estimator_[0], est.best_estimator_[-1]
+    Ztr = np.ascontiguousarray(scaler.transform(Xtr))
+    Zte = np.ascontiguousarray(scaler.transform(Xte))
+    params = machine.get_params()
+    cls = type(machine)
+    method = "predict_proba" if kind == "binary" else "predict_interval"
+    _, t_fit_predict = best_of(repeats, lambda: cls(**params).fit(Ztr, ytr).predict(Zte))
+    _, t_lazy = best_of(repeats, lambda: getattr(cls(**params).fit(Ztr, ytr), method)(Zte))
+    eager = dict(params, uncertainty=True)
+    _, t_eager = best_of(repeats, lambda: getattr(cls(**eager).fit(Ztr, ytr), method)(Zte))
+    fitted = cls(**params).fit(Ztr, ytr)
+    rec = {"kind": "set", "task": kind, "set": name, "split": split, "n": len(ytr),
+           "n_test": len(Zte), "machine": fitted.approximation_,
+           "kernel": str(params.get("kernel")), "t_fit_predict": t_fit_predict,
+           "t_fit_method": t_lazy, "t_fit_method_uncertainty": t_eager,
+           "load_before": list(os.getloadavg())}
+    if fitted.approximation_ == "exact":
+        g, a = fitted.model_.gamma, fitted.alpha_
+        K = lowlevel.kernel_block(Ztr, Ztr, g, kernel=fitted.model_.kernel)
+        K[np.diag_indices_from(K)] += a
+        L = lapack.dpotrf(K, lower=1, clean=1)[0]
+        n = len(ytr)
+        with blas_for_flops(float(n) ** 3 / 3):     # the threads the fit gives its inverse
+            _, rec["t_trtri"] = best_of(repeats, lambda: lapack.dtrtri(L, lower=1)[0])
+        if kind == "regression":
+            B = np.asfortranarray(lowlevel.kernel_block(Zte, Ztr, g,
+                                                        kernel=fitted.model_.kernel).T)
+
+            def weights():
+                return blas.dtrmm(1.0, L, blas.dtrmm(1.0, L, B, lower=1), lower=1, trans_a=1)
+            with blas_for_flops(2.0 * n * n * B.shape[1]):   # as ExactSmoother.solve
+                _, rec["t_weights"] = best_of(repeats, weights)
+    rec["load_after"] = list(os.getloadavg())
+    return rec
+
+
+def sets(args):
+    from kernelselect import datasets
+
+    for info in datasets.list_datasets():
+        kind = {"binary": "binary", "regression": "regression"}.get(info.task)
+        if kind is None or (args.sets and info.name not in args.sets):
+            continue
+        for split in args.splits:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rec = one_set(info.name, kind, split, args.repeats)
+            with gzip.open(RAW, "at") as fh:
+                fh.write(json.dumps(rec) + "\n")
+            C.log(json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
+                              for k, v in rec.items()}))
+
+
 def run(args):
     for n in args.n:
         with warnings.catch_warnings():
@@ -126,7 +205,8 @@ def run(args):
 
 
 def report(_args):
-    recs = [json.loads(line) for line in gzip.open(RAW, "rt")]
+    every = [json.loads(line) for line in gzip.open(RAW, "rt")]
+    recs = [r for r in every if r.get("kind") != "set"]
     out = ["# What predict_proba costs on a bare machine", "",
            "Written by `studies/uncertainty_cost.py report` from "
            "`results/uncertainty_cost_raw.jsonl.gz` (protocol in the script's docstring): "
@@ -164,7 +244,50 @@ def report(_args):
             "predict + the triangular inverse alone) / (fit + predict): what the exact "
             "leave-one-out costs at least if the fit's factor were kept, since diag(K_α⁻¹) "
             "needs L⁻¹ after the fit's L.", ""]
+    out += set_lines([r for r in every if r.get("kind") == "set"])
     C.write_report(OUT, out)
+
+
+def set_lines(recs):
+    """The per-set section of the report (``sets``)."""
+    if not recs:
+        return []
+    out = ["## On the shared sets", "",
+           "`studies/uncertainty_cost.py sets`: the selection estimator's refit machine, "
+           "bare, at its (γ, α); training halves capped at 1000 rows, test halves at 2000; "
+           "best of the repeats. Ratios to fit + predict; the floor adds the triangular "
+           "inverse and, for jackknife+, the weights of the test rows (exact machines).", "",
+           "| set | task | split | n | n test | machine | fit + predict s | ratio on first use "
+           "| ratio with uncertainty=True | floor ratio | load |",
+           "|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|"]
+    floors = {}
+    for r in sorted(recs, key=lambda r: (r["task"], r["set"], r["split"])):
+        base = r["t_fit_predict"]
+        floor = None
+        if "t_trtri" in r:
+            floor = (base + r["t_trtri"] + r.get("t_weights", 0.0)) / base
+            floors.setdefault(r["task"], []).append(floor)
+        out.append(f"| {r['set']} | {r['task']} | {r['split']} | {r['n']} | {r['n_test']} | "
+                   f"{r['machine']} | {base:.4f} | {r['t_fit_method'] / base:.2f} | "
+                   f"{r['t_fit_method_uncertainty'] / base:.2f} | "
+                   f"{'—' if floor is None else f'{floor:.2f}'} | "
+                   f"{r['load_before'][0]:.1f}–{r['load_after'][0]:.1f} |")
+    out.append("")
+    for task in ("binary", "regression"):
+        rs = [r for r in recs if r["task"] == task]
+        if not rs:
+            continue
+        eager = [r["t_fit_method_uncertainty"] / r["t_fit_predict"] for r in rs]
+        lazy = [r["t_fit_method"] / r["t_fit_predict"] for r in rs]
+        line = (f"- {task}: median ratio with `uncertainty=True` {np.median(eager):.2f} "
+                f"(range {min(eager):.2f}–{max(eager):.2f}), on first use "
+                f"{np.median(lazy):.2f}, over {len(rs)} set-splits")
+        if task in floors:
+            line += (f"; the floor's median {np.median(floors[task]):.2f} "
+                     f"(range {min(floors[task]):.2f}–{max(floors[task]):.2f})")
+        out.append(line + " (target ≤ 1.5)")
+    out.append("")
+    return out
 
 
 def main():
@@ -174,9 +297,13 @@ def main():
     r.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 16000])
     r.add_argument("--repeats", type=int, default=3)
     r.add_argument("--label", default=None)
+    st = sub.add_parser("sets")
+    st.add_argument("--splits", type=int, nargs="+", default=[0, 1])
+    st.add_argument("--sets", nargs="*", default=None)
+    st.add_argument("--repeats", type=int, default=9)
     sub.add_parser("report")
     args = p.parse_args()
-    run(args) if args.cmd == "run" else report(args)
+    {"run": run, "sets": sets, "report": report}[args.cmd](args)
 
 
 if __name__ == "__main__":
