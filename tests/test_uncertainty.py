@@ -493,3 +493,16 @@ def test_uncertainty_at_fit_needs_no_second_factorisation(monkeypatch):
         KernelRidgeRegressor(uncertainty="yes").fit(X, y)
     assert KernelRidgeRegressor(uncertainty=True, approximation="nystrom", gamma=0.5,
                                 random_state=0).fit(X, y).loo_residuals_.shape == (60, 1)
+
+
+def test_selection_regressor_forwards_return_std_to_its_refit_machine():
+    X, y = _data(31, 90, 3)
+    reg = KernelSelectionRegressor(random_state=0).fit(X, y)
+    mean, std = reg.predict(X[:6], return_std=True)
+    ref_mean, ref_std = reg.best_estimator_.predict(X[:6], return_std=True)
+    np.testing.assert_array_equal(mean, reg.predict(X[:6]))
+    np.testing.assert_array_equal(std, ref_std)
+    assert np.all(std > 0)
+    clf = KernelSelectionClassifier(random_state=0).fit(X, y > 0)
+    with pytest.raises(TypeError, match="return_std is offered by regressors"):
+        clf.predict(X[:3], return_std=True)

@@ -367,8 +367,17 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             return check_dask_features(self, X)
         return validate_data(self, X, reset=False, dtype=np.float64)
 
-    def predict(self, X: npt.ArrayLike) -> np.ndarray:
-        """Predictions of the refit machine: class labels or real values."""
+    def predict(self, X: npt.ArrayLike, return_std: bool = False) -> Any:
+        """Predictions of the refit machine: class labels or real values; with
+        ``return_std`` (a regressor) also the Gaussian-process predictive standard
+        deviation of :meth:`KernelRidgeRegressor.predict`, ``(mean, std)``."""
+        if return_std is not False:
+            machine, Xm = self._final_machine(X)
+            if not hasattr(machine, "predict_interval"):
+                raise TypeError(f"return_std is offered by regressors; this "
+                                f"{type(self).__name__} refitted a "
+                                f"{type(machine).__name__}.")
+            return machine.predict(Xm, return_std=return_std)
         X = self._checked_input(X)
         return self.best_estimator_.predict(X)
 
