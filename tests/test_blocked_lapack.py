@@ -176,3 +176,46 @@ def test_upper_cholesky_is_scipys_and_refuses_what_is_not_positive(monkeypatch, 
     G[5, 5] = -1.0
     with pytest.raises(np.linalg.LinAlgError, match="leading minor"):
         _lapack.upper_cholesky(G)
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(1, 9), d=st.integers(1, 24), dtype=st.sampled_from([np.float64, np.float32]),
+       seed=st.integers(0, 2**32 - 1))
+def test_gram_is_the_product_with_the_transpose(k, d, dtype, seed):
+    A = np.random.default_rng(seed).standard_normal((k, d)).astype(dtype)
+    saved = (_lapack.DIRECT_MAX, _lapack.BLOCK)
+    _lapack.DIRECT_MAX, _lapack.BLOCK = 4, 3
+    try:
+        G = _lapack.gram(A)
+    finally:
+        _lapack.DIRECT_MAX, _lapack.BLOCK = saved
+    assert G.dtype == dtype and G.shape == (d, d)
+    np.testing.assert_array_equal(G, G.T)
+    exact = A.astype(np.float64).T @ A.astype(np.float64)
+    np.testing.assert_allclose(G, exact, rtol=0, atol=(1e-12 if dtype == np.float64 else 1e-4)
+                               * max(1.0, np.abs(exact).max()))
+    if d <= 4:
+        np.testing.assert_array_equal(G, A.T @ A)      # numpy's product, bit for bit
+
+
+def test_gram_of_16000_columns_where_numpys_product_faulted():
+    """numpy's A.T @ A is one ?syrk call: with A of shape (1024, 16 000) on two BLAS
+    threads it ended the process (numpy 2.3, OpenBLAS 0.3.31). gram() runs it in
+    blocks, in a child process so that a fault fails this test."""
+    code = textwrap.dedent("""
+        import numpy as np
+        from threadpoolctl import threadpool_limits
+        from kernelselect.utils._lapack import gram
+
+        A = np.random.default_rng(0).standard_normal((1024, 16000))
+        with threadpool_limits(2):
+            G = gram(A)
+        rows = [0, 7000, 15999]
+        assert np.allclose(G[rows], A[:, rows].T @ A, rtol=1e-12, atol=1e-9)
+        assert np.array_equal(G[rows][:, rows], G[rows][:, rows].T)
+        print("gram done")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, (out.returncode, out.stderr[-2000:])
+    assert "gram done" in out.stdout

@@ -12,7 +12,7 @@ import scipy.linalg
 
 from ..utils._threads import SMALL_FLOPS  # noqa: F401  (the threshold's former home)
 from ..utils._threads import blas_for_flops as small_blas
-from ..utils._lapack import DIRECT_MAX, cholesky_in_place, upper_cholesky
+from ..utils._lapack import DIRECT_MAX, cholesky_in_place, gram, upper_cholesky
 from ..utils._threads import interruptible
 from ._base import KernelOperator, LazyBasisOperator
 
@@ -62,10 +62,10 @@ def _cholesky_qr2(V: np.ndarray, overwrite: bool = False
     """
     k = V.shape[1]
     try:
-        R1 = _chol(V.T @ V)
+        R1 = _chol(gram(V))
         Q1 = scipy.linalg.solve_triangular(R1, V.T, trans="T", lower=False,
                                            overwrite_b=overwrite, check_finite=False).T
-        G2 = Q1.T @ Q1
+        G2 = gram(Q1)
         if np.max(np.abs(G2 - np.eye(k))) > 0.5:
             return None
         R2 = _chol(G2)

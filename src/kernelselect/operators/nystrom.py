@@ -13,6 +13,7 @@ import scipy.linalg
 from ..utils._kernel_family import Kernel
 from ..primitives._kernel_ops import (Points, block_unchecked, cholesky_inverse_unchecked,
                                       matvec_unchecked, symmetric_eigh_unchecked)
+from ..utils._lapack import gram
 from ..utils._resources import check_allocation
 from ..utils._threads import map_in_threads, team
 from ..utils._validation import check_positive, check_positive_int, check_random_state
@@ -507,7 +508,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
     C = np.asarray(block_unchecked(P.data, Z, g, P.kernel, threads), dtype=np.float64)
     c = C.shape[1]
     with small_blas(float(C.shape[0]) * c * c):
-        s2, R = symmetric_eigh_unchecked(C.T @ C)
+        s2, R = symmetric_eigh_unchecked(gram(C))
     keep = np.flatnonzero(s2 > eigen_floor * max(s2.max(initial=0.0), 0.0))
     if keep.size == 0:
         return np.zeros((C.shape[0], 0)), np.zeros((c, 0))
@@ -516,7 +517,7 @@ def _modified_factor(P: Points, Z: np.ndarray, gamma: float, rank: int, eigen_fl
         Q = C @ M
     del C
     with small_blas(float(Q.shape[0]) * keep.size ** 2):
-        d, Pq = symmetric_eigh_unchecked(Q.T @ Q)
+        d, Pq = symmetric_eigh_unchecked(gram(Q))
         again = (Pq / np.sqrt(d)) @ Pq.T
         Q = Q @ again
     M = M @ again

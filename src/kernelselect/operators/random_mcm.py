@@ -30,6 +30,7 @@ from ..primitives._columns import rff_unchecked
 from ..utils._dask import is_dask_array
 from ..utils._kernel_family import Kernel
 from ..utils._labels import numeric_labels
+from ..utils._lapack import gram
 from ..utils._resources import check_allocation
 from ..utils._threads import team
 from ..kernels import sample_frequencies
@@ -184,7 +185,7 @@ class RandomMCMOperator(KernelOperator):
     def feature_gram(self) -> np.ndarray:
         """Z̃ᵀZ̃ (D × D), the Gram matrix of the random features."""
         Z = self.features()
-        return Z.T @ Z
+        return gram(Z)
 
     def feature_projection(self, labels: npt.ArrayLike | None = None) -> np.ndarray:
         """Z̃ᵀℓ (D,); ℓ = 1 when ``labels`` is None."""

@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from ..utils._kernel_family import Kernel
 from ..primitives._kernel_ops import Points, matvec_unchecked, sums_unchecked
+from ..utils._lapack import gram
 from ..utils._threads import team
 from ._base import KernelOperator, _centred
 
@@ -105,14 +106,14 @@ class StreamingOperator(KernelOperator):
             raise ValueError(f"r must be a non-negative integer, got {r!r}.")
         P = np.asarray(P, dtype=np.float64).reshape(self.n, -1)
         if r == 0:
-            return P.T @ P
+            return gram(P)
         self._extend(P)
         B = self._basis
         C = B.T @ P                                     # P = B C
         half = r // 2
         if r % 2 == 0:
             H = self._power_basis(half)
-            M = H.T @ H                                 # Bᵀ K^r B
+            M = gram(H)                                 # Bᵀ K^r B
         else:
             H = self._power_basis(half)
             H1 = self._power_basis(half + 1)
@@ -160,7 +161,7 @@ class StreamingOperator(KernelOperator):
         if not 4.0 * g * spread <= 1e-3:                 # the expansion would be off
             return ycky, np.nan
         v = Xc.T @ _centred(y)
-        G = Xc.T @ Xc
+        G = gram(Xc)
         return 2.0 * g * float(v @ v), 4.0 * g * g * float(np.sum(G * G))
 
     def diagonal(self) -> np.ndarray:

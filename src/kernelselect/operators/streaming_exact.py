@@ -38,6 +38,7 @@ from scipy.spatial.distance import cdist
 from ..utils import _dask
 from ..utils._kernel_family import Kernel
 from .._typing import Gammas
+from ..utils._lapack import gram
 from ..utils._resources import check_allocation
 from ..utils._threads import one_blas_thread
 from ._base import KernelOperator
@@ -271,7 +272,7 @@ def _chunk_stats(mu: np.ndarray, x: npt.ArrayLike, start: int, y: npt.ArrayLike,
     if prev is not None:
         return [odd, even]
     Xc, sq = _chunk_rows(x, mu, start)
-    return [odd, even, fro, Xc.T @ Y, Xc.T @ Xc, np.array([sq.max()])]
+    return [odd, even, fro, Xc.T @ Y, gram(Xc), np.array([sq.max()])]
 
 
 def _add_stats(*parts: list[np.ndarray]) -> list[np.ndarray]:

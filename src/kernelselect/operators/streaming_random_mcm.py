@@ -40,6 +40,7 @@ import numpy.typing as npt
 from ..utils._kernel_family import Kernel
 from .._typing import Gammas
 from ..utils._labels import numeric_labels
+from ..utils._lapack import gram as gram_of
 from ._base import Approximation, KernelOperator
 from ._feature_maps import FeatureMap, FourierFeatures, block_rows
 from ._row_passes import ArrayRows, _sub_blocks, probe_basis
@@ -74,7 +75,7 @@ def mcm_pass(fmap: FeatureMap, Xb: np.ndarray, yb: np.ndarray, values: np.ndarra
                 sq = np.einsum("ij,ij->i", F, F)
                 parts.append(Yb.T @ (sq[:, None] * Yb))
             if gram:
-                parts.append(F.T @ F)
+                parts.append(gram_of(F))
         out = parts if out is None else [x + p for x, p in zip(out, parts)]
     return out
 

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ..utils._lapack import gram
 from ..utils._resources import check_allocation
 from ..utils._validation import (check_bool, check_finite, check_matrix, check_positive_int,
                           check_random_state, real_array)
@@ -141,7 +142,7 @@ def _principal_directions(X: np.ndarray, k: int) -> np.ndarray:
     """
     Xc = _unit_scale(X)
     Xc = Xc - Xc.mean(axis=0)
-    cov = Xc.T @ Xc
+    cov = gram(Xc)
     w, V = np.linalg.eigh(cov)
     V = V[:, np.argsort(w)[::-1][:k]]
     pivot = np.argmax(np.abs(V), axis=0)

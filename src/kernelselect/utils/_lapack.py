@@ -35,7 +35,7 @@ from scipy.linalg import blas, lapack
 from .. import _kernels
 
 __all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place", "upper_cholesky",
-           "zero_strict_triangle"]
+           "zero_strict_triangle", "gram"]
 
 #: the largest order handed to one ?potrf or ?syrk call (about half the smallest order
 #: that faulted on two threads, 15 500)
@@ -81,6 +81,26 @@ def upper_cholesky(G: np.ndarray) -> np.ndarray:
         raise np.linalg.LinAlgError(
             f"{info}-th leading minor of the array is not positive definite")
     return R
+
+
+def gram(A: np.ndarray) -> np.ndarray:
+    """AᵀA (d × d, symmetric, A's float dtype) for A of shape (k, d): numpy's ``A.T @ A``,
+    whose bits it has up to d = DIRECT_MAX, and beyond it the blocked update of the
+    lower triangle mirrored to the upper one (numpy's product of a matrix with its own
+    transpose is one ?syrk call, which faults at large orders)."""
+    A = np.asarray(A)
+    if A.ndim != 2 or A.shape[1] <= DIRECT_MAX or A.dtype not in (np.float32, np.float64):
+        return A.T @ A
+    d = A.shape[1]
+    G = np.zeros((d, d), dtype=A.dtype)
+    _kernels._gram_update_into(np.ascontiguousarray(A), G, A.dtype.type(1.0), True, BLOCK)
+    for i0 in range(0, d, BLOCK):              # upper := lower, by blocks of rows
+        i1 = min(d, i0 + BLOCK)
+        G[i0:i1, i1:] = G[i1:, i0:i1].T
+        block = G[i0:i1, i0:i1]
+        upper = np.triu_indices(i1 - i0, 1)
+        block[upper] = block.T[upper]
+    return G
 
 
 def syrk_in_place(C: np.ndarray, P: np.ndarray, alpha: float = 1.0,
