@@ -21,7 +21,7 @@ from cython.parallel cimport prange
 from libc.math cimport INFINITY, fabs, fabsf, isfinite, nextafterf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
-from scipy.linalg.cython_blas cimport dgemm, dsyrk, dtrsm, sgemm, ssyrk, strsm
+from scipy.linalg.cython_blas cimport dsyrk, dtrsm, ssyrk, strsm
 from scipy.linalg.cython_lapack cimport dpotrf, dsyevd, dtrtri, spotrf, ssyevd, strtri
 
 from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
@@ -722,15 +722,6 @@ cdef inline void _syrk(char* uplo, char* trans, int* n, int* k, floating* alpha,
         ssyrk(uplo, trans, n, k, alpha, A, lda, beta, C, ldc)
 
 
-cdef inline void _gemm(char* ta, char* tb, int* m, int* n, int* k, floating* alpha,
-                       floating* A, int* lda, floating* B, int* ldb, floating* beta,
-                       floating* C, int* ldc) noexcept nogil:
-    if floating is double:
-        dgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
-    else:
-        sgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
-
-
 cdef inline void _trsm(char* side, char* uplo, char* ta, char* diag, int* m, int* n,
                        floating* alpha, floating* A, int* lda, floating* B,
                        int* ldb) noexcept nogil:
@@ -746,10 +737,12 @@ cdef void _syrk_blocks(char uplo, char trans, int p, int k, floating alpha,
     """The ``uplo`` triangle of C (p, p) += alpha·QQᵀ (trans 'N', Q (p, k)) or alpha·QᵀQ
     (trans 'T', Q (k, p)): ?syrk on diagonal blocks of ``block`` columns, ?gemm off them
     (column-major, leading dimensions ldq and ldc)."""
-    cdef char tn = b'N', tt = b'T'
     cdef floating one = 1.0
     cdef int k0 = 0, kb, r
     cdef Py_ssize_t step = 1 if trans == b'N' else ldq    # from one column of C to the next
+    # column-major C_off (rows × kb) += alpha·Q_rows·Q_kᵀ is, in the row-major terms of
+    # the one gemm (_common), C_offᵀ (kb × rows) += alpha·op(Q_k)·op(Q_rows)
+    cdef bint by_rows = trans == b'N'
     cdef floating* Qk
     while k0 < p:
         kb = block if p - k0 > block else p - k0
@@ -759,19 +752,11 @@ cdef void _syrk_blocks(char uplo, char trans, int p, int k, floating alpha,
         if uplo == b'L':                 # the rows below the diagonal block
             r = p - k0 - kb
             if r > 0:
-                if trans == b'N':
-                    _gemm(&tn, &tt, &r, &kb, &k, &alpha, Qk + kb * step, &ldq, Qk, &ldq,
-                          &one, C + (k0 + kb) + <Py_ssize_t>k0 * ldc, &ldc)
-                else:
-                    _gemm(&tt, &tn, &r, &kb, &k, &alpha, Qk + kb * step, &ldq, Qk, &ldq,
-                          &one, C + (k0 + kb) + <Py_ssize_t>k0 * ldc, &ldc)
+                gemm(by_rows, not by_rows, kb, r, k, alpha, Qk, ldq, Qk + kb * step, ldq,
+                     one, C + (k0 + kb) + <Py_ssize_t>k0 * ldc, ldc)
         elif k0 > 0:                     # the rows above it
-            if trans == b'N':
-                _gemm(&tn, &tt, &k0, &kb, &k, &alpha, <floating*>Q, &ldq, Qk, &ldq,
-                      &one, C + <Py_ssize_t>k0 * ldc, &ldc)
-            else:
-                _gemm(&tt, &tn, &k0, &kb, &k, &alpha, <floating*>Q, &ldq, Qk, &ldq,
-                      &one, C + <Py_ssize_t>k0 * ldc, &ldc)
+            gemm(by_rows, not by_rows, kb, k0, k, alpha, Qk, ldq, Q, ldq,
+                 one, C + <Py_ssize_t>k0 * ldc, ldc)
         k0 += kb
 
 

@@ -159,7 +159,7 @@ from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ._cg_monitor import CGMonitor, CGStep
 from ._checkpoint import CGCheckpoint, CGState, fingerprint
-from ..utils._lapack import cholesky_in_place, syrk_in_place
+from ..utils._lapack import cholesky_in_place, mirror_triangle, syrk_in_place
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._exact import KernelMachine
 from ..kernels import Kernel
@@ -316,17 +316,7 @@ def check_dask_solver_memory(n: int, rows: int, m: int, d: int, t: int) -> None:
 
 def _mirror(F: np.ndarray, upper_to_lower: bool) -> None:
     """Copy one strict triangle of the square F onto the other, in column blocks."""
-    m = F.shape[0]
-    for j0 in range(0, m, _MIRROR_BLOCK):
-        j1 = min(m, j0 + _MIRROR_BLOCK)
-        block = F[j0:j1, j0:j1]
-        if upper_to_lower:
-            F[j0:j1, :j0] = F[:j0, j0:j1].T
-            idx = np.tril_indices(j1 - j0, -1)
-        else:
-            F[:j0, j0:j1] = F[j0:j1, :j0].T
-            idx = np.triu_indices(j1 - j0, 1)
-        block[idx] = block.T[idx]
+    mirror_triangle(F, upper_to_lower, _MIRROR_BLOCK)
 
 
 def _potrf(F: np.ndarray, lower: bool) -> int:

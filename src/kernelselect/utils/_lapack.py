@@ -35,7 +35,7 @@ from scipy.linalg import blas, lapack
 from .. import _kernels
 
 __all__ = ["DIRECT_MAX", "BLOCK", "cholesky_in_place", "syrk_in_place", "upper_cholesky",
-           "zero_strict_triangle", "gram"]
+           "zero_strict_triangle", "mirror_triangle", "gram"]
 
 #: the largest order handed to one ?potrf or ?syrk call (about half the smallest order
 #: that faulted on two threads, 15 500)
@@ -94,12 +94,7 @@ def gram(A: np.ndarray) -> np.ndarray:
     d = A.shape[1]
     G = np.zeros((d, d), dtype=A.dtype)
     _kernels._gram_update_into(np.ascontiguousarray(A), G, A.dtype.type(1.0), True, BLOCK)
-    for i0 in range(0, d, BLOCK):              # upper := lower, by blocks of rows
-        i1 = min(d, i0 + BLOCK)
-        G[i0:i1, i1:] = G[i1:, i0:i1].T
-        block = G[i0:i1, i0:i1]
-        upper = np.triu_indices(i1 - i0, 1)
-        block[upper] = block.T[upper]
+    mirror_triangle(G, upper_to_lower=False)
     return G
 
 
@@ -132,6 +127,22 @@ def _c_ordered(A: np.ndarray, lower: bool) -> tuple[np.ndarray, bool, bool]:
     if A.flags.f_contiguous:
         return A.T, not lower, False
     return np.ascontiguousarray(A), lower, True
+
+
+def mirror_triangle(F: np.ndarray, upper_to_lower: bool, block: int = 512) -> None:
+    """Copy one strict triangle of the square F onto the other in place, by blocks of
+    ``block`` columns (no n × n index arrays)."""
+    m = F.shape[0]
+    for j0 in range(0, m, block):
+        j1 = min(m, j0 + block)
+        diagonal = F[j0:j1, j0:j1]
+        if upper_to_lower:
+            F[j0:j1, :j0] = F[:j0, j0:j1].T
+            idx = np.tril_indices(j1 - j0, -1)
+        else:
+            F[:j0, j0:j1] = F[j0:j1, :j0].T
+            idx = np.triu_indices(j1 - j0, 1)
+        diagonal[idx] = diagonal.T[idx]
 
 
 def zero_strict_triangle(V: np.ndarray, upper: bool) -> None:
