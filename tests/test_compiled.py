@@ -13,7 +13,7 @@ from kernelselect import _kernels, _mcm, _predict, _rff
 MODULES = {
     _kernels: {"kernel_block_into", "kernel_matvec_into", "kernel_sums_into",
                "gram_upper_into", "symmetric_eigh_into", "cholesky_inverse_into",
-               "cholesky_factor_into", "gram_update_into"},
+               "cholesky_factor_into", "gram_update_into", "triangular_apply_into"},
     _predict: {"cross_kernel_matvec_into", "distance_kernel_matvec_into"},
     _rff: {"rff_columns_into", "rff_chunk_rows"},
     _mcm: {"song_xu_column_into", "song_xu_factors_into"},
@@ -86,6 +86,18 @@ def _out(*shape):
          "gram_update_into: G must be of shape"),
         (lambda: _kernels._gram_update_into(X, _out(3, 3), 1.0, True, -2),
          "gram_update_into: block must be >= 0"),
+        (lambda: _kernels._triangular_apply_into(np.eye(3), np.ones(2), True, False, True,
+                                                 1.0, _out(1, 3)),
+         r"triangular_apply_into: diag must be of shape \(m,\)"),
+        (lambda: _kernels._triangular_apply_into(np.eye(3), np.ones(3), True, False, True,
+                                                 1.0, _out(1, 2)),
+         r"triangular_apply_into: B must be of shape \(t, m\)"),
+        (lambda: _kernels._triangular_apply_into(np.eye(3), np.array([1.0, 0.0, 1.0]), True,
+                                                 False, True, 1.0, _out(1, 3)),
+         "triangular_apply_into: diag must be finite"),
+        (lambda: _kernels._triangular_apply_into(np.eye(3), np.array([1.0, np.inf, 1.0]),
+                                                 True, False, False, 1.0, _out(1, 3)),
+         "triangular_apply_into: diag must be finite"),
     ],
 )
 def test_bad_arguments_raise_value_error_naming_the_argument(call, match):

@@ -100,3 +100,17 @@ cdef Status gram_update_into(const floating* P,                   # IN  (rows, c
                              floating alpha, bint lower,
                              Py_ssize_t block,
                              floating* G) noexcept nogil         # IN/OUT (cols, cols)
+
+# B[k] := op(M̃)⁻¹(scale·B[k]) (solve) or op(M̃)(scale·B[k]) for each of the t rows of
+# B (t, m), in float64: M̃ the lower or upper triangle of the row-major M (m, m) with
+# diag (float64) in place of its diagonal, op(M̃) = M̃ᵀ with trans; the other triangle
+# and M's diagonal are not read. A float32 factor inside a float64 iteration: the
+# operator is then exactly linear in B up to float64 rounding. One thread, no BLAS.
+# BAD_ARGUMENT for a non-finite diag entry, or a zero one to solve.
+cdef Status triangular_apply_into(const floating* M,               # IN  (m, m)
+                                  Py_ssize_t m,
+                                  const double* diag,               # IN  (m,)
+                                  bint lower, bint trans, bint solve,
+                                  double scale,
+                                  double* B,                        # IN/OUT (t, m)
+                                  Py_ssize_t t) noexcept nogil

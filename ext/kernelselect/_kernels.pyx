@@ -888,3 +888,107 @@ def _gram_update_into(const floating[:, ::1] P, floating[:, ::1] G, floating alp
         status = gram_update_into(&P[0, 0], P.shape[0], P.shape[1], alpha, lower, block,
                                   &G[0, 0])
     check_status(status, "gram_update_into")
+
+
+# ---------------------------------------------------------------------------
+# Triangular solves and products with a factor stored in one precision and vectors in
+# float64 (the Nyström preconditioner's float32 factors inside a float64 iteration)
+# ---------------------------------------------------------------------------
+
+cdef inline double _row_dot(const floating* a, const double* x, Py_ssize_t n) noexcept nogil:
+    """Σ_k a[k]·x[k] in float64, four partial sums in a fixed order (the same bits on any
+    thread count or caller)."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0
+    while k + 4 <= n:
+        s0 = s0 + <double>a[k] * x[k]
+        s1 = s1 + <double>a[k + 1] * x[k + 1]
+        s2 = s2 + <double>a[k + 2] * x[k + 2]
+        s3 = s3 + <double>a[k + 3] * x[k + 3]
+        k = k + 4
+    while k < n:
+        s0 = s0 + <double>a[k] * x[k]
+        k = k + 1
+    return (s0 + s1) + (s2 + s3)
+
+
+cdef inline void _row_axpy(const floating* a, double c, double* y,
+                           Py_ssize_t n) noexcept nogil:
+    """y[k] += c·a[k] in float64."""
+    cdef Py_ssize_t k
+    for k in range(n):
+        y[k] = y[k] + c * <double>a[k]
+
+
+cdef Status triangular_apply_into(const floating* M, Py_ssize_t m, const double* diag,
+                                  bint lower, bint trans, bint solve, double scale,
+                                  double* B, Py_ssize_t t) noexcept nogil:
+    cdef Py_ssize_t i, k
+    cdef const floating* row
+    cdef double* b
+    cdef double xi
+    if m < 0 or t < 0:
+        return status_bad_argument(b"m and t", b">= 0")
+    for i in range(m):
+        if not isfinite(diag[i]) or (solve and diag[i] == 0.0):
+            return status_bad_argument(b"diag", b"finite (and nonzero to solve)")
+    for k in range(t):
+        b = B + k * m
+        if scale != 1.0:
+            for i in range(m):
+                b[i] = b[i] * scale
+        if solve and not trans:
+            if lower:                     # forward: x_i = (b_i − Σ_{j<i} M_ij x_j)/d_i
+                for i in range(m):
+                    b[i] = (b[i] - _row_dot(M + i * m, b, i)) / diag[i]
+            else:                         # backward over the row's upper part
+                for i in range(m - 1, -1, -1):
+                    b[i] = (b[i] - _row_dot(M + i * m + i + 1, b + i + 1, m - 1 - i)) / diag[i]
+        elif solve:
+            if lower:                     # Mᵀ upper: backward, row i spreads x_i
+                for i in range(m - 1, -1, -1):
+                    b[i] = b[i] / diag[i]
+                    _row_axpy(M + i * m, -b[i], b, i)
+            else:                         # Mᵀ lower: forward
+                for i in range(m):
+                    b[i] = b[i] / diag[i]
+                    _row_axpy(M + i * m + i + 1, -b[i], b + i + 1, m - 1 - i)
+        elif not trans:
+            if lower:                     # y_i = d_i x_i + Σ_{j<i} M_ij x_j, i descending
+                for i in range(m - 1, -1, -1):
+                    b[i] = diag[i] * b[i] + _row_dot(M + i * m, b, i)
+            else:                         # i ascending
+                for i in range(m):
+                    b[i] = diag[i] * b[i] + _row_dot(M + i * m + i + 1, b + i + 1, m - 1 - i)
+        else:
+            if lower:                     # y_j += M_ij x_i for j < i, i ascending
+                for i in range(m):
+                    xi = b[i]
+                    b[i] = diag[i] * xi
+                    _row_axpy(M + i * m, xi, b, i)
+            else:                         # j > i, i descending
+                for i in range(m - 1, -1, -1):
+                    xi = b[i]
+                    b[i] = diag[i] * xi
+                    _row_axpy(M + i * m + i + 1, xi, b + i + 1, m - 1 - i)
+    return status_ok()
+
+
+def _triangular_apply_into(const floating[:, ::1] M, const double[::1] diag, bint lower,
+                           bint trans, bint solve, double scale, double[:, ::1] B):
+    """B[k] := op(M̃)⁻¹(scale·B[k]) (``solve``) or op(M̃)(scale·B[k]) for every row k of
+    B (t, m), in float64, where M̃ is the lower (``lower``) or upper triangle of the
+    C-contiguous M (m, m), float32 or float64, with ``diag`` in place of its diagonal,
+    and op(M̃) = M̃ᵀ when ``trans``; the other triangle and M's diagonal are not read.
+    Each row of M is read once per right-hand side, in row order."""
+    cdef Status status
+    cdef Py_ssize_t m = M.shape[0], t = B.shape[0]
+    require(M.shape[1] == m, "triangular_apply_into", "M", "square, of shape (m, m)")
+    require(diag.shape[0] == m, "triangular_apply_into", "diag", "of shape (m,)")
+    require(B.shape[1] == m, "triangular_apply_into", "B", "of shape (t, m)")
+    if m == 0 or t == 0:
+        return
+    with nogil:
+        status = triangular_apply_into(&M[0, 0], m, &diag[0], lower, trans, solve, scale,
+                                       &B[0, 0], t)
+    check_status(status, "triangular_apply_into")

@@ -46,7 +46,8 @@ BLOCK = 4096
 
 
 def cholesky_in_place(A: np.ndarray, lower: bool, clean: bool = False) -> int:
-    """Cholesky factorisation of the named triangle of the square float64 A, in place:
+    """Cholesky factorisation of the named triangle of the square A (float64 or float32),
+    in place:
     lower, A = LLᵀ with L in the lower triangle; upper, A = UᵀU with U in the upper
     triangle. The other strict triangle is left as it was, or zeroed with ``clean``.
 
@@ -55,7 +56,8 @@ def cholesky_in_place(A: np.ndarray, lower: bool, clean: bool = False) -> int:
     """
     n = A.shape[0]
     if n <= DIRECT_MAX:
-        c, info = lapack.dpotrf(A, lower=int(lower), clean=int(clean), overwrite_a=1)
+        potrf = lapack.spotrf if A.dtype == np.float32 else lapack.dpotrf
+        c, info = potrf(A, lower=int(lower), clean=int(clean), overwrite_a=1)
         if not np.shares_memory(c, A):
             A[...] = c
         return int(info)
@@ -100,11 +102,13 @@ def gram(A: np.ndarray) -> np.ndarray:
 
 def syrk_in_place(C: np.ndarray, P: np.ndarray, alpha: float = 1.0,
                   lower: bool = True) -> None:
-    """C := C + α·PPᵀ on the named triangle of the square float64 C (n × n), in place;
-    P of shape (n, k). The other strict triangle is left as it was."""
+    """C := C + α·PPᵀ on the named triangle of the square C (n × n, float64 or float32,
+    P of its dtype), in place; P of shape (n, k). The other strict triangle is left as
+    it was."""
     n = C.shape[0]
     if n <= DIRECT_MAX:
-        out = blas.dsyrk(alpha, P, beta=1.0, c=C, trans=0, lower=int(lower), overwrite_c=1)
+        syrk = blas.ssyrk if C.dtype == np.float32 else blas.dsyrk
+        out = syrk(alpha, P, beta=1.0, c=C, trans=0, lower=int(lower), overwrite_c=1)
         if not np.shares_memory(out, C):
             C[...] = out
         return
@@ -112,7 +116,7 @@ def syrk_in_place(C: np.ndarray, P: np.ndarray, alpha: float = 1.0,
     V, lower_v, copied = _c_ordered(C, lower)
     # the compiled update adds α·QᵀQ for a C-ordered Q (k, n): Q = Pᵀ, a view of a
     # Fortran-ordered P
-    Q = np.ascontiguousarray(np.asarray(P, dtype=np.float64).T)
+    Q = np.ascontiguousarray(np.asarray(P, dtype=C.dtype).T)
     _kernels._gram_update_into(Q, V, float(alpha), lower_v, BLOCK)
     if copied:
         C[...] = V
@@ -157,3 +161,19 @@ def zero_strict_triangle(V: np.ndarray, upper: bool) -> None:
         else:
             V[i0:i1, :i0] = 0.0
             V[i0:i1, i0:i1] = np.triu(V[i0:i1, i0:i1])
+
+
+def triangular_apply(F: np.ndarray, diag: np.ndarray, lower: bool, trans: bool,
+                     solve: bool, scale: float, B: np.ndarray) -> np.ndarray:
+    """B := op(F̃)⁻¹(scale·B) (``solve``) or op(F̃)(scale·B), in place and in float64,
+    for the named triangle F̃ of the Fortran-ordered square F (float32 or float64) with
+    ``diag`` (float64) in place of its diagonal, op(F̃) = F̃ᵀ with ``trans``; B
+    Fortran-ordered float64 (m, t). F's diagonal and other triangle are not read.
+
+    The arithmetic is float64 whatever F's dtype, so a float32 factor acts as an exactly
+    linear operator up to float64 rounding (``dtrsm`` / ``dtrmm`` would need a float64
+    copy of F). Returns B."""
+    # Fᵀ is C-ordered; F's lower triangle is the transpose of Fᵀ's upper one
+    _kernels._triangular_apply_into(F.T, np.ascontiguousarray(diag, dtype=np.float64),
+                                    not lower, not trans, solve, float(scale), B.T)
+    return B
