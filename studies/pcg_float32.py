@@ -29,7 +29,16 @@ default selection chose them at 2·10⁵ rows (0.2131, 10⁻⁶) unless given.
 
     python studies/pcg_float32.py run --n 50000 --centres 4000
     python studies/pcg_float32.py run --n 200000 --centres 20000 --preconditioner-only
+    python studies/pcg_float32.py solver --n 50000 --centres 10000
     python studies/pcg_float32.py report
+
+``solver``: the solver itself (``nystrom_pcg``) with ``precision="float64"``, forced
+``"float32"`` and ``"auto"`` on the same data, centres, q = m sample rows, γ and α/n
+(X ~ N(0, I_d), y = sin(2·Xw) + 0.1ε, ``fit_scale.py``'s data at d = 10): iterations,
+whether ``tol`` was met, seconds, the precision ``auto`` kept, test NMSE and the
+largest prediction difference from float64's; and what the rule reads, the pivots of
+the float32 factor of K_mm + δ₃₂I (the smallest over δ₃₂, the share below 10δ₃₂), with
+the share of K_mm's eigenvalues below δ₃₂ where m ≤ 4000.
 """
 
 import argparse
@@ -174,7 +183,7 @@ def run(args):
     alpha = args.mu * args.n
     rng = np.random.default_rng(0)
     centres = _pcg.choose_centres(args.n, args.centres, rng)
-    sample = _pcg.choose_sample(args.n, centres, args.centres * _pcg.SAMPLE_PER_CENTRE, rng)
+    sample = _pcg.choose_sample(args.n, centres, int(args.centres * _pcg.SAMPLE_PER_CENTRE), rng)
     load = [[round(v, 2) for v in os.getloadavg()]]
     if args.preconditioner_only:
         with threadpool_limits(1):
@@ -210,6 +219,87 @@ def run(args):
           its, round(pre32, 1), rec["max_prediction_difference"])
 
 
+def solver_data(n, d, seed=0):
+    sys.path.insert(0, str(C.REPO / "studies"))
+    from fit_scale import D, synthetic
+
+    if d == D:
+        return synthetic(n, seed=seed)
+    rng = np.random.default_rng(seed)
+    w = np.random.default_rng(12345).standard_normal(d) / np.sqrt(d)
+    X = rng.standard_normal((n, d))
+    return X, np.sin(2.0 * X @ w) + 0.1 * rng.standard_normal(n)
+
+
+def pivot_shares(cond, m):
+    """(smallest pivot / δ₃₂, share of pivots below 10δ₃₂, share of eigenvalues of K_mm
+    below δ₃₂ or None) of the float32 factor the solver's rule reads."""
+    from kernelselect import lowlevel
+    from kernelselect.solvers import _pcg
+
+    P = _pcg.NystromPreconditioner.__new__(_pcg.NystromPreconditioner)
+    P.m, P._cond, P.jitter = m, cond, _pcg.jitter_for(m)
+    P._factor_T(single=True)
+    pivots = P._diag.astype(np.float64) ** 2 / P.factor_jitter
+    eig = None
+    if m <= 4000:
+        K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
+        eig = float(np.mean(np.linalg.eigvalsh(K) < P.factor_jitter))
+    return float(pivots.min()), float(np.mean(pivots < 10.0)), eig
+
+
+def solver(args):
+    from threadpoolctl import threadpool_limits
+
+    from kernelselect import lowlevel
+    from kernelselect.solvers import _pcg
+
+    Xtr, ytr = solver_data(args.n, args.d)
+    Xte, yte = solver_data(10_000, args.d, seed=1)
+    ybar = ytr.mean()
+    Y = (ytr - ybar)[:, None]
+    alpha = args.mu * args.n
+    rng = np.random.default_rng(0)
+    centres = _pcg.choose_centres(args.n, args.centres, rng)
+    sample = _pcg.choose_sample(args.n, centres, min(args.centres, args.n - args.centres), rng)
+    load = [[round(v, 2) for v in os.getloadavg()]]
+    runs, preds = {}, {}
+    precisions = ["float64", "float32"] + (["auto"] if args.centres > _pcg.FLOAT32_MIN_CENTRES
+                                           else [])
+    with threadpool_limits(args.threads):
+        for precision in precisions:
+            rows, _, S = _pcg.streamed_rows(Xtr, Y, args.gamma, centres, sample, "gaussian",
+                                            args.threads)
+            clock = time.perf_counter()
+            sol = _pcg.nystrom_pcg(rows, alpha, bias=args.bias, sample=S, precision=precision,
+                                   max_iter=args.max_iter)
+            total = time.perf_counter() - clock
+            Xc = np.ascontiguousarray((Xte - rows.cond.shift) * rows.cond.scale)
+            pred = lowlevel.kernel_block(Xc, rows.cond.centres, rows.cond.gamma) @ sol.coef[:, 0]
+            preds[precision] = pred + sol.intercept[0] + ybar
+            runs[precision] = {
+                "factors": sol.factors, "iterations": int(sol.iterations),
+                "converged": bool(sol.converged), "residual": float(np.max(sol.residual)),
+                "seconds": sol.seconds, "total": total,
+                "nmse": float(np.mean((preds[precision] - yte) ** 2) / np.var(yte))}
+            C.log(precision, runs[precision]["factors"], sol.iterations, sol.converged,
+                  round(total, 1))
+        shares = pivot_shares(rows.cond, args.centres)
+    load.append([round(v, 2) for v in os.getloadavg()])
+    spread = float(np.std(ytr))
+    for precision in precisions[1:]:
+        runs[precision]["max_prediction_difference"] = float(
+            np.max(np.abs(preds[precision] - preds["float64"])) / spread)
+    rec = {"kind": "solver", "n": args.n, "m": args.centres, "d": args.d, "q": int(sample.size),
+           "gamma": args.gamma, "mu": args.mu, "bias": bool(args.bias), "threads": args.threads,
+           "min_pivot": shares[0], "pivots_below_10": shares[1], "eigenvalues_below": shares[2],
+           "runs": runs, "load": load}
+    if args.note:
+        rec["note"] = args.note
+    C.append_record(RAW, rec)
+    C.log({k: v for k, v in rec.items() if k != "runs"})
+
+
 def report(args):
     recs = C.read_jsonl(RAW)
     lines = C.report_head(
@@ -225,7 +315,7 @@ def report(args):
          ("β residual reached (explicit)", "r"), ("β32 iterations to 1e-5 / 1e-6", "r"),
          ("prediction difference", "r"), ("test NMSE w64 / β32", "r"), ("load", "l")])
     for r in recs:
-        if r.get("kind") == "preconditioner":
+        if r.get("kind") in ("preconditioner", "solver"):
             continue
         w, b = r["w64"], r["beta32"]
         hist = np.array(b["history"])
@@ -242,6 +332,38 @@ def report(args):
             f"{b['residual_beta']:.2e} | {first(1e-5)} / {first(1e-6)} | "
             f"{r['max_prediction_difference']:.2e} | {w['nmse']:.4f} / {b['nmse']:.4f} | "
             f"{r['load'][0][0]} → {r['load'][1][0]} |")
+    solved = [r for r in recs if r.get("kind") == "solver"]
+    if solved:
+        lines += ["", "The solver itself (`solver`): float64 factors, forced float32 factors and "
+                  "`precision=\"auto\"` on the same model; q = m sample rows, tol 1e-7. "
+                  "Pivots: of the float32 factor of K_mm + δ₃₂I, over δ₃₂ = m·2⁻²³ (the "
+                  "smallest; the share below 10); eigenvalues: the share of K_mm's below "
+                  "δ₃₂. Iterations marked * did not meet tol. Difference: the largest "
+                  "over 10⁴ test rows from float64's predictions, relative to std(y).", "",
+                  "| n | m | d | γ | α/n | bias | smallest pivot / δ₃₂ | pivots < 10δ₃₂ | "
+                  "eigenvalues < δ₃₂ | auto kept | iterations f64 / f32 | preconditioner s "
+                  "f64 / f32 | whole solve s f64 / f32 / auto | difference f32 | test NMSE "
+                  "f64 / f32 | threads | load |",
+                  "|---:|---:|---:|---:|---:|---|---:|---:|---:|---|---:|---:|---:|---:|---:|"
+                  "---:|---|"]
+        for r in solved:
+            a, b = r["runs"]["float64"], r["runs"]["float32"]
+            auto = r["runs"].get("auto")
+
+            def its(run):
+                return f"{run['iterations']}{'' if run['converged'] else '*'}"
+
+            eig = "—" if r["eigenvalues_below"] is None else f"{r['eigenvalues_below']:.2f}"
+            kept = auto["factors"] if auto else "— (m ≤ 8192: float64)"
+            auto_s = f"{auto['total']:.1f}" if auto else "—"
+            lines.append(
+                f"| {r['n']} | {r['m']} | {r['d']} | {r['gamma']:g} | {r['mu']:.0e} | "
+                f"{'yes' if r['bias'] else 'no'} | {r['min_pivot']:.2f} | "
+                f"{r['pivots_below_10']:.3f} | {eig} | {kept} | {its(a)} / {its(b)} | "
+                f"{a['seconds']['preconditioner']:.1f} / {b['seconds']['preconditioner']:.1f}"
+                f" | {a['total']:.1f} / {b['total']:.1f} / {auto_s} | "
+                f"{b['max_prediction_difference']:.1e} | {a['nmse']:.4f} / {b['nmse']:.4f} | "
+                f"{r['threads']} | {r['load'][0][0]} → {r['load'][1][0]} |")
     pre = [r for r in recs if r.get("kind") == "preconditioner"]
     if pre:
         lines += ["", "The preconditioners alone (`--preconditioner-only`):", "",
@@ -268,9 +390,19 @@ def main(argv=None):
     r.add_argument("--max-iter", type=int, default=200)
     r.add_argument("--preconditioner-only", action="store_true",
                    help="time the two preconditioners alone (no solve)")
+    v = sub.add_parser("solver")
+    v.add_argument("--n", type=int, default=50_000)
+    v.add_argument("--centres", type=int, default=10_000)
+    v.add_argument("--d", type=int, default=10)
+    v.add_argument("--gamma", type=float, default=0.2131)
+    v.add_argument("--mu", type=float, default=1e-6)
+    v.add_argument("--bias", action="store_true")
+    v.add_argument("--max-iter", type=int, default=300)
+    v.add_argument("--threads", type=int, default=1)
+    v.add_argument("--note", default=None)
     sub.add_parser("report")
     args = parser.parse_args(argv)
-    {"run": run, "report": report}[args.what](args)
+    {"run": run, "solver": solver, "report": report}[args.what](args)
 
 
 if __name__ == "__main__":

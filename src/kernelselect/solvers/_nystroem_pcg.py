@@ -18,7 +18,8 @@ import numpy as np
 
 from ._loo import fit_nystrom_loo, intercept_forms, loo_affordable
 from ._pcg import (DEFAULT_MAX_ITER, DEFAULT_TOL, NystromMachine, sample_rows,
-                           check_dask_solver_memory, check_solver_memory, check_tol,
+                           check_dask_solver_memory, check_precision, check_solver_memory,
+                           check_tol,
                            choose_centres,
                            choose_sample, fit_nystrom_pcg, largest_centres,
                            largest_dask_centres)
@@ -122,6 +123,14 @@ class NystroemPCG(MachineRecipe):
     resume : bool, default=True
         Continue from ``checkpoint`` when it holds a solve of the same system, and
         refuse one of another system; False: start over and replace it.
+    precision : {"auto", "float64", "float32"}, default="auto"
+        The preconditioner's two m × m factors. The model, the passes and the iteration
+        are float64 whatever it is; float32 factors only precondition, in half the
+        memory and about half the time. "auto": float32 beyond 8192 centres when K_mm's
+        factor shows no direction that float32 rounding decides (every pivot at least
+        twice the float32 jitter m·2⁻²³), else float64 (module notes of
+        :mod:`kernelselect.solvers._pcg`, "Factors in float32");
+        ``details["factors"]`` records the precision used.
 
     Notes
     -----
@@ -129,8 +138,9 @@ class NystroemPCG(MachineRecipe):
     feature map φ(x) = T⁻ᵀk(centres, x), TᵀT = K(centres, centres) + δI, i.e. with K
     replaced by the Nyström matrix K_nm(K_mm + δI)⁻¹K_mn (Rudi, Camoriano & Rosasco,
     NeurIPS 2015); the preconditioner follows Rudi, Carratino & Rosasco (NeurIPS 2017).
-    Memory: one m × m array (8m² bytes; 3.2 GB at m = 2·10⁴) plus the passes' buffers,
-    checked by the memory guard before anything is allocated.
+    Memory: one m × m array (8m² bytes, 3.2 GB at m = 2·10⁴; 4m² with float32 factors)
+    plus the passes' buffers, checked by the memory guard before anything is allocated
+    ("auto" is checked as float64, which it may fall back to).
     """
 
     name = "nystrom-pcg"
@@ -140,7 +150,8 @@ class NystroemPCG(MachineRecipe):
                  tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                  progress: bool | float = False, loo_alphas: Any = None,
                  loo_intercept: bool = False, checkpoint: Any = None,
-                 checkpoint_every: int = 1, resume: bool = True) -> None:
+                 checkpoint_every: int = 1, resume: bool = True,
+                 precision: str = "auto") -> None:
         self.n_centres = n_centres
         self.sample_per_centre = sample_per_centre
         self.tol = tol
@@ -151,6 +162,7 @@ class NystroemPCG(MachineRecipe):
         self.checkpoint = checkpoint
         self.checkpoint_every = checkpoint_every
         self.resume = resume
+        self.precision = precision
 
     def checked(self) -> tuple[int | None, float | None, float, int, bool | float]:
         """The parameters, validated: (n_centres, sample_per_centre, tol, max_iter,
@@ -192,14 +204,16 @@ class NystroemPCG(MachineRecipe):
         """The memory guard on the whole solve in memory
         (:func:`~kernelselect.solvers._pcg.check_solver_memory`)."""
         m = self.centres_for(n, d_eff)
-        return check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
+        return check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers),
+                                   check_precision(self.precision))
 
     def check_dask_resources(self, n: int, chunks: tuple[int, ...], d: int, t: int = 1,
                              d_eff: float | None = None) -> None:
         """The memory guard on a fit on a Dask X of row ``chunks``: the client's part
         and one task's (:func:`~kernelselect.solvers._pcg.check_dask_solver_memory`)."""
         m = self.centres_for(n, d_eff)
-        check_dask_solver_memory(n, max(aligned_chunks(chunks)), m, d, t)
+        check_dask_solver_memory(n, max(aligned_chunks(chunks)), m, d, t,
+                                 check_precision(self.precision))
 
     def fit_machine(self, X: Any, Y: Any, gamma: float, alphas: np.ndarray, *, kernel: str,
                     bias: bool, random_state: RandomState = None,
@@ -224,6 +238,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     refits that mean without each row).
     """
     m_param, q_per, tol, max_iter, progress = recipe.checked()
+    precision = check_precision(recipe.precision)
     candidates = recipe.checked_loo_alphas()
     saves = recipe.checkpoints(len(alphas))
     n, d = (int(v) for v in X.shape)
@@ -250,7 +265,8 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
     sample = choose_sample(n, centres, q, rng) if q else None
     fits = [fit_nystrom_pcg(X, Y, gamma, float(a), centres=centres, sample=sample,
                             kernel=kernel, bias=bias, tol=tol, max_iter=max_iter,
-                            workers=workers, progress=progress, checkpoint=save)
+                            workers=workers, progress=progress, checkpoint=save,
+                            precision=precision)
             for a, save in zip(alphas, saves)]
     coef = np.concatenate([f.coef for f in fits], axis=2)
     intercept = np.concatenate([f.intercept for f in fits], axis=1)
@@ -264,6 +280,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "converged": [d["converged"] for d in per_alpha], "tol": tol, "max_iter": max_iter,
         "direct": [d["direct"] for d in per_alpha],
         "jitter": [d["jitter"] for d in per_alpha], "passes": [d["passes"] for d in per_alpha],
+        "factors": [d["factors"] for d in per_alpha],
         "seconds": [d["seconds"] for d in per_alpha],
         "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
         "effective_dimension": [d["effective_dimension"] for d in per_alpha],

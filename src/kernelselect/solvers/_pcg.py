@@ -136,6 +136,35 @@ values accurate to about 2⁻⁵²·3·10⁶ ≈ 7·10⁻¹⁰ where K_mm is num
 on such centres). The cost: at α/n = 10⁻⁹ with every row a centre, the model differs
 from exact kernel ridge regression by about 10⁻⁵ relative.
 
+Factors in float32
+------------------
+T and A enter the iteration only through B = T⁻¹A⁻¹/√n, β = Bu: with the products in
+float64 the model is fixed by the products, not by the factors, which may be rounded
+as long as B stays one fixed linear map. So with ``precision="float32"`` K_mm is
+rounded to float32 and factored with its own jitter δ₃₂ = m·2⁻²³ (its eigenvalues below
+that are the rounding of its entries), G and A are formed in float32 (half the flops'
+time and half the m × m array), and every solve with them runs in float64 arithmetic on
+the float32 entries (:func:`kernelselect.utils._lapack.triangular_apply`), so that B is
+linear to float64 rounding. The ridge can then no longer be read as λ in w: each
+product adds α(K_mm + δI)β, δ the float64 model's jitter, from one streamed product over
+the centres (m² kernel values against the pass's n·m). This is FALKON's β form
+(Rudi, Carratino & Rosasco, NeurIPS 2017) written in the solver's split coordinates.
+
+Where K_mm has eigenvalues below δ₃₂ the float32 T flattens them to δ₃₂ while the model
+keeps them, and the preconditioned matrix gets eigenvalues near μ/δ₃₂ ≪ 1 there: on
+3-dimensional data (m = 300, γ = 0.5, α/n = 10⁻⁶) the iteration had not converged
+after 300 iterations where float64 factors needed 147, and with a wide kernel
+(γ = 0.0033, d = 10, α/n = 10⁻⁹) its predictions after 300 iterations were 0.14 of
+y's spread from float64's after 32 (``studies/results/pcg_float32.md``). A pivot of the factor
+(T's diagonal squared) near δ₃₂ marks such a direction, and the pivots tracked the
+eigenvalues on those sets (the share of pivots below 10δ₃₂ against that of eigenvalues
+below δ₃₂: 0.343 and 0.34, 0.983 and 0.88, 0 and 0 where float32 needed the same 32
+iterations). ``precision="auto"`` therefore keeps float32 factors only above
+:data:`FLOAT32_MIN_CENTRES` centres (at most 8192: the float64 bits of every smaller
+solve) and only when every pivot is at least :data:`FLOAT32_PIVOT_MARGIN`·δ₃₂;
+otherwise it factors again in float64, having spent m³/3 float32 flops, a sixth of the
+float64 preconditioner at q = m.
+
 Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
 part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
 in for each solve), plus the passes' buffers (:func:`kernelselect.solvers._rows.pass_bytes`);
@@ -159,7 +188,8 @@ from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ._cg_monitor import CGMonitor, CGStep
 from ._checkpoint import CGCheckpoint, CGState, fingerprint
-from ..utils._lapack import cholesky_in_place, mirror_triangle, syrk_in_place
+from ..utils._lapack import (cholesky_in_place, mirror_triangle, syrk_in_place,
+                             triangular_apply)
 from ..utils._resources import check_allocation, dask_client_limit, format_bytes, max_bytes
 from ._exact import KernelMachine
 from ..kernels import Kernel
@@ -173,10 +203,13 @@ __all__ = [
     "SAMPLE_PER_CENTRE",
     "sample_rows",
     "DIRECT_ENTRIES",
+    "FLOAT32_MIN_CENTRES",
+    "FLOAT32_PIVOT_MARGIN",
     "NystromPreconditioner",
     "NystromSolution",
     "nystrom_pcg",
     "nystrom_pcg_bytes",
+    "factor_bytes",
     "largest_centres",
     "largest_dask_centres",
     "check_dask_solver_memory",
@@ -184,6 +217,7 @@ __all__ = [
     "nystrom_pcg_task_bytes",
     "check_solver_memory",
     "check_tol",
+    "check_precision",
     "target_scale",
     "warn_unconverged",
     "choose_centres",
@@ -208,8 +242,14 @@ SAMPLE_PER_CENTRE = _rules.SAMPLE_MIN_PER_CENTRE
 #: largest n·m at which a stalled iteration is finished by a direct solve (module notes,
 #: "Stalls"): K_nm (8 MiB) and its QR are then cheaper than the passes already run
 DIRECT_ENTRIES = 2**20
+#: more centres than this and ``precision="auto"`` tries float32 factors (module notes,
+#: "Factors in float32"): at or below it every preconditioner keeps its float64 bits
+FLOAT32_MIN_CENTRES = 8192
+#: float32 factors are kept when every pivot of K_mm + δ₃₂I is at least this many δ₃₂
+FLOAT32_PIVOT_MARGIN = 2.0
 
 _EPS = 2.0 ** -52
+_EPS32 = 2.0 ** -23
 _JITTER_TRACE = 1e-13      # δ₀ = 10⁻¹³·tr K_mm (module notes)
 _JITTER_STEPS = 8          # δ grows by 100 per failed factorisation: up to 1e14·δ₀
 _MIRROR_BLOCK = 512
@@ -242,22 +282,33 @@ def sample_rows(n: int, m: int, d: int) -> int:
     return int(min(max(n - m, 0), round(_rules.sample_per_centre(n, m, d) * m)))
 
 
-def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
-    """Bytes a solve with m centres and t outputs allocates: the m × m factors, the
+def factor_bytes(m: int, precision: str = "auto") -> float:
+    """Bytes of the m × m array holding the preconditioner's factors: 4m² for float32
+    factors, else 8m² ("auto" may factor again in float64, and then holds float64
+    factors)."""
+    return (4.0 if precision == "float32" else 8.0) * m * m
+
+
+def nystrom_pcg_bytes(n: int, m: int, d: int, t: int, threads: int,
+                      precision: str = "auto") -> float:
+    """Bytes a solve with m centres and t outputs allocates: the m × m factors
+    (:func:`factor_bytes`), the
     passes' buffers (for t + 1 columns), the iteration's (m, t) vectors, the n × (t + 1)
     right-hand side of the first pass, the centres, the preconditioner's sample rows
     (as many as :func:`sample_rows`) and the blocks of their kernel values."""
-    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * n * (t + 1) + 8.0 * _SAMPLE_BLOCK
-            + 8.0 * (m + sample_rows(n, m, d)) * d + pass_bytes(n, m, d, t + 1, threads))
+    return (factor_bytes(m, precision) + 8.0 * 16 * m * (t + 1) + 8.0 * n * (t + 1)
+            + 8.0 * _SAMPLE_BLOCK + 8.0 * (m + sample_rows(n, m, d)) * d
+            + pass_bytes(n, m, d, t + 1, threads))
 
 
-def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int) -> float:
+def nystrom_pcg_client_bytes(n: int, m: int, d: int, t: int, precision: str = "auto"
+                             ) -> float:
     """Bytes the client of a solve on a row-chunked Dask X allocates: the m × m factors,
     the iteration's (m, t) vectors, the centres and sample rows, the blocks of the
     preconditioner's sample and each pass's gathered (m, t + 1) results, one per part of
     ``PART_ROWS`` rows (the tasks' own memory is :func:`nystrom_pcg_bytes` of a chunk)."""
     parts = -(-n // PART_ROWS)
-    return (8.0 * m * m + 8.0 * 16 * m * (t + 1) + 8.0 * _SAMPLE_BLOCK
+    return (factor_bytes(m, precision) + 8.0 * 16 * m * (t + 1) + 8.0 * _SAMPLE_BLOCK
             + 8.0 * (2 * m + sample_rows(n, m, d)) * d + 8.0 * parts * m * (t + 1))
 
 
@@ -281,15 +332,16 @@ def _largest(fits: Callable[[int], bool], n: int) -> int:
     return lo
 
 
-def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = None) -> int:
+def largest_centres(n: int, d: int, t: int, threads: int, limit: float | None = None,
+                    precision: str = "auto") -> int:
     """The largest number of centres whose solve fits ``limit`` bytes (default: the
     memory guard's limit), at least 0."""
     limit = float(max_bytes() if limit is None else limit)
-    return _largest(lambda m: nystrom_pcg_bytes(n, m, d, t, threads) <= limit, n)
+    return _largest(lambda m: nystrom_pcg_bytes(n, m, d, t, threads, precision) <= limit, n)
 
 
-def largest_dask_centres(n: int, rows: int, d: int, t: int, limit: float | None = None
-                         ) -> int:
+def largest_dask_centres(n: int, rows: int, d: int, t: int, limit: float | None = None,
+                         precision: str = "auto") -> int:
     """The largest number of centres whose solve on a Dask X of n rows in chunks of at
     most ``rows`` rows fits ``limit`` bytes on the client (:func:`nystrom_pcg_client_bytes`)
     and in each task (:func:`nystrom_pcg_task_bytes`). Default: the automatic choice's
@@ -297,18 +349,20 @@ def largest_dask_centres(n: int, rows: int, d: int, t: int, limit: float | None 
     the guard's limit in each task."""
     client = float(dask_client_limit() if limit is None else limit)
     task = float(max_bytes() if limit is None else limit)
-    return _largest(lambda m: nystrom_pcg_client_bytes(n, m, d, t) <= client
+    return _largest(lambda m: nystrom_pcg_client_bytes(n, m, d, t, precision) <= client
                     and nystrom_pcg_task_bytes(rows, m, d, t) <= task, n)
 
 
-def check_dask_solver_memory(n: int, rows: int, m: int, d: int, t: int) -> None:
+def check_dask_solver_memory(n: int, rows: int, m: int, d: int, t: int,
+                             precision: str = "auto") -> None:
     """The memory guard on a solve with m centres on a Dask X (n rows, chunks of at most
     ``rows``): the client's part and one task's, each refused with the largest m that
     fits."""
-    fits = largest_dask_centres(n, rows, d, t, max_bytes())
+    fits = largest_dask_centres(n, rows, d, t, max_bytes(), precision)
     hint = f"use at most {fits} centres" if fits >= 1 else "use smaller chunks of rows"
     what = f"a Nyström conjugate-gradient solve with {m} centres ({n} rows, {t} outputs)"
-    check_allocation(nystrom_pcg_client_bytes(n, m, d, t), f"the client's part of {what}",
+    check_allocation(nystrom_pcg_client_bytes(n, m, d, t, precision),
+                     f"the client's part of {what}",
                      hint)
     check_allocation(nystrom_pcg_task_bytes(rows, m, d, t),
                      f"one task of {what} (a chunk of {rows} rows)", hint)
@@ -377,7 +431,8 @@ class NystromPreconditioner:
     """
 
     def __init__(self, cond: Conditioning, n: int, alpha: float,
-                 sample: np.ndarray | None = None, centred: bool = False) -> None:
+                 sample: np.ndarray | None = None, centred: bool = False,
+                 precision: str = "float64") -> None:
         m = cond.centres.shape[0]
         q = 0 if sample is None else int(sample.shape[0])
         self.m, self.n, self.alpha, self.rows = m, n, alpha, m + q
@@ -385,20 +440,56 @@ class NystromPreconditioner:
         self._cond = cond
         self._sample = None if not q else np.asarray(sample, dtype=np.float64)
         lam = alpha / n
-        # BLAS threads per call, by its flops (kernelselect._threads)
-        K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
-        F = K.T                                   # symmetric: a Fortran-ordered view
-        self._F = F
-        self._diag = F.reshape(-1, order="F")[:: m + 1]   # a view of the diagonal
-        self.jitter = self._factor_T(jitter_for(m, lam))
+        # the model's jitter (module notes, "Jitter"): float64 factors may raise it
+        self.jitter = jitter_for(m, lam)
+        if precision == "float32" or (precision == "auto" and m > FLOAT32_MIN_CENTRES):
+            self._factor_T(single=True)
+            if precision == "auto" and not self._single_suffices():
+                self._factor_T(single=False)      # module notes, "Factors in float32"
+        else:
+            self._factor_T(single=False)
+        if not self.single:
+            self.jitter = self.factor_jitter
         self._diag_T = self._diag.copy()
         self.shift = self._factor_A(lam)
         self._diag_A = self._diag.copy()
         self._diag[:] = self._diag_T
         self._sample = None
 
-    def _factor_T(self, delta: float) -> float:
-        return factor_upper(self._F, self._diag, delta)
+    def _factor_T(self, single: bool) -> None:
+        """K_mm in the factors' dtype, then T in its upper triangle (Fortran-ordered F)."""
+        self.single = single
+        self.dtype = np.dtype(np.float32 if single else np.float64)
+        self._lapack = lapack.get_lapack_funcs(("lauum", "trtri"), dtype=self.dtype)
+        self._blas = blas.get_blas_funcs(("trmv", "syr", "trsm"), dtype=self.dtype)
+        self._F = self._diag = None               # a float32 attempt's array goes first
+        self._F = F = self._kernel_centres().T    # symmetric: a Fortran-ordered view
+        self._diag = F.reshape(-1, order="F")[:: self.m + 1]   # a view of the diagonal
+        # float32: K_mm's eigenvalues below m·2⁻²³ are the rounding of its entries
+        delta = self.jitter if not single else self.m * _EPS32
+        self.factor_jitter = factor_upper(F, self._diag, delta)
+
+    def _single_suffices(self) -> bool:
+        """Whether float32 factors precondition as float64 ones would: every pivot of
+        K_mm + δ₃₂I (T's diagonal squared) at least FLOAT32_PIVOT_MARGIN·δ₃₂, so that no
+        direction of K_mm is decided by the float32 rounding (module notes)."""
+        pivots = self._diag.astype(np.float64) ** 2
+        return bool(np.min(pivots, initial=np.inf)
+                    >= FLOAT32_PIVOT_MARGIN * self.factor_jitter)
+
+    def _kernel_centres(self) -> np.ndarray:
+        """K_mm, C-ordered, in the factors' dtype (float32: formed in float64 by blocks of
+        rows and rounded, never a float64 m × m array)."""
+        c = self._cond
+        if not self.single:
+            return lowlevel.kernel_block(c.centres, c.centres, c.gamma, kernel=c.kernel)
+        m = self.m
+        K = np.empty((m, m), dtype=np.float32)
+        rows = max(1, _SAMPLE_BLOCK // max(m, 1))
+        for i0 in range(0, m, rows):
+            K[i0:i0 + rows] = lowlevel.kernel_block(c.centres[i0:i0 + rows], c.centres,
+                                                    c.gamma, kernel=c.kernel)
+        return K
 
     def _gram(self) -> None:
         """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S, less ssᵀ/r when
@@ -410,17 +501,17 @@ class NystromPreconditioner:
         total = None
         if self.centred:
             with blas_for_flops(float(m) * m):
-                total = blas.dtrmv(F, np.ones(m), lower=0)
+                total = self._blas[0](F, np.ones(m, dtype=self.dtype), lower=0)
         _mirror(F, upper_to_lower=True)           # lower triangle := Tᵀ
         with blas_for_flops(m ** 3 / 3.0):
-            _, info = lapack.dlauum(F, lower=1, overwrite_c=1)   # lower := T Tᵀ
+            _, info = self._lapack[0](F, lower=1, overwrite_c=1)   # lower := T Tᵀ
         if info != 0:                             # pragma: no cover - LAPACK argument error
-            raise np.linalg.LinAlgError(f"dlauum failed with info={info}")
+            raise np.linalg.LinAlgError(f"?lauum failed with info={info}")
         if self._sample is not None:
             total = self._add_sample(total)
         if total is not None:                     # the Gram of the centred features
             with blas_for_flops(float(m) * m):
-                out = blas.dsyr(-1.0 / self.rows, total, a=F, lower=1, overwrite_a=1)
+                out = self._blas[1](-1.0 / self.rows, total, a=F, lower=1, overwrite_a=1)
             if not np.shares_memory(out, F):      # pragma: no cover - F is Fortran-ordered
                 raise RuntimeError("dsyr did not update the preconditioner in place")
 
@@ -434,9 +525,11 @@ class NystromPreconditioner:
             block = (self._sample[start:start + rows] - self._cond.shift) * self._cond.scale
             Kb = lowlevel.kernel_block(block, self._cond.centres,
                                        self._cond.gamma, kernel=self._cond.kernel)
+            if self.single:
+                Kb = Kb.astype(np.float32)
             self._diag[:] = self._diag_T
             with blas_for_flops(float(Kb.size) * m):
-                Pt = blas.dtrsm(1.0, F, Kb.T, lower=0, trans_a=1, overwrite_b=1)  # Φ_bᵀ
+                Pt = self._blas[2](1.0, F, Kb.T, lower=0, trans_a=1, overwrite_b=1)  # Φ_bᵀ
                 self._diag[:] = gram_diag
                 syrk_in_place(F, Pt, 1.0, lower=True)
             gram_diag = self._diag.copy()
@@ -452,7 +545,7 @@ class NystromPreconditioner:
             self._diag += r * (lam + extra)       # factor G + rλI = r(G/r + λI)
             if _potrf(self._F, lower=True) == 0:
                 return extra
-            extra = max(100.0 * extra, r * _EPS)
+            extra = max(100.0 * extra, r * (_EPS32 if self.single else _EPS))
         raise np.linalg.LinAlgError(
             f"G/r + λI is not positive definite even with a shift of {extra:.3g}.")
 
@@ -463,20 +556,25 @@ class NystromPreconditioner:
         F, m, lam = self._F, self.m, self.alpha / self.n
         self._diag[:] = self._diag_A
         with blas_for_flops(m ** 3 / 3.0):
-            _, info = lapack.dtrtri(F, lower=1, overwrite_c=1)
+            _, info = self._lapack[1](F, lower=1, overwrite_c=1)
         if info != 0:                             # pragma: no cover - A is nonsingular
-            raise np.linalg.LinAlgError(f"dtrtri failed with info={info}")
+            raise np.linalg.LinAlgError(f"?trtri failed with info={info}")
         total = 0.0                               # ‖L⁻¹‖_F², lower triangle by column blocks
         for j0 in range(0, m, _MIRROR_BLOCK):
             j1 = min(m, j0 + _MIRROR_BLOCK)
-            total += float(np.sum(np.tril(F[j0:j1, j0:j1]) ** 2))
-            total += float(np.sum(F[j1:, j0:j1] ** 2))
+            block = np.tril(F[j0:j1, j0:j1]).astype(np.float64, copy=False)
+            total += float(np.sum(block * block))
+            below = F[j1:, j0:j1].astype(np.float64, copy=False)
+            total += float(np.sum(below * below))
         self._diag[:] = self._diag_T
         self._diag_A = np.full(m, np.nan)         # A is gone: a later solve gives NaN
         return float(m - lam * self.rows * total)
 
     # The factor of A is stored as L with LLᵀ = G + rλI, so A = Lᵀ/√r.
     def _trsm(self, B: np.ndarray, lower: bool, trans: bool, scale: float) -> np.ndarray:
+        if self.single:                   # float32 factors, float64 arithmetic
+            diag = self._diag_A if lower else self._diag_T
+            return triangular_apply(self._F, diag, lower, trans, True, scale, B)
         if lower:
             self._diag[:] = self._diag_A
         try:
@@ -504,6 +602,9 @@ class NystromPreconditioner:
 
     def times_At(self, B: np.ndarray) -> np.ndarray:
         """AᵀB = LB/√r."""
+        if self.single:
+            return triangular_apply(self._F, self._diag_A, True, False, False,
+                                    1.0 / math.sqrt(self.rows), B)
         self._diag[:] = self._diag_A
         try:
             return blas.dtrmm(1.0 / math.sqrt(self.rows), self._F, B, lower=1, trans_a=0,
@@ -554,6 +655,8 @@ class NystromSolution:
         The generalised cross-validation score (RSS/n)/(1 − tr S/n)² of the fit (Golub,
         Heath & Wahba, Technometrics 1979): the rotation-invariant form of the
         leave-one-out mean squared residual that ``eloo`` computes.
+    factors : {"float64", "float32"}
+        The precision the preconditioner's factors were kept in.
     """
 
     coef: np.ndarray
@@ -573,6 +676,7 @@ class NystromSolution:
     gcv: np.ndarray = field(default_factory=lambda: np.empty(0))
     preconditioned_residual: np.ndarray = field(default_factory=lambda: np.empty(0))
     direct: bool = False
+    factors: str = "float64"
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -696,8 +800,9 @@ def _fingerprint_solve(P: NystromPreconditioner, KtY: np.ndarray, sums: Any, squ
     """The rest of the fingerprint: the preconditioner's jitter and shift and the
     right-hand side K_nmᵀ[1, y], 1ᵀy, ‖y‖², which depend on every row of X and y (a
     Dask input is fingerprinted by them without another pass)."""
+    factors = {"factors": "float32"} if P.single else {}
     return fingerprint(
-        t=int(KtY.shape[1]) - 1, jitter=float(P.jitter), shift=float(P.shift),
+        t=int(KtY.shape[1]) - 1, jitter=float(P.jitter), shift=float(P.shift), **factors,
         **{"K(X, centres)ᵀ[1, y]": np.asarray(KtY, dtype=np.float64),
            "sum of y": np.asarray(sums, dtype=np.float64),
            "sum of squares of y": np.asarray(squares, dtype=np.float64)})
@@ -709,7 +814,8 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
                 progress: bool | float = False,
                 constant: np.ndarray | None = None,
                 callback: Callable[[CGStep], None] | None = None,
-                checkpoint: CGCheckpoint | None = None) -> NystromSolution:
+                checkpoint: CGCheckpoint | None = None,
+                precision: str = "auto") -> NystromSolution:
     """Solve Nyström KRR / the LSSVM for the targets Y by preconditioned CG.
 
     Parameters
@@ -737,6 +843,10 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     checkpoint : CGCheckpoint or None
         Save the iteration's state as it goes and resume from a saved state of the same
         system (:mod:`._checkpoint`).
+    precision : {"auto", "float64", "float32"}
+        The preconditioner's factors (module notes, "Factors in float32"; "auto":
+        float32 above :data:`FLOAT32_MIN_CENTRES` centres where their test passes); the
+        model, the products and the iteration are float64 either way.
 
     Returns
     -------
@@ -748,8 +858,9 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         early = _fingerprint(rows, alpha, bias, sample)
         checkpoint.check_early(early)
     clock = time.perf_counter()
-    P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias)
+    P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias, precision=precision)
     seconds = {"preconditioner": time.perf_counter() - clock}
+    workers = getattr(rows, "workers", None)
     clock = time.perf_counter()
     KtY, sums, squares = rows.cross_targets()         # K_nmᵀ[1, Y], 1ᵀY, ‖Y‖²
     s, rhs = KtY[:, 0], KtY[:, 1:]
@@ -775,8 +886,12 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         q = rows.normal(beta)
         if bias:
             q -= np.outer(s, s @ beta) / n
+        if P.single:
+            q += _ridge_term(rows.cond, P.jitter, alpha, beta, workers)
         with blas_for_flops(4.0 * m * m * U.shape[1]):
-            W = P.solve_Tt(_fortran(q)) / sqrt_n + lam * V
+            W = P.solve_Tt(_fortran(q)) / sqrt_n
+            if not P.single:                  # T exact: T⁻ᵀα(K_mm + δI)β/√n = λV
+                W += lam * V
             return P.solve_At(_fortran(W))
 
     def in_w(R: np.ndarray) -> np.ndarray:
@@ -804,7 +919,8 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     seconds["iterations"] = time.perf_counter() - clock
     passes = rows.passes
     direct = None
-    if np.any(residual > tol) and iterations < max_iter and n * m <= DIRECT_ENTRIES:
+    if (np.any(residual > tol) and iterations < max_iter and n * m <= DIRECT_ENTRIES
+            and not P.single):
         clock = time.perf_counter()                       # stalled: the module notes
         direct = _direct_solve(rows, P, alpha, bias, ybar)
         seconds["direct"] = time.perf_counter() - clock
@@ -828,8 +944,12 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         # The fit's residual sum of squares without another pass: with w = A⁻¹u/√n,
         # wᵀΦᵀCy = uᵀc and the explicit residual ρ_w = √n·AᵀR gives wᵀρ_w = uᵀR, so
         # ‖Cy − CΦw‖² = ‖Cy‖² − uᵀc − uᵀR − λ‖A⁻¹u‖².
-        rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) \
-            - lam * np.einsum("ij,ij->j", V, V)
+        if P.single:                          # βᵀα(K_mm + δI)β, one product of the centres
+            ridge = np.einsum("ij,ij->j", beta,
+                              _ridge_term(rows.cond, P.jitter, alpha, beta, workers))
+        else:
+            ridge = lam * np.einsum("ij,ij->j", V, V)
+        rss = spread - np.einsum("ij,ij->j", U, c) - np.einsum("ij,ij->j", U, R) - ridge
         reached = in_w(R)                                 # before A is inverted in place
         pre = _ratio(_norms(R), u_norm)
     d_eff = P.effective_dimension() + (1.0 if bias else 0.0)
@@ -841,7 +961,16 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
         history=np.array(history, dtype=np.float64).reshape(len(history), t), rss=rss,
         effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2,
-        preconditioned_residual=pre, direct=direct is not None)
+        preconditioned_residual=pre, direct=direct is not None, factors=P.dtype.name)
+
+
+def _ridge_term(cond: Conditioning, jitter: float, alpha: float, beta: np.ndarray,
+                workers: int | None) -> np.ndarray:
+    """α(K_mm + δI)β, the model's ridge in β, by one streamed product over the centres
+    (float64 factors give it as λ√n·w; module notes, "Factors in float32")."""
+    Kb = lowlevel.kernel_matvec(cond.centres, beta, cond.gamma, kernel=cond.kernel,
+                                workers=workers)
+    return alpha * (Kb + jitter * beta)
 
 
 def _direct_solve(rows: RowPasses, P: NystromPreconditioner, alpha: float, bias: bool,
@@ -877,18 +1006,20 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
+def refusal_hint(n: int, m: int, d: int, t: int, threads: int, precision: str = "auto"
+                 ) -> str:
     """How to fit within the memory limit, naming what dominates the estimate: the
     m × m preconditioner (then the largest m that fits) or the t outputs' vectors and
     pass buffers (then the most outputs that fit at once with these m centres)."""
     limit = max_bytes()
-    total = nystrom_pcg_bytes(n, m, d, t, threads)
-    outputs = total - nystrom_pcg_bytes(n, m, d, 0, threads)     # what the t outputs add
-    factors = 8.0 * m * m
-    fits = largest_centres(n, d, t, threads)
+    total = nystrom_pcg_bytes(n, m, d, t, threads, precision)
+    outputs = total - nystrom_pcg_bytes(n, m, d, 0, threads, precision)  # the t outputs'
+    factors = factor_bytes(m, precision)
+    fits = largest_centres(n, d, t, threads, precision=precision)
     centres = f"use at most {fits} centres" if fits >= 1 else ""
     if outputs > factors:
-        most = _largest(lambda k: nystrom_pcg_bytes(n, m, d, k, threads) <= limit, t)
+        most = _largest(lambda k: nystrom_pcg_bytes(n, m, d, k, threads, precision) <= limit,
+                        t)
         parts = [f"fit at most {most} of the {t} outputs at a time (their vectors and pass "
                  f"buffers take {format_bytes(outputs)} of it, the m × m preconditioner "
                  f"{format_bytes(factors)})" if most >= 1 else
@@ -904,13 +1035,14 @@ def refusal_hint(n: int, m: int, d: int, t: int, threads: int) -> str:
     return "use fewer rows or outputs at a time"
 
 
-def check_solver_memory(n: int, m: int, d: int, t: int, threads: int) -> int:
+def check_solver_memory(n: int, m: int, d: int, t: int, threads: int,
+                        precision: str = "auto") -> int:
     """The memory guard on a solve with m centres: refuses with the estimate and the
     largest m that fits."""
     return check_allocation(
-        nystrom_pcg_bytes(n, m, d, t, threads),
+        nystrom_pcg_bytes(n, m, d, t, threads, precision),
         f"a Nyström conjugate-gradient solve with {m} centres ({n} rows, {t} outputs)",
-        refusal_hint(n, m, d, t, threads))
+        refusal_hint(n, m, d, t, threads, precision))
 
 
 def choose_centres(n: int, n_centres: int, random_state: np.random.Generator) -> np.ndarray:
@@ -964,7 +1096,8 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
                     tol: float = DEFAULT_TOL, max_iter: int = DEFAULT_MAX_ITER,
                     workers: int | None = None, progress: bool | float = False,
                     callback: Callable[[CGStep], None] | None = None,
-                    checkpoint: CGCheckpoint | None = None) -> NystromMachine:
+                    checkpoint: CGCheckpoint | None = None,
+                    precision: str = "auto") -> NystromMachine:
     """Fit Nyström KRR (``bias=False``) or the LSSVM on the given centres by PCG.
 
     Parameters
@@ -978,7 +1111,7 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     sample : ndarray of int of shape (q,) or None
         Other rows of X whose features join the centres' in the preconditioner's
         estimate of ΦᵀΦ (:func:`choose_sample`; None: the centres alone, FALKON's form).
-    kernel, bias, tol, max_iter, workers, progress, callback, checkpoint
+    kernel, bias, tol, max_iter, workers, progress, callback, checkpoint, precision
         As :func:`nystrom_pcg` (``workers``: threads of the in-memory passes; a Dask
         pass runs one single-threaded task per chunk).
 
@@ -991,18 +1124,20 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
     n, d = X.shape
     m, t = int(centres.size), Y.shape[1]
     tol = check_tol(tol)
+    precision = check_precision(precision)
     if checkpoint is not None:
         checkpoint.check_path()                   # refuse a foreign file before any work
     if is_dask_array(X):
-        check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t)
+        check_dask_solver_memory(n, max(aligned_chunks(tuple(X.chunks[0]))), m, d, t,
+                                 precision)
     else:
-        check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers))
+        check_solver_memory(n, m, d, t, block_threads(float(n) * m, workers), precision)
     shift, scale, constant = target_scale(Y, bias)
     rows, Z, S = streamed_rows(X, (Y - shift) * (1.0 / scale), gamma, centres, sample, kernel,
                                workers)
     sol = nystrom_pcg(rows, alpha, bias=bias, tol=tol, max_iter=max_iter, sample=S,
                       progress=progress, constant=constant, callback=callback,
-                      checkpoint=checkpoint)
+                      checkpoint=checkpoint, precision=precision)
     sol.coef *= scale
     sol.intercept = sol.intercept * scale + shift   # a constant column: b = its value
     with np.errstate(over="ignore"):          # y near the overflow threshold: inf
@@ -1015,6 +1150,14 @@ def fit_nystrom_pcg(X: Any, Y: Any, gamma: float, alpha: float, *,
         intercept=sol.intercept[:, None], alphas=np.array([alpha]), gamma=gamma,
         kernel=kernel, method="nystrom-pcg", details=solution_details(sol, m),
         conditioning=rows.cond)
+
+
+def check_precision(precision: Any) -> str:
+    """``precision`` validated: "auto", "float64" or "float32"."""
+    if not isinstance(precision, str) or precision not in ("auto", "float64", "float32"):
+        raise ValueError(f'precision must be "auto", "float64" or "float32", got '
+                         f"{precision!r}.")
+    return precision
 
 
 def check_tol(tol: Any) -> float:
@@ -1109,4 +1252,4 @@ def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
             "seconds": dict(sol.seconds), "history": sol.history.copy(),
             "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,
-            "gcv": sol.gcv.copy()}
+            "gcv": sol.gcv.copy(), "factors": sol.factors}
