@@ -1,7 +1,8 @@
 """Work whose speed depends on threads and on the size of a stand-in: one streamed
 Nyström level (the row passes of the defaults' levels, on one and two threads), the
 large-m Nyström machine fitted by preconditioned conjugate gradients (with the
-automatic sample of rows for its preconditioner and with q = m), and the per-feature
+automatic sample of rows for its preconditioner and with q = m; with float32 and float64
+factors), and the per-feature
 (ARD) search.
 
 Public entry points only, so that any commit with the feature can be timed; commits
@@ -102,6 +103,33 @@ class NystroemPCGSampledRows:
         self.X, self.y = _regression(n, 10)
 
     def time_fit(self, n, sample):
+        self.model.fit(self.X, self.y)
+
+
+class NystroemPCGFactors:
+    """The Nyström machine beyond 8192 centres (5·10⁴ rows, 10⁴ centres, one thread)
+    with float64 preconditioner factors, forced float32 ones, and ``precision="auto"``
+    (float32 where K_mm's factor passes its test, as it does here): the float32
+    preconditioner against the iterations it may add, in the same run. Large runs
+    only (about 100 s a fit)."""
+    params = ([50_000], ["float64", "float32", "auto"])
+    param_names = ["n", "precision"]
+    timeout = 1800
+
+    def setup(self, n, precision):
+        if not LARGE:
+            raise NotImplementedError("set KERNELSELECT_BENCH_LARGE=1 for m = 10⁴")
+        regressor = require(_public("KernelRidgeRegressor"))
+        pcg = require(_public("NystroemPCG"))
+        try:
+            recipe = pcg(n_centres=10_000, precision=precision)
+        except TypeError:
+            raise NotImplementedError("no NystroemPCG(precision=...) in this version") from None
+        self.model = regressor(gamma=0.2, alpha=1e-6 * n, random_state=0, workers=1,
+                               approximation=recipe)
+        self.X, self.y = _regression(n, 10)
+
+    def time_fit(self, n, precision):
         self.model.fit(self.X, self.y)
 
 

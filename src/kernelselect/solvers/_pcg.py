@@ -162,8 +162,11 @@ below δ₃₂: 0.343 and 0.34, 0.983 and 0.88, 0 and 0 where float32 needed the
 iterations). ``precision="auto"`` therefore keeps float32 factors only above
 :data:`FLOAT32_MIN_CENTRES` centres (at most 8192: the float64 bits of every smaller
 solve) and only when every pivot is at least :data:`FLOAT32_PIVOT_MARGIN`·δ₃₂;
-otherwise it factors again in float64, having spent m³/3 float32 flops, a sixth of the
-float64 preconditioner at q = m.
+otherwise it factors again in float64, having spent m³/3 float32 flops (30.4 s on one
+thread at m = 2·10⁴, where the float64 preconditioner took 636 s in the default fit of
+``studies/results/fit_scale.md``). At 2·10⁵ rows with those centres (d = 10, the
+default's γ and α) the smallest pivot was 1.31·δ₃₂ and forced float32 factors took 58
+iterations against 32.
 
 Memory: one m × m array holds both factors (T in its upper triangle, the strict lower
 part of the factor of A in its lower triangle, the two diagonals kept apart and swapped
