@@ -229,3 +229,15 @@ def test_memory_guard_counts_float32_factors_at_half():
         assert fits < m < largest_centres(n, d, t, 2, precision="float32")
         with pytest.raises(ValueError, match=rf"Use at most {fits} centres"):
             check_solver_memory(n, m, d, t, 2, "auto")
+
+
+def test_float32_factors_give_the_same_bits_on_any_thread_count(on_one_and_two_threads):
+    X, Y, rng = data(11, 3000, 8, 2)
+    centres = choose_centres(3000, 700, rng)
+    fits = on_one_and_two_threads(
+        lambda threads: fit_nystrom_pcg(X, Y, 0.1, 0.5, centres=centres, bias=True, tol=1e-8,
+                                        workers=threads, precision="float32"))
+    assert fits[0].details["factors"] == "float32"
+    assert np.array_equal(fits[0].coef, fits[1].coef)
+    assert np.array_equal(fits[0].intercept, fits[1].intercept)
+    assert fits[0].details["iterations"] == fits[1].details["iterations"]

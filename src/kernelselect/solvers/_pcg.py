@@ -422,16 +422,30 @@ class NystromPreconditioner:
         The ridge α; λ = α/n.
     sample : ndarray of shape (q, d) or None
         More rows of X (as they are in X) for the estimate of ΦᵀΦ.
+    precision : {"float64", "float32", "auto"}
+        The factors' dtype (module notes, "Factors in float32").
 
     Attributes
     ----------
     jitter : float
-        δ added to K_mm's diagonal.
+        δ, the model's: added to K_mm's diagonal (float64 factors) or in the ridge term
+        the iteration adds (float32 factors).
+    factor_jitter : float
+        The jitter of the factor T (δ with float64 factors, δ₃₂ = m·2⁻²³ or more with
+        float32 ones).
+    single : bool
+        Whether the factors are float32 (``dtype``).
     shift : float
         The shift added to G/r + λI beyond λ (0 unless λ is below its rounding).
     rows : int
         r, the rows the estimate of ΦᵀΦ is made from.
     """
+
+    _F: np.ndarray                # the factors (Fortran-ordered) and a view of its diagonal
+    _diag: np.ndarray
+    factor_jitter: float
+    single: bool
+    dtype: np.dtype[Any]
 
     def __init__(self, cond: Conditioning, n: int, alpha: float,
                  sample: np.ndarray | None = None, centred: bool = False,
@@ -465,7 +479,8 @@ class NystromPreconditioner:
         self.dtype = np.dtype(np.float32 if single else np.float64)
         self._lapack = lapack.get_lapack_funcs(("lauum", "trtri"), dtype=self.dtype)
         self._blas = blas.get_blas_funcs(("trmv", "syr", "trsm"), dtype=self.dtype)
-        self._F = self._diag = None               # a float32 attempt's array goes first
+        if hasattr(self, "_F"):                   # a float32 attempt's array goes first
+            del self._F, self._diag
         self._F = F = self._kernel_centres().T    # symmetric: a Fortran-ordered view
         self._diag = F.reshape(-1, order="F")[:: self.m + 1]   # a view of the diagonal
         # float32: K_mm's eigenvalues below m·2⁻²³ are the rounding of its entries
