@@ -395,7 +395,6 @@ cdef Status kernel_sums_into(const floating* X, Py_ssize_t n, Py_ssize_t d,
     cdef double* acc
     cdef double* lanes
     cdef double* all_lanes
-    cdef const floating* row
     # Per-class lanes pay off while zeroing them is cheap next to a tile row.
     cdef bint use_lanes = n_classes > 1 and n_classes <= COL_BLOCK // 16
     cdef Status status = _check_args(n, 0, b"", d, kernel)
@@ -924,7 +923,6 @@ cdef Status triangular_apply_into(const floating* M, Py_ssize_t m, const double*
                                   bint lower, bint trans, bint solve, double scale,
                                   double* B, Py_ssize_t t) noexcept nogil:
     cdef Py_ssize_t i, k
-    cdef const floating* row
     cdef double* b
     cdef double xi
     if m < 0 or t < 0:

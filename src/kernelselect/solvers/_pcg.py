@@ -872,6 +872,7 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     """
     n, m = rows.n, rows.cond.centres.shape[0]
     lam, sqrt_n = alpha / n, math.sqrt(n)
+    precision = check_precision(precision)
     if checkpoint is not None:                # refuse another system before the set-up
         early = _fingerprint(rows, alpha, bias, sample)
         checkpoint.check_early(early)
