@@ -237,14 +237,13 @@ def pivot_shares(cond, m):
     from kernelselect import lowlevel
     from kernelselect.solvers import _pcg
 
-    P = _pcg.NystromPreconditioner.__new__(_pcg.NystromPreconditioner)
-    P.m, P._cond, P.jitter = m, cond, _pcg.jitter_for(m)
-    P._factor_T(single=True)
-    pivots = P._diag.astype(np.float64) ** 2 / P.factor_jitter
+    F, jitter = _pcg.factor_centres(cond, _pcg.jitter_for(m), single=True)
+    pivots = _pcg.pivot_ratios(F, jitter)
+    del F
     eig = None
     if m <= 4000:
         K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
-        eig = float(np.mean(np.linalg.eigvalsh(K) < P.factor_jitter))
+        eig = float(np.mean(np.linalg.eigvalsh(K) < jitter))
     return float(pivots.min()), float(np.mean(pivots < 10.0)), eig
 
 

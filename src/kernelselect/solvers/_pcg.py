@@ -229,6 +229,8 @@ __all__ = [
     "streamed_rows",
     "jitter_for",
     "factor_upper",
+    "factor_centres",
+    "pivot_ratios",
     "NystromMachine",
 ]
 
@@ -405,6 +407,34 @@ def factor_upper(F: np.ndarray, diag: np.ndarray, delta: float) -> float:
         "the centres or gamma are degenerate (check X for non-finite or huge values).")
 
 
+def factor_centres(cond: Conditioning, jitter: float, single: bool
+                   ) -> tuple[np.ndarray, float]:
+    """(F, δ used): K_mm + δI factored in place, T in the upper triangle of the
+    Fortran-ordered F (K_mm below), float64 from δ = ``jitter`` or float32 from
+    δ₃₂ = m·2⁻²³ (K_mm's eigenvalues below it are the rounding of its float32 entries;
+    formed in float64 by blocks of rows and rounded, never a float64 m × m array); δ
+    multiplied by 100 until the factorisation succeeds (:func:`factor_upper`)."""
+    m = cond.centres.shape[0]
+    if single:
+        K = np.empty((m, m), dtype=np.float32)
+        rows = max(1, _SAMPLE_BLOCK // max(m, 1))
+        for i0 in range(0, m, rows):
+            K[i0:i0 + rows] = lowlevel.kernel_block(cond.centres[i0:i0 + rows], cond.centres,
+                                                    cond.gamma, kernel=cond.kernel)
+    else:
+        K = lowlevel.kernel_block(cond.centres, cond.centres, cond.gamma, kernel=cond.kernel)
+    F = K.T                                       # symmetric: a Fortran-ordered view
+    used = factor_upper(F, F.reshape(-1, order="F")[:: m + 1],
+                        m * _EPS32 if single else jitter)
+    return F, used
+
+
+def pivot_ratios(F: np.ndarray, jitter: float) -> np.ndarray:
+    """The pivots of the factorisation held by :func:`factor_centres` (T's diagonal
+    squared, in float64) over its jitter: what ``precision="auto"`` reads."""
+    return F.reshape(-1, order="F")[:: F.shape[0] + 1].astype(np.float64) ** 2 / jitter
+
+
 class NystromPreconditioner:
     """The factors T (K_mm + δI = TᵀT) and A (AᵀA = G/r + λI), in one m × m array.
 
@@ -474,40 +504,22 @@ class NystromPreconditioner:
         self._sample = None
 
     def _factor_T(self, single: bool) -> None:
-        """K_mm in the factors' dtype, then T in its upper triangle (Fortran-ordered F)."""
+        """T, in the upper triangle of the Fortran-ordered F, in the factors' dtype."""
         self.single = single
         self.dtype = np.dtype(np.float32 if single else np.float64)
         self._lapack = lapack.get_lapack_funcs(("lauum", "trtri"), dtype=self.dtype)
         self._blas = blas.get_blas_funcs(("trmv", "syr", "trsm"), dtype=self.dtype)
         if hasattr(self, "_F"):                   # a float32 attempt's array goes first
             del self._F, self._diag
-        self._F = F = self._kernel_centres().T    # symmetric: a Fortran-ordered view
-        self._diag = F.reshape(-1, order="F")[:: self.m + 1]   # a view of the diagonal
-        # float32: K_mm's eigenvalues below m·2⁻²³ are the rounding of its entries
-        delta = self.jitter if not single else self.m * _EPS32
-        self.factor_jitter = factor_upper(F, self._diag, delta)
+        self._F, self.factor_jitter = factor_centres(self._cond, self.jitter, single)
+        self._diag = self._F.reshape(-1, order="F")[:: self.m + 1]   # a view of the diagonal
 
     def _single_suffices(self) -> bool:
         """Whether float32 factors precondition as float64 ones would: every pivot of
-        K_mm + δ₃₂I (T's diagonal squared) at least FLOAT32_PIVOT_MARGIN·δ₃₂, so that no
-        direction of K_mm is decided by the float32 rounding (module notes)."""
-        pivots = self._diag.astype(np.float64) ** 2
-        return bool(np.min(pivots, initial=np.inf)
-                    >= FLOAT32_PIVOT_MARGIN * self.factor_jitter)
-
-    def _kernel_centres(self) -> np.ndarray:
-        """K_mm, C-ordered, in the factors' dtype (float32: formed in float64 by blocks of
-        rows and rounded, never a float64 m × m array)."""
-        c = self._cond
-        if not self.single:
-            return lowlevel.kernel_block(c.centres, c.centres, c.gamma, kernel=c.kernel)
-        m = self.m
-        K = np.empty((m, m), dtype=np.float32)
-        rows = max(1, _SAMPLE_BLOCK // max(m, 1))
-        for i0 in range(0, m, rows):
-            K[i0:i0 + rows] = lowlevel.kernel_block(c.centres[i0:i0 + rows], c.centres,
-                                                    c.gamma, kernel=c.kernel)
-        return K
+        K_mm + δ₃₂I at least FLOAT32_PIVOT_MARGIN·δ₃₂, so that no direction of K_mm is
+        decided by the float32 rounding (module notes)."""
+        return bool(np.min(pivot_ratios(self._F, self.factor_jitter), initial=np.inf)
+                    >= FLOAT32_PIVOT_MARGIN)
 
     def _gram(self) -> None:
         """Lower triangle (and diagonal) of F := TTᵀ + Φ_SᵀΦ_S, less ssᵀ/r when
@@ -872,7 +884,6 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
     """
     n, m = rows.n, rows.cond.centres.shape[0]
     lam, sqrt_n = alpha / n, math.sqrt(n)
-    precision = check_precision(precision)
     if checkpoint is not None:                # refuse another system before the set-up
         early = _fingerprint(rows, alpha, bias, sample)
         checkpoint.check_early(early)
