@@ -89,6 +89,26 @@ def test_kernel_block_float32(XZ, gamma, kernel):
     np.testing.assert_allclose(K, ref.kernel_matrix(X, Z, gamma, kernel), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("d", [1, 17, 32, 33, 40])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@given(st.integers(1, 70), st.integers(1, 70), st.integers(0, 2**32 - 1))
+@settings(max_examples=15, deadline=None)
+def test_both_routes_of_the_gaussian_distances(d, dtype, nx, nz, seed):
+    """Up to 32 features the Gaussian distances come from column products over the
+    transposed points (any column count: the tail goes through a padded block), beyond
+    from BLAS; both against the formula, with a repeated point giving exactly 1."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((nx, d)).astype(dtype)
+    Z = rng.standard_normal((nz, d)).astype(dtype)
+    Z[nz // 2] = X[nx // 2]
+    gamma = 0.5 / d
+    K = lowlevel.kernel_block(X, Z, gamma)
+    assert K.dtype == dtype and K[nx // 2, nz // 2] == 1.0
+    tol = 1e-12 if dtype == np.float64 else 2e-5
+    np.testing.assert_allclose(K, ref.kernel_matrix(X.astype(np.float64), Z.astype(np.float64),
+                                                    gamma, "gaussian"), rtol=tol, atol=tol)
+
+
 @given(_data(np.float64), gammas, kernels, st.integers(0, 3), st.integers(0, 2**32 - 1))
 def test_kernel_matvec_matches_reference(XZ, gamma, kernel, m, seed):
     X = XZ[0]

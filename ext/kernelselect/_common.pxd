@@ -1,6 +1,7 @@
 # Building blocks shared by the compiled kernels (inline; not installed, not a module
 # at run time): the one row-major gemm (and syrk) over scipy's BLAS, the one thread clamp, the
-# OpenMP thread number and the vector exp / cos loops of _vecmath.h.
+# OpenMP thread number, the vector exp / cos loops of _vecmath.h and the squared
+# distances of _sqdist.h.
 
 from cython cimport floating
 from scipy.linalg.cython_blas cimport dgemm, dgemv, dsyrk, sgemm, sgemv, ssyrk
@@ -19,8 +20,26 @@ cdef extern from "_vecmath.h" nogil:
     void ks_cos_scale_f32(float *x, Py_ssize_t n, float scale)
     const char *ks_vecmath_backend()
 
+cdef extern from "_sqdist.h" nogil:
+    int KS_SQ_DIST_MAX_D
+    void ks_sq_dist_row_f64(const double *x, const double *ZT, Py_ssize_t ldzt,
+                            Py_ssize_t nz, Py_ssize_t d, double *row)
+    void ks_sq_dist_row_f32(const float *x, const float *ZT, Py_ssize_t ldzt,
+                            Py_ssize_t nz, Py_ssize_t d, float *row)
+
 cdef enum:
     BLAS_INT_MAX = 2147483647   # BLAS dimensions are C ints
+
+
+cdef inline void sq_dist_row(floating* row, const floating* x, const floating* ZT,
+                             Py_ssize_t ldzt, Py_ssize_t nz, Py_ssize_t d) noexcept nogil:
+    """row[j] = ‖x − z_j‖² = Σ_k (z_jk − x_k)² for nz points given transposed
+    (ZT[k·ldzt + j]), d ≤ KS_SQ_DIST_MAX_D (_sqdist.h): never negative, exactly 0 for
+    identical points."""
+    if floating is double:
+        ks_sq_dist_row_f64(x, ZT, ldzt, nz, d, row)
+    else:
+        ks_sq_dist_row_f32(x, ZT, ldzt, nz, d, row)
 
 
 cdef inline void gemm(bint trans_a, bint trans_b, int m, int n, int k, floating alpha,

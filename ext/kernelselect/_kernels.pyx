@@ -4,7 +4,9 @@
 Gaussian entries come from the expansion ||x - z||^2 = ||x||^2 + ||z||^2 - 2 x.z, the
 dot products by BLAS (scipy.linalg.cython_blas), then one pass that clamps at 0
 (recomputing near-duplicate pairs directly), and the vectorised exp(-gamma * .)
-loop of _vecmath.h. Laplacian entries sum |x_k - z_k| directly.
+loop of _vecmath.h; kernel_block_into with at most KS_SQ_DIST_MAX_D features sums
+the squared differences directly instead (_sqdist.h: as fast there, and no
+cancellation). Laplacian entries sum |x_k - z_k| directly.
 
 The streaming kernels (kernel_matvec_into, kernel_sums_into) never hold K: the rows of
 K(X, X) are cut into blocks of ROW_BLOCK rows, handed out to the OpenMP threads,
@@ -24,8 +26,9 @@ from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dsyrk, dtrsm, ssyrk, strsm
 from scipy.linalg.cython_lapack cimport dpotrf, dsyevd, dtrtri, spotrf, ssyevd, strtri
 
-from kernelselect._common cimport (BLAS_INT_MAX, clamp_threads, exp_neg_scaled, gemm,
-                                   ks_omp_thread_num, syrk_upper)
+from kernelselect._common cimport (BLAS_INT_MAX, KS_SQ_DIST_MAX_D, clamp_threads,
+                                   exp_neg_scaled, gemm, ks_omp_thread_num, sq_dist_row,
+                                   syrk_upper)
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
                                    status_no_memory, status_not_converged, status_ok,
                                    status_overflow)
@@ -310,7 +313,17 @@ cdef Status kernel_block_into(const floating* X, Py_ssize_t nx,
     rows = BLOCK_ENTRIES // nz if nz < BLOCK_ENTRIES else 1
     n_chunks = (nx + rows - 1) // rows if kernel == 0 else nx
     threads = clamp_threads(threads, n_chunks)
-    if kernel == 0:
+    if kernel == 0 and d <= KS_SQ_DIST_MAX_D:
+        # few features: each row's distances summed directly over Z transposed once
+        # (no BLAS call, no cancellation; _sqdist.h), then exp while in cache
+        ZT = _transpose(Z, nz, d)
+        if ZT == NULL:
+            return status_no_memory(nz * d * sizeof(floating) + 1)
+        for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
+            sq_dist_row(K + i * nz, X + i * d, ZT, nz, nz, d)
+            exp_neg_scaled(K + i * nz, nz, g)
+        free(ZT)
+    elif kernel == 0:
         sq = <floating*>malloc((nx + nz) * sizeof(floating))
         if sq == NULL:
             return status_no_memory((nx + nz) * sizeof(floating))

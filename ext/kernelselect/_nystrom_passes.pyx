@@ -13,8 +13,10 @@ x ↦ (x − shift)·scale (the centring and power-of-two rescaling that keep
 ‖x‖² + ‖z‖² − 2x·z accurate, done here so that X is never copied). The block is then
 taken in sub-blocks of pass_sub_rows(m) rows (64, 32 or 16: as many as keep the
 sub-block's kernel values in a core's L2 between their two uses). A sub-block's
-kernel values are formed tile by tile (PASS_COLS centres a tile, kernel_block_into
-on one thread) into a per-thread buffer, each tile multiplied by V (BLAS gemm)
+kernel values are formed tile by tile (PASS_COLS centres a tile: Gaussian ones with at
+most KS_SQ_DIST_MAX_D features from the squared differences of _sqdist.h over the
+centres transposed once a pass, the same values as kernel_block_into's; otherwise
+kernel_block_into on one thread) into a per-thread buffer, each tile multiplied by V (BLAS gemm)
 while it is still in cache, and, for the normal and cross passes, the sub-block is
 multiplied back by its transposed tiles into an (m, t) partial sum.
 
@@ -29,11 +31,14 @@ machine does not hold the others up.
 from cython.parallel cimport prange
 from libc.string cimport memset
 
-from kernelselect._common cimport (alloc_thread_work, blas_dims, clamp_threads, gemm, gemv,
-                                   ks_omp_thread_num, release_thread_work)
+from libc.stdlib cimport free, malloc
+
+from kernelselect._common cimport (KS_SQ_DIST_MAX_D, alloc_thread_work, blas_dims,
+                                   clamp_threads, exp_neg_scaled, gemm, gemv,
+                                   ks_omp_thread_num, release_thread_work, sq_dist_row)
 from kernelselect._kernels cimport kernel_block_into
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
-                                   status_ok)
+                                   status_no_memory, status_ok)
 
 
 cdef enum:
@@ -75,21 +80,29 @@ cdef void _shift_rows(const double* X, Py_ssize_t bi, Py_ssize_t d, const double
 
 
 cdef Status _kernel_rows(const double* xb, Py_ssize_t bi, const double* Z, Py_ssize_t m,
-                         Py_ssize_t d, double gamma, int kernel, double* T,
+                         Py_ssize_t d, double gamma, int kernel, const double* ZT,
+                         double* T,
                          Py_ssize_t stride, const double* V, Py_ssize_t t,
                          double* U, bint fixed_rows) noexcept nogil:
     """T holds K(xb, Z) as consecutive tiles: the tile of centres j0 … j0+bj is a
     contiguous (bi, bj) row-major array at T + stride·j0. With V, also U (bi, t) =
     K(xb, Z) V, each tile multiplied while it is still in cache, in tile order; by
     gemv when t = 1 and ``fixed_rows`` (the rows are a pass's own sub-block, not an
-    output whose bits must not depend on where the caller's chunks begin)."""
-    cdef Py_ssize_t j0 = 0, bj
+    output whose bits must not depend on where the caller's chunks begin). With ZT
+    (Z transposed, (d, m)), the Gaussian tiles come from sq_dist_row, as
+    kernel_block_into's do with few features (the same values)."""
+    cdef Py_ssize_t j0 = 0, bj, i
     cdef double beta = 0.0
     cdef Status status = status_ok()
     while j0 < m:
         bj = min(<Py_ssize_t>PASS_COLS, m - j0)
-        status = kernel_block_into(xb, bi, Z + j0 * d, bj, d, gamma, kernel,
-                                   T + stride * j0, 1)
+        if ZT != NULL:
+            for i in range(bi):
+                sq_dist_row(T + stride * j0 + i * bj, xb + i * d, ZT + j0, m, bj, d)
+            exp_neg_scaled(T + stride * j0, bi * bj, gamma)
+        else:
+            status = kernel_block_into(xb, bi, Z + j0 * d, bj, d, gamma, kernel,
+                                       T + stride * j0, 1)
         if status.code != OK:
             return status
         if V != NULL and t == 1 and fixed_rows:
@@ -146,12 +159,13 @@ cdef Status nystrom_pass_into(int mode,
     cdef Py_ssize_t n_units = n_blocks if mode == 2 else n_groups
     cdef Py_ssize_t sub = pass_sub_rows(m)
     cdef Py_ssize_t per_thread = pass_buffer_entries(d, m, t)
-    cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, k, s0, sb
+    cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, j, k, s0, sb
     cdef double* buffers
     cdef double* xb
     cdef double* T
     cdef double* U
     cdef double* P = NULL
+    cdef double* ZT = NULL
     cdef Status* statuses
     cdef Status status = _check_sizes(mode, n, d, m, t, kernel)
     if status.code != OK:
@@ -162,9 +176,17 @@ cdef Status nystrom_pass_into(int mode,
         memset(out, 0, m * t * sizeof(double))
     if n_units == 0 or t == 0 or m == 0:
         return status
+    if kernel == 0 and d <= KS_SQ_DIST_MAX_D:    # the centres transposed once a pass
+        ZT = <double*>malloc(d * m * sizeof(double))
+        if ZT == NULL:
+            return status_no_memory(d * m * sizeof(double))
+        for j in range(m):
+            for k in range(d):
+                ZT[k * m + j] = Z[j * d + k]
     threads = clamp_threads(threads, n_units)
     status = alloc_thread_work(threads, per_thread, n_units, &buffers, &statuses)
     if status.code != OK:
+        free(ZT)
         return status
     for unit in prange(n_units, nogil=True, schedule='dynamic', num_threads=threads):
         xb = buffers + ks_omp_thread_num() * per_thread
@@ -188,19 +210,19 @@ cdef Status nystrom_pass_into(int mode,
                 sb = min(sub, bi - s0)
                 if mode == 0:
                     statuses[unit] = _kernel_rows(xb + s0 * d, sb, Z, m, d, gamma, kernel,
-                                                  T, sub, V, t, U, True)
+                                                  ZT, T, sub, V, t, U, True)
                     if statuses[unit].code != OK:
                         break
                     _add_transposed(T, sb, m, sub, U, t, P)
                 elif mode == 1:
                     statuses[unit] = _kernel_rows(xb + s0 * d, sb, Z, m, d, gamma, kernel,
-                                                  T, sub, NULL, t, NULL, False)
+                                                  ZT, T, sub, NULL, t, NULL, False)
                     if statuses[unit].code != OK:
                         break
                     _add_transposed(T, sb, m, sub, V + (i0 + s0) * t, t, P)
                 else:
                     statuses[unit] = _kernel_rows(xb + s0 * d, sb, Z, m, d, gamma, kernel,
-                                                  T, sub, V, t, out + (i0 + s0) * t,
+                                                  ZT, T, sub, V, t, out + (i0 + s0) * t,
                                                   False)
                     if statuses[unit].code != OK:
                         break
@@ -208,6 +230,7 @@ cdef Status nystrom_pass_into(int mode,
             if statuses[unit].code != OK:
                 break
     status = release_thread_work(buffers, statuses, n_units)
+    free(ZT)
     if status.code == OK and mode != 2:
         for g in range(n_groups):
             P = partials + g * m * t

@@ -95,10 +95,11 @@ class Conditioning:
 
 def pass_bytes(n: int, m: int, d: int, t: int, threads: int) -> float:
     """Bytes one pass over n rows allocates for t columns: the per-thread blocks of
-    kernel rows (64 × m each) and the (m, t) partial sums of the fixed row groups."""
+    kernel rows (64 × m each), the (m, t) partial sums of the fixed row groups and the
+    centres transposed (d × m)."""
     groups = _nystrom_passes._pass_groups(n)
     per_thread = _nystrom_passes._pass_buffer_entries(d, m, t)
-    return 8.0 * (float(threads) * per_thread + float(groups) * m * t)
+    return 8.0 * (float(threads) * per_thread + float(groups) * m * t + float(d) * m)
 
 
 def _compiled(mode: int, X: np.ndarray, cond: Conditioning, V: np.ndarray,
