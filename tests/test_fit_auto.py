@@ -1,6 +1,8 @@
 """The machines' approximation="auto" and the Nyström machine by conjugate gradients
 through the public doors (fit_krr, fit_lssvm, the estimators, KernelSelectionCV)."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -57,6 +59,31 @@ def test_auto_centres_rule():
     assert 1 <= capped < 12000
     from kernelselect.solvers._pcg import nystrom_pcg_bytes
     assert nystrom_pcg_bytes(n, capped, 10, 1, 1) <= 200 * 2**20
+
+
+def test_automatic_centres_in_memory_keep_to_their_budget(monkeypatch):
+    """Without a limit set, the automatic in-memory solve holds at most 1.5 GiB (the
+    largest m that does, near 1.4·10⁴ at 10 features); a limit that was set is the
+    budget, so that 16 GiB gives the rule's 2·10⁴; centres given are held to the limit
+    only."""
+    from kernelselect.solvers._pcg import nystrom_pcg_bytes
+    from kernelselect.utils import _resources
+
+    monkeypatch.delenv("KERNELSELECT_MAX_BYTES", raising=False)
+    n, budget = 2 * 10**5, 1.5 * 2**30
+    assert _resources.memory_fit_limit() == min(_resources.max_bytes(), budget)
+    m = auto_centres(n, d_eff=4000.0, d=10)
+    if _resources.max_bytes() >= budget:
+        # the passes' buffers depend on the threads (a few rows of m per thread)
+        assert nystrom_pcg_bytes(n, m, 10, 1, 1) <= budget < nystrom_pcg_bytes(n, m + 50, 10,
+                                                                                1, 1)
+        assert 13_000 < m < 15_000
+    assert auto_centres(n, d_eff=4000.0) == _fit_policy.MAX_CENTRES   # d unknown: the rule
+    with kernelselect.config_context(max_bytes="16G"):
+        assert _resources.memory_fit_limit() == 16 * 2**30
+        assert auto_centres(n, d_eff=4000.0, d=10) == _fit_policy.MAX_CENTRES
+    monkeypatch.setattr(_resources, "MEMORY_FIT_BYTES", nystrom_pcg_bytes(n, 600, 10, 1, 1))
+    assert 550 <= auto_centres(n, d_eff=4000.0, d=10) <= 600
 
 
 def test_default_is_exact_at_small_n():
@@ -231,3 +258,26 @@ def test_selection_refit_alpha_by_the_final_models_leave_one_out(small_exact_lim
                                   machine.alpha_, bias=bias, jitter=jitter)
         np.testing.assert_allclose(forms[form][k], dense, rtol=1e-6)
     assert sel.score(X, Y[:, 0]) > 0.8
+
+
+def test_in_memory_budget_caps_the_machine_and_says_so(monkeypatch):
+    """A machine sized automatically in memory keeps to the budget (here that of 300
+    centres) and warns naming it; centres given are held to the limit only."""
+    from kernelselect.solvers._pcg import nystrom_pcg_bytes
+    from kernelselect.utils import _resources
+
+    monkeypatch.delenv("KERNELSELECT_MAX_BYTES", raising=False)
+    n = 6000
+    X, Y = data(n=n)
+    monkeypatch.setattr(_resources, "MEMORY_FIT_BYTES", nystrom_pcg_bytes(n, 300, 3, 1, 1))
+    with pytest.warns(kernelselect.ApproximationWarning,
+                      match="fewer than the.*budget of an automatically sized in-memory"):
+        reg = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0).fit(X, Y[:, 0])
+    assert reg.approximation_ == "nystrom-pcg" and 250 <= reg.n_centres_ <= 300
+    assert reg.approximation_gap_["centres_rule"] == "memory cap"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", kernelselect.ConvergenceWarning)
+        given = KernelRidgeRegressor(gamma=0.4, alpha=0.5, random_state=0,
+                                     approximation=NystroemPCG(n_centres=400, max_iter=2)
+                                     ).fit(X, Y[:, 0])
+    assert given.n_centres_ == 400

@@ -283,7 +283,10 @@ def exact_shortcut(n: int, d_eff: float | None, in_memory: bool = True) -> bool:
 #: fewest and most centres the automatic rule gives: on cadata at n = 5000 the test
 #: error was 1.042 times the exact model's with 250 centres, 1.007 with 500
 #: (``studies/fit_centres.py``, ``studies/results/fit_centres.md``); the m × m array of
-#: both factors holds 8m² bytes, 3.2 GB at 20 000 (the user guide's "Fitting at any n")
+#: both factors holds 8m² bytes, 3.2 GB at 20 000 (the user guide's "Fitting at any n"),
+#: so that an in-memory fit whose m is chosen automatically is further held to its own
+#: budget, 1.5 GiB unless the limit was set (about 1.4·10⁴ centres;
+#: :data:`kernelselect.utils._resources.MEMORY_FIT_BYTES`)
 MIN_CENTRES = 500
 MAX_CENTRES = 20_000
 #: centres per √n·ln n (Rudi, Camoriano & Rosasco, NeurIPS 2015, Theorem 1; constant 1

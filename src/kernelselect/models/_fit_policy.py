@@ -198,14 +198,16 @@ def _exact_fits(n: int, d: int) -> bool:
 
 def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: bool) -> None:
     """The :class:`ApproximationWarning` of a Nyström machine held below its rule."""
-    from ..utils._config import max_bytes
+    from ..utils._resources import memory_fit_limit
 
     why = "" if d_eff is None else f" (the effective dimension at this γ and α is about {d_eff:.0f})"
     if in_memory:
-        where = f"the memory limit of {max_bytes() / 2**20:.0f} MiB allows no more"
-        ways = ("raise the limit (kernelselect.set_config(max_bytes=...)), give the centres "
-                "yourself (approximation=NystroemPCG(n_centres=...)), or fit on a "
-                "row-chunked Dask array")
+        where = (f"the budget of an automatically sized in-memory fit, "
+                 f"{memory_fit_limit() / 2**20:.0f} MiB, allows no more")
+        ways = ("raise the limit (kernelselect.set_config(max_bytes=...), which is also "
+                "this budget once set), give the centres yourself "
+                "(approximation=NystroemPCG(n_centres=...)), or fit on a row-chunked Dask "
+                "array")
     else:
         where = "the Dask client's budget or each task's memory allows no more"
         ways = ("raise the limit (kernelselect.set_config(max_bytes=...), which is also "

@@ -24,7 +24,7 @@ from ..solvers import MachineRecipe, check_machine, machine_recipe
 from ..utils._targets import Targets, check_task, prepare_targets
 from .._typing import RandomState
 from ..utils._dask import IN_MEMORY, RowSource
-from ..utils._resources import dask_client_limit, max_bytes
+from ..utils._resources import dask_client_limit, memory_fit_limit
 from ..utils._progress import check_progress
 from ..utils._validation import check_bool
 from ..utils._warnings import warn_user
@@ -321,7 +321,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             res.details["refit_centres_rule"] = centres_rule(recipe, n, d_eff)
             # the budget the cap held m to: the client's part on Dask
             res.details["refit_centres_budget"] = (dask_client_limit() if lazy
-                                                   else max_bytes())
+                                                   else memory_fit_limit())
 
     @staticmethod
     def _results(res: SelectionResult, name: str) -> tuple[dict[str, Any], int]:

@@ -28,6 +28,7 @@ from ._checkpoint import CGCheckpoint, check_checkpoint, default_checkpoint
 from ._exact import check_alphas
 from ._recipe import MachineRecipe
 from ..utils._progress import check_progress
+from ..utils._resources import memory_fit_limit
 from ..utils._threads import block_threads
 from .._typing import RandomState
 from ..utils._validation import (check_bool, check_positive, check_positive_int,
@@ -43,12 +44,14 @@ __all__ = ["NystroemPCG", "fit_pcg_machine", "auto_centres", "rule_centres", "me
 
 def memory_centres(n: int, d: int, t: int = 1, workers: int | None = None,
                    chunks: tuple[int, ...] | None = None, m: int = MAX_CENTRES) -> int:
-    """The most centres (at least 1) whose solve the memory guard allows: in memory the
-    whole solve (:func:`~kernelselect.solvers._pcg.nystrom_pcg_bytes`); on a Dask X with
+    """The most centres (at least 1) the automatic choice's budget allows: in memory the
+    whole solve (:func:`~kernelselect.solvers._pcg.nystrom_pcg_bytes`) within
+    :func:`~kernelselect.utils._resources.memory_fit_limit`; on a Dask X with
     row ``chunks``, the client's part (the m × m factors) and each task's (one chunk's
     pass): :func:`~kernelselect.solvers._pcg.largest_dask_centres`."""
     if chunks is None:
-        return max(1, largest_centres(n, d, t, block_threads(float(n) * m, workers)))
+        return max(1, largest_centres(n, d, t, block_threads(float(n) * m, workers),
+                                      memory_fit_limit()))
     return max(1, largest_dask_centres(n, max(aligned_chunks(chunks)), d, t))
 
 

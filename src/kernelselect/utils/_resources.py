@@ -23,6 +23,19 @@ dask.distributed and the package loaded and a client started), the selection and
 gathered target (8 bytes a row: 80 MB at 10⁷ rows). It caps m near 8000 (7885 at 10⁷
 rows of 10 features in chunks of 2²⁰ rows). A number of centres given explicitly is
 held to the limit itself, as every other allocation.
+
+An in-memory fit
+----------------
+Likewise, when the number of centres of an in-memory fit is chosen automatically, the
+solve (:func:`kernelselect.solvers._pcg.nystrom_pcg_bytes`: the m × m factors, the
+passes' buffers, the sample rows) is held to :func:`memory_fit_limit`: the limit when
+it was set, else :data:`MEMORY_FIT_BYTES`, 1.5 GiB, so that a fit the user did not
+size stays within 2 GB. The rest of the process measured 0.28 GiB at 2·10⁵ rows of 10
+features (the interpreter, numpy, scipy, scikit-learn, the data and the selection:
+1.26 GiB peak with a 0.98 GiB factor, ``studies/results/fit_scale.md``). It caps m
+near 1.4·10⁴ (8m² bytes of float64 factors), below the centres rule's 2·10⁴ where the
+effective dimension exceeds about 1900; without it the default held 3.3 GiB at
+2·10⁵ rows.
 """
 
 from __future__ import annotations
@@ -33,7 +46,7 @@ from typing import Iterator
 from ._config import ENV_MAX_BYTES, max_bytes, max_bytes_is_set
 
 __all__ = ["max_bytes", "check_allocation", "format_bytes", "trace_allocations",
-           "DASK_CLIENT_BYTES", "dask_client_limit"]
+           "DASK_CLIENT_BYTES", "dask_client_limit", "MEMORY_FIT_BYTES", "memory_fit_limit"]
 
 #: the client's part of a Dask fit whose centres are chosen automatically, unless the
 #: limit was set (module notes)
@@ -45,6 +58,18 @@ def dask_client_limit() -> int:
     when it was set, else the smaller of :data:`DASK_CLIENT_BYTES` and the limit."""
     limit = max_bytes()
     return limit if max_bytes_is_set() else min(limit, DASK_CLIENT_BYTES)
+
+
+#: an in-memory solve whose centres are chosen automatically, unless the limit was set
+#: (module notes)
+MEMORY_FIT_BYTES = 3 * 2**29
+
+
+def memory_fit_limit() -> int:
+    """Bytes an in-memory solve may hold when m is chosen automatically: the limit when
+    it was set, else the smaller of :data:`MEMORY_FIT_BYTES` and the limit."""
+    limit = max_bytes()
+    return limit if max_bytes_is_set() else min(limit, MEMORY_FIT_BYTES)
 
 
 _trace: list[tuple[float, str]] | None = None
