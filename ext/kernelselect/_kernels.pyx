@@ -304,6 +304,7 @@ cdef Status kernel_block_into(const floating* X, Py_ssize_t nx,
                               floating* K,
                               int threads) noexcept nogil:
     cdef Py_ssize_t i, c, i0, bi, rows, n_chunks
+    cdef bint direct
     cdef floating g = _gamma(gamma, X)
     cdef floating* sq
     cdef floating* ZT
@@ -311,43 +312,40 @@ cdef Status kernel_block_into(const floating* X, Py_ssize_t nx,
     if status.code != OK or nx == 0 or nz == 0:
         return status
     rows = BLOCK_ENTRIES // nz if nz < BLOCK_ENTRIES else 1
-    n_chunks = (nx + rows - 1) // rows if kernel == 0 else nx
+    direct = kernel == 1 or d <= KS_SQ_DIST_MAX_D
+    n_chunks = nx if direct else (nx + rows - 1) // rows
     threads = clamp_threads(threads, n_chunks)
-    if kernel == 0 and d <= KS_SQ_DIST_MAX_D:
-        # few features: each row's distances summed directly over Z transposed once
-        # (no BLAS call, no cancellation; _sqdist.h), then exp while in cache
+    if direct:
+        # the Laplacian, and the Gaussian with few features (no BLAS call, no
+        # cancellation; _sqdist.h): each row's distances summed directly over Z
+        # transposed once, then exp while in cache
         ZT = _transpose(Z, nz, d)
         if ZT == NULL:
             return status_no_memory(nz * d * sizeof(floating) + 1)
         for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
-            sq_dist_row(K + i * nz, X + i * d, ZT, nz, nz, d)
+            if kernel == 0:
+                sq_dist_row(K + i * nz, X + i * d, ZT, nz, nz, d)
+            else:
+                _l1_row(K + i * nz, X + i * d, ZT, nz, nz, d)
             exp_neg_scaled(K + i * nz, nz, g)
         free(ZT)
-    elif kernel == 0:
-        sq = <floating*>malloc((nx + nz) * sizeof(floating))
-        if sq == NULL:
-            return status_no_memory((nx + nz) * sizeof(floating))
-        _sq_norms(X, nx, d, sq)
-        _sq_norms(Z, nz, d, sq + nx)
-        # Fixed chunks of rows: the chunk's dot products by a single-threaded BLAS call
-        # straight into its rows of K, then the distances and exp while they are still
-        # in cache (one pass over K instead of three; the call scales with threads).
-        for c in prange(n_chunks, nogil=True, schedule='static', num_threads=threads):
-            i0 = c * rows
-            bi = min(rows, nx - i0)
-            gemm(False, True, bi, nz, d, -2, X + i0 * d, d, Z, d, 0, K + i0 * nz, nz)
-            for i in range(i0, i0 + bi):
-                _finish_sq_row(K + i * nz, X + i * d, sq[i], Z, sq + nx, nz, d)
-                exp_neg_scaled(K + i * nz, nz, g)
-        free(sq)
-    else:
-        ZT = _transpose(Z, nz, d)
-        if ZT == NULL:
-            return status_no_memory(nz * d * sizeof(floating) + 1)
-        for i in prange(nx, nogil=True, schedule='static', num_threads=threads):
-            _l1_row(K + i * nz, X + i * d, ZT, nz, nz, d)
+        return status_ok()
+    sq = <floating*>malloc((nx + nz) * sizeof(floating))
+    if sq == NULL:
+        return status_no_memory((nx + nz) * sizeof(floating))
+    _sq_norms(X, nx, d, sq)
+    _sq_norms(Z, nz, d, sq + nx)
+    # Fixed chunks of rows: the chunk's dot products by a single-threaded BLAS call
+    # straight into its rows of K, then the distances and exp while they are still
+    # in cache (one pass over K instead of three; the call scales with threads).
+    for c in prange(n_chunks, nogil=True, schedule='static', num_threads=threads):
+        i0 = c * rows
+        bi = min(rows, nx - i0)
+        gemm(False, True, bi, nz, d, -2, X + i0 * d, d, Z, d, 0, K + i0 * nz, nz)
+        for i in range(i0, i0 + bi):
+            _finish_sq_row(K + i * nz, X + i * d, sq[i], Z, sq + nx, nz, d)
             exp_neg_scaled(K + i * nz, nz, g)
-        free(ZT)
+    free(sq)
     return status_ok()
 
 
