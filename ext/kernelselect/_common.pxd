@@ -31,6 +31,18 @@ cdef enum:
     BLAS_INT_MAX = 2147483647   # BLAS dimensions are C ints
 
 
+cdef inline floating* transposed_copy(const floating* X, Py_ssize_t n,
+                                     Py_ssize_t d) noexcept nogil:
+    """A malloc'd (d, n) copy of the (n, d) array X (free it), or NULL."""
+    cdef floating* XT = <floating*>malloc(n * d * sizeof(floating) + 1)
+    cdef Py_ssize_t i, k
+    if XT != NULL:
+        for i in range(n):
+            for k in range(d):
+                XT[k * n + i] = X[i * d + k]
+    return XT
+
+
 cdef inline void sq_dist_row(floating* row, const floating* x, const floating* ZT,
                              Py_ssize_t ldzt, Py_ssize_t nz, Py_ssize_t d) noexcept nogil:
     """row[j] = ‖x − z_j‖² = Σ_k (z_jk − x_k)² for nz points given transposed

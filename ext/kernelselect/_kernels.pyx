@@ -28,7 +28,7 @@ from scipy.linalg.cython_lapack cimport dpotrf, dsyevd, dtrtri, spotrf, ssyevd, 
 
 from kernelselect._common cimport (BLAS_INT_MAX, KS_SQ_DIST_MAX_D, clamp_threads,
                                    exp_neg_scaled, gemm, ks_omp_thread_num, sq_dist_row,
-                                   syrk_upper)
+                                   syrk_upper, transposed_copy)
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
                                    status_no_memory, status_not_converged, status_ok,
                                    status_overflow)
@@ -130,17 +130,6 @@ cdef inline void _l1_row(floating* row, const floating* x, const floating* ZT,
         else:
             for j in range(nz):
                 row[j] = row[j] + fabsf(xk - zk[j])
-
-
-cdef floating* _transpose(const floating* X, Py_ssize_t n, Py_ssize_t d) noexcept nogil:
-    """A malloc'd (d, n) copy of the (n, d) array X, or NULL."""
-    cdef floating* XT = <floating*>malloc(n * d * sizeof(floating) + 1)
-    cdef Py_ssize_t i, k
-    if XT != NULL:
-        for i in range(n):
-            for k in range(d):
-                XT[k * n + i] = X[i * d + k]
-    return XT
 
 
 cdef void _tile(const floating* X, const floating* XT, const floating* sq,
@@ -283,7 +272,7 @@ cdef Status _tile_workspace(const floating* X, Py_ssize_t n, Py_ssize_t d, int k
     cdef size_t xt_bytes = n * d * sizeof(floating) if kernel == 1 else 0
     cdef size_t tile_bytes = <size_t>threads * ROW_BLOCK * COL_BLOCK * sizeof(floating)
     sq[0] = <floating*>malloc(sq_bytes)
-    XT[0] = _transpose(X, n, d) if kernel == 1 else NULL
+    XT[0] = transposed_copy(X, n, d) if kernel == 1 else NULL
     tiles[0] = <floating*>ks_kernels_aligned_alloc(tile_bytes)
     if sq[0] == NULL or tiles[0] == NULL or (kernel == 1 and XT[0] == NULL):
         free(sq[0])
@@ -319,7 +308,7 @@ cdef Status kernel_block_into(const floating* X, Py_ssize_t nx,
         # the Laplacian, and the Gaussian with few features (no BLAS call, no
         # cancellation; _sqdist.h): each row's distances summed directly over Z
         # transposed once, then exp while in cache
-        ZT = _transpose(Z, nz, d)
+        ZT = transposed_copy(Z, nz, d)
         if ZT == NULL:
             return status_no_memory(nz * d * sizeof(floating) + 1)
         for i in prange(nx, nogil=True, schedule='static', num_threads=threads):

@@ -31,11 +31,12 @@ machine does not hold the others up.
 from cython.parallel cimport prange
 from libc.string cimport memset
 
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free
 
 from kernelselect._common cimport (KS_SQ_DIST_MAX_D, alloc_thread_work, blas_dims,
                                    clamp_threads, exp_neg_scaled, gemm, gemv,
-                                   ks_omp_thread_num, release_thread_work, sq_dist_row)
+                                   ks_omp_thread_num, release_thread_work, sq_dist_row,
+                                   transposed_copy)
 from kernelselect._kernels cimport kernel_block_into
 from kernelselect._status cimport (OK, Status, check_status, require, status_bad_argument,
                                    status_no_memory, status_ok)
@@ -159,7 +160,7 @@ cdef Status nystrom_pass_into(int mode,
     cdef Py_ssize_t n_units = n_blocks if mode == 2 else n_groups
     cdef Py_ssize_t sub = pass_sub_rows(m)
     cdef Py_ssize_t per_thread = pass_buffer_entries(d, m, t)
-    cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, j, k, s0, sb
+    cdef Py_ssize_t unit, g, blk, b0, b1, i0, bi, k, s0, sb
     cdef double* buffers
     cdef double* xb
     cdef double* T
@@ -177,12 +178,9 @@ cdef Status nystrom_pass_into(int mode,
     if n_units == 0 or t == 0 or m == 0:
         return status
     if kernel == 0 and d <= KS_SQ_DIST_MAX_D:    # the centres transposed once a pass
-        ZT = <double*>malloc(d * m * sizeof(double))
+        ZT = transposed_copy(Z, m, d)
         if ZT == NULL:
-            return status_no_memory(d * m * sizeof(double))
-        for j in range(m):
-            for k in range(d):
-                ZT[k * m + j] = Z[j * d + k]
+            return status_no_memory(d * m * sizeof(double) + 1)
     threads = clamp_threads(threads, n_units)
     status = alloc_thread_work(threads, per_thread, n_units, &buffers, &statuses)
     if status.code != OK:
