@@ -3,19 +3,22 @@ the number q of sampled rows besides the m centres.
 
 The conjugate-gradient solver (:mod:`kernelselect.solvers._pcg`) preconditions with an
 estimate of ΦᵀΦ/n from r = m + q rows (the centres and q more, uniformly drawn); the
-default is q = m (``SAMPLE_PER_CENTRE``). The q rows cost 2qm² flops (their features
-T⁻ᵀK(S, Z)ᵀ and their Gram), the iterations n·m kernel values each. This study fits
+default is the balance of :func:`kernelselect._policy.sample_per_centre`. The q rows
+cost 2qm² flops (their features T⁻ᵀK(S, Z)ᵀ and their Gram), the iterations n·m
+kernel values each. This study fits
 the same model (same data, centres, γ, α; only the sample changes) with q/m from 0 to
 4 and records, per fit: the iterations to the default tolerance, the seconds of the
 preconditioner and of the iterations, the model's effective dimension (Σ g/(g + λ)
 over the eigenvalues g of the estimate) and r over it. ``compare`` fits one model with
-q = m and with the automatic sample and records how far their predictions differ.
+q = m and with the automatic sample and records how far their predictions differ;
+``refit`` fits the default's own refit (its pipeline, centres given) per q/m.
 
 One thread; ``fit_scale.py``'s data (d = 10, y = sin(2·Xw) + 0.1ε); γ as the default
 selection chose it at 2·10⁵ rows (0.2131); α/n and m as given.
 
     python studies/fit_sample.py run --n 100000 --centres 2000 --lam 1e-6 3e-7
     python studies/fit_sample.py compare --n 100000 --centres 2000 --lam 3e-7
+    python studies/fit_sample.py refit --n 200000 --centres 14026 --ratios 0 0.5 1 -1
     python studies/fit_sample.py report
 """
 
@@ -90,8 +93,46 @@ def compare(args):
     C.append_record(RAW, record)
 
 
+def refit(args):
+    """The default's refit at a given (γ, α) — ``fit_scale.py``'s Standardizer →
+    KernelRidgeRegressor pipeline — with the centres given and q/m set: the iterations,
+    the seconds per phase and the test error, per ratio (``None``: the automatic rule)."""
+    from kernelselect import KernelRidgeRegressor, NystroemPCG, Standardizer
+    from sklearn.pipeline import Pipeline
+
+    from fit_scale import N_TEST, peak_rss_gb, refit_seconds
+
+    X, y = synthetic(args.n)
+    Xt, yt = synthetic(N_TEST, seed=1)
+    for ratio in args.ratios:
+        per = None if ratio < 0 else ratio
+        machine = KernelRidgeRegressor(
+            gamma=args.gamma, alpha=args.alpha, random_state=0,
+            approximation=NystroemPCG(n_centres=args.centres, sample_per_centre=per))
+        load = [round(v, 2) for v in os.getloadavg()]
+        clock = time.perf_counter()
+        pipe = Pipeline([("standardizer", Standardizer()), ("machine", machine)]).fit(X, y)
+        seconds = time.perf_counter() - clock
+        model = pipe[-1].model_
+        pred = pipe.predict(Xt)
+        record = {
+            "kind": "refit", "n": args.n, "d": X.shape[1], "m": args.centres,
+            "ratio": per, "q": model.details.get("sample_rows"), "gamma": args.gamma,
+            "alpha": args.alpha, "iterations": pipe[-1].n_iter_,
+            "residual": float(np.max(pipe[-1].residual_)), "seconds": seconds,
+            "phases": refit_seconds(model),
+            "effective_dimension": model.details.get("effective_dimension"),
+            "test_nmse": float(np.mean((pred - yt) ** 2) / np.var(yt)),
+            "peak_rss_gb": peak_rss_gb(),
+            "load_before": load, "load_after": [round(v, 2) for v in os.getloadavg()],
+        }
+        C.log(record)
+        C.append_record(RAW, record)
+
+
 def report(args):
-    rows = [r for r in C.read_jsonl(RAW) if r.get("kind") != "compare"]
+    rows = [r for r in C.read_jsonl(RAW) if r.get("kind") is None]
+    refits = [r for r in C.read_jsonl(RAW) if r.get("kind") == "refit"]
     compared = [r for r in C.read_jsonl(RAW) if r.get("kind") == "compare"]
     lines = ["# Sampled rows for the Nyström preconditioner", "",
              "`studies/fit_sample.py`: the same model fitted with q sampled rows besides "
@@ -130,6 +171,36 @@ def report(args):
             f"{r['iterations'][1]} iterations): its predictions on 10⁴ new rows differ "
             f"by at most {r['max_prediction_difference']:.1e} of the spread of y, the "
             "solvers' tolerance (1e-7 on the residual), not another model.")
+    if refits:
+        lines += [
+            "", "## At the default's size", "",
+            "`fit_sample.py refit`: the refit of `KernelSelectionCV()` at 2·10⁵ rows "
+            "(`fit_scale.py`'s Standardizer → KernelRidgeRegressor pipeline at the "
+            "selected γ and α, intercept by the mean) with the 14026 centres of its "
+            "in-memory budget given and q/m set; one thread, two such fits at a time, one "
+            "on each core.", "",
+            "| n | m | q/m | q | iterations | preconditioner s | per iteration s "
+            "| total s | test NMSE | load |",
+            "|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
+        for r in sorted(refits, key=lambda r: (r["n"], r["m"], r["q"])):
+            ph = r["phases"]
+            ratio = "rule" if r["ratio"] is None else f"{r['ratio']:g}"
+            lines.append(
+                f"| {r['n']} | {r['m']} | {ratio} ({r['q'] / r['m']:.2f}) | {r['q']} "
+                f"| {r['iterations']} | {ph['preconditioner']:.1f} "
+                f"| {ph['per_iteration']:.2f} | {r['seconds']:.1f} | {r['test_nmse']:.4f} "
+                f"| {r['load_before'][0]}–{r['load_after'][0]} |")
+        lines += [
+            "",
+            "- Far more centres than the data's effective dimension (14026 against about "
+            "3818 at this γ and α) do not make the centres alone a sufficient estimate: "
+            "the iterations fell from 77 (q = 0) to 51, 38 and 30 at r/m = 1.5, 2 and "
+            "2.73, as (r/m)^(−0.76) from r = 2m on, the power the rule assumes (0.8).",
+            "- The rule's q/m = 1.73 took 477 s and q = m 454 s, 5 % apart on a "
+            "machine whose runs vary by ±10 %; q/m = 0.5 and 0 took 511 and 622 s. The "
+            "time is flat near the rule's balance, so the rule stays as it is.",
+            "- The model does not move with the sample: the test NMSE agrees to 4 digits.",
+        ]
     C.write_report(REPORT, lines)
 
 
@@ -149,7 +220,11 @@ def main(argv=None):
     p.add_argument("--ratios", type=float, nargs="+", default=list(RATIOS))
     p.add_argument("--max-iter", type=int, default=400)
     _sizes(sub.add_parser("compare"), [3e-7])
-    C.run_command(parser, sub, argv, report, run=run, compare=compare)
+    p = _sizes(sub.add_parser("refit"), [])
+    p.add_argument("--alpha", type=float, default=0.2)
+    p.add_argument("--ratios", type=float, nargs="+", default=[0.0, 1.0, -1.0],
+                   help="q/m per fit; a negative value for the automatic rule")
+    C.run_command(parser, sub, argv, report, run=run, compare=compare, refit=refit)
 
 
 if __name__ == "__main__":
