@@ -381,12 +381,42 @@ def test_progress_bar_weights_the_time_left_by_the_steps_costs(monkeypatch):
     assert re.fullmatch(r"nystrom m=1, about .* left \(by the steps' costs\)", said[-1])
 
 
+def test_progress_says_the_planned_stage_and_its_time_left_as_it_starts(monkeypatch):
+    """A long stage planned after cheap ones (the all-rows level after the subsample's)
+    is named with its own time left when it starts — by the rate of the steps last
+    done — and the lines count that time down while it runs, instead of repeating the
+    previous stage's "about 0 s left"."""
+    clock = [100.0]
+    monkeypatch.setattr(_progress.time, "monotonic", lambda: clock[0])
+    said = []
+    real_status = _progress.ProgressBar.status
+    monkeypatch.setattr(_progress.ProgressBar, "status",
+                        lambda self, text: (said.append(text), real_status(self, text))[1])
+    bar = _progress.ProgressBar(3600.0, desc="d", unit="operators", stream=io.StringIO())
+    bar.extend(10, cost=1.0, where="small: 10 γ planned")
+    clock[0] += 50.0                       # slow first steps (start-up)...
+    bar.update(5, cost=1.0, where="small: 5 γ")
+    clock[0] += 5.0                        # ...then 1 s per unit of cost
+    bar.update(5, cost=1.0, where="small: 5 γ")
+    assert said[-1] == "small: 5 γ, about 0 s left (by the steps' costs)"
+    bar.extend(3, cost=40.0, where="big m=800: 3 γ planned")
+    assert said[-1] == "big m=800: 3 γ planned, about 2 min 00 s left (by the steps' costs)"
+    lines = bar._lines
+    assert lines is not None and callable(lines.status)
+    clock[0] += 30.0
+    assert lines.status() == "big m=800: 3 γ planned, about 1 min 30 s left (by the steps' costs)"
+    clock[0] += 200.0
+    assert lines.status().endswith("about 0 s left (by the steps' costs)")
+    bar.close()
+
+
 def test_selection_levels_report_their_landmarks_and_costs(monkeypatch):
     extended, said = [], []
     real_extend = _progress.ProgressBar.extend
     monkeypatch.setattr(_progress.ProgressBar, "extend",
-                        lambda self, steps, cost=None: (extended.append((steps, cost)),
-                                                        real_extend(self, steps, cost))[1])
+                        lambda self, steps, cost=None, where="": (
+                            extended.append((steps, cost)),
+                            real_extend(self, steps, cost, where))[1])
     monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
     rng = np.random.default_rng(4)
     X = rng.standard_normal((1200, 3))

@@ -89,7 +89,8 @@ class Search:
         timings = np.empty(gammas.size)
         ops: list[dict[str, Any]] = [{} for _ in range(gammas.size)]
         cost, where = self._build_cost(approx)
-        self.bar.extend(gammas.size, cost)        # the operator builds this grid plans
+        # the operator builds this grid plans, said with the time left as they start
+        self.bar.extend(gammas.size, cost, f"{where}: {gammas.size} γ planned" if where else "")
         keys = self._keys(approx, gammas, alphas)
         memo = self.checkpoint
         todo = []
@@ -190,7 +191,7 @@ class Search:
         on Dask input one streamed pass (X stays in its chunks)."""
         crit = self.crits[0]
         cost, where = self._build_cost(approx)
-        self.bar.extend(1, cost)
+        self.bar.extend(1, cost, f"{where}: 1 γ planned" if where else "")
         keys = self._keys(approx, np.array([float(gamma)]), alphas, "refinement")
         memo = self.checkpoint
         saved = None if keys is None or memo is None else memo.get(keys[0])

@@ -80,8 +80,9 @@ class _Lines:
         self.start = time.monotonic()
         self.done = 0
         self.shown = False
-        #: what to say instead of the mean-time estimate of the time left (None: that)
-        self.status: str | None = None
+        #: what to say instead of the mean-time estimate of the time left (None: that),
+        #: or a function saying it when a line is written (a time left counting down)
+        self.status: str | Callable[[], str] | None = None
         self._stop = threading.Event()
         if delay == 0:  # shown from the start: the first line before any work
             self._line()
@@ -99,7 +100,7 @@ class _Lines:
         done, elapsed = self.done, time.monotonic() - self.start
         line = f"{self.desc}: {done}/{self.total} {self.unit} done, {_duration(elapsed)} elapsed"
         if self.status is not None:
-            line += f", {self.status}"
+            line += f", {self.status() if callable(self.status) else self.status}"
         elif 0 < done < self.total:
             line += f", about {_duration(elapsed / done * (self.total - done))} left"
         if self.note:
@@ -163,7 +164,10 @@ class ProgressBar:
     operator builds grid by grid: the first grid, then each extension, Nyström level
     or refinement), :meth:`update` counts steps done, and the time left is estimated
     from the mean time per step so far, or, when the steps carry costs (a Nyström
-    level's builds cost n·m²), from the time per unit of cost done;
+    level's builds cost n·m²), from the time per unit of cost of the steps last done
+    (the cost nearest the next ones: small early levels run below their arithmetic
+    rate), said from the moment the steps are planned and counting down while one long
+    step runs;
     :meth:`status` says something else instead (a solve's residual against its
     tolerance). Created shown or hidden by ``progress`` as
     :func:`progress_iter` is; nothing is started before the first :meth:`extend`.
@@ -182,9 +186,12 @@ class ProgressBar:
         self.cost_done = 0.0
         self._weighted = False
         self._clock = time.monotonic()
+        #: seconds per unit of cost of the steps last counted, and when they were
+        self._rate = 0.0
+        self._last = self._clock
 
     def _start(self) -> None:
-        self._clock = time.monotonic()
+        self._clock = self._last = time.monotonic()
         delay = 0.0 if self.progress is True else float(self.progress)
         tqdm = _tqdm()
         if tqdm is not None and _is_tty(self.stream):
@@ -196,10 +203,13 @@ class ProgressBar:
         self._lines = _Lines(self.total, self.desc, self.unit, delay,
                              max(delay, LINE_INTERVAL), self.stream, note)
 
-    def extend(self, steps: int, cost: float | None = None) -> None:
+    def extend(self, steps: int, cost: float | None = None, where: str = "") -> None:
         """Add ``steps`` planned steps to the total, each of ``cost`` (in any unit
         proportional to its time, such as its flops) when steps differ in cost: the
-        time left is then the time so far times the cost left over the cost done."""
+        time left is then the cost left times the seconds per unit of cost of the steps
+        last done. ``where`` names the planned steps: once steps with costs have been
+        done, the status says them and the new time left at once, rather than the
+        previous stage's."""
         if self.progress is False or steps <= 0:
             return
         if cost is not None:
@@ -214,23 +224,39 @@ class ProgressBar:
         else:
             assert self._lines is not None
             self._lines.total = self.total
+        if self._weighted and self.cost_done > 0:
+            self._say_left(where)
 
     def update(self, steps: int = 1, cost: float | None = None, where: str = "") -> None:
         """Count ``steps`` steps done (each of ``cost``, as in :meth:`extend`);
         ``where`` names the stage, said beside the estimate of the time left."""
         if self.progress is False:
             return
+        now = time.monotonic()
+        done_cost = steps * (1.0 if cost is None else float(cost))
         self.done += int(steps)
-        self.cost_done += steps * (1.0 if cost is None else float(cost))
+        self.cost_done += done_cost
+        if done_cost > 0:
+            self._rate = (now - self._last) / done_cost
+        self._last = now
         if self._weighted and self.cost_done > 0:
-            left = (time.monotonic() - self._clock) * max(
-                0.0, self.cost_total - self.cost_done) / self.cost_done
-            self.status(f"{where + ', ' if where else ''}about {_duration(left)} left "
-                        "(by the steps' costs)")
+            self._say_left(where)
         if self._bar is not None:
             self._bar.update(int(steps))
         elif self._lines is not None:
             self._lines.done = self.done
+
+    def _say_left(self, where: str) -> None:
+        """The status of steps with costs: ``where`` and the time left, the cost left at
+        the rate of the steps last done, counting down in the lines."""
+        rate = self._rate or (time.monotonic() - self._clock) / self.cost_done
+        end = time.monotonic() + rate * max(0.0, self.cost_total - self.cost_done)
+        head = f"{where}, " if where else ""
+        self.status(f"{head}about {_duration(end - time.monotonic())} left "
+                    "(by the steps' costs)")
+        if self._lines is not None:
+            self._lines.status = lambda: (f"{head}about {_duration(end - time.monotonic())}"
+                                          " left (by the steps' costs)")
 
     def status(self, text: str) -> None:
         """Say ``text`` beside the count (the bar's postfix, or in the lines instead of
