@@ -165,7 +165,8 @@ def memory(args):
     t0 = time.perf_counter()
     sel = sel.fit(X, y)
     rec["fit_seconds"] = time.perf_counter() - t0
-    rec["selection_seconds"] = sel.selection_.details.get("seconds")
+    rec["selection_seconds"] = sel.selection_.details.get("total_seconds")
+    rec["factors"] = sel.best_estimator_[-1].model_.details.get("factors")
     rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
     rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
     t0 = time.perf_counter()
@@ -220,7 +221,8 @@ def dask_part(args):
         rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
         rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
         rec["selection_seconds"] = (None if args.gamma is not None
-                                    else sel.selection_.details.get("seconds"))
+                                    else sel.selection_.details.get("total_seconds"))
+        rec["factors"] = sel.best_estimator_[-1].model_.details.get("factors")
     if args.gamma is not None:
         rec["part"] = "dask, refit alone"
     rec.update(best_params={k: float(v) for k, v in sel.best_params_.items()},
