@@ -277,9 +277,9 @@ def kernel_block(X: npt.ArrayLike, Z: npt.ArrayLike, gamma: float, kernel: str =
     Notes
     -----
     Gaussian with at most 32 features, and the Laplacian: each row's distances are
-    summed directly, Σ_k (z_jk − x_ik)² or Σ_k |z_jk − x_ik|, over Z transposed once
-    (no cancellation; a subtraction and a fused multiply-add a term where the CPU has
-    them), then multiplied by −γ and exponentiated while in cache. Gaussian with more
+    summed directly, Σ_k (z_jk − x_ik)² or Σ_k abs(z_jk − x_ik), over Z transposed
+    once (no cancellation; a subtraction and a fused multiply-add a term where the CPU
+    has them), then multiplied by −γ and exponentiated while in cache. Gaussian with more
     features: rows are cut into fixed chunks of about 16384 entries of K; per chunk (in
     parallel) a single-threaded BLAS GEMM writes the dot products into its rows, then
     ‖x_i‖² + ‖z_j‖² − 2x_i·z_j is formed, clamped at 0 and exponentiated (after a common
