@@ -137,6 +137,18 @@ class _GivenPoint:
         return self.best_estimator_.predict(X)
 
 
+def selection_levels(sel):
+    """Each level the selection searched: its approximation, rows (None: all), γ
+    evaluated and seconds (the sum of its operators' timings), so that a record says
+    where the selection's time went."""
+    res = getattr(sel, "selection_", None)
+    if res is None:
+        return None
+    return [{"approximation": lv.approximation, "n_rows": lv.n_rows,
+             "gammas": int(np.size(lv.timings)), "seconds": float(np.sum(lv.timings))}
+            for lv in res.levels]
+
+
 def refit_summary(sel):
     if isinstance(sel, _GivenPoint):
         m = sel.best_estimator_[-1]
@@ -166,6 +178,7 @@ def memory(args):
     sel = sel.fit(X, y)
     rec["fit_seconds"] = time.perf_counter() - t0
     rec["selection_seconds"] = sel.selection_.details.get("total_seconds")
+    rec["selection_levels"] = selection_levels(sel)
     rec["factors"] = sel.best_estimator_[-1].model_.details.get("factors")
     rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
     rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
@@ -222,6 +235,7 @@ def dask_part(args):
         rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
         rec["selection_seconds"] = (None if args.gamma is not None
                                     else sel.selection_.details.get("total_seconds"))
+        rec["selection_levels"] = None if args.gamma is not None else selection_levels(sel)
         rec["factors"] = sel.best_estimator_[-1].model_.details.get("factors")
     if args.gamma is not None:
         rec["part"] = "dask, refit alone"
