@@ -204,15 +204,13 @@ def _warn_capped(n: int, m: int, asked: int, d_eff: float | None, in_memory: boo
     if in_memory:
         where = (f"the budget of an automatically sized in-memory fit, "
                  f"{memory_fit_limit() / 2**20:.0f} MiB, allows no more")
-        ways = ("raise the limit (kernelselect.set_config(max_bytes=...), which is also "
-                "this budget once set), give the centres yourself "
-                "(approximation=NystroemPCG(n_centres=...)), or fit on a row-chunked Dask "
-                "array")
+        budget, last = "this budget", "fit on a row-chunked Dask array"
     else:
         where = "the Dask client's budget or each task's memory allows no more"
-        ways = ("raise the limit (kernelselect.set_config(max_bytes=...), which is also "
-                "the client's budget once set), give the centres yourself "
-                "(approximation=NystroemPCG(n_centres=...)), or use smaller row chunks")
+        budget, last = "the client's budget", "use smaller row chunks"
+    ways = (f"raise the limit (kernelselect.set_config(max_bytes=...), which is also "
+            f"{budget} once set), give the centres yourself "
+            f"(approximation=NystroemPCG(n_centres=...)), or {last}")
     warn_user(
         f"approximation='auto' fits the Nyström machine on n={n} rows with {m} centres, "
         f"fewer than the {asked} its rule asks for{why}: {where}. The fitted model may be "

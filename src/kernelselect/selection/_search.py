@@ -88,9 +88,7 @@ class Search:
         curves = {c.name: np.empty((gammas.size, len(alphas))) for c in self.crits}
         timings = np.empty(gammas.size)
         ops: list[dict[str, Any]] = [{} for _ in range(gammas.size)]
-        cost, where = self._build_cost(approx)
-        # the operator builds this grid plans, said with the time left as they start
-        self.bar.extend(gammas.size, cost, f"{where}: {gammas.size} γ planned" if where else "")
+        cost, where = self._plan_builds(approx, gammas.size)   # this grid's builds
         keys = self._keys(approx, gammas, alphas)
         memo = self.checkpoint
         todo = []
@@ -169,6 +167,13 @@ class Search:
         if self.checkpoint is not None:
             self.checkpoint.save()
 
+    def _plan_builds(self, approx: Approximation, builds: int) -> tuple[float, str]:
+        """Add ``builds`` operator builds of ``approx`` to the progress bar, named with
+        the time left as they start; returns (one build's cost, its stage's name)."""
+        cost, where = self._build_cost(approx)
+        self.bar.extend(builds, cost, f"{where}: {builds} γ planned" if where else "")
+        return cost, where
+
     def _build_cost(self, approx: Approximation) -> tuple[float, str]:
         """One operator build's cost for the time left, n·m² with m the landmarks of a
         Nyström stand-in (n for the exact operator) on this search's n rows, and its
@@ -190,8 +195,7 @@ class Search:
         """The first criterion at one γ for every α: one operator built in memory, or
         on Dask input one streamed pass (X stays in its chunks)."""
         crit = self.crits[0]
-        cost, where = self._build_cost(approx)
-        self.bar.extend(1, cost, f"{where}: 1 γ planned" if where else "")
+        cost, where = self._plan_builds(approx, 1)
         keys = self._keys(approx, np.array([float(gamma)]), alphas, "refinement")
         memo = self.checkpoint
         saved = None if keys is None or memo is None else memo.get(keys[0])

@@ -249,14 +249,17 @@ class ProgressBar:
     def _say_left(self, where: str) -> None:
         """The status of steps with costs: ``where`` and the time left, the cost left at
         the rate of the steps last done, counting down in the lines."""
-        rate = self._rate or (time.monotonic() - self._clock) / self.cost_done
-        end = time.monotonic() + rate * max(0.0, self.cost_total - self.cost_done)
+        now = time.monotonic()
+        rate = self._rate or (now - self._clock) / self.cost_done
+        end = now + rate * max(0.0, self.cost_total - self.cost_done)
         head = f"{where}, " if where else ""
-        self.status(f"{head}about {_duration(end - time.monotonic())} left "
-                    "(by the steps' costs)")
+
+        def text() -> str:
+            return f"{head}about {_duration(end - time.monotonic())} left (by the steps' costs)"
+
+        self.status(text())
         if self._lines is not None:
-            self._lines.status = lambda: (f"{head}about {_duration(end - time.monotonic())}"
-                                          " left (by the steps' costs)")
+            self._lines.status = text
 
     def status(self, text: str) -> None:
         """Say ``text`` beside the count (the bar's postfix, or in the lines instead of

@@ -53,11 +53,17 @@ __all__ = ["max_bytes", "check_allocation", "format_bytes", "trace_allocations",
 DASK_CLIENT_BYTES = 512 * 2**20
 
 
+def _automatic_limit(budget: int) -> int:
+    """The limit when it was set, else the smaller of ``budget`` and the limit: what a
+    part whose size the library chooses itself may hold."""
+    limit = max_bytes()
+    return limit if max_bytes_is_set() else min(limit, budget)
+
+
 def dask_client_limit() -> int:
     """Bytes the client of a Dask fit may hold when m is chosen automatically: the limit
     when it was set, else the smaller of :data:`DASK_CLIENT_BYTES` and the limit."""
-    limit = max_bytes()
-    return limit if max_bytes_is_set() else min(limit, DASK_CLIENT_BYTES)
+    return _automatic_limit(DASK_CLIENT_BYTES)
 
 
 #: an in-memory solve whose centres are chosen automatically, unless the limit was set
@@ -68,8 +74,7 @@ MEMORY_FIT_BYTES = 3 * 2**29
 def memory_fit_limit() -> int:
     """Bytes an in-memory solve may hold when m is chosen automatically: the limit when
     it was set, else the smaller of :data:`MEMORY_FIT_BYTES` and the limit."""
-    limit = max_bytes()
-    return limit if max_bytes_is_set() else min(limit, MEMORY_FIT_BYTES)
+    return _automatic_limit(MEMORY_FIT_BYTES)
 
 
 _trace: list[tuple[float, str]] | None = None
