@@ -136,8 +136,8 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
                           in_memory: bool = True, chunks: tuple[int, ...] | None = None,
                           loo_alphas: Any = None, loo_intercept: bool = False, *,
                           X: Any = None, gamma: Any = None, alphas: Any = None,
-                          kernel: str = "gaussian", random_state: Any = None
-                          ) -> Approximation | MachineRecipe:
+                          kernel: str = "gaussian", random_state: Any = None,
+                          warn: bool = True) -> Approximation | MachineRecipe:
     """The recipe a machine on n rows of d features (t outputs) is fitted with.
 
     ``"auto"``: :class:`~kernelselect.operators.Exact` up to :data:`EXACT_FIT_MAX_N`
@@ -149,7 +149,8 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
     (:func:`measure_effective_dimension`, ``random_state``), so that a machine fitted
     without a selection gets the centres its own (γ, α) need. Where the memory guard
     allows fewer centres than the rule asks for, an :class:`ApproximationWarning` says
-    so and how to get the larger model. ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``):
+    so and how to get the larger model (``warn=False``: not yet, for a check ahead of
+    the selection, whose refit warns with the rule at its measured d_eff). ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``):
     ``NystroemPCG()``. Anything else as :func:`kernelselect.operators.get_approximation`.
     Where a machine's own d_eff asks for all n rows as centres, n is within
     :data:`EXACT_SHORTCUT` times the exact limit and the exact machine fits in memory,
@@ -179,7 +180,7 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
             recipe.fit_policy = {"n_centres_asked": asked, "effective_dimension": d_eff,
                                   "pilot_rows": pilot_rows,
                                   "centres_rule": "memory cap" if m < asked else "rule"}
-            if m < asked:
+            if m < asked and warn:
                 _warn_capped(n, m, asked, d_eff, in_memory)
             return recipe
         if key in PCG_NAMES:

@@ -747,7 +747,7 @@ def _check_refit(est: _KernelMachineEstimator, n: int, d: int, outputs: int,
     try:
         recipe = machine_approximation(est.approximation, n, d, outputs,
                                        workers=est.workers, in_memory=chunks is None,
-                                       chunks=chunks)
+                                       chunks=chunks, warn=False)   # the refit warns
         if chunks is not None:
             fitting = machine_recipe(recipe)
             if not fitting.dask:
