@@ -352,6 +352,33 @@ def test_cli_checkpoint_resumes_an_interrupted_refit(pcg_refit, monkeypatch, tmp
     assert not os.path.exists(path)
 
 
+def test_cli_checkpoint_resumes_an_interrupted_selection(monkeypatch, tmp_path, capsys):
+    from kernelselect.cli import main
+    from kernelselect.selection import _search
+    path = str(tmp_path / "run.ckpt")
+    argv = ["predict", "--dataset", "breast_cancer", "--rows", "3", "--proba"]
+    fresh = _search.Search._evaluate_fresh
+    calls = {"n": 0, "stop": None}
+
+    def counting(self, *args, **kw):
+        calls["n"] += 1
+        if calls["n"] == calls["stop"]:
+            raise KeyboardInterrupt
+        return fresh(self, *args, **kw)
+
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", counting)
+    assert main(argv) == 0
+    plain, total = capsys.readouterr().out, calls["n"]
+    calls.update(n=0, stop=2)
+    assert main(argv + ["--checkpoint", path]) == 130          # interrupted
+    assert os.path.exists(path + ".selection.json")
+    capsys.readouterr()
+    calls.update(n=0, stop=None)
+    assert main(argv + ["--checkpoint", path]) == 0
+    assert total >= 2 and calls["n"] == total - 1               # the first came back
+    assert capsys.readouterr().out.splitlines()[1:] == plain.splitlines()[1:]
+
+
 def test_cli_checkpoint_refuses_a_foreign_file_and_clashes(tmp_path, capsys):
     from kernelselect.cli import main
     out = tmp_path / "pred.csv"

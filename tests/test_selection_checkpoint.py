@@ -3,6 +3,7 @@ result, reading back what it had evaluated; other selections and other files are
 refused and left untouched."""
 
 import json
+import os
 import warnings
 
 import numpy as np
@@ -159,3 +160,107 @@ def test_command_line_select_resumes_from_its_checkpoint(monkeypatch, tmp_path, 
     assert got["best_gamma"] == pytest.approx(ref.best_gamma, rel=1e-12)
     assert got["best_alpha"] == pytest.approx(ref.best_alpha, rel=1e-12)
     assert cli.main(argv[:-1] + [str(data)]) != 0         # the data file itself: refused
+
+
+# ---- the selection estimators: both halves resume ---------------------------------------
+
+def _estimator(path):
+    from kernelselect import KernelRidgeRegressor, KernelSelectionRegressor, NystroemPCG
+    machine = KernelRidgeRegressor(kernel="gaussian", approximation=NystroemPCG(
+        n_centres=120, sample_per_centre=1.0))
+    # α on a grid the 120 centres' solve converges on within max_iter
+    return KernelSelectionRegressor(machine, alphas=[1.0, 10.0, 100.0], random_state=0,
+                                    checkpoint=path)
+
+
+@pytest.mark.parametrize("on_dask", [False, True])
+def test_an_interrupted_selection_estimator_resumes_its_selection_then_its_solve(
+        monkeypatch, tmp_path, on_dask):
+    import contextlib
+    from kernelselect.solvers import _nystroem_pcg, _pcg
+    from kernelselect.solvers._checkpoint import CGCheckpoint
+    monkeypatch.setattr(_nystroem_pcg, "loo_affordable", lambda *a, **k: False)
+    X, y = _data(3300 if on_dask else 2400)
+    ctx = contextlib.nullcontext()
+    if on_dask:
+        dask = pytest.importorskip("dask")
+        da = pytest.importorskip("dask.array")
+        X, y = da.from_array(X, chunks=(1100, -1)), da.from_array(y, chunks=1100)
+        ctx = dask.config.set(scheduler="synchronous")
+    path = str(tmp_path / "run.ckpt")
+    sel_path = path + ".selection.json"
+    fresh = _search.Search._evaluate_fresh
+    builds = {"n": 0, "stop": None}
+
+    def counting(self, *args, **kw):
+        builds["n"] += 1
+        if builds["n"] == builds["stop"]:
+            raise KeyboardInterrupt
+        return fresh(self, *args, **kw)
+
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", counting)
+    saved_at = []
+    write = CGCheckpoint.write
+    monkeypatch.setattr(CGCheckpoint, "write",
+                        lambda self, state: (saved_at.append(state.iterations),
+                                             write(self, state))[1])
+    with ctx:
+        ref = _estimator(None).fit(X, y)
+        total, builds["n"] = builds["n"], 0
+        assert total >= 2 and saved_at == []
+        # 1. killed in the selection: its file holds what was evaluated, no solve began
+        builds["stop"] = 2
+        with pytest.raises(KeyboardInterrupt):
+            _estimator(path).fit(X, y)
+        assert os.path.exists(sel_path) and not os.path.exists(path)
+        # 2. killed in the solve, after its third iteration: the selection was read back
+        builds.update(n=0, stop=None)
+        monitor = _pcg.CGMonitor
+
+        class Interrupting(monitor):
+            def __init__(self, progress, tol, max_iter, callback=None):
+                def stop(step):
+                    if step.iteration == 3:
+                        raise KeyboardInterrupt
+                super().__init__(progress, tol, max_iter, stop)
+
+        monkeypatch.setattr(_pcg, "CGMonitor", Interrupting)
+        with pytest.raises(KeyboardInterrupt):
+            _estimator(path).fit(X, y)
+        assert 0 < builds["n"] < total                 # the first evaluation came back
+        assert os.path.exists(path) and saved_at == [1, 2, 3]
+        # 3. run to the end: nothing built again, the solve continues from iteration 3
+        monkeypatch.setattr(_pcg, "CGMonitor", monitor)
+        builds["n"] = 0
+        done = _estimator(path).fit(X, y)
+    assert builds["n"] == 0 and saved_at[3] == 4
+    assert done.selection_.details["n_operator_builds"] == 0
+    assert done.best_params_ == ref.best_params_
+    machine, whole = done.best_estimator_[-1], ref.best_estimator_[-1]
+    assert machine.model_.details["iterations"] == whole.model_.details["iterations"]
+    assert (machine.model_.details["resumed_from"], whole.model_.details["resumed_from"]) == (
+        [3], [0])
+    np.testing.assert_allclose(machine.model_.coef, whole.model_.coef, rtol=0,
+                               atol=1e-12 * np.abs(whole.model_.coef).max())
+    assert done.selection_.details["checkpoint"] == {"selection": sel_path, "refit": path}
+    assert not os.path.exists(path) and os.path.exists(sel_path)   # solved; replayable
+
+
+def test_selection_estimator_checkpoint_needs_a_fixed_state_and_a_criterion(tmp_path):
+    from kernelselect import KernelRidgeRegressor, KernelSelectionRegressor
+    X, y = _data(300)
+    path = tmp_path / "run.ckpt"
+    with pytest.raises(ValueError, match="random_state as an int"):
+        KernelSelectionRegressor(checkpoint=path).fit(X, y)
+    with pytest.raises(ValueError, match="criterion='cv'"):
+        KernelSelectionRegressor(criterion="cv", random_state=0, checkpoint=path).fit(X, y)
+    with pytest.raises(ValueError, match="does not exist"):
+        KernelSelectionRegressor(random_state=0, checkpoint=tmp_path / "no" / "c").fit(X, y)
+    with pytest.raises(ValueError, match="kernel='gaussian'"):
+        KernelSelectionRegressor(KernelRidgeRegressor(kernel="ard"), random_state=0,
+                                 checkpoint=path).fit(X, y)
+    assert not os.listdir(tmp_path)
+    # kernel="auto" choosing one γ per feature: the search is not saved, and says so
+    est = KernelSelectionRegressor(random_state=0, checkpoint=path).fit(X, y)
+    assert est.best_kernel_ == "ard"
+    assert est.selection_.details["checkpoint"] == {"selection": None, "refit": str(path)}

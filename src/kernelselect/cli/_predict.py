@@ -9,8 +9,9 @@ memory. The rows are split once at random (``--test-fraction``, ``--random-state
 the report prints the first ``--rows`` held-out rows and a summary (accuracy and
 log-loss, or R², empirical coverage and mean width); ``--output OUT.csv`` writes every
 held-out row (replacing a file only with ``--force``). ``--checkpoint PATH``: the
-refit's Nyström conjugate-gradient solve saves its state to PATH, and the same command
-run again continues from it (:mod:`kernelselect.solvers._checkpoint`).
+selection saves its evaluations to ``PATH.selection.json`` and the refit's Nyström
+conjugate-gradient solve its state to PATH, and the same command run again continues
+from them (the selection estimators' ``checkpoint``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..solvers._checkpoint import check_checkpoint, checkpoint_to
+from ..solvers._checkpoint import check_checkpoint
 from ._output import SafeText
 from ._parsing import CommandError
 
@@ -63,9 +64,10 @@ def add_predict_parser(sub: Any) -> None:
     p.add_argument("--output", metavar="OUT.csv", help="write every held-out row as CSV")
     p.add_argument("--force", action="store_true", help="replace an existing --output")
     p.add_argument("--checkpoint", metavar="PATH", default=None,
-                   help="the refit's Nyström conjugate-gradient solve (beyond the exact "
-                   "limit) saves its state to PATH as it goes; run the same command again "
-                   "after an interruption to continue from it")
+                   help="the selection saves its evaluations to PATH.selection.json and "
+                   "the refit's Nyström conjugate-gradient solve (beyond the exact limit) "
+                   "its state to PATH as they go; run the same command again after an "
+                   "interruption to continue from them")
     p.set_defaults(chunk_rows=None, scheduler=None)
 
 
@@ -79,14 +81,16 @@ def _check(args: argparse.Namespace) -> None:
     if args.rows < 0:
         raise CommandError(f"--rows must be 0 or more, got {args.rows}.")
     if args.checkpoint is not None:
+        from ..models._selection_cv import selection_checkpoint
         try:
             path = check_checkpoint(args.checkpoint)
         except (TypeError, ValueError) as exc:
             raise CommandError(f"--checkpoint: {exc}") from None
         for other, what in ((args.file, "the input data file"), (args.output, "--output")):
-            if other and os.path.abspath(other) == os.path.abspath(str(path)):
-                raise CommandError(f"--checkpoint {args.checkpoint} is {what}; give "
-                                   "another path.")
+            for saved in (str(path), selection_checkpoint(str(path))):
+                if other and os.path.abspath(other) == os.path.abspath(saved):
+                    raise CommandError(f"--checkpoint {args.checkpoint}: {saved} would be "
+                                       f"{what}; give another path.")
     if args.output and os.path.exists(args.output) and not args.force:
         raise CommandError(f"{args.output} exists; pass --force to replace it.")
 
@@ -112,9 +116,9 @@ def cmd_predict(args: argparse.Namespace, out: SafeText) -> int:
                               random_state=args.random_state,
                               stratify=y if classes else None)
     est = KernelSelectionCV(random_state=args.random_state,
-                            task="regression" if not classes else "auto")
-    with checkpoint_to(args.checkpoint):
-        est.fit(X[tr], y[tr])
+                            task="regression" if not classes else "auto",
+                            checkpoint=args.checkpoint)
+    est.fit(X[tr], y[tr])
     pred = est.predict(X[te])
     columns = ["row", "target", "prediction"]
     table: list[list[Any]] = [[int(i), y[i], p] for i, p in zip(te, pred)]

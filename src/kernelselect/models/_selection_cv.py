@@ -29,7 +29,9 @@ from ..utils._progress import check_progress
 from ..utils._validation import check_bool
 from ..utils._warnings import warn_user
 from ..kernels import Kernel, kernel_or_auto
-from ..selection._driver import _gamma_grid, _resolve_kernel, _select_validated
+from ..selection._driver import (_PER_FEATURE_CHECKPOINT, _gamma_grid, _resolve_kernel,
+                                 _select_validated)
+from ..solvers._checkpoint import check_checkpoint, checkpoint_to
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
@@ -45,7 +47,14 @@ if TYPE_CHECKING:
     from ..operators import Approximation
     from ..selection import SelectionResult
 
-__all__ = ["KernelSelectionCV", "KernelSelectionClassifier", "KernelSelectionRegressor"]
+__all__ = ["KernelSelectionCV", "KernelSelectionClassifier", "KernelSelectionRegressor",
+           "selection_checkpoint"]
+
+
+def selection_checkpoint(path: str) -> str:
+    """Where a checkpointed selection estimator (or ``kernelselect predict``) saves its
+    selection beside the refit's solve at ``path``: ``path + ".selection.json"``."""
+    return path + ".selection.json"
 
 
 def _refit_has_decision_function(self: _KernelSelection) -> bool:
@@ -88,7 +97,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                  cv: int | None = 5, random_state: RandomState = None,
                  standardize: bool = True, refine: bool = False,
-                 progress: bool | float = False) -> None:
+                 progress: bool | float = False, checkpoint: Any = None) -> None:
         self.estimator = estimator
         self.criterion = criterion
         self.approximation = approximation
@@ -99,6 +108,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         self.standardize = standardize
         self.refine = refine
         self.progress = progress
+        self.checkpoint = checkpoint
 
     # -- what y is, and the machine that fits it --------------------------------
     def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:
@@ -141,6 +151,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         standardize = check_bool(self.standardize, "standardize")
         refine = check_bool(self.refine, "refine")
         progress = check_progress(self.progress)
+        checkpoint = self._checked_checkpoint()
         X, y, y_dask = self._training_data(X, y)
         source = IN_MEMORY if y_dask is None else RowSource.of_dask(X)
         lazy = source.lazy
@@ -156,6 +167,11 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("criterion='cv' evaluates a grid of one γ; with an estimator of "
                              "kernel='ard' use criterion='auto' (the per-feature gradient "
                              "search of select_kernel).")
+        if kernel.per_feature and checkpoint is not None and kernel_rule is None:
+            raise ValueError(_PER_FEATURE_CHECKPOINT)     # asked for: as select_kernel
+        # kernel="auto"'s per-feature search (at most 10⁴ rows) is not checkpointed
+        selection_file = (None if checkpoint is None or kernel.per_feature
+                          else selection_checkpoint(checkpoint))
         n, d = X.shape
         outputs = 1 if targets.classes is None or len(targets.classes) <= 2 else len(
             targets.classes)
@@ -169,8 +185,12 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             selection_approx = _rescaled(selection_approx, scaler.transform)
             est.set_params(approximation=_rescaled(est.approximation, scaler.transform))
         res = self._select(Xs, y, y_dask, targets, est, kernel, selection_approx, refine,
-                           progress, auto=kernel_rule is not None)
+                           progress, auto=kernel_rule is not None, checkpoint=selection_file)
         self.selection_ = res
+        if checkpoint is not None:        # the k-fold route of a regressor without
+            res.details["checkpoint"] = {    # intercept at ≤ 400 rows is not saved
+                "selection": None if res.criteria[0] == "cv" else selection_file,
+                "refit": checkpoint}
         if kernel_rule is not None:
             res.details["kernel_rule"] = kernel_rule
             res.details.setdefault("rules", {})["kernel"] = kernel_rule
@@ -196,7 +216,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         del y                       # the refit takes the prepared targets
         if lazy:    # it streams y_dask and needs ȳ only: n gathered values less on the client
             targets = replace(targets, y=targets.y[:, None].mean(axis=0), Y=None)
-        est._fit_validated(Xs, targets, y_dask)
+        with checkpoint_to(checkpoint):   # a Nyström solve whose recipe names none
+            est._fit_validated(Xs, targets, y_dask)
         if scaler is not None:
             from sklearn.pipeline import Pipeline
 
@@ -209,6 +230,27 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
             res.details["refit"]["centres_rule"] = res.details.pop("refit_centres_rule")
             res.details["refit"]["centres_budget"] = res.details.pop("refit_centres_budget")
         return self
+
+    def _checked_checkpoint(self) -> str | None:
+        """``checkpoint`` checked (a file path whose folder exists, or None); a
+        checkpointed fit needs a fixed ``random_state``, so that the rerun draws the
+        same landmarks and centres, and a criterion (``criterion="cv"``'s folds are
+        not saved)."""
+        path = check_checkpoint(self.checkpoint)
+        if path is None:
+            return None
+        state = self.random_state
+        if isinstance(state, bool) or not isinstance(state, (int, np.integer)):
+            raise ValueError(f"checkpoint= needs random_state as an int (got {state!r}), so "
+                             "that a rerun draws the same landmarks and centres and can "
+                             "resume: pass random_state=0, or drop checkpoint=.")
+        if isinstance(self.criterion, str) and self.criterion.strip().lower() == "cv":
+            raise ValueError("checkpoint= saves a criterion's selection and the refit's "
+                             "solve; criterion='cv' (a machine refitted per fold, in memory) "
+                             "is not checkpointed: drop checkpoint= or use a criterion "
+                             "(criterion='auto').")
+        check_checkpoint(selection_checkpoint(path))
+        return path
 
     def _training_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
         """(X, y, y_dask): X and y checked; on Dask input X stays a Dask array, y is
@@ -247,7 +289,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
 
     def _select(self, Xs: Any, y: np.ndarray, y_dask: Any, targets: Targets,
                 est: _KernelMachineEstimator, kernel: str, approximation: Any, refine: bool,
-                progress: bool | float = False, auto: bool = False) -> SelectionResult:
+                progress: bool | float = False, auto: bool = False,
+                checkpoint: str | None = None) -> SelectionResult:
         """The selection on the (standardised) rows checked at :meth:`fit`'s door
         (``y_dask``: y in the chunks of a Dask X, else None): k-fold cross-validation of
         the machine (``criterion="cv"``) or the selection of :func:`select_kernel`."""
@@ -264,7 +307,8 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                                     gammas=self.gammas, alphas=self.alphas,
                                     criterion=criterion, approximation=approximation,
                                     random_state=self.random_state, workers=est.workers,
-                                    progress=progress, refine=refine, auto=auto)
+                                    progress=progress, refine=refine, auto=auto,
+                                    checkpoint=checkpoint)
             if rule is not None:
                 res.details["criterion_rule"] = rule
                 res.details.setdefault("rules", {})["criterion"] = rule
@@ -480,7 +524,24 @@ _SHARED_PARAMETERS = """\
         (True: from the start; a number t: once a step has run t seconds): the
         selection's operator builds (the folds for ``criterion="cv"``), then the
         conjugate-gradient iterations of an automatically sized Nyström refit
-        (:class:`~kernelselect.NystroemPCG`)."""
+        (:class:`~kernelselect.NystroemPCG`).
+    checkpoint : str, os.PathLike or None, default=None
+        Make a long fit resumable: the selection saves every operator it evaluates to
+        ``checkpoint + ".selection.json"`` (as :func:`kernelselect.select_kernel`'s
+        ``checkpoint``) and the refit's Nyström conjugate-gradient solve its state to
+        ``checkpoint`` after every iteration (as :class:`~kernelselect.NystroemPCG`'s,
+        unless the estimator's recipe names its own file). Fitting the same estimator on
+        the same data again after an interruption (a killed process, a lost Dask worker)
+        reads back the finished levels and continues the solve from its last iteration,
+        to the model of an uninterrupted fit. The solve's file is removed when it
+        converges; the selection's is kept, so a rerun replays it in moments (delete it
+        to select afresh). Needs an int ``random_state`` (the rerun must draw the same
+        landmarks and centres) and a criterion (not ``"cv"``); files of another fit are
+        refused naming what differs, and a file that is no checkpoint is never
+        overwritten. ``kernel="auto"``'s per-feature search (a real target of at most
+        10⁴ rows, minutes at most) is not saved (``selection_.details["checkpoint"]``
+        says what was); a machine of ``kernel="ard"`` is refused, as by
+        ``select_kernel``."""
 
 _SHARED_ATTRIBUTES = """\
     best_kernel_ : str
@@ -578,10 +639,11 @@ class KernelSelectionCV(_KernelSelection):
                  gammas: npt.ArrayLike | None = None, alphas: npt.ArrayLike | None = None,
                  cv: int | None = 5, random_state: RandomState = None, task: str = "auto",
                  standardize: bool = True, refine: bool = False,
-                 progress: bool | float = False) -> None:
+                 progress: bool | float = False, checkpoint: Any = None) -> None:
         super().__init__(estimator, criterion=criterion, approximation=approximation,
                          gammas=gammas, alphas=alphas, cv=cv, random_state=random_state,
-                         standardize=standardize, refine=refine, progress=progress)
+                         standardize=standardize, refine=refine, progress=progress,
+                         checkpoint=checkpoint)
         self.task = task
 
     def _targets(self, y: np.ndarray) -> tuple[Targets, _KernelMachineEstimator]:

@@ -256,10 +256,7 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
     kernel, rule = _resolve_kernel(X, y, kernel, task, approximation, criterion,
                                    None if data is None or data.multi_output else targets)
     if kernel.per_feature and checkpoint is not None:
-        raise ValueError("checkpoint= saves the isotropic search (kernel='gaussian' or "
-                         "'laplacian'); the per-feature search (kernel='ard', or 'auto' on "
-                         "a real target up to 10⁴ rows) is not checkpointed: drop "
-                         "checkpoint= or pass kernel='gaussian'.")
+        raise ValueError(_PER_FEATURE_CHECKPOINT)
     if kernel.per_feature:
         note = None if data is None else data.note
         if data is not None:            # "auto": X in memory, Dask input gathered
@@ -286,6 +283,13 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
     # per-feature search (SelectionResult.total_time)
     result.details["total_seconds"] = time.perf_counter() - t0
     return result
+
+
+#: why a checkpoint is refused on the per-feature search
+_PER_FEATURE_CHECKPOINT = (
+    "checkpoint= saves the isotropic search (kernel='gaussian' or 'laplacian'); the "
+    "per-feature search (kernel='ard', or 'auto' on a real target up to 10⁴ rows) is not "
+    "checkpointed: drop checkpoint= or pass kernel='gaussian'.")
 
 
 def _resolve_kernel(X: Any, y: Any, kernel: Any, task: Any, approximation: Any,
@@ -340,20 +344,22 @@ def _gathered(n: int, auto_approx: bool) -> bool:
 def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = None,
                       kernel: str, gammas: Any, alphas: Any, criterion: Any,
                       approximation: Any, random_state: RandomState, workers: int | None,
-                      progress: bool | float, refine: bool, auto: bool = False
-                      ) -> SelectionResult:
+                      progress: bool | float, refine: bool, auto: bool = False,
+                      checkpoint: str | None = None) -> SelectionResult:
     """:func:`select_kernel` (``standardize=False``, ``task=targets.task``) on X and y
     an estimator checked at its door: X float64 in memory, or a checked row-chunked Dask
     array with y gathered and ``y_dask`` y in X's chunks; ``targets`` prepared from y.
     Neither is checked or prepared again. ``kernel="auto"`` is resolved as by
     :func:`select_kernel`; ``auto``: the door resolved it (a per-feature choice gathers
-    Dask input, as ``select_kernel`` does)."""
+    Dask input, as ``select_kernel`` does). ``checkpoint``: a path checked by the door,
+    for an isotropic kernel only (as ``select_kernel``'s)."""
     chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion,
                                    targets)
     result = _select_chosen(X, y, targets, y_dask, kernel=chosen, gammas=gammas,
                             alphas=alphas, criterion=criterion, approximation=approximation,
                             random_state=random_state, workers=workers, progress=progress,
-                            refine=refine, auto=auto or rule is not None)
+                            refine=refine, auto=auto or rule is not None,
+                            checkpoint=checkpoint)
     if rule is not None:
         result.details["kernel_rule"] = rule
         result.details.setdefault("rules", {})["kernel"] = rule
@@ -363,15 +369,18 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
 def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: Kernel,
                    gammas: Any, alphas: Any, criterion: Any, approximation: Any,
                    random_state: RandomState, workers: int | None,
-                   progress: bool | float, refine: bool, auto: bool = False
-                   ) -> SelectionResult:
+                   progress: bool | float, refine: bool, auto: bool = False,
+                   checkpoint: str | None = None) -> SelectionResult:
     """:func:`_select_validated` on a resolved kernel (``auto``: chosen by
     ``kernel="auto"``, whose per-feature choice gathers Dask input)."""
     if not kernel.per_feature:
         return _select_checked(X, y, targets, y_dask, kernel=kernel, gammas=gammas,
                                alphas=alphas, criterion=criterion,
                                approximation=approximation, random_state=random_state,
-                               workers=workers, progress=progress, refine=refine)
+                               workers=workers, progress=progress, refine=refine,
+                               checkpoint=checkpoint)
+    if checkpoint is not None:
+        raise ValueError(_PER_FEATURE_CHECKPOINT)
     t0 = time.perf_counter()
     if y_dask is not None and auto:
         X, y_dask = _gather_for_auto(X), None
@@ -398,7 +407,8 @@ def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kern
 def _select_checked(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kernel: str,
                     gammas: Any, alphas: Any, criterion: Any, approximation: Any,
                     random_state: RandomState, workers: int | None,
-                    progress: bool | float, refine: bool) -> SelectionResult:
+                    progress: bool | float, refine: bool,
+                    checkpoint: str | None = None) -> SelectionResult:
     """The isotropic selection of :func:`_select_validated`."""
     t0 = time.perf_counter()
     data = _check_data(X, y, criterion, _is_auto(approximation), checked=True,
@@ -408,7 +418,8 @@ def _select_checked(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, ker
                  random_state=random_state, workers=workers, progress=progress,
                  standardize=False, task=targets.task, refine=refine,
                  criterion_params={}, data=data,
-                 targets=replace(targets, reason="given"))   # the task was given
+                 targets=replace(targets, reason="given"),   # the task was given
+                 checkpoint=checkpoint)
     result = _report(plan, _run(plan))
     result.details["total_seconds"] = time.perf_counter() - t0
     return result

@@ -284,6 +284,7 @@ def fit_pcg_machine(X: Any, Y: Any, gamma: float, alphas: np.ndarray, recipe: Ny
         "direct": [d["direct"] for d in per_alpha],
         "jitter": [d["jitter"] for d in per_alpha], "passes": [d["passes"] for d in per_alpha],
         "factors": [d["factors"] for d in per_alpha],
+        "resumed_from": [d["resumed_from"] for d in per_alpha],
         "seconds": [d["seconds"] for d in per_alpha],
         "rss": [d["rss"] for d in per_alpha], "gcv": [d["gcv"] for d in per_alpha],
         "effective_dimension": [d["effective_dimension"] for d in per_alpha],

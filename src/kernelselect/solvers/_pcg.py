@@ -687,6 +687,8 @@ class NystromSolution:
         leave-one-out mean squared residual that ``eloo`` computes.
     factors : {"float64", "float32"}
         The precision the preconditioner's factors were kept in.
+    resumed_from : int
+        The iteration a checkpoint's saved state continued from (0: from the start).
     """
 
     coef: np.ndarray
@@ -707,6 +709,7 @@ class NystromSolution:
     preconditioned_residual: np.ndarray = field(default_factory=lambda: np.empty(0))
     direct: bool = False
     factors: str = "float64"
+    resumed_from: int = 0
 
 
 def _fortran(B: np.ndarray) -> np.ndarray:
@@ -991,7 +994,8 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         jitter=P.jitter, shift=P.shift, tol=tol, max_iter=max_iter, seconds=seconds,
         history=np.array(history, dtype=np.float64).reshape(len(history), t), rss=rss,
         effective_dimension=d_eff, gcv=(rss / n) / (1.0 - min(d_eff, n - 1.0) / n) ** 2,
-        preconditioned_residual=pre, direct=direct is not None, factors=P.dtype.name)
+        preconditioned_residual=pre, direct=direct is not None, factors=P.dtype.name,
+        resumed_from=0 if state is None else int(state.iterations))
 
 
 def _ridge_term(cond: Conditioning, jitter: float, alpha: float, beta: np.ndarray,
@@ -1282,4 +1286,4 @@ def solution_details(sol: NystromSolution, m: int) -> dict[str, Any]:
             "max_iter": sol.max_iter, "passes": sol.passes, "jitter": sol.jitter,
             "seconds": dict(sol.seconds), "history": sol.history.copy(),
             "rss": sol.rss.copy(), "effective_dimension": sol.effective_dimension,
-            "gcv": sol.gcv.copy(), "factors": sol.factors}
+            "gcv": sol.gcv.copy(), "factors": sol.factors, "resumed_from": sol.resumed_from}
