@@ -100,6 +100,50 @@ def test_progress_lines_show_the_residual_against_tol_and_time_left(monkeypatch,
                         r"residual \S+ \(tol 1e-10\), about \d+ iterations, .* left", line)
 
 
+def test_a_resumed_solve_says_so_until_it_has_timed_an_iteration(monkeypatch):
+    """Resumed at iteration 11, the count starts at 11; the lines must not divide this
+    run's seconds by those 11 iterations for a time left."""
+    from kernelselect.solvers._cg_monitor import CGMonitor
+    said = []
+    monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
+    monitor = CGMonitor(3600.0, 1e-7, 100)
+    monitor.start(11, np.array([3e-4]))
+    assert said == ["residual 0.0003 (tol 1e-07), resumed from a checkpoint"]
+    monitor.step(12, np.array([1e-4]))
+    assert re.fullmatch(r"residual 0.0001 \(tol 1e-07\), about \d+ iterations, .* left",
+                        said[-1])
+    monitor.close()
+    CGMonitor(3600.0, 1e-7, 100).start(0, np.array([1.0]))
+    assert said[-1] == "residual 1 (tol 1e-07)"
+
+
+@pytest.mark.parametrize("rejected", [False, True])
+def test_the_preconditioner_says_its_stages_and_time_left(monkeypatch, rejected):
+    """The set-up before the first iteration (minutes at the default's size) shows
+    progress too: the centres' factor, each block of sampled rows, the estimate's
+    factor, by their flops; every planned step is done when it ends."""
+    said, bars = [], []
+    monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
+    real_close = _progress.ProgressBar.close
+    monkeypatch.setattr(_progress.ProgressBar, "close",
+                        lambda self: (bars.append(self), real_close(self))[1])
+    monkeypatch.setattr(_pcg, "_SAMPLE_BLOCK", 80 * 25)      # 25 sampled rows a block
+    seed, n, d, m, t, gamma, alpha, bias = CASES[0]
+    X, Y, centres = problem(seed, n, d, m, t)
+    sample = _pcg.choose_sample(n, centres, 100, np.random.default_rng(5))
+    if rejected:                 # "auto" tries float32 factors and factors again in float64
+        monkeypatch.setattr(_pcg, "FLOAT32_MIN_CENTRES", 10)
+        monkeypatch.setattr(_pcg.NystromPreconditioner, "_single_suffices", lambda self: False)
+    fit_nystrom_pcg(X, Y, gamma, alpha, centres=centres, sample=sample, bias=bias,
+                    progress=3600.0, precision="auto")
+    setup = next(b for b in bars if b.desc == "Nyström preconditioner")
+    assert setup.done == setup.total == 1 + 4 + 2 + rejected
+    assert setup.cost_done == pytest.approx(setup.cost_total)
+    assert any(re.fullmatch(r"sampled rows 100/100, about .* left \(by the steps' costs\)",
+                            text) for text in said)
+    assert any(text.startswith("factor of the estimate, about") for text in said)
+
+
 def test_iterations_left_from_the_decay_rate():
     # log r falls by ln 10 per iteration: from 1e-2 to 3e-8 takes log10(1e-2/3e-8) = 5.5
     assert iterations_left((0, 1.0), (2, 1e-2), 3e-8, 100) == 6
@@ -435,6 +479,51 @@ def test_progress_says_the_planned_stage_and_its_time_left_as_it_starts(monkeypa
     clock[0] += 200.0
     assert lines.status().endswith("about 0 s left (by the steps' costs)")
     bar.close()
+
+
+def test_steps_read_from_a_checkpoint_estimate_by_the_seconds_they_took(monkeypatch):
+    """A resumed selection reads its finished levels back in moments; the time left of
+    the stage it then builds comes from the seconds those levels took when built (their
+    saved seconds), not from the moments of reading them ("about 0 s left")."""
+    clock = [100.0]
+    monkeypatch.setattr(_progress.time, "monotonic", lambda: clock[0])
+    said = []
+    monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
+    bar = _progress.ProgressBar(3600.0, desc="d", unit="operators", stream=io.StringIO())
+    bar.extend(3, cost=40.0, where="m=800: 3 γ planned")
+    clock[0] += 0.01
+    bar.update(3, cost=40.0, where="m=800: read from the checkpoint", seconds=120.0)
+    bar.extend(1, cost=40.0, where="m=800: 1 γ planned")
+    assert said[-1] == "m=800: 1 γ planned, about 40 s left (by the steps' costs)"
+    clock[0] += 0.01                       # a step saved without its seconds: the rate stays
+    bar.update(1, cost=40.0, where="m=800: read from the checkpoint", seconds=0.0)
+    bar.extend(1, cost=20.0, where="m=400: 1 γ planned")
+    assert said[-1] == "m=400: 1 γ planned, about 20 s left (by the steps' costs)"
+    bar.close()
+
+
+def test_a_resumed_selection_times_what_is_left_by_the_saved_seconds(monkeypatch, tmp_path):
+    from kernelselect import select_kernel
+    from kernelselect.selection import _search
+    said = []
+    monkeypatch.setattr(_progress.ProgressBar, "status", lambda self, text: said.append(text))
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((2400, 3))
+    y = np.sin(2 * X[:, 0]) + 0.1 * rng.standard_normal(2400)
+    path = tmp_path / "s.json"
+    args = dict(random_state=0, kernel="gaussian", approximation="nystrom", refine=True,
+                checkpoint=path, progress=3600.0)
+    select_kernel(X, y, **args)
+    said.clear()
+    fresh = _search.Search._evaluate_fresh
+    read = []
+    monkeypatch.setattr(_progress.ProgressBar, "update",
+                        lambda self, steps=1, cost=None, where="", seconds=None: read.append(
+                            (where, seconds)))
+    select_kernel(X, y, **args)                      # every evaluation read back
+    assert read and all("read from the checkpoint" in w for w, _ in read)
+    assert all(s is not None and s > 0 for _, s in read)   # the saved seconds, refinement too
+    assert _search.Search._evaluate_fresh is fresh
 
 
 def test_selection_levels_report_their_landmarks_and_costs(monkeypatch):

@@ -102,8 +102,10 @@ class Search:
             timings[i], ops[i] = saved["seconds"], saved["details"]
             if self.spectra is not None and saved["spectrum"] is not None:
                 self.spectra[float(gammas[i])] = saved["spectrum"]
-        if len(todo) < gammas.size:
-            self.bar.update(gammas.size - len(todo), cost, f"{where}: read from the checkpoint")
+        if len(todo) < gammas.size:      # the time left at the rate they took when built
+            read = [i for i in range(gammas.size) if i not in todo]
+            self.bar.update(len(read), cost, f"{where}: read from the checkpoint",
+                            seconds=float(np.sum(timings[read])))
 
         def done(j: int, values: dict[str, np.ndarray], seconds: float,
                  details: dict[str, Any], op: KernelOperator) -> None:
@@ -200,11 +202,13 @@ class Search:
         memo = self.checkpoint
         saved = None if keys is None or memo is None else memo.get(keys[0])
         if saved is not None:
-            self.bar.update(1, cost, f"{where}: read from the checkpoint")
+            self.bar.update(1, cost, f"{where}: read from the checkpoint",
+                            seconds=float(saved["seconds"]))
             return saved["curves"][crit.name]
+        clock = time.perf_counter()
         values = self._first_criterion_fresh(approx, state, gamma, alphas, cost, where)
         if keys is not None and memo is not None:
-            memo.put(keys[0], {crit.name: values}, 0.0, {}, None)
+            memo.put(keys[0], {crit.name: values}, time.perf_counter() - clock, {}, None)
             memo.save()
         return values
 

@@ -112,6 +112,10 @@ class CGMonitor:
         self._start = (int(iteration), float(np.max(residual, initial=0.0)))
         self._bar.extend(self.max_iter)
         self._bar.update(int(iteration))
+        # until this run's first iteration, no time per iteration is known (the mean
+        # over the count would credit a resumed checkpoint's iterations to this run)
+        self._bar.status(f"residual {self._start[1]:.2g} (tol {self.tol:.2g})"
+                         + (", resumed from a checkpoint" if iteration else ""))
         self._clock = time.perf_counter()
 
     def step(self, iteration: int, residual: np.ndarray) -> None:

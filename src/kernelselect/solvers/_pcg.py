@@ -190,6 +190,7 @@ from ..utils._dask import compute as dask_compute
 from ._rows import (APPLY, PART_ROWS, Conditioning, DaskNystromRows, NystromRows,
                             aligned_chunks, dask_predict, pass_bytes, run_pass)
 from ._cg_monitor import CGMonitor, CGStep
+from ..utils._progress import ProgressBar
 from ._checkpoint import CGCheckpoint, CGState, fingerprint
 from ..utils._lapack import (cholesky_in_place, mirror_triangle, syrk_in_place,
                              triangular_apply)
@@ -479,7 +480,7 @@ class NystromPreconditioner:
 
     def __init__(self, cond: Conditioning, n: int, alpha: float,
                  sample: np.ndarray | None = None, centred: bool = False,
-                 precision: str = "float64") -> None:
+                 precision: str = "float64", progress: bool | float = False) -> None:
         m = cond.centres.shape[0]
         q = 0 if sample is None else int(sample.shape[0])
         self.m, self.n, self.alpha, self.rows = m, n, alpha, m + q
@@ -487,9 +488,22 @@ class NystromPreconditioner:
         self._cond = cond
         self._sample = None if not q else np.asarray(sample, dtype=np.float64)
         lam = alpha / n
+        # where the set-up is and its time left, by the stages' flops: m³/3 for each
+        # factorisation and K_mm's product TTᵀ, 2·rows·m² for each block of sampled rows
+        self._bar = ProgressBar(progress, desc="Nyström preconditioner", unit="steps")
+        self._cube = float(m) ** 3 / 3.0
+        self._bar.extend(1, self._cube, f"factor of the {m} centres' kernel matrix")
+        self._plan_estimate()
+        try:
+            self._factor(precision, lam)
+        finally:
+            self._bar.close()
+
+    def _factor(self, precision: str, lam: float) -> None:
+        """T, then A, in ``precision`` (module notes)."""
         # the model's jitter (module notes, "Jitter"): float64 factors may raise it
-        self.jitter = jitter_for(m, lam)
-        if precision == "float32" or (precision == "auto" and m > FLOAT32_MIN_CENTRES):
+        self.jitter = jitter_for(self.m, lam)
+        if precision == "float32" or (precision == "auto" and self.m > FLOAT32_MIN_CENTRES):
             self._factor_T(single=True)
             if precision == "auto" and not self._single_suffices():
                 self._factor_T(single=False)      # module notes, "Factors in float32"
@@ -503,6 +517,16 @@ class NystromPreconditioner:
         self._diag[:] = self._diag_T
         self._sample = None
 
+    def _plan_estimate(self) -> None:
+        """Plan the estimate's steps on the progress bar: the sampled rows' blocks, then
+        TTᵀ and the factor of the estimate."""
+        q = 0 if self._sample is None else self._sample.shape[0]
+        block = max(1, _SAMPLE_BLOCK // self.m)
+        if q:
+            self._bar.extend(-(-q // block), 2.0 * block * self.m * self.m,
+                             f"{q} sampled rows")
+        self._bar.extend(2, self._cube, "factor of the estimate")
+
     def _factor_T(self, single: bool) -> None:
         """T, in the upper triangle of the Fortran-ordered F, in the factors' dtype."""
         self.single = single
@@ -511,8 +535,10 @@ class NystromPreconditioner:
         self._blas = blas.get_blas_funcs(("trmv", "syr", "trsm"), dtype=self.dtype)
         if hasattr(self, "_F"):                   # a float32 attempt's array goes first
             del self._F, self._diag
+            self._bar.extend(1, self._cube, "factor of the centres' kernel matrix again")
         self._F, self.factor_jitter = factor_centres(self._cond, self.jitter, single)
         self._diag = self._F.reshape(-1, order="F")[:: self.m + 1]   # a view of the diagonal
+        self._bar.update(1, self._cube, f"factor of the {self.m} centres' kernel matrix")
 
     def _single_suffices(self) -> bool:
         """Whether float32 factors precondition as float64 ones would: every pivot of
@@ -537,6 +563,7 @@ class NystromPreconditioner:
             _, info = self._lapack[0](F, lower=1, overwrite_c=1)   # lower := T Tᵀ
         if info != 0:                             # pragma: no cover - LAPACK argument error
             raise np.linalg.LinAlgError(f"?lauum failed with info={info}")
+        self._bar.update(1, self._cube, "the centres' part of the estimate")
         if self._sample is not None:
             total = self._add_sample(total)
         if total is not None:                     # the Gram of the centred features
@@ -565,15 +592,22 @@ class NystromPreconditioner:
             gram_diag = self._diag.copy()
             if total is not None:
                 total += Pt.sum(axis=1)
+            self._bar.update(1, 2.0 * rows * m * m,
+                             f"sampled rows {min(start + rows, self._sample.shape[0])}"
+                             f"/{self._sample.shape[0]}")
         return total
 
     def _factor_A(self, lam: float) -> float:
         r = self.rows
         extra = 0.0
-        for _ in range(_JITTER_STEPS):
+        for attempt in range(_JITTER_STEPS):
+            if attempt:                           # the estimate again, with a shift
+                self._plan_estimate()
             self._gram()
             self._diag += r * (lam + extra)       # factor G + rλI = r(G/r + λI)
-            if _potrf(self._F, lower=True) == 0:
+            info = _potrf(self._F, lower=True)
+            self._bar.update(1, self._cube, "factor of the estimate")
+            if info == 0:
                 return extra
             extra = max(100.0 * extra, r * (_EPS32 if self.single else _EPS))
         raise np.linalg.LinAlgError(
@@ -891,7 +925,8 @@ def nystrom_pcg(rows: RowPasses, alpha: float, *, bias: bool,
         early = _fingerprint(rows, alpha, bias, sample)
         checkpoint.check_early(early)
     clock = time.perf_counter()
-    P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias, precision=precision)
+    P = NystromPreconditioner(rows.cond, n, alpha, sample, centred=bias, precision=precision,
+                              progress=progress)
     seconds = {"preconditioner": time.perf_counter() - clock}
     workers = getattr(rows, "workers", None)
     clock = time.perf_counter()

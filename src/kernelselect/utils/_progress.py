@@ -227,17 +227,22 @@ class ProgressBar:
         if self._weighted and self.cost_done > 0:
             self._say_left(where)
 
-    def update(self, steps: int = 1, cost: float | None = None, where: str = "") -> None:
+    def update(self, steps: int = 1, cost: float | None = None, where: str = "",
+               seconds: float | None = None) -> None:
         """Count ``steps`` steps done (each of ``cost``, as in :meth:`extend`);
-        ``where`` names the stage, said beside the estimate of the time left."""
+        ``where`` names the stage, said beside the estimate of the time left.
+        ``seconds``: what the steps took when they did not run here (steps read back
+        from a checkpoint, in moments: their saved seconds), the rate's measure instead
+        of the time since the last count; 0 leaves the rate as it was."""
         if self.progress is False:
             return
         now = time.monotonic()
         done_cost = steps * (1.0 if cost is None else float(cost))
         self.done += int(steps)
         self.cost_done += done_cost
-        if done_cost > 0:
-            self._rate = (now - self._last) / done_cost
+        took = now - self._last if seconds is None else float(seconds)
+        if done_cost > 0 and (seconds is None or took > 0):
+            self._rate = took / done_cost
         self._last = now
         if self._weighted and self.cost_done > 0:
             self._say_left(where)
