@@ -29,7 +29,11 @@ One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
     python studies/fit_scale.py memory --n 200000 --centres 11454
     python studies/fit_scale.py dask --n 200000
     python studies/fit_scale.py dask --n 10000000 --gamma 0.216 --alpha 0.316 --max-iter 1
+    python studies/fit_scale.py dask --n 1000000 --checkpoint /tmp/run.ckpt
     python studies/fit_scale.py report
+
+``--checkpoint PATH``: ``KernelSelectionCV(checkpoint=PATH)``; killed, the same command
+resumes, and its record says what it read back.
 """
 
 import os
@@ -158,6 +162,15 @@ def refit_summary(sel):
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in r.items()}
 
 
+def resumed(sel):
+    """What a checkpointed run read back: the operators it built (none when the whole
+    selection was saved) and the iteration its solve continued from."""
+    model = sel.best_estimator_[-1].model_
+    start = model.details.get("resumed_from")
+    return {"operator_builds": sel.selection_.details.get("n_operator_builds"),
+            "solve_resumed_from": start, "files": sel.selection_.details.get("checkpoint")}
+
+
 def memory(args):
     from kernelselect import (KernelRidgeRegressor, KernelSelectionCV,
                               KernelSelectionRegressor, NystroemPCG)
@@ -173,7 +186,8 @@ def memory(args):
             kernel="gaussian", approximation=NystroemPCG(n_centres=args.centres)),
             random_state=0, progress=progress_of(args))
     else:
-        sel = KernelSelectionCV(random_state=0, progress=progress_of(args))
+        sel = KernelSelectionCV(random_state=0, progress=progress_of(args),
+                                checkpoint=args.checkpoint)
     t0 = time.perf_counter()
     sel = sel.fit(X, y)
     rec["fit_seconds"] = time.perf_counter() - t0
@@ -182,6 +196,8 @@ def memory(args):
     rec["factors"] = sel.best_estimator_[-1].model_.details.get("factors")
     rec["refit_seconds"] = refit_seconds(sel.best_estimator_[-1].model_)
     rec["sample_rows"] = sel.best_estimator_[-1].model_.details.get("sample_rows")
+    if args.checkpoint:
+        rec["resumed"] = resumed(sel)
     t0 = time.perf_counter()
     pred = sel.predict(Xt)
     rec["predict_seconds"] = time.perf_counter() - t0
@@ -221,7 +237,8 @@ def dask_part(args):
         X, y = open_chunked(str(path), chunk_rows=args.chunk_rows)
         rec["chunks"] = len(X.chunks[0])
         t0 = time.perf_counter()
-        sel = (KernelSelectionCV(random_state=0, progress=progress_of(args)) if args.gamma is None
+        sel = (KernelSelectionCV(random_state=0, progress=progress_of(args),
+                                 checkpoint=args.checkpoint) if args.gamma is None
                else _GivenPoint(args.gamma, args.alpha)).fit(X, y)
         rec["fit_seconds"] = time.perf_counter() - t0
         import dask.array as da
@@ -237,6 +254,8 @@ def dask_part(args):
                                     else sel.selection_.details.get("total_seconds"))
         rec["selection_levels"] = None if args.gamma is not None else selection_levels(sel)
         rec["factors"] = sel.best_estimator_[-1].model_.details.get("factors")
+        if args.checkpoint:
+            rec["resumed"] = resumed(sel)
     if args.gamma is not None:
         rec["part"] = "dask, refit alone"
     rec.update(best_params={k: float(v) for k, v in sel.best_params_.items()},
@@ -316,6 +335,10 @@ def main(argv=None):
                        help="progress lines on stderr once the fit has run this many "
                             "seconds (the selection's levels, the iterations and the time "
                             "left); a negative number for none")
+        r.add_argument("--checkpoint", default=None, metavar="PATH",
+                       help="KernelSelectionCV(checkpoint=PATH): run the same command again "
+                            "after an interruption to resume (the record says what was "
+                            "read back)")
         if name == "memory":
             r.add_argument("--centres", type=int, default=None,
                            help="KernelSelectionRegressor(KernelRidgeRegressor(kernel="
