@@ -37,6 +37,25 @@ def no_selection(monkeypatch):
 
 
 @pytest.fixture
+def operator_builds(monkeypatch):
+    """A count of the operators a selection builds (``["n"]``, not those a checkpoint
+    gives back); it raises KeyboardInterrupt on the ``["stop"]``-th, when set."""
+    from kernelselect.selection import _search
+
+    fresh = _search.Search._evaluate_fresh
+    builds = {"n": 0, "stop": None}
+
+    def counting(self, *args, **kw):
+        builds["n"] += 1
+        if builds["n"] == builds["stop"]:
+            raise KeyboardInterrupt
+        return fresh(self, *args, **kw)
+
+    monkeypatch.setattr(_search.Search, "_evaluate_fresh", counting)
+    return builds
+
+
+@pytest.fixture
 def on_one_and_two_threads():
     """``run(fit)``: [fit(1), fit(2)], each called with BLAS limited to that many
     threads, for the tests that a result has the same bits on any thread count."""

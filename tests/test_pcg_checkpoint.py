@@ -396,21 +396,11 @@ def test_cli_checkpoint_resumes_an_interrupted_refit(pcg_refit, monkeypatch, tmp
     assert not os.path.exists(path)
 
 
-def test_cli_checkpoint_resumes_an_interrupted_selection(monkeypatch, tmp_path, capsys):
+def test_cli_checkpoint_resumes_an_interrupted_selection(operator_builds, tmp_path, capsys):
     from kernelselect.cli import main
-    from kernelselect.selection import _search
     path = str(tmp_path / "run.ckpt")
     argv = ["predict", "--dataset", "breast_cancer", "--rows", "3", "--proba"]
-    fresh = _search.Search._evaluate_fresh
-    calls = {"n": 0, "stop": None}
-
-    def counting(self, *args, **kw):
-        calls["n"] += 1
-        if calls["n"] == calls["stop"]:
-            raise KeyboardInterrupt
-        return fresh(self, *args, **kw)
-
-    monkeypatch.setattr(_search.Search, "_evaluate_fresh", counting)
+    calls = operator_builds
     assert main(argv) == 0
     plain, total = capsys.readouterr().out, calls["n"]
     calls.update(n=0, stop=2)

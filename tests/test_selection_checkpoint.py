@@ -175,7 +175,7 @@ def _estimator(path):
 
 @pytest.mark.parametrize("on_dask", [False, True])
 def test_an_interrupted_selection_estimator_resumes_its_selection_then_its_solve(
-        monkeypatch, tmp_path, on_dask):
+        monkeypatch, operator_builds, tmp_path, on_dask):
     import contextlib
     from kernelselect.solvers import _nystroem_pcg, _pcg
     from kernelselect.solvers._checkpoint import CGCheckpoint
@@ -189,16 +189,7 @@ def test_an_interrupted_selection_estimator_resumes_its_selection_then_its_solve
         ctx = dask.config.set(scheduler="synchronous")
     path = str(tmp_path / "run.ckpt")
     sel_path = path + ".selection.json"
-    fresh = _search.Search._evaluate_fresh
-    builds = {"n": 0, "stop": None}
-
-    def counting(self, *args, **kw):
-        builds["n"] += 1
-        if builds["n"] == builds["stop"]:
-            raise KeyboardInterrupt
-        return fresh(self, *args, **kw)
-
-    monkeypatch.setattr(_search.Search, "_evaluate_fresh", counting)
+    builds = operator_builds
     saved_at = []
     write = CGCheckpoint.write
     monkeypatch.setattr(CGCheckpoint, "write",
