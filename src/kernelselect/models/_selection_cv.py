@@ -9,6 +9,7 @@ tasks' estimators (as scikit-learn's ``RidgeClassifierCV`` / ``RidgeCV``);
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -216,7 +217,9 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
         del y                       # the refit takes the prepared targets
         if lazy:    # it streams y_dask and needs ȳ only: n gathered values less on the client
             targets = replace(targets, y=targets.y[:, None].mean(axis=0), Y=None)
-        with checkpoint_to(checkpoint):   # a Nyström solve whose recipe names none
+        # a Nyström solve whose recipe names no checkpoint saves to ours (an enclosing
+        # checkpoint_to is left to reach it when this estimator has none)
+        with checkpoint_to(checkpoint) if checkpoint is not None else nullcontext():
             est._fit_validated(Xs, targets, y_dask)
         if scaler is not None:
             from sklearn.pipeline import Pipeline
