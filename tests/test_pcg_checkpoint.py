@@ -144,6 +144,28 @@ def test_the_preconditioner_says_its_stages_and_time_left(monkeypatch, rejected)
     assert any(text.startswith("factor of the estimate, about") for text in said)
 
 
+def test_the_solves_time_left_counts_down_between_iterations(monkeypatch):
+    """A pass takes seconds to minutes at scale: between two iterations the lines count
+    the estimate down instead of repeating it."""
+    from kernelselect.solvers._cg_monitor import CGMonitor
+    clock = [100.0]
+    monkeypatch.setattr(_progress.time, "monotonic", lambda: clock[0])
+    import itertools
+    from kernelselect.solvers import _cg_monitor
+    ticks = itertools.count(0.0, 10.0)                    # each iteration takes 10 s
+    monkeypatch.setattr(_cg_monitor, "time", type("Clock", (), {
+        "perf_counter": staticmethod(lambda: next(ticks))}))
+    monitor = CGMonitor(3600.0, 1e-5, 100)
+    monitor.start(0, np.array([1.0]))
+    lines = monitor._bar._lines
+    assert lines is not None
+    monitor.step(1, np.array([1e-2]))                     # 2 iterations more, 10 s each
+    assert lines.status() == "residual 0.01 (tol 1e-05), about 2 iterations, 20 s left"
+    clock[0] += 15.0
+    assert lines.status() == "residual 0.01 (tol 1e-05), about 2 iterations, 5 s left"
+    monitor.close()
+
+
 def test_iterations_left_from_the_decay_rate():
     # log r falls by ln 10 per iteration: from 1e-2 to 3e-8 takes log10(1e-2/3e-8) = 5.5
     assert iterations_left((0, 1.0), (2, 1e-2), 3e-8, 100) == 6
@@ -422,6 +444,11 @@ def test_cli_checkpoint_refuses_a_foreign_file_and_clashes(tmp_path, capsys):
     assert main(["predict", "--dataset", "servo", "--checkpoint",
                  str(tmp_path / "no" / "x.ckpt")]) == 2
     assert "does not exist" in capsys.readouterr().err
+    # the selection's file beside the solve's would be the output
+    assert main(["predict", "--dataset", "servo", "--output", str(out) + ".selection.json",
+                 "--checkpoint", str(out)]) == 2
+    assert "would be --output" in capsys.readouterr().err
+    assert not os.listdir(tmp_path)
 
 
 # ---- the selection's levels -------------------------------------------------------------

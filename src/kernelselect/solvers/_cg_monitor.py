@@ -28,7 +28,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..utils._progress import ProgressBar, _duration
+from ..utils._progress import ProgressBar
 
 __all__ = ["CGStep", "CGMonitor", "iterations_left"]
 
@@ -130,10 +130,12 @@ class CGMonitor:
         record = CGStep(iteration=int(iteration), residual=r, tol=self.tol, seconds=seconds,
                         iterations_left=left, seconds_left=seconds_left)
         self._bar.update(1)
-        self._bar.status(f"residual {r:.2g} (tol {self.tol:.2g}), about {left:.0f} "
-                         f"iterations, {_duration(seconds_left)} left"
-                         if math.isfinite(seconds_left) else
-                         f"residual {r:.2g} (tol {self.tol:.2g})")
+        said = f"residual {r:.2g} (tol {self.tol:.2g})"
+        if math.isfinite(seconds_left):       # counted down until the next iteration
+            self._bar.countdown(lambda time_left: f"{said}, about {left:.0f} iterations, "
+                                f"{time_left} left", seconds_left)
+        else:
+            self._bar.status(said)
         if self.callback is not None:
             self.callback(record)
 

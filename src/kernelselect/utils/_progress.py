@@ -254,17 +254,22 @@ class ProgressBar:
     def _say_left(self, where: str) -> None:
         """The status of steps with costs: ``where`` and the time left, the cost left at
         the rate of the steps last done, counting down in the lines."""
-        now = time.monotonic()
-        rate = self._rate or (now - self._clock) / self.cost_done
-        end = now + rate * max(0.0, self.cost_total - self.cost_done)
+        rate = self._rate or (time.monotonic() - self._clock) / self.cost_done
         head = f"{where}, " if where else ""
+        self.countdown(lambda left: f"{head}about {left} left (by the steps' costs)",
+                       rate * max(0.0, self.cost_total - self.cost_done))
 
-        def text() -> str:
-            return f"{head}about {_duration(end - time.monotonic())} left (by the steps' costs)"
+    def countdown(self, text: Callable[[str], str], seconds: float) -> None:
+        """Say ``text(the time left)``, ``seconds`` from now: the lines count it down
+        while the step runs, so that a long one does not repeat its first estimate."""
+        end = time.monotonic() + seconds
 
-        self.status(text())
+        def say() -> str:
+            return text(_duration(end - time.monotonic()))
+
+        self.status(say())
         if self._lines is not None:
-            self._lines.status = text
+            self._lines.status = say
 
     def status(self, text: str) -> None:
         """Say ``text`` beside the count (the bar's postfix, or in the lines instead of
