@@ -74,6 +74,9 @@ def test_an_interrupted_selection_resumes_to_the_uninterrupted_result(
     again = select_kernel(checkpoint=path, **args)
     _assert_same(again, ref)
     assert again.details["n_operator_builds"] == 0
+    # every operator the uninterrupted run built was read back
+    assert again.details["operators_read"] == ref.details["n_operator_builds"]
+    assert res.details["operators_read"] >= done and "operators_read" not in ref.details
 
 
 def test_a_checkpoint_of_another_selection_is_refused_and_kept(tmp_path):

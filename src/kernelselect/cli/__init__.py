@@ -184,10 +184,13 @@ def _print_report(out: SafeText, result: Any, first: str, summary: str, elapsed:
             continue
         print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
               f"({name}={b['value']:.6g})", file=out)
-    builds = (getattr(result, "details", None) or {}).get("n_operator_builds")
+    details = getattr(result, "details", None) or {}
+    builds, read = details.get("n_operator_builds"), details.get("operators_read")
     shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
-             if builds in (None, len(result.gammas)) else
+             if builds in (None, len(result.gammas)) and not read else
              f"{builds} kernels built, {len(result.alphas)} alphas each")
+    if read:
+        shown += f"; {read} read from the checkpoint"
     print(f"time       {elapsed:.3f} s selection ({shown}), {t_load:.3f} s loading",
           file=out)
 

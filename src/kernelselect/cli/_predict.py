@@ -95,6 +95,22 @@ def _check(args: argparse.Namespace) -> None:
         raise CommandError(f"{args.output} exists; pass --force to replace it.")
 
 
+def _resumed(est: Any) -> str:
+    """What a checkpointed fit read back and what it computed."""
+    details = est.selection_.details
+    if details["checkpoint"]["selection"] is None:
+        said = "the selection was not saved (one γ per feature)"
+    else:
+        said = (f"the selection read {details.get('operators_read', 0)} evaluated operators "
+                f"back and built {details.get('n_operator_builds', 0)}")
+    solve = est.best_estimator_[-1].model_.details.get("resumed_from")
+    if solve is None:
+        return said + "; the refit has no iterations to save"
+    start = max(solve)
+    return said + (f"; the refit's solve continued from iteration {start}" if start
+                   else "; the refit's solve ran from the start")
+
+
 def cmd_predict(args: argparse.Namespace, out: SafeText) -> int:
     """Run ``kernelselect predict``; 0 on success."""
     from sklearn.model_selection import train_test_split
@@ -149,6 +165,8 @@ def cmd_predict(args: argparse.Namespace, out: SafeText) -> int:
               f"{args.random_state})\n")
     out.write(f"selected: gamma {np.ravel(est.best_params_['gamma'])[0]:.6g}, alpha "
               f"{est.best_params_['alpha']:.6g}\n")
+    if args.checkpoint is not None:
+        out.write(f"checkpoint: {_resumed(est)}\n")
 
     def cell(v: Any) -> str:
         return f"{v:.6g}" if isinstance(v, (float, np.floating)) else str(v)

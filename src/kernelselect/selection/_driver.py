@@ -206,7 +206,8 @@ def select_kernel(X: npt.ArrayLike, y: npt.ArrayLike, *, kernel: str = "auto",
         naming what differs; a file that is no checkpoint is never overwritten. The
         file is kept when the selection ends, so the call replays in moments; delete it
         to select afresh. Pass ``random_state`` so that a rerun draws the same
-        landmarks. The isotropic kernels only.
+        landmarks. The isotropic kernels only. ``details["operators_read"]`` counts the
+        evaluations read back, ``details["n_operator_builds"]`` those built.
     **criterion_params
         Passed to every requested criterion that takes them (e.g. ``sigma`` for ipe
         and c1, ``r`` or ``h`` for sm, ``loss`` for eloo).
@@ -916,6 +917,8 @@ def _report(plan: _Plan, out: _Outcome) -> SelectionResult:
         result.best_gamma, result.best_alpha = out.refined["gamma"], out.refined["alpha"]
         result.details["refine"] = out.refined
     result.details["n_operator_builds"] = out.n_builds
+    if plan.checkpoint is not None:       # evaluations read back instead of built
+        result.details["operators_read"] = plan.checkpoint.reused
     return result
 
 
