@@ -99,11 +99,14 @@ def _resumed(est: Any) -> str:
     """What a checkpointed fit read back and what it computed."""
     details = est.selection_.details
     if details["checkpoint"]["selection"] is None:
-        said = "the selection was not saved (one γ per feature)"
+        said = "the selection was not saved (" + (
+            "one γ per feature" if est.best_kernel_ == "ard" else "k-fold cross-validation") + ")"
     else:
         said = (f"the selection read {details.get('operators_read', 0)} evaluated operators "
                 f"back and built {details.get('n_operator_builds', 0)}")
-    solve = est.best_estimator_[-1].model_.details.get("resumed_from")
+    fitted = est.best_estimator_
+    machine = fitted[-1] if hasattr(fitted, "steps") else fitted     # after a scaler or not
+    solve = machine.model_.details.get("resumed_from")
     if solve is None:
         return said + "; the refit has no iterations to save"
     start = max(solve)
