@@ -254,6 +254,12 @@ def test_selection_estimator_checkpoint_needs_a_fixed_state_and_a_criterion(tmp_
         KernelSelectionRegressor(KernelRidgeRegressor(kernel="ard"), random_state=0,
                                  checkpoint=path).fit(X, y)
     assert not os.listdir(tmp_path)
+    # a file there that is no checkpoint: refused before the selection, left untouched
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable kernelselect conjugate-gradient"):
+        KernelSelectionRegressor(random_state=0, checkpoint=path).fit(X, y)
+    assert os.listdir(tmp_path) == ["run.ckpt"] and path.read_bytes() == b"not a checkpoint"
+    path.unlink()
     # kernel="auto" choosing one γ per feature: the search is not saved, and says so
     est = KernelSelectionRegressor(random_state=0, checkpoint=path).fit(X, y)
     assert est.best_kernel_ == "ard"

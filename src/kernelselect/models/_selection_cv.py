@@ -32,7 +32,7 @@ from ..utils._warnings import warn_user
 from ..kernels import Kernel, kernel_or_auto
 from ..selection._driver import (_PER_FEATURE_CHECKPOINT, _gamma_grid, _resolve_kernel,
                                  _select_validated)
-from ..solvers._checkpoint import check_checkpoint, checkpoint_to
+from ..solvers._checkpoint import CGCheckpoint, check_checkpoint, checkpoint_to
 from ._machines import (KernelRidgeRegressor, LSSVMClassifier, _check_fit_intercept,
                         _KernelMachineEstimator)
 from ._dask_input import (check_dask_features, dask_recipe_error, dask_training_data,
@@ -253,6 +253,7 @@ class _KernelSelection(MetaEstimatorMixin, BaseEstimator):
                              "is not checkpointed: drop checkpoint= or use a criterion "
                              "(criterion='auto').")
         check_checkpoint(selection_checkpoint(path))
+        CGCheckpoint(path).check_path()     # a foreign file: refused before the selection
         return path
 
     def _training_data(self, X: Any, y: Any) -> tuple[Any, np.ndarray, Any]:
