@@ -349,6 +349,11 @@ def passes(args):
     C.log({k: v for k, v in rec.items() if k != "runs"})
 
 
+def _its(run):
+    """A run's iterations, marked * when it did not meet tol."""
+    return f"{run['iterations']}{'' if run['converged'] else '*'}"
+
+
 def report(args):
     recs = C.read_jsonl(RAW)
     lines = C.report_head(
@@ -399,8 +404,6 @@ def report(args):
             a, b = r["runs"]["float64"], r["runs"]["float32"]
             auto = r["runs"].get("auto")
 
-            def its(run):
-                return f"{run['iterations']}{'' if run['converged'] else '*'}"
 
             eig = "—" if r["eigenvalues_below"] is None else f"{r['eigenvalues_below']:.2f}"
             kept = auto["factors"] if auto else "— (m ≤ 8192: float64)"
@@ -408,7 +411,7 @@ def report(args):
             lines.append(
                 f"| {r['n']} | {r['m']} | {r['d']} | {r['gamma']:g} | {r['mu']:.0e} | "
                 f"{'yes' if r['bias'] else 'no'} | {r['min_pivot']:.2f} | "
-                f"{r['pivots_below_10']:.3f} | {eig} | {kept} | {its(a)} / {its(b)} | "
+                f"{r['pivots_below_10']:.3f} | {eig} | {kept} | {_its(a)} / {_its(b)} | "
                 f"{a['seconds']['preconditioner']:.1f} / {b['seconds']['preconditioner']:.1f}"
                 f" | {a['total']:.1f} / {b['total']:.1f} / {auto_s} | "
                 f"{b['max_prediction_difference']:.1e} | {a['nmse']:.4f} / {b['nmse']:.4f} | "
@@ -427,12 +430,10 @@ def report(args):
         for r in emulated:
             a, b = r["runs"]["float64"], r["runs"]["float32 values"]
 
-            def its(run):
-                return f"{run['iterations']}{'' if run['converged'] else '*'}"
 
             lines.append(
                 f"| {r['n']} | {r['m']} | {r['gamma']:g} | {r['mu']:.0e} | "
-                f"{r['min_pivot']:.2f} | {its(a)} / {its(b)} | "
+                f"{r['min_pivot']:.2f} | {_its(a)} / {_its(b)} | "
                 f"{r['max_prediction_difference']:.1e} | {a['nmse']:.4f} / {b['nmse']:.4f} | "
                 f"{r['load'][0][0]} → {r['load'][1][0]} |")
         lines += ["", "- Where K_mm keeps its float32 pivots well above the rounding (the "
