@@ -184,8 +184,8 @@ def _print_report(out: SafeText, result: Any, first: str, summary: str, elapsed:
             continue
         print(f"           {name} would pick gamma={b['gamma']:.6g}, alpha={b['alpha']:.6g} "
               f"({name}={b['value']:.6g})", file=out)
-    details = getattr(result, "details", None) or {}
-    builds, read = details.get("n_operator_builds"), details.get("operators_read")
+    recorded = getattr(result, "details", None) or {}
+    builds, read = recorded.get("n_operator_builds"), recorded.get("operators_read")
     shown = (f"{len(result.gammas)} gammas x {len(result.alphas)} alphas"
              if builds in (None, len(result.gammas)) and not read else
              f"{builds} kernels built, {len(result.alphas)} alphas each")
