@@ -148,7 +148,7 @@ def selection_levels(sel):
     res = getattr(sel, "selection_", None)
     if res is None:
         return None
-    return [{"approximation": lv.approximation, "n_rows": lv.n_rows,
+    return [{"approximation": lv.approximation, "n_rows": getattr(lv, "n_rows", None),
              "gammas": int(np.size(lv.timings)), "seconds": float(np.sum(lv.timings))}
             for lv in res.levels]
 
@@ -160,6 +160,14 @@ def refit_summary(sel):
                 "n_iter": m.n_iter_, "residual": m.residual_}
     r = sel.selection_.details["refit"]
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in r.items()}
+
+
+def options(args):
+    """The estimator's ``progress`` and ``checkpoint``, each only when asked for, so that
+    the study also runs the code of earlier commits (which time the earlier defaults and
+    may have neither)."""
+    asked = {"progress": progress_of(args), "checkpoint": args.checkpoint}
+    return {k: v for k, v in asked.items() if v not in (None, False)}
 
 
 def resumed(sel):
@@ -186,8 +194,7 @@ def memory(args):
             kernel="gaussian", approximation=NystroemPCG(n_centres=args.centres)),
             random_state=0, progress=progress_of(args))
     else:
-        sel = KernelSelectionCV(random_state=0, progress=progress_of(args),
-                                checkpoint=args.checkpoint)
+        sel = KernelSelectionCV(random_state=0, **options(args))
     t0 = time.perf_counter()
     sel = sel.fit(X, y)
     rec["fit_seconds"] = time.perf_counter() - t0
@@ -237,8 +244,7 @@ def dask_part(args):
         X, y = open_chunked(str(path), chunk_rows=args.chunk_rows)
         rec["chunks"] = len(X.chunks[0])
         t0 = time.perf_counter()
-        sel = (KernelSelectionCV(random_state=0, progress=progress_of(args),
-                                 checkpoint=args.checkpoint) if args.gamma is None
+        sel = (KernelSelectionCV(random_state=0, **options(args)) if args.gamma is None
                else _GivenPoint(args.gamma, args.alpha)).fit(X, y)
         rec["fit_seconds"] = time.perf_counter() - t0
         import dask.array as da
