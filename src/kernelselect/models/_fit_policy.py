@@ -151,7 +151,8 @@ def machine_approximation(approximation: Any, n: int, d: int, t: int = 1,
     allows fewer centres than the rule asks for, an :class:`ApproximationWarning` says
     so and how to get the larger model (``warn=False``: not yet, for a check ahead of
     the selection, whose refit warns with the rule at its measured d_eff).
-    ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``. Anything else as :func:`kernelselect.operators.get_approximation`.
+    ``"nystrom-pcg"`` (or ``"pcg"``, ``"falkon"``): ``NystroemPCG()``. Anything else as
+    :func:`kernelselect.operators.get_approximation`.
     Where a machine's own d_eff asks for all n rows as centres, n is within
     :data:`EXACT_SHORTCUT` times the exact limit and the exact machine fits in memory,
     ``"auto"`` is exact (a Nyström model on every row is the exact one, at a higher

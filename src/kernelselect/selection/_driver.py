@@ -353,7 +353,7 @@ def _select_validated(X: Any, y: np.ndarray, targets: Targets, *, y_dask: Any = 
     Neither is checked or prepared again. ``kernel="auto"`` is resolved as by
     :func:`select_kernel`; ``auto``: the door resolved it (a per-feature choice gathers
     Dask input, as ``select_kernel`` does). ``checkpoint``: a path checked by the door,
-    for an isotropic kernel only (as ``select_kernel``'s)."""
+    which also refuses it for a per-feature kernel (as ``select_kernel`` does)."""
     chosen, rule = _resolve_kernel(X, y, kernel, targets.task, approximation, criterion,
                                    targets)
     result = _select_chosen(X, y, targets, y_dask, kernel=chosen, gammas=gammas,
@@ -380,8 +380,6 @@ def _select_chosen(X: Any, y: np.ndarray, targets: Targets, y_dask: Any, *, kern
                                approximation=approximation, random_state=random_state,
                                workers=workers, progress=progress, refine=refine,
                                checkpoint=checkpoint)
-    if checkpoint is not None:
-        raise ValueError(_PER_FEATURE_CHECKPOINT)
     t0 = time.perf_counter()
     if y_dask is not None and auto:
         X, y_dask = _gather_for_auto(X), None

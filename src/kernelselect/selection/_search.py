@@ -91,19 +91,19 @@ class Search:
         cost, where = self._plan_builds(approx, gammas.size)   # this grid's builds
         keys = self._keys(approx, gammas, alphas)
         memo = self.checkpoint
-        todo = []
+        todo, read = [], []
         for i in range(gammas.size):
             saved = None if keys is None or memo is None else memo.get(keys[i])
             if saved is None:
                 todo.append(i)
                 continue
+            read.append(i)
             for name in curves:
                 curves[name][i] = saved["curves"][name]
             timings[i], ops[i] = saved["seconds"], saved["details"]
             if self.spectra is not None and saved["spectrum"] is not None:
                 self.spectra[float(gammas[i])] = saved["spectrum"]
-        if len(todo) < gammas.size:      # the time left at the rate they took when built
-            read = [i for i in range(gammas.size) if i not in todo]
+        if read:                         # the time left at the rate they took when built
             self.bar.update(len(read), cost, f"{where}: read from the checkpoint",
                             seconds=float(np.sum(timings[read])))
 
