@@ -1,6 +1,8 @@
 """select_kernel on Dask arrays: same results as in memory, on a real two-process
 cluster, and clear errors for bad distributed input."""
 
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -207,6 +209,97 @@ def test_a_cluster_that_dies_mid_run_gives_a_clear_error():
         killer.join()
         c.close()
         cluster.close()
+
+
+def _kill_worker(client, address):
+    """SIGKILL the worker at ``address`` (its nanny starts another) and wait until the
+    scheduler has removed it, so that what it held is lost."""
+    pid = client.run(os.getpid, workers=[address])[address]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 300
+    while address in client.scheduler_info(n_workers=-1)["workers"]:
+        assert time.monotonic() < deadline, "the scheduler never removed the killed worker"
+        time.sleep(0.05)
+
+
+def _counting_shared(monkeypatch, run, kill_on=None, client=None):
+    """``run()``'s result and the number of values its passes shared; on call
+    ``kill_on`` the worker holding that value's only copy is killed before the pass is
+    submitted."""
+    from kernelselect.utils import _dask
+
+    real, calls = _dask.shared, []
+
+    def shared(value):
+        future = real(value)
+        calls.append(future)
+        if len(calls) == kill_on:
+            _kill_worker(client, next(iter(client.who_has([future])[future.key])))
+        return future
+    monkeypatch.setattr(_dask, "shared", shared)
+    try:
+        return run(), len(calls)
+    finally:
+        monkeypatch.setattr(_dask, "shared", real)
+
+
+def _pcg_fit(X, y):
+    return lambda: kernelselect.KernelRidgeRegressor(
+        gamma=0.5, alpha=1e-3, random_state=0,
+        approximation=kernelselect.NystroemPCG(n_centres=120)).fit(
+            da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=500))
+
+
+def _selection(X, y):
+    return lambda: kernelselect.select_kernel(
+        da.from_array(X, chunks=(500, -1)), da.from_array(y, chunks=500), criterion="gcv",
+        approximation=kernelselect.Nystroem(n_landmarks=60), random_state=0)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_pass_whose_shared_values_die_with_a_worker_is_computed_again(client, monkeypatch):
+    # a scattered value has no task to run again: a worker lost while it held the only
+    # copy used to end the fit; the pass is now built, sent and computed again
+    from kernelselect.utils import _dask
+
+    X, y = _data(n=2000, d=3, binary=False)
+    try:
+        calm, passes = _counting_shared(monkeypatch, _pcg_fit(X, y))
+        hit, calls = _counting_shared(monkeypatch, _pcg_fit(X, y), 3, client)
+        assert calls == passes + 1                    # the lost pass, sent again
+        assert hit.n_iter_ == calm.n_iter_
+        np.testing.assert_array_equal(hit.model_.coef, calm.model_.coef)     # the same bits
+        client.wait_for_workers(2, timeout=300)
+        calm, passes = _counting_shared(monkeypatch, _selection(X, y))
+        hit, calls = _counting_shared(monkeypatch, _selection(X, y), 2, client)
+        assert calls == passes + 1
+        np.testing.assert_array_equal(hit.curves["gcv"], calm.curves["gcv"])
+        client.wait_for_workers(2, timeout=300)
+        monkeypatch.setattr(_dask, "LOST_VALUES_RETRIES", 0)
+        with pytest.raises(RuntimeError, match="worker was lost while it held values a pass"
+                                               r"(.|\n)*checkpoint=PATH"):
+            _counting_shared(monkeypatch, _pcg_fit(X, y), 3, client)
+    finally:
+        client.wait_for_workers(2, timeout=300)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_lazy_prediction_outlives_the_workers_it_was_built_beside(client):
+    # the centres and coefficients travel inside the prediction's graph: workers lost
+    # between predict() and the compute cost tasks, not the prediction
+    X, y = _data(n=1500, d=3, binary=False)
+    Xd = da.from_array(X, chunks=(500, -1))
+    reg = kernelselect.KernelRidgeRegressor(
+        gamma=0.5, alpha=1e-3, random_state=0,
+        approximation=kernelselect.NystroemPCG(n_centres=80)).fit(X, y)
+    lazy = reg.predict(Xd)
+    try:
+        for address in list(client.scheduler_info(n_workers=-1)["workers"]):
+            _kill_worker(client, address)
+        client.wait_for_workers(2, timeout=300)
+        np.testing.assert_array_equal(lazy.compute(), reg.predict(X))
+    finally:
+        client.wait_for_workers(2, timeout=300)
 
 
 def test_import_does_not_import_dask():

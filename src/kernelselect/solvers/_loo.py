@@ -272,16 +272,20 @@ def _gram_pass(rows: Any, F: np.ndarray) -> list[np.ndarray]:
                               rows.workers)
     import dask
 
-    from ..utils._dask import compute
-    from ..utils._dask import shared
+    from ..utils._dask import compute_pass, shared
 
-    payload = shared((rows.cond, F))
     task = dask.delayed(_gram_chunk, pure=False)
-    state = None
-    for x, y, s in zip(rows.X.to_delayed().ravel(), rows.Y.to_delayed().ravel(), rows.starts):
-        state = task(state, payload, x, y, int(s))
+
+    def build() -> tuple[Any]:
+        payload = shared((rows.cond, F))
+        state = None
+        for x, y, s in zip(rows.X.to_delayed().ravel(), rows.Y.to_delayed().ravel(),
+                           rows.starts):
+            state = task(state, payload, x, y, int(s))
+        return (state,)
+
     with one_blas_thread():
-        return list(compute(state))
+        return list(compute_pass(build))
 
 
 def _loo_pass(rows: Any, F: np.ndarray, plan: tuple[Any, ...]) -> list[np.ndarray]:

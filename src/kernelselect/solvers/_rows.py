@@ -259,16 +259,18 @@ class DaskNystromRows:
     def _parts(self, fn: Any, *args: Any) -> list[list[np.ndarray]]:
         import dask
 
-        from ..utils._dask import _chunk_task, shared
-        from ..utils._dask import compute
+        from ..utils._dask import _chunk_task, compute_pass, shared
 
         self._passes += 1
-        payload = shared((self.cond, args))
         task = dask.delayed(_chunk_task, pure=True)
         xs, ys = self.X.to_delayed().ravel(), self.Y.to_delayed().ravel()
-        chunks = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]
+
+        def build() -> tuple[list[Any]]:
+            payload = shared((self.cond, args))
+            return ([task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)],)
+
         with one_blas_thread():          # tasks in this process (local schedulers)
-            results = compute(chunks)
+            results = compute_pass(build)
         return [part for chunk in results for part in chunk]
 
     def normal(self, V: np.ndarray) -> np.ndarray:
@@ -303,14 +305,16 @@ def dask_predict(X: Any, cond: Conditioning, coef: np.ndarray, intercept: np.nda
     in X's chunks of rows moved to begin at multiples of the passes' blocks
     (:func:`block_chunks`, so that every row gets its in-memory bits; module notes),
     one task per chunk, nothing computed here; the centres and coefficients travel
-    once, apart from the graph (``shared``)."""
-    from ..utils._dask import shared
+    once, inside the graph while they are small (``lasting``: a worker lost before the
+    caller computes the result costs a task, not the prediction), apart from it beyond."""
+    from ..utils._dask import lasting
 
     t = coef.shape[1]
     chunks = block_chunks(tuple(X.chunks[0]))
     if chunks != tuple(X.chunks[0]):
         X = X.rechunk({0: chunks})
-    return X.map_blocks(_apply_chunk, shared(cond),
-                        shared(np.ascontiguousarray(coef, dtype=np.float64)),
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    return X.map_blocks(_apply_chunk, lasting(cond, cond.centres.nbytes),
+                        lasting(coef, coef.nbytes),
                         np.asarray(intercept, dtype=np.float64), dtype=np.float64,
                         chunks=(X.chunks[0], (t,)), meta=np.empty((0, t)))

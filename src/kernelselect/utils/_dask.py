@@ -34,12 +34,18 @@ from ._resources import check_allocation
 from ._threads import cancel_passes, one_blas_thread, resume_passes
 
 __all__ = ["is_dask_array", "RowSource", "IN_MEMORY", "DaskRows", "check_dask_rows", "check_dask_data", "gather", "compute",
-           "from_file"]
+           "compute_pass", "LostSharedValues", "lasting", "from_file"]
 
 #: row chunks of about this many bytes when a file is opened (``from_file``)
 CHUNK_BYTES = 64 * 2 ** 20
 #: statistics added per tree node
 SPLIT_EVERY = 8
+#: bytes up to which a lazy graph's constant travels inside the graph (:func:`lasting`),
+#: below distributed's warning of a large graph (10 MB)
+EMBED_BYTES = 4 * 2**20
+#: times a pass is built and computed again after a worker was lost with its shared
+#: values (:func:`compute_pass`)
+LOST_VALUES_RETRIES = 2
 _CLUSTER_FAILURES = {"CommClosedError", "CancelledError", "FutureCancelledError",
                      "KilledWorker", "StreamClosedError", "TimeoutError"}
 
@@ -216,9 +222,24 @@ def encoded_target(y_dask: Any, classes: Any, task: str, scale: float = 1.0) -> 
     return y_dask.map_blocks(encode_as, classes, task, dtype=np.float64)
 
 
+class LostSharedValues(RuntimeError):
+    """A pass failed because a worker was lost while it held the only copy of a value
+    the pass shares (:func:`shared`): scattered data has no task the scheduler could
+    run again, so the pass's tasks are cancelled ("lost dependencies")."""
+
+
+def _lost_dependencies(exc: BaseException) -> bool:
+    """Whether ``exc`` is distributed's cancellation for lost dependencies (one future's
+    ``reason``, or the reasons of a group of them)."""
+    reasons = [getattr(exc, "reason", None)]
+    reasons += [getattr(g, "reason", None) for g in getattr(exc, "error_groups", ())]
+    return "lost dependencies" in reasons
+
+
 @contextlib.contextmanager
 def cluster_guard() -> Iterator[None]:
-    """Turn the errors of a lost cluster or Client into one RuntimeError naming it."""
+    """Turn the errors of a lost cluster or Client into one RuntimeError naming it
+    (:class:`LostSharedValues` where a lost worker took a pass's shared values)."""
     resume_passes()
     try:
         yield
@@ -226,6 +247,11 @@ def cluster_guard() -> Iterator[None]:
         cancel_passes()                     # queued chunk tasks end at their next block
         raise
     except BaseException as exc:
+        if _lost_dependencies(exc):
+            raise LostSharedValues(
+                f"a Dask worker was lost while it held values a pass over X shares "
+                f"({type(exc).__name__}: {exc}); no result was produced. Call again: "
+                "a checkpoint (checkpoint=PATH) keeps what was finished.") from exc
         if type(exc).__name__ in _CLUSTER_FAILURES or isinstance(exc, (OSError, EOFError)):
             raise RuntimeError(
                 f"the Dask cluster failed during a pass over X ({type(exc).__name__}: "
@@ -243,6 +269,28 @@ def compute(*things: Any) -> Any:
 
 
 _compute = compute          # the name the streamed exact operator uses
+
+
+def compute_pass(build: Callable[[], Sequence[Any]]) -> Any:
+    """``compute(*build())``, where ``build`` makes a pass's graph with its shared values
+    (:func:`shared`) afresh each call.
+
+    A worker that is lost (killed, restarted by its nanny) while it holds the only copy
+    of a shared value takes that value with it: the scheduler recomputes lost task
+    results, but scattered data has no task, so the pass's tasks are cancelled. The
+    pass is then built, its values sent again, and computed again, at most
+    :data:`LOST_VALUES_RETRIES` more times. A pass is a function of the rows and the
+    values alone (tasks in a fixed tree), so the result carries the same bits as an
+    undisturbed pass's. Any other failure is :func:`cluster_guard`'s."""
+    for attempt in range(LOST_VALUES_RETRIES + 1):
+        graph = build()
+        try:
+            return compute(*graph)
+        except LostSharedValues:
+            if attempt == LOST_VALUES_RETRIES:
+                raise
+            del graph
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _client() -> Any:
@@ -273,8 +321,23 @@ def shared(value: Any) -> Any:
     if client is not None:
         with cluster_guard():
             return client.scatter([value], hash=False)[0]
+    return _literal(value)
+
+
+def _literal(value: Any) -> Any:
+    dask, _ = _dask()
     return dask.delayed(value, name=f"kernelselect-shared-{uuid.uuid4().hex}",
                         traverse=False)
+
+
+def lasting(value: Any, nbytes: float) -> Any:
+    """A node for ``value``, a constant of a graph the caller computes later (a lazy
+    prediction), ``nbytes`` its size: embedded in the graph up to :data:`EMBED_BYTES`,
+    so that a worker lost before or during that computation costs only a task the
+    scheduler runs again; larger values are :func:`shared` (sent once, apart from the
+    graph), where a worker lost while it holds the only copy leaves the graph unable
+    to finish."""
+    return _literal(value) if nbytes <= EMBED_BYTES else shared(value)
 
 
 
@@ -319,17 +382,21 @@ class DaskRows:
     def reduce(self, fn: Callable[..., Any], fmap: Any, *args: Any) -> Any:
         dask, _ = _dask()
         self.passes += 1
-        payload = shared((fmap, args))
         xs = self.X.to_delayed().ravel()
         ys = self.y.to_delayed().ravel()
         task = dask.delayed(_chunk_task, pure=True)
-        parts = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]
         add = dask.delayed(_add, pure=True)
-        while len(parts) > 1:
-            parts = [add(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
-                     else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
+
+        def build() -> tuple[Any]:
+            payload = shared((fmap, args))
+            parts = [task(payload, fn, x, y, int(s)) for x, y, s in zip(xs, ys, self.starts)]
+            while len(parts) > 1:
+                parts = [add(*parts[i:i + SPLIT_EVERY]) if len(parts[i:i + SPLIT_EVERY]) > 1
+                         else parts[i] for i in range(0, len(parts), SPLIT_EVERY)]
+            return (parts[0],)
+
         with one_blas_thread():          # tasks in this process (local schedulers)
-            return compute(parts[0])
+            return compute_pass(build)
 
     def gather(self, idx: Any) -> np.ndarray:
         """Rows ``idx`` of X (a few, e.g. landmarks) as a numpy array."""
