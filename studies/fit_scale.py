@@ -34,13 +34,20 @@ One JSON line per run in ``results/fit_scale_raw.jsonl``; ``report`` writes
 
 ``--checkpoint PATH``: ``KernelSelectionCV(checkpoint=PATH)``; killed, the same command
 resumes, and its record says what it read back.
+
+``dask --kill-worker S [S …]``: a worker process is killed (SIGKILL, the two in turn)
+S seconds after the fit starts; its nanny starts another, and the fit goes on:
+
+    python studies/fit_scale.py dask --n 1000000 --kill-worker 100 420
 """
 
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -244,6 +251,8 @@ def dask_part(args):
         X, y = open_chunked(str(path), chunk_rows=args.chunk_rows)
         rec["chunks"] = len(X.chunks[0])
         t0 = time.perf_counter()
+        if args.kill_worker:
+            rec["worker_kills"] = kill_workers(client, args.kill_worker, t0)
         sel = (KernelSelectionCV(random_state=0, **options(args)) if args.gamma is None
                else _GivenPoint(args.gamma, args.alpha)).fit(X, y)
         rec["fit_seconds"] = time.perf_counter() - t0
@@ -264,6 +273,8 @@ def dask_part(args):
             rec["resumed"] = resumed(sel)
     if args.gamma is not None:
         rec["part"] = "dask, refit alone"
+    if args.kill_worker:
+        rec["part"] = f"dask, {len(args.kill_worker)} workers killed"
     rec.update(best_params={k: float(v) for k, v in sel.best_params_.items()},
                refit=refit_summary(sel), test_nmse=float(np.mean((pred - yt) ** 2) / np.var(yt)),
                client_peak_rss_gb=peak_rss_gb(), client_rss_before_gb=rss_before,
@@ -273,6 +284,23 @@ def dask_part(args):
         rec["max_abs_diff_memory"] = float(np.max(np.abs(pred - np.load(other))))
     C.append_record(RAW, rec)
     C.log(rec)
+
+
+def kill_workers(client, seconds, t0):
+    """Kill a worker process (SIGKILL, the workers in turn) at each of ``seconds`` after
+    ``t0``, from a thread; the returned list fills with what was killed when."""
+    kills = []
+
+    def run():
+        for k, at in enumerate(sorted(seconds)):
+            time.sleep(max(0.0, t0 + at - time.perf_counter()))
+            pids = client.run(os.getpid)
+            address = sorted(pids)[k % len(pids)]
+            os.kill(pids[address], signal.SIGKILL)
+            kills.append({"seconds": round(time.perf_counter() - t0, 1), "pid": pids[address]})
+            C.log({"killed worker": pids[address], "seconds": kills[-1]["seconds"]})
+    threading.Thread(target=run, daemon=True).start()
+    return kills
 
 
 def report(args):
@@ -353,6 +381,9 @@ def main(argv=None):
             r.add_argument("--gamma", type=float, default=None,
                            help="the refit alone at this γ (with --alpha), no selection")
             r.add_argument("--alpha", type=float, default=None)
+            r.add_argument("--kill-worker", type=float, nargs="+", default=None,
+                           metavar="S", help="kill a worker process S seconds into the fit "
+                                             "(its nanny starts another)")
     w = sub.add_parser("write-data")
     w.add_argument("--n", type=int, required=True)
     w.add_argument("--path", required=True)
