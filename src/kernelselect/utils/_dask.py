@@ -40,9 +40,10 @@ __all__ = ["is_dask_array", "RowSource", "IN_MEMORY", "DaskRows", "check_dask_ro
 CHUNK_BYTES = 64 * 2 ** 20
 #: statistics added per tree node
 SPLIT_EVERY = 8
-#: bytes up to which a lazy graph's constant travels inside the graph (:func:`lasting`),
-#: below distributed's warning of a large graph (10 MB)
-EMBED_BYTES = 4 * 2**20
+#: share of distributed's large-graph warning threshold (10 MB unless configured) up to
+#: which a lazy graph's constant travels inside the graph (:func:`lasting`): two such
+#: constants and the graph's own tasks stay below the warning
+EMBED_SHARE = 0.25
 #: times a pass is built and computed again after a worker was lost with its shared
 #: values (:func:`compute_pass`)
 LOST_VALUES_RETRIES = 2
@@ -332,12 +333,19 @@ def _literal(value: Any) -> Any:
 
 def lasting(value: Any, nbytes: float) -> Any:
     """A node for ``value``, a constant of a graph the caller computes later (a lazy
-    prediction), ``nbytes`` its size: embedded in the graph up to :data:`EMBED_BYTES`,
-    so that a worker lost before or during that computation costs only a task the
+    prediction), ``nbytes`` its size: embedded in the graph up to :data:`EMBED_SHARE`
+    of distributed's large-graph warning threshold (2.5 MB of the default 10 MB), so
+    that a worker lost before or during that computation costs only a task the
     scheduler runs again; larger values are :func:`shared` (sent once, apart from the
     graph), where a worker lost while it holds the only copy leaves the graph unable
     to finish."""
-    return _literal(value) if nbytes <= EMBED_BYTES else shared(value)
+    dask, _ = _dask()
+    try:
+        threshold = dask.utils.parse_bytes(
+            dask.config.get("distributed.admin.large-graph-warning-threshold"))
+    except (KeyError, TypeError, ValueError):    # distributed not installed or no setting
+        threshold = 10 * 10**6
+    return _literal(value) if nbytes <= EMBED_SHARE * threshold else shared(value)
 
 
 
