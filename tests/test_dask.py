@@ -284,6 +284,43 @@ def test_a_pass_whose_shared_values_die_with_a_worker_is_computed_again(client, 
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_exact_moments_start_again_when_a_worker_takes_their_products(client, monkeypatch):
+    # the streamed exact operator keeps V_k on the workers between passes, computed
+    # from values scattered for the pass before: a worker lost between two passes took
+    # V_k beyond recovery, and the selection ended; the passes now start again
+    from kernelselect.operators import streaming_exact
+
+    moments = [c for c in CRITERIA if kernelselect.get_criterion(c).needs == "moments"]
+    X, y = _data(n=1200)
+    Xd, yd = da.from_array(X, chunks=(300, -1)), da.from_array(y, chunks=300)
+    args = dict(criterion=moments, approximation=kernelselect.Exact(method="streaming"),
+                gammas=[0.05, 0.2, 1.0], random_state=0)
+    real, started = streaming_exact._DaskExactFamily._pass, []
+
+    def counted(family, kill_after_first=False):
+        started.append(family.done)
+        real(family)
+        if kill_after_first and len(started) == 1:
+            distributed.wait(list(family.V))
+            holders = {a for who in client.who_has(list(family.V)).values() for a in who}
+            _kill_worker(client, sorted(holders)[0])
+
+    try:
+        monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass", counted)
+        calm = kernelselect.select_kernel(Xd, yd, **args)
+        passes, started[:] = list(started), []
+        monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass",
+                            lambda family: counted(family, kill_after_first=True))
+        hit = kernelselect.select_kernel(Xd, yd, **args)
+        assert len(passes) >= 2 and started == [0, 1] + passes        # lost, then again
+        for name in moments:     # two calls on a cluster agree to about 1e-11, not every bit
+            np.testing.assert_allclose(hit.curves[name], calm.curves[name], rtol=1e-9,
+                                       err_msg=name)
+    finally:
+        client.wait_for_workers(2, timeout=300)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_a_lazy_prediction_outlives_the_workers_it_was_built_beside(client):
     # the centres and coefficients travel inside the prediction's graph: workers lost
     # between predict() and the compute cost tasks, not the prediction

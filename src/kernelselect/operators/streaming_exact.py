@@ -307,6 +307,24 @@ class _DaskExactFamily(_ExactFamily):
         self.X_user = None
         self.workers = None
 
+    def run(self, requests: list[Any], rows: Any = None) -> None:
+        """Make the passes the requests need. A pass reads the products V_k the last
+        one left on the workers; where a lost worker took part of them with the values
+        they were computed from (scattered, so the scheduler cannot run them again),
+        the passes start again from the first, at most
+        :data:`~kernelselect.utils._dask.LOST_VALUES_RETRIES` times (the moments come
+        out the same, to the order of the sums)."""
+        target = max(k for _, k in requests)
+        restarts = 0
+        while self.done < target:
+            try:
+                self._pass()
+            except _dask.LostSharedValues:
+                if restarts == _dask.LOST_VALUES_RETRIES:
+                    raise
+                restarts += 1
+                self.V, self.done = None, 0
+
     def _pass(self) -> None:
         dask, _ = _dask._dask()
         split = _dask.SPLIT_EVERY

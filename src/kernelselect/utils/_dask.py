@@ -33,8 +33,9 @@ from ._labels import encode_as
 from ._resources import check_allocation
 from ._threads import cancel_passes, one_blas_thread, resume_passes
 
-__all__ = ["is_dask_array", "RowSource", "IN_MEMORY", "DaskRows", "check_dask_rows", "check_dask_data", "gather", "compute",
-           "compute_pass", "LostSharedValues", "lasting", "from_file"]
+__all__ = ["is_dask_array", "RowSource", "IN_MEMORY", "DaskRows", "check_dask_rows",
+           "check_dask_data", "gather", "compute", "compute_pass", "LostSharedValues",
+           "lasting", "from_file"]
 
 #: row chunks of about this many bytes when a file is opened (``from_file``)
 CHUNK_BYTES = 64 * 2 ** 20
