@@ -265,13 +265,15 @@ def test_a_pass_whose_shared_values_die_with_a_worker_is_computed_again(client, 
     X, y = _data(n=2000, d=3, binary=False)
     try:
         calm, passes = _counting_shared(monkeypatch, _pcg_fit(X, y))
-        hit, calls = _counting_shared(monkeypatch, _pcg_fit(X, y), 3, client)
+        with pytest.warns(RuntimeWarning, match=r"pass is sent and computed again \(1 of 2\)"):
+            hit, calls = _counting_shared(monkeypatch, _pcg_fit(X, y), 3, client)
         assert calls == passes + 1                    # the lost pass, sent again
         assert hit.n_iter_ == calm.n_iter_
         np.testing.assert_array_equal(hit.model_.coef, calm.model_.coef)     # the same bits
         client.wait_for_workers(2, timeout=300)
         calm, passes = _counting_shared(monkeypatch, _selection(X, y))
-        hit, calls = _counting_shared(monkeypatch, _selection(X, y), 2, client)
+        with pytest.warns(RuntimeWarning, match="computed again"):
+            hit, calls = _counting_shared(monkeypatch, _selection(X, y), 2, client)
         assert calls == passes + 1
         np.testing.assert_array_equal(hit.curves["gcv"], calm.curves["gcv"])
         client.wait_for_workers(2, timeout=300)
@@ -311,7 +313,8 @@ def test_exact_moments_start_again_when_a_worker_takes_their_products(client, mo
         passes, started[:] = list(started), []
         monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass",
                             lambda family: counted(family, kill_after_first=True))
-        hit = kernelselect.select_kernel(Xd, yd, **args)
+        with pytest.warns(RuntimeWarning, match=r"passes start again from the first \(1 of"):
+            hit = kernelselect.select_kernel(Xd, yd, **args)
         assert len(passes) >= 2 and started == [0, 1] + passes        # lost, then again
         for name in moments:     # two calls on a cluster agree to about 1e-11, not every bit
             np.testing.assert_allclose(hit.curves[name], calm.curves[name], rtol=1e-9,

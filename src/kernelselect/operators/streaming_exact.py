@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import math
+import warnings
 from typing import Any, Callable, Iterator, Sequence, Union
 
 import numpy as np
@@ -324,6 +325,11 @@ class _DaskExactFamily(_ExactFamily):
                     raise
                 restarts += 1
                 self.V, self.done = None, 0
+                warnings.warn(
+                    "a Dask worker was lost with part of the products the exact moments "
+                    "keep between passes; the passes start again from the first "
+                    f"({restarts} of {_dask.LOST_VALUES_RETRIES})", RuntimeWarning,
+                    stacklevel=2)
 
     def _pass(self) -> None:
         dask, _ = _dask._dask()

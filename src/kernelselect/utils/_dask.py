@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 import os
 import uuid
+import warnings
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -283,7 +284,8 @@ def compute_pass(build: Callable[[], Sequence[Any]]) -> Any:
     pass is then built, its values sent again, and computed again, at most
     :data:`LOST_VALUES_RETRIES` more times. A pass is a function of the rows and the
     values alone (tasks in a fixed tree), so the result carries the same bits as an
-    undisturbed pass's. Any other failure is :func:`cluster_guard`'s."""
+    undisturbed pass's; a RuntimeWarning says so, beside the scheduler's log of the
+    lost data. Any other failure is :func:`cluster_guard`'s."""
     for attempt in range(LOST_VALUES_RETRIES + 1):
         graph = build()
         try:
@@ -292,6 +294,10 @@ def compute_pass(build: Callable[[], Sequence[Any]]) -> Any:
             if attempt == LOST_VALUES_RETRIES:
                 raise
             del graph
+            warnings.warn(
+                "a Dask worker was lost while it held the only copy of values a pass over X "
+                f"shares; the pass is sent and computed again ({attempt + 1} of "
+                f"{LOST_VALUES_RETRIES}), to the same result", RuntimeWarning, stacklevel=3)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
