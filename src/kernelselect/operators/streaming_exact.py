@@ -238,6 +238,14 @@ def _chunk_rows(x: npt.ArrayLike, mu: np.ndarray, start: int
     return x, np.einsum("ij,ij->i", x, x)
 
 
+def _aligned(a: np.ndarray) -> np.ndarray:
+    """``a``, copied where it is not aligned to its item size: an array received from
+    another worker may begin anywhere in its message, and numpy then multiplies it
+    outside BLAS (AᵀA by another order of sums than syrk's), which would make a
+    cluster's moments differ from run to run in their last bits."""
+    return np.require(a, np.float64, ["A"])
+
+
 def _pair_task(tiles: _TileKernel, mu: np.ndarray, xa: npt.ArrayLike, sa: int,
                xb: npt.ArrayLike, sb: int, vb: np.ndarray | None, yb: npt.ArrayLike,
                basis: Basis) -> tuple[np.ndarray, np.ndarray]:
@@ -246,7 +254,7 @@ def _pair_task(tiles: _TileKernel, mu: np.ndarray, xa: npt.ArrayLike, sa: int,
     B, b_sq = _chunk_rows(xb, mu, sb)
     if vb is None:                                  # first pass: V_0 = the probe basis
         return _row_block(tiles, A, a_sq, B, b_sq, probes(yb, *basis), True)
-    return _row_block(tiles, A, a_sq, B, b_sq, list(vb), False)
+    return _row_block(tiles, A, a_sq, B, b_sq, [_aligned(v) for v in vb], False)
 
 
 def _sum_pairs(*parts: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -267,9 +275,9 @@ def _chunk_stats(mu: np.ndarray, x: npt.ArrayLike, start: int, y: npt.ArrayLike,
                  pair: tuple[np.ndarray, np.ndarray]) -> list[np.ndarray]:
     """Moments (and, in the first pass, ‖K‖_F² and the centred-X statistics) of one
     row chunk."""
-    new, fro = pair
+    new, fro = _aligned(pair[0]), pair[1]
     Y = probes(y, *basis)
-    odd, even = _moments(Y if prev is None else prev, new)
+    odd, even = _moments(Y if prev is None else _aligned(prev), new)
     if prev is not None:
         return [odd, even]
     Xc, sq = _chunk_rows(x, mu, start)
