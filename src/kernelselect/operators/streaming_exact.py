@@ -321,8 +321,8 @@ class _DaskExactFamily(_ExactFamily):
         one left on the workers; where a lost worker took part of them with the values
         they were computed from (scattered, so the scheduler cannot run them again),
         the passes start again from the first, at most
-        :data:`~kernelselect.utils._dask.LOST_VALUES_RETRIES` times (the moments come
-        out the same, to the order of the sums)."""
+        :data:`~kernelselect.utils._dask.LOST_VALUES_RETRIES` times, to the same
+        moments."""
         target = max(k for _, k in requests)
         restarts = 0
         while self.done < target:
