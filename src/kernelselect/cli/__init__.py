@@ -67,8 +67,9 @@ from ._output import (SafeText, _check_outputs, _data_name, _details_line, _dire
                       _finite, _jsonable, _policy_lines, _render_plot, _render_relevances,
                       _safe, _write_atomic, format_table, relevance_path)
 from ._predict import cmd_predict
+from ._errors import CommandError
 from ._parsing import (APPROXIMATIONS, KERNELS, PROGRESS_DELAY, QUIET_PROGRESS_DELAY,
-                       CommandError, _float_list, build_parser, parse_gamma_grid)
+                       _float_list, build_parser, parse_gamma_grid)
 
 __all__ = ["main", "build_parser", "parse_gamma_grid", "format_table"]
 

@@ -20,7 +20,7 @@ from ..utils._resources import format_bytes, max_bytes
 from ..utils._targets import detect_task
 from ..datasets._base import _check_path
 from ..datasets._npy import _from_matrix
-from ._parsing import CommandError
+from ._errors import CommandError
 
 OUT_OF_CORE = (".npy", ".zarr")
 CSV = (".csv", ".tsv")

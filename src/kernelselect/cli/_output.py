@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import numpy as np
 
 from ..kernels import Kernel, kernel_or_auto
-from ._parsing import CommandError
+from ._errors import CommandError
 
 if TYPE_CHECKING:
     from ..selection import SelectionResult

@@ -1,5 +1,5 @@
-"""The command line of ``kernelselect``: the argument parser, the γ-grid syntax and
-the error type of a user mistake (reported as one line, exit status 2)."""
+"""The command line of ``kernelselect``: the argument parser and the γ-grid syntax
+(a user mistake raises :class:`~kernelselect.cli._errors.CommandError`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from .. import _policy as _rules
 from .. import datasets as _datasets
 from .._version import __version__
 from ..kernels import AUTO, Kernel
+from ._errors import CommandError
 
 
 #: Progress (stderr) appears once a selection has run this many seconds: a tqdm bar on
@@ -23,10 +24,6 @@ QUIET_PROGRESS_DELAY = 60.0
 
 APPROXIMATIONS = ("auto", "nystrom", "exact", "mcm", "random_mcm", "rff")
 KERNELS = (*(k.value for k in Kernel), AUTO)
-
-
-class CommandError(Exception):
-    """A user error: reported as one line, exit status 2."""
 
 
 # --------------------------------------------------------------------------- parsing

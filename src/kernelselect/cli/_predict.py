@@ -24,7 +24,7 @@ import numpy as np
 
 from ..solvers._checkpoint import check_checkpoint
 from ._output import SafeText
-from ._parsing import CommandError
+from ._errors import CommandError
 
 __all__ = ["add_predict_parser", "cmd_predict"]
 
