@@ -256,33 +256,44 @@ def _selection(X, y):
         approximation=kernelselect.Nystroem(n_landmarks=60), random_state=0)
 
 
+@pytest.fixture
+def fresh_client():
+    """A cluster of two worker processes of the test's own, for a test that kills one:
+    the other carries on, and no later test waits for the killed one's restart."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_a_pass_whose_shared_values_die_with_a_worker_is_computed_again(client, monkeypatch):
+@pytest.mark.parametrize("run, kill_on, result", [
+    (_pcg_fit, 3, lambda fitted: fitted.model_.coef),
+    (_selection, 2, lambda res: res.curves["gcv"]),
+], ids=["conjugate gradients", "selection"])
+def test_a_pass_whose_shared_values_die_with_a_worker_is_computed_again(
+        fresh_client, monkeypatch, run, kill_on, result):
     # a scattered value has no task to run again: a worker lost while it held the only
     # copy used to end the fit; the pass is now built, sent and computed again
+    X, y = _data(n=2000, d=3, binary=False)
+    calm, passes = _counting_shared(monkeypatch, run(X, y))
+    with pytest.warns(RuntimeWarning, match=r"pass is sent and computed again \(1 of 2\)"):
+        hit, calls = _counting_shared(monkeypatch, run(X, y), kill_on, fresh_client)
+    assert calls == passes + 1                        # the lost pass, sent again
+    np.testing.assert_array_equal(result(hit), result(calm))           # the same bits
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_pass_lost_beyond_its_retries_says_so(fresh_client, monkeypatch):
     from kernelselect.utils import _dask
 
     X, y = _data(n=2000, d=3, binary=False)
-    try:
-        calm, passes = _counting_shared(monkeypatch, _pcg_fit(X, y))
-        with pytest.warns(RuntimeWarning, match=r"pass is sent and computed again \(1 of 2\)"):
-            hit, calls = _counting_shared(monkeypatch, _pcg_fit(X, y), 3, client)
-        assert calls == passes + 1                    # the lost pass, sent again
-        assert hit.n_iter_ == calm.n_iter_
-        np.testing.assert_array_equal(hit.model_.coef, calm.model_.coef)     # the same bits
-        client.wait_for_workers(2, timeout=300)
-        calm, passes = _counting_shared(monkeypatch, _selection(X, y))
-        with pytest.warns(RuntimeWarning, match="computed again"):
-            hit, calls = _counting_shared(monkeypatch, _selection(X, y), 2, client)
-        assert calls == passes + 1
-        np.testing.assert_array_equal(hit.curves["gcv"], calm.curves["gcv"])
-        client.wait_for_workers(2, timeout=300)
-        monkeypatch.setattr(_dask, "LOST_VALUES_RETRIES", 0)
-        with pytest.raises(RuntimeError, match="worker was lost while it held values a pass"
-                                               r"(.|\n)*checkpoint=PATH"):
-            _counting_shared(monkeypatch, _pcg_fit(X, y), 3, client)
-    finally:
-        client.wait_for_workers(2, timeout=300)
+    monkeypatch.setattr(_dask, "LOST_VALUES_RETRIES", 0)
+    with pytest.raises(RuntimeError, match="worker was lost while it held values a pass"
+                                           r"(.|\n)*checkpoint=PATH"):
+        _counting_shared(monkeypatch, _pcg_fit(X, y), 3, fresh_client)
 
 
 def _unaligned(a):
@@ -324,8 +335,59 @@ def test_exact_moments_are_the_same_bits_on_every_call(client):
             np.testing.assert_array_equal(other.curves[name], first.curves[name], err_msg=name)
 
 
+def _slow_while(block, flag):
+    if os.path.exists(flag):
+        time.sleep(0.3)
+    return block
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_exact_moments_start_again_when_a_worker_takes_their_products(client, monkeypatch):
+def test_a_pass_whose_only_worker_dies_while_it_runs_is_computed_again(tmp_path, monkeypatch):
+    # the worker holding the pass's values is lost after the pass was submitted, with no
+    # other worker to have fetched them: distributed forgets the pass's tasks ("already
+    # forgotten", as when a nanny restarts a worker over its memory limit)
+    from kernelselect.utils import _dask
+
+    X, y = _data(n=2000, d=3, binary=False)
+    flag = str(tmp_path / "slow")
+    Xd = da.from_array(X, chunks=(500, -1)).map_blocks(_slow_while, flag, dtype=float)
+    yd = da.from_array(y, chunks=500)
+    fit = lambda: kernelselect.KernelRidgeRegressor(                       # noqa: E731
+        gamma=0.5, alpha=1e-3, random_state=0,
+        approximation=kernelselect.NystroemPCG(n_centres=120)).fit(Xd, yd)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    try:
+        calm = fit()
+        real, calls = _dask.shared, []
+
+        def kill_once_it_runs():
+            deadline = time.monotonic() + 300
+            while not any(c.processing().values()):
+                assert time.monotonic() < deadline, "the pass never started"
+                time.sleep(0.02)
+            _kill_worker(c, next(iter(c.scheduler_info(n_workers=-1)["workers"])))
+            os.remove(flag)
+
+        def shared(value):
+            calls.append(1)
+            if len(calls) == 3:
+                open(flag, "w").close()          # this pass runs long enough to be hit
+                threading.Thread(target=kill_once_it_runs, daemon=True).start()
+            return real(value)
+        monkeypatch.setattr(_dask, "shared", shared)
+        with pytest.warns(RuntimeWarning, match="computed again"):
+            hit = fit()
+        np.testing.assert_array_equal(hit.model_.coef, calm.model_.coef)
+    finally:
+        c.close()
+        cluster.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_exact_moments_start_again_when_a_worker_takes_their_products(fresh_client,
+                                                                       monkeypatch):
     # the streamed exact operator keeps V_k on the workers between passes, computed
     # from values scattered for the pass before: a worker lost between two passes took
     # V_k beyond recovery, and the selection ended; the passes now start again
@@ -337,6 +399,7 @@ def test_exact_moments_start_again_when_a_worker_takes_their_products(client, mo
     args = dict(criterion=moments, approximation=kernelselect.Exact(method="streaming"),
                 gammas=[0.05, 0.2, 1.0], random_state=0)
     real, started = streaming_exact._DaskExactFamily._pass, []
+    client = fresh_client
 
     def counted(family, kill_after_first=False):
         started.append(family.done)
@@ -346,23 +409,20 @@ def test_exact_moments_start_again_when_a_worker_takes_their_products(client, mo
             holders = {a for who in client.who_has(list(family.V)).values() for a in who}
             _kill_worker(client, sorted(holders)[0])
 
-    try:
-        monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass", counted)
-        calm = kernelselect.select_kernel(Xd, yd, **args)
-        passes, started[:] = list(started), []
-        monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass",
-                            lambda family: counted(family, kill_after_first=True))
-        with pytest.warns(RuntimeWarning, match=r"passes start again from the first \(1 of"):
-            hit = kernelselect.select_kernel(Xd, yd, **args)
-        assert len(passes) >= 2 and started == [0, 1] + passes        # lost, then again
-        for name in moments:
-            np.testing.assert_array_equal(hit.curves[name], calm.curves[name], err_msg=name)
-    finally:
-        client.wait_for_workers(2, timeout=300)
+    monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass", counted)
+    calm = kernelselect.select_kernel(Xd, yd, **args)
+    passes, started[:] = list(started), []
+    monkeypatch.setattr(streaming_exact._DaskExactFamily, "_pass",
+                        lambda family: counted(family, kill_after_first=True))
+    with pytest.warns(RuntimeWarning, match=r"passes start again from the first \(1 of"):
+        hit = kernelselect.select_kernel(Xd, yd, **args)
+    assert len(passes) >= 2 and started == [0, 1] + passes            # lost, then again
+    for name in moments:
+        np.testing.assert_array_equal(hit.curves[name], calm.curves[name], err_msg=name)
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_a_lazy_prediction_outlives_the_workers_it_was_built_beside(client):
+def test_a_lazy_prediction_outlives_the_workers_it_was_built_beside(fresh_client):
     # the centres and coefficients travel inside the prediction's graph: workers lost
     # between predict() and the compute cost tasks, not the prediction
     X, y = _data(n=1500, d=3, binary=False)
@@ -370,14 +430,13 @@ def test_a_lazy_prediction_outlives_the_workers_it_was_built_beside(client):
     reg = kernelselect.KernelRidgeRegressor(
         gamma=0.5, alpha=1e-3, random_state=0,
         approximation=kernelselect.NystroemPCG(n_centres=80)).fit(X, y)
+    client = fresh_client
     lazy = reg.predict(Xd)
-    try:
-        for address in list(client.scheduler_info(n_workers=-1)["workers"]):
-            _kill_worker(client, address)
-        client.wait_for_workers(2, timeout=300)
-        np.testing.assert_array_equal(lazy.compute(), reg.predict(X))
-    finally:
-        client.wait_for_workers(2, timeout=300)
+    # nothing of the prediction waits on a worker (the values were scattered before) …
+    assert not any(client.has_what().values())
+    # … so a worker lost before the compute costs only tasks run again
+    _kill_worker(client, sorted(client.scheduler_info(n_workers=-1)["workers"])[0])
+    np.testing.assert_array_equal(lazy.compute(), reg.predict(X))
 
 
 def test_import_does_not_import_dask():

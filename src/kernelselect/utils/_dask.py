@@ -231,12 +231,17 @@ class LostSharedValues(RuntimeError):
     run again, so the pass's tasks are cancelled ("lost dependencies")."""
 
 
+#: the reasons distributed gives for cancelling a task whose scattered input was lost:
+#: before the graph reached the scheduler, and after (the task was then forgotten with it)
+_LOST_INPUT_REASONS = ("lost dependencies", "already forgotten")
+
+
 def _lost_dependencies(exc: BaseException) -> bool:
-    """Whether ``exc`` is distributed's cancellation for lost dependencies (one future's
-    ``reason``, or the reasons of a group of them)."""
+    """Whether ``exc`` is distributed's cancellation of tasks whose scattered input was
+    lost (one future's ``reason``, or the reasons of a group of them)."""
     reasons = [getattr(exc, "reason", None)]
     reasons += [getattr(g, "reason", None) for g in getattr(exc, "error_groups", ())]
-    return "lost dependencies" in reasons
+    return any(r in _LOST_INPUT_REASONS for r in reasons)
 
 
 @contextlib.contextmanager
