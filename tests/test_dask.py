@@ -439,6 +439,20 @@ def test_a_lazy_prediction_outlives_the_workers_it_was_built_beside(fresh_client
     np.testing.assert_array_equal(lazy.compute(), reg.predict(X))
 
 
+def test_a_task_that_kills_its_workers_names_memory_and_chunks():
+    # distributed gives up on a task whose workers all died running it (KilledWorker),
+    # most often over the memory limit: restarting the cluster would not help
+    from kernelselect.utils import _dask
+
+    class KilledWorker(Exception):                   # distributed's, by its name
+        pass
+
+    with pytest.raises(RuntimeError, match="ended every worker that ran it(.|\n)*"
+                                           "smaller row chunks"):
+        with _dask.cluster_guard():
+            raise KilledWorker("Attempted to run task x on 4 different workers")
+
+
 def test_import_does_not_import_dask():
     code = "import sys, kernelselect; sys.exit('dask' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

@@ -258,8 +258,18 @@ def cluster_guard() -> Iterator[None]:
         if _lost_dependencies(exc):
             raise LostSharedValues(
                 f"a Dask worker was lost while it held values a pass over X shares "
-                f"({type(exc).__name__}: {exc}); no result was produced. Call again: "
-                "a checkpoint (checkpoint=PATH) keeps what was finished.") from exc
+                f"({type(exc).__name__}: {exc}); no result was produced. Where it "
+                "repeats, a worker restarted over its memory limit is the usual cause "
+                "(the workers' logs say so): give X smaller row chunks (X.rechunk, or "
+                "--chunk-rows) or the workers more memory. Call again: a checkpoint "
+                "(checkpoint=PATH) keeps what was finished.") from exc
+        if type(exc).__name__ == "KilledWorker":
+            raise RuntimeError(
+                f"a task of a pass over X ended every worker that ran it ({exc}); no "
+                "result was produced. A worker restarted over its memory limit is the "
+                "usual cause (the workers' logs say so): give X smaller row chunks "
+                "(X.rechunk, or --chunk-rows) or the workers more memory, and call "
+                "again.") from exc
         if type(exc).__name__ in _CLUSTER_FAILURES or isinstance(exc, (OSError, EOFError)):
             raise RuntimeError(
                 f"the Dask cluster failed during a pass over X ({type(exc).__name__}: "
