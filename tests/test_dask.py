@@ -49,14 +49,18 @@ def _compare(X, y, approx, criteria, **kw):
     return dist
 
 
-@pytest.fixture(scope="module")
-def client():
+def _two_workers():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        dashboard_address=":0")
     c = distributed.Client(cluster)
     yield c
     c.close()
     cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client():
+    yield from _two_workers()
 
 
 @pytest.mark.parametrize("name", list(APPROXIMATIONS))
@@ -260,12 +264,7 @@ def _selection(X, y):
 def fresh_client():
     """A cluster of two worker processes of the test's own, for a test that kills one:
     the other carries on, and no later test waits for the killed one's restart."""
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=":0")
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
+    yield from _two_workers()
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
